@@ -1,0 +1,48 @@
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+
+export type { ClickHouseClient };
+
+export const DEFAULT_DATABASE = 'cartero';
+
+/**
+ * The database named by a CLICKHOUSE_URL: its path (`http://host:8123/cartero` → `cartero`),
+ * `cartero` when the path is empty. Percent-escapes are decoded.
+ */
+export function databaseOf(url: string): string {
+  const path = new URL(url).pathname.replace(/^\/+|\/+$/g, '');
+  if (path === '') return DEFAULT_DATABASE;
+  const database = decodeURIComponent(path);
+  if (database.includes('/')) {
+    throw new Error(`ClickHouse URL path must be a single database name, got "${path}"`);
+  }
+  return database;
+}
+
+/**
+ * @clickhouse/client 1.x already reads a URL path as the database, but its default when the path
+ * is empty is `default`, and it takes everything after the first slash verbatim (no decoding).
+ * So we strip the path and pass `database` explicitly: one rule (databaseOf) for the app, the
+ * migrator and the client. Credentials and `?` parameters stay in the URL for the client to parse
+ * (it rejects unknown ones, and `?pathname=` remains the way to reach ClickHouse behind a proxy).
+ *
+ * `database` overrides the URL's database; the migrator uses `default` to create the real one.
+ */
+export function createClickHouseClient(url: string, database: string = databaseOf(url)): ClickHouseClient {
+  const server = new URL(url);
+  server.pathname = '/';
+  return createClient({
+    url: server.toString(),
+    database,
+    // Shows up as the client name in system.query_log / system.processes of the server.
+    application: 'cartero',
+  });
+}
+
+/** True when the server answers its /ping endpoint; never throws. */
+export async function pingClickHouse(client: ClickHouseClient): Promise<boolean> {
+  try {
+    return (await client.ping()).success;
+  } catch {
+    return false;
+  }
+}

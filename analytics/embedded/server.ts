@@ -1,0 +1,276 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, existsSync, openSync, realpathSync } from 'node:fs';
+import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { projectRoot } from '../../runtime/paths.js';
+
+/**
+ * A ClickHouse server run from the npm-shipped libchdb.so for dev, tests and `npm start`.
+ * Production sets CLICKHOUSE_URL to a real server instead; nothing else may depend on which.
+ */
+export interface EmbeddedClickHouse {
+  /** Server root, without a database path: append `/<database>` for createClickHouseClient. */
+  url: string;
+  port: number;
+  pid: number;
+  /** SIGTERM, then SIGKILL after 10 s; resolves once the process has exited. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedClickHouseOptions {
+  /** Data directory; also holds config.xml and clickhouse.log. Created if missing. */
+  dir: string;
+  /** Loopback HTTP port; a free one is picked when omitted. */
+  port?: number;
+  log?: (msg: string) => void;
+}
+
+const LAUNCHER_SOURCE = join(projectRoot, 'analytics', 'embedded', 'launcher.c');
+// Outside git and wiped by a clean install, which is when a rebuild is wanted anyway.
+const CACHE_DIR = join(projectRoot, 'node_modules', '.cache', 'cartero');
+const GCC_FLAGS = ['-O2', '-Wall'];
+
+const CONFIG_FILE = 'config.xml';
+const LOG_FILE = 'clickhouse.log';
+const START_TIMEOUT_MS = 30_000;
+const STOP_GRACE_MS = 10_000;
+const PORT_ATTEMPTS = 3;
+
+// Starts the HTTP listener, then keeps the clickhouse-local "query" (and so the process) alive.
+// sleepEachRow refuses to sleep more than 3 s per block (TOO_SLOW), hence one row per block.
+const KEEP_ALIVE_QUERY =
+  'SYSTEM START LISTEN HTTP; SELECT sleepEachRow(1) FROM system.numbers SETTINGS max_block_size = 1 FORMAT Null';
+
+// Verified against libchdb 26.7: this server creates no system.*_log tables unless the config
+// declares them, so the way to keep them bounded is to declare none. Two traps, both verified:
+// clickhouse-local silently loads ./config.xml from its working directory when no --config-file
+// is given, and `<query_log remove="1"/>` in a main config file *enables* query_log with default
+// settings (no TTL). Hence: always pass this file explicitly, and never list a log section here
+// without a <ttl>. Files in <dir>/config.d/ are merged on top of this one.
+const CONFIG_XML = `<?xml version="1.0"?>
+<!-- Written by analytics/embedded/server.ts on every start; edits here are overwritten.
+     No *_log sections on purpose: see the comment beside CONFIG_XML. Any log added via
+     config.d/ must carry a <ttl>, or it grows without limit. -->
+<clickhouse>
+</clickhouse>
+`;
+
+class PortTakenError extends Error {}
+
+export async function startEmbeddedClickHouse(opts: EmbeddedClickHouseOptions): Promise<EmbeddedClickHouse> {
+  const dir = resolve(opts.dir);
+  await mkdir(dir, { recursive: true });
+  const launcher = await launcherBinary();
+  await writeFile(join(dir, CONFIG_FILE), CONFIG_XML);
+  // Keep the previous run's log (crash evidence) but no more, so restarts cannot grow it forever.
+  await rename(join(dir, LOG_FILE), join(dir, `${LOG_FILE}.1`)).catch(ignoreMissing);
+
+  for (let attempt = 1; ; attempt++) {
+    const port = opts.port ?? (await freeLoopbackPort());
+    try {
+      return await launch(launcher, dir, port, opts.log);
+    } catch (err) {
+      // A picked port can be taken between our probe and the server's bind (parallel tests).
+      if (err instanceof PortTakenError && opts.port === undefined && attempt < PORT_ATTEMPTS) continue;
+      throw err;
+    }
+  }
+}
+
+async function launch(
+  launcher: string,
+  dir: string,
+  port: number,
+  log: ((msg: string) => void) | undefined,
+): Promise<EmbeddedClickHouse> {
+  const started = Date.now();
+  const url = `http://127.0.0.1:${port}`;
+  const logPath = join(dir, LOG_FILE);
+  const logFd = openSync(logPath, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(
+      launcher,
+      [
+        libchdbPath(),
+        `--config-file=${join(dir, CONFIG_FILE)}`,
+        `--path=${dir}`,
+        '--listen_host=127.0.0.1',
+        `--http_port=${port}`,
+        '--multiquery',
+        '--query',
+        KEEP_ALIVE_QUERY,
+      ],
+      {
+        cwd: dir,
+        // Own process group: a terminal Ctrl-C must reach only us, so the service can stop its
+        // writers before it stops this server. The launcher's PDEATHSIG covers our crashes.
+        detached: true,
+        stdio: ['ignore', logFd, logFd],
+        env: { ...process.env, CARTERO_LAUNCHER_PARENT: String(process.pid) },
+      },
+    );
+  } finally {
+    closeSync(logFd); // the child holds its own copy
+  }
+  // Do not keep the event loop alive for the server: a caller that forgets stop() exits anyway,
+  // and PDEATHSIG then stops the server.
+  child.unref();
+
+  const exited = new Promise<string>((done) => {
+    child.once('exit', (code, signal) => done(signal ? `signal ${signal}` : `exit code ${code}`));
+    child.once('error', (err) => done(err.message));
+  });
+  let exitedHow: string | undefined;
+  void exited.then((how) => (exitedHow = how));
+
+  try {
+    await waitUntilServing(url, dir, () => exitedHow);
+  } catch (err) {
+    await terminate(child, exited);
+    const tail = await logTail(logPath);
+    const message = `embedded ClickHouse in ${dir} on port ${port}: ${(err as Error).message}\n${tail}`;
+    throw err instanceof PortTakenError || /Address already in use/.test(tail)
+      ? new PortTakenError(message)
+      : new Error(message);
+  }
+
+  const pid = child.pid!;
+  log?.(`embedded ClickHouse ${url} (pid ${pid}, data ${dir}) ready in ${Date.now() - started} ms`);
+  let stopping: Promise<void> | undefined;
+  // Nothing restarts it, so at least say so: later ClickHouse errors then have an explanation.
+  void exited.then((how) => stopping || log?.(`embedded ClickHouse ${url} exited unexpectedly (${how})`));
+  return {
+    url,
+    port,
+    pid,
+    stop: () => (stopping ??= terminate(child, exited).then(() => log?.(`embedded ClickHouse ${url} stopped`))),
+  };
+}
+
+async function waitUntilServing(url: string, dir: string, exitedHow: () => string | undefined): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    const how = exitedHow();
+    if (how !== undefined) throw new Error(`exited before serving (${how})`);
+    if (Date.now() > deadline) throw new Error(`not answering /ping after ${START_TIMEOUT_MS} ms`);
+    if (await answersPing(url)) break;
+    await sleep(50);
+  }
+  // /ping cannot tell our server from another process already listening on this port (our own
+  // launcher then fails to bind, but only after the other one answered). Ask which data directory
+  // it serves.
+  const served = await dataDirOf(url);
+  if (realpathSync(served) !== realpathSync(dir)) {
+    throw new PortTakenError(`the port is served by another ClickHouse (data in ${served})`);
+  }
+}
+
+async function terminate(child: ChildProcess, exited: Promise<string>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.ref(); // keep the process alive until the server is really gone
+  child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<'timeout'>((done) => (timer = setTimeout(() => done('timeout'), STOP_GRACE_MS)));
+  if ((await Promise.race([exited, gaveUp])) === 'timeout') {
+    child.kill('SIGKILL');
+    await exited;
+  }
+  clearTimeout(timer);
+}
+
+async function answersPing(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${url}/ping`, { signal: AbortSignal.timeout(1_000) });
+    await res.arrayBuffer();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+async function dataDirOf(url: string): Promise<string> {
+  const res = await fetch(url, {
+    method: 'POST',
+    body: "SELECT path FROM system.disks WHERE name = 'default' FORMAT TSVRaw",
+    signal: AbortSignal.timeout(5_000),
+  });
+  const body = (await res.text()).trim();
+  if (!res.ok) throw new Error(`embedded ClickHouse ${url}: cannot read its data path: ${body}`);
+  return body.replace(/\/+$/, '');
+}
+
+/** Compiles launcher.c once per source version; safe when several processes race to do it. */
+let compiled: Promise<string> | undefined;
+function launcherBinary(): Promise<string> {
+  return (compiled ??= compileLauncher().catch((err) => {
+    compiled = undefined;
+    throw err;
+  }));
+}
+
+async function compileLauncher(): Promise<string> {
+  const source = await readFile(LAUNCHER_SOURCE);
+  const hash = createHash('sha256').update(source).update(GCC_FLAGS.join(' ')).update(process.arch).digest('hex');
+  const target = join(CACHE_DIR, `chlauncher-${hash.slice(0, 16)}`);
+  if (existsSync(target)) return target;
+  await mkdir(CACHE_DIR, { recursive: true });
+  // Compile to a private name and rename: rename is atomic, so a concurrent starter sees either
+  // no binary or a complete one, never a half-written file.
+  const tmp = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await promisify(execFile)('gcc', [...GCC_FLAGS, '-o', tmp, LAUNCHER_SOURCE, '-ldl']);
+    await rename(tmp, target);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    const stderr = (err as { stderr?: string }).stderr;
+    throw new Error(`cannot compile ${LAUNCHER_SOURCE} with gcc: ${stderr || (err as Error).message}`);
+  }
+  return target;
+}
+
+function libchdbPath(): string {
+  const pkg = createRequire(import.meta.url).resolve('@chdb/lib-linux-x64-gnu/package.json');
+  return join(dirname(pkg), 'libchdb.so');
+}
+
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((done, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => (port ? done(port) : reject(new Error('no free loopback port'))));
+    });
+  });
+}
+
+async function logTail(path: string, bytes = 4_000): Promise<string> {
+  try {
+    const file = await open(path, 'r');
+    try {
+      const { size } = await file.stat();
+      const start = Math.max(0, size - bytes);
+      const buf = Buffer.alloc(size - start);
+      await file.read(buf, 0, buf.length, start);
+      return buf.toString('utf8');
+    } finally {
+      await file.close();
+    }
+  } catch {
+    return '(no log)';
+  }
+}
+
+function ignoreMissing(err: NodeJS.ErrnoException): void {
+  if (err.code !== 'ENOENT') throw err;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((done) => setTimeout(done, ms));
+}

@@ -1,0 +1,103 @@
+import { createClickHouseClient, databaseOf, type ClickHouseClient } from './client.js';
+import { migrations as registered, type Migration } from './migrations/index.js';
+
+export interface MigrateOptions {
+  /**
+   * Serializes concurrent migrators (release dynos, parallel `npm start`s); the caller passes a
+   * Postgres advisory lock. Without it, concurrent runs are still safe (statements are
+   * idempotent, a doubly recorded version collapses in ReplacingMergeTree), only wasteful.
+   */
+  lock?: <T>(fn: () => Promise<T>) => Promise<T>;
+  log?: (m: string) => void;
+  /** The migrations to apply; the registered list by default. For tests of the runner itself. */
+  migrations?: readonly Migration[];
+}
+
+// The runner owns this table, so it exists before migration 001 and is never migrated itself.
+const CREATE_SCHEMA_MIGRATIONS = `
+  CREATE TABLE IF NOT EXISTS schema_migrations
+  (
+    version    String,
+    name       String,
+    applied_at DateTime64(3, 'UTC')
+  )
+  ENGINE = ReplacingMergeTree
+  ORDER BY version`;
+
+/**
+ * Brings the ClickHouse database named by `url` (see databaseOf) up to date: creates it if
+ * missing, then applies, in order, each migration whose version is not yet recorded in
+ * schema_migrations, recording it only after all its statements succeeded.
+ */
+export async function migrateClickHouse(url: string, opts: MigrateOptions = {}): Promise<{ applied: string[] }> {
+  const list = opts.migrations ?? registered;
+  checkOrder(list);
+  const run = () => migrate(url, list, opts.log ?? (() => {}));
+  return opts.lock ? opts.lock(run) : run();
+}
+
+async function migrate(url: string, list: readonly Migration[], log: (m: string) => void): Promise<{ applied: string[] }> {
+  const database = databaseOf(url);
+  await ensureDatabase(url, database, log);
+
+  const client = createClickHouseClient(url, database);
+  try {
+    await client.command({ query: CREATE_SCHEMA_MIGRATIONS });
+    const done = await recordedVersions(client);
+    const applied: string[] = [];
+    for (const m of list) {
+      if (done.has(m.version)) continue;
+      const label = `${m.version}_${m.name}`;
+      log(`ClickHouse ${database}: applying migration ${label}`);
+      for (const query of m.up) {
+        // log_comment tags the statement in the server's query log with the migration it came from.
+        await client.command({ query, clickhouse_settings: { log_comment: `migration ${label}` } });
+      }
+      await client.command({
+        query: `INSERT INTO schema_migrations (version, name, applied_at)
+                SELECT {version:String}, {name:String}, now64(3, 'UTC')`,
+        query_params: { version: m.version, name: m.name },
+      });
+      applied.push(m.version);
+    }
+    return { applied };
+  } finally {
+    await client.close();
+  }
+}
+
+async function ensureDatabase(url: string, database: string, log: (m: string) => void): Promise<void> {
+  // The target database may not exist yet, and a client bound to it would fail every request.
+  const admin = createClickHouseClient(url, 'default');
+  try {
+    const rs = await admin.query({
+      query: 'SELECT count() AS n FROM system.databases WHERE name = {db:String}',
+      query_params: { db: database },
+      format: 'JSONEachRow',
+    });
+    const [row] = await rs.json<{ n: string | number }>();
+    // Checked first so a production user without CREATE DATABASE rights works once it exists.
+    if (Number(row?.n) > 0) return;
+    log(`ClickHouse: creating database ${database}`);
+    await admin.command({
+      query: 'CREATE DATABASE IF NOT EXISTS {db:Identifier}',
+      query_params: { db: database },
+    });
+  } finally {
+    await admin.close();
+  }
+}
+
+async function recordedVersions(client: ClickHouseClient): Promise<Set<string>> {
+  // DISTINCT: a version recorded twice (unlocked concurrent runs) stays two rows until a merge.
+  const rs = await client.query({ query: 'SELECT DISTINCT version FROM schema_migrations', format: 'JSONEachRow' });
+  return new Set((await rs.json<{ version: string }>()).map((r) => r.version));
+}
+
+function checkOrder(list: readonly Migration[]): void {
+  for (let i = 1; i < list.length; i++) {
+    if (!(list[i - 1]!.version < list[i]!.version)) {
+      throw new Error(`ClickHouse migrations out of order: ${list[i - 1]!.version} before ${list[i]!.version}`);
+    }
+  }
+}

@@ -1,0 +1,7 @@
+import { migration as init } from './001_init.js';
+import type { Migration } from './migration.js';
+
+export type { Migration };
+
+/** Applied in this order; append only. A released migration is never edited, only followed. */
+export const migrations: readonly Migration[] = [init];

@@ -1,0 +1,108 @@
+import express from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { pinoHttp } from 'pino-http';
+import { AppError } from '../domain/errors.js';
+import type { Tenant } from '../domain/tenancy/context.js';
+import { requireScope } from './authenticate.js';
+import { errorHandler } from './errors.js';
+import { healthz, readyz } from './health.js';
+import { createHttpMetrics } from './metrics.js';
+import { buildOpenApi } from './openapi.js';
+import { problem, sendProblem } from './problem.js';
+import { requestId, requestIdOf } from './request-context.js';
+import { bodyReader, compileInputs, normalizeQuery } from './request-input.js';
+import type { AppDeps, Route } from './route.js';
+import { routes as publicRoutes } from './routes/index.js';
+
+function expressPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+function pathMatcher(path: string): RegExp {
+  const pattern = path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+');
+  return new RegExp(`^${pattern}/?$`);
+}
+
+/** The chain for one declared route: auth → body → validation → handler. */
+function mount(app: express.Express, route: Route, deps: AppDeps): void {
+  const inputs = compileInputs(route);
+  const handle = async (req: Request, res: Response) => {
+    const params = inputs.params({ ...req.params });
+    const query = inputs.query(normalizeQuery(route, req.query as Record<string, unknown>));
+    let body: unknown = req.body;
+    if (inputs.body) {
+      if (body === undefined) {
+        if (route.bodyRequired ?? true) {
+          throw new AppError(422, 'validation_error', 'A JSON body is required');
+        }
+      } else {
+        body = inputs.body(body);
+      }
+    }
+    const result = await route.handler(
+      { tenant: res.locals.tenant as Tenant, params, query, body, requestId: requestIdOf(res), deps },
+      res,
+    );
+    if (result !== undefined && !res.headersSent) res.status(route.success.status).json(result);
+  };
+  const tag = (_req: Request, res: Response, next: NextFunction) => {
+    res.locals.routePattern = route.path;
+    next();
+  };
+  app[route.method](expressPath(route.path), tag, requireScope(deps.pool, route.scope), bodyReader(route), handle);
+}
+
+/**
+ * The web process's Express app. `extraRoutes` lets a test mount a fixture route through the
+ * very same pipeline (auth, limits, validation, errors) without adding it to the public API.
+ */
+export function createApp(deps: AppDeps, extraRoutes: Route[] = []): express.Express {
+  const app = express();
+  const routes = [...publicRoutes, ...extraRoutes];
+  const metrics = createHttpMetrics();
+  app.disable('x-powered-by');
+  // ETags would differ between otherwise identical 401s (their trace_id differs).
+  app.set('etag', false);
+  app.set('trust proxy', deps.config.trustProxy);
+  app.set('query parser', 'simple');
+
+  app.use(requestId);
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      genReqId: (_req, res) => (res as Response).locals.requestId,
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
+      serializers: { req: (req) => ({ id: req.id, method: req.method, url: req.url }) },
+    }),
+  );
+  app.use(metrics.middleware);
+
+  app.get('/healthz', healthz);
+  app.get('/readyz', readyz(deps));
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+  const openapi = buildOpenApi(routes, deps.config.publicUrl);
+  app.get('/v1/openapi.json', (_req, res) => {
+    res.json(openapi);
+  });
+
+  for (const route of routes) mount(app, route, deps);
+
+  // Unknown route: 404 not_found; a known path with another verb: 405 with Allow.
+  const known = [
+    ...routes.map((r) => ({ re: pathMatcher(r.path), method: r.method.toUpperCase() })),
+    ...['/healthz', '/readyz', '/metrics', '/v1/openapi.json'].map((p) => ({ re: pathMatcher(p), method: 'GET' })),
+  ];
+  app.use((req, res) => {
+    const allowed = [...new Set(known.filter((k) => k.re.test(req.path)).map((k) => k.method))];
+    if (allowed.length) {
+      if (allowed.includes('GET')) allowed.push('HEAD');
+      res.setHeader('Allow', allowed.join(', '));
+      return sendProblem(res, problem(405, 'method_not_allowed', `Method ${req.method} is not allowed on this path`, requestIdOf(res)));
+    }
+    sendProblem(res, problem(404, 'not_found', `No route for ${req.method} ${req.path}`, requestIdOf(res)));
+  });
+  app.use(errorHandler(deps.logger));
+  return app;
+}

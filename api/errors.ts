@@ -1,0 +1,59 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { AppError, ValidationFailed } from '../domain/errors.js';
+import { problem, sendProblem } from './problem.js';
+import { requestIdOf } from './request-context.js';
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  limit?: number;
+}
+
+/** body-parser's failures in the spec's vocabulary. */
+function fromBodyParser(err: BodyParserError, res: Response): AppError | undefined {
+  switch (err.type) {
+    case 'entity.too.large':
+      return new AppError(413, 'request_too_large', `Request body exceeds the maximum of ${err.limit} bytes`, {
+        max_bytes: err.limit ?? res.locals.bodyLimit,
+      });
+    case 'entity.parse.failed':
+      return new AppError(400, 'bad_request', 'Request body is not valid JSON');
+    case 'encoding.unsupported':
+      return new AppError(415, 'unsupported_media_type', 'Unsupported Content-Encoding; use gzip, deflate, br or none');
+    case 'charset.unsupported':
+      return new AppError(415, 'unsupported_media_type', 'Unsupported charset; JSON bodies must be UTF-8');
+    case 'request.size.invalid':
+    case 'entity.verify.failed':
+      return new AppError(400, 'bad_request', 'Request body length does not match Content-Length');
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The last middleware: every error becomes a problem object. Anything not an AppError is a bug
+ * or an outage we did not classify: logged in full, answered 500 with a generic detail, so no
+ * stack trace or SQL ever reaches a client.
+ */
+export function errorHandler(logger: Logger) {
+  return function handleError(err: unknown, req: Request, res: Response, _next: NextFunction): void {
+    const traceId = requestIdOf(res);
+    const e = err instanceof AppError ? err : fromBodyParser(err as BodyParserError, res);
+    if ((err as BodyParserError)?.type === 'request.aborted') {
+      res.destroy();
+      return;
+    }
+    if (e instanceof ValidationFailed) {
+      sendProblem(res, problem(422, e.code, e.message, traceId, { errors: e.errors }));
+      return;
+    }
+    if (e) {
+      if (e.status >= 500) logger.warn({ err, traceId }, 'request failed: %s', e.code);
+      sendProblem(res, problem(e.status, e.code, e.message, traceId, e.extra), e.headers);
+      return;
+    }
+    logger.error({ err, traceId, method: req.method, path: req.path }, 'unhandled error');
+    sendProblem(res, problem(500, 'internal_error', 'An unexpected error occurred', traceId));
+  };
+}

@@ -1,0 +1,6 @@
+import type { Route } from '../route.js';
+import { domainRoutes } from './domains.js';
+import { senderRoutes } from './senders.js';
+
+/** Every public /v1 route. Later issues add their modules here. */
+export const routes: Route[] = [...senderRoutes, ...domainRoutes];

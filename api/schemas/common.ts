@@ -1,0 +1,41 @@
+import type { JsonSchema } from '../validation.js';
+
+/** Shared pagination query parameters (spec: Conventions and Limits). */
+export const paginationQuery = {
+  page: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, first page is 1.' },
+  page_size: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Items per page, 1-100.' },
+} satisfies Record<string, JsonSchema>;
+
+export function objectSchema(properties: Record<string, JsonSchema>, required: string[] = [], extra: JsonSchema = {}): JsonSchema {
+  return { type: 'object', properties, required, ...extra };
+}
+
+export const paginationSchema: JsonSchema = {
+  type: 'object',
+  required: ['page', 'page_size', 'has_more', 'total_items', 'total_pages'],
+  properties: {
+    page: { type: 'integer' },
+    page_size: { type: 'integer' },
+    has_more: { type: 'boolean' },
+    total_items: { type: ['integer', 'null'] },
+    total_pages: { type: ['integer', 'null'] },
+  },
+};
+
+export function collectionSchema(item: JsonSchema): JsonSchema {
+  return {
+    type: 'object',
+    required: ['data', 'pagination'],
+    properties: { data: { type: 'array', items: item }, pagination: paginationSchema },
+  };
+}
+
+export const dateTime: JsonSchema = { type: 'string', format: 'date-time' };
+export const nullableDateTime: JsonSchema = { type: ['string', 'null'], format: 'date-time' };
+
+/** Local-date filters shared by the activity listings: start_date, end_date, tz. */
+export const dateFilterQuery = {
+  start_date: { type: 'string', format: 'date', description: 'Local date YYYY-MM-DD in tz (inclusive).' },
+  end_date: { type: 'string', format: 'date', description: 'Local date YYYY-MM-DD in tz (inclusive).' },
+  tz: { type: 'string', maxLength: 64, description: "IANA zone; default the instance's zone, else UTC." },
+} satisfies Record<string, JsonSchema>;

@@ -1,0 +1,155 @@
+import type { Pool } from '../sql/pool.js';
+import { AppError } from '../domain/errors.js';
+import type { Tenant } from '../domain/tenancy/context.js';
+import { createInstance, getInstanceBySlug, setInstanceAllowList, setInstanceEnabled } from '../domain/tenancy/instances.js';
+import { createApiKey, revokeApiKey } from '../domain/tenancy/api-keys.js';
+import { addDomain, setDomainChecks, type DnsCheckState } from '../domain/domains/domains.js';
+import { createSender, setSenderConsentRequired } from '../domain/senders/senders.js';
+
+/** Parsed flags: strings, repeatable flags as arrays, boolean switches as true. */
+export type Flags = Record<string, string | boolean | Array<string | boolean> | undefined>;
+
+export interface Command {
+  /** e.g. "instance create" */
+  name: string;
+  usage: string;
+  /** Flag names with their kind, for node:util parseArgs. */
+  flags: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
+  run(pool: Pool, flags: Flags): Promise<unknown>;
+}
+
+export class UsageError extends Error {}
+
+function str(flags: Flags, name: string): string {
+  const v = flags[name];
+  if (typeof v !== 'string' || v === '') throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+function optStr(flags: Flags, name: string): string | undefined {
+  const v = flags[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function list(flags: Flags, name: string): string[] {
+  const v = flags[name];
+  return Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : [];
+}
+
+function bool(flags: Flags, name: string): boolean {
+  const v = str(flags, name);
+  if (v !== 'true' && v !== 'false') throw new UsageError(`--${name} must be true or false`);
+  return v === 'true';
+}
+
+function id(flags: Flags, name: string): number {
+  const v = Number(str(flags, name));
+  if (!Number.isSafeInteger(v) || v < 1) throw new UsageError(`--${name} must be a positive integer`);
+  return v;
+}
+
+async function tenantOf(pool: Pool, slug: string): Promise<Tenant> {
+  const instance = await getInstanceBySlug(pool, slug);
+  return { instanceId: instance.id, slug: instance.slug, tz: instance.tz };
+}
+
+function checkState(flags: Flags, name: string): DnsCheckState | undefined {
+  const v = optStr(flags, name);
+  if (v === undefined) return undefined;
+  if (v !== 'pending' && v !== 'approved' && v !== 'failed') throw new UsageError(`--${name} must be approved, pending or failed`);
+  return v;
+}
+
+export const commands: Command[] = [
+  {
+    name: 'instance create',
+    usage: '--slug S [--name N] [--tz ZONE]',
+    flags: { slug: { type: 'string' }, name: { type: 'string' }, tz: { type: 'string' } },
+    run: (pool, f) => createInstance(pool, { slug: str(f, 'slug'), name: optStr(f, 'name'), tz: optStr(f, 'tz') }),
+  },
+  {
+    name: 'instance disable',
+    usage: '--slug S',
+    flags: { slug: { type: 'string' } },
+    run: (pool, f) => setInstanceEnabled(pool, str(f, 'slug'), false),
+  },
+  {
+    name: 'instance enable',
+    usage: '--slug S',
+    flags: { slug: { type: 'string' } },
+    run: (pool, f) => setInstanceEnabled(pool, str(f, 'slug'), true),
+  },
+  {
+    name: 'instance allow-ip',
+    usage: '--slug S (--cidr C [--cidr C ...] | --clear)',
+    flags: { slug: { type: 'string' }, cidr: { type: 'string', multiple: true }, clear: { type: 'boolean' } },
+    run: (pool, f) => {
+      const cidrs = list(f, 'cidr');
+      if (!cidrs.length && !f.clear) throw new UsageError('give --cidr (repeatable) or --clear');
+      return setInstanceAllowList(pool, str(f, 'slug'), { add: cidrs, clear: f.clear === true });
+    },
+  },
+  {
+    name: 'key create',
+    usage: '--instance S --scopes a,b,c [--allow-ip CIDR ...] [--expires-at ISO]',
+    flags: { instance: { type: 'string' }, scopes: { type: 'string' }, 'allow-ip': { type: 'string', multiple: true }, 'expires-at': { type: 'string' } },
+    run: (pool, f) => {
+      const expires = optStr(f, 'expires-at');
+      const expiresAt = expires === undefined ? null : new Date(expires);
+      if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new UsageError('--expires-at must be an ISO 8601 date-time');
+      return createApiKey(pool, {
+        instanceSlug: str(f, 'instance'),
+        scopes: str(f, 'scopes').split(',').map((s) => s.trim()).filter(Boolean),
+        allowCidrs: list(f, 'allow-ip'),
+        expiresAt,
+      });
+    },
+  },
+  {
+    name: 'key revoke',
+    usage: '--key-id K',
+    flags: { 'key-id': { type: 'string' } },
+    run: (pool, f) => revokeApiKey(pool, str(f, 'key-id')),
+  },
+  {
+    name: 'domain add',
+    usage: '--instance S --name D',
+    flags: { instance: { type: 'string' }, name: { type: 'string' } },
+    run: async (pool, f) => addDomain(await tenantOf(pool, str(f, 'instance')), pool, str(f, 'name')),
+  },
+  {
+    name: 'domain set-checks',
+    usage: '--instance S --name D [--mx S] [--spf S] [--dkim S] [--dmarc S]  (approved, pending, failed)',
+    flags: {
+      instance: { type: 'string' }, name: { type: 'string' },
+      mx: { type: 'string' }, spf: { type: 'string' }, dkim: { type: 'string' }, dmarc: { type: 'string' },
+    },
+    run: async (pool, f) =>
+      setDomainChecks(await tenantOf(pool, str(f, 'instance')), pool, str(f, 'name'), {
+        mx: checkState(f, 'mx'), spf: checkState(f, 'spf'), dkim: checkState(f, 'dkim'), dmarc: checkState(f, 'dmarc'),
+      }),
+  },
+  {
+    name: 'sender create',
+    usage: '--instance S --email E --name N [--consent-required]',
+    flags: { instance: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, 'consent-required': { type: 'boolean' } },
+    run: async (pool, f) =>
+      createSender(await tenantOf(pool, str(f, 'instance')), pool, {
+        email: str(f, 'email'),
+        name: str(f, 'name'),
+        consentRequired: f['consent-required'] === true,
+      }),
+  },
+  {
+    name: 'sender set-consent-required',
+    usage: '--instance S --id N --value true|false',
+    flags: { instance: { type: 'string' }, id: { type: 'string' }, value: { type: 'string' } },
+    run: async (pool, f) => setSenderConsentRequired(await tenantOf(pool, str(f, 'instance')), pool, id(f, 'id'), bool(f, 'value')),
+  },
+];
+
+export function describeError(err: unknown): string {
+  if (err instanceof UsageError) return err.message;
+  if (err instanceof AppError) return `${err.code}: ${err.message}`;
+  return (err as Error)?.message ?? String(err);
+}

@@ -1,0 +1,102 @@
+import { AppError, NotFoundError } from '../errors.js';
+import type { Pool } from '../../sql/pool.js';
+import type { PageRequest, Page } from '../pagination.js';
+import { toPage, window } from '../pagination.js';
+import type { Tenant } from '../tenancy/context.js';
+import { withTenant } from '../tenancy/context.js';
+
+export const DNS_CHECK_STATES = ['pending', 'approved', 'failed'] as const;
+export type DnsCheckState = (typeof DNS_CHECK_STATES)[number];
+
+/** The full domain record (spec: Domain status, plus the four protocol states). */
+export interface Domain {
+  id: number;
+  domain: string;
+  is_verified: boolean;
+  mx_status: DnsCheckState;
+  spf_status: DnsCheckState;
+  dkim_status: DnsCheckState;
+  dmarc_status: DnsCheckState;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface DomainStatus {
+  id: number;
+  domain: string;
+  is_verified: boolean;
+}
+
+const COLUMNS = 'id, name AS domain, is_verified, mx_status, spf_status, dkim_status, dmarc_status, created_at, updated_at';
+
+/** Domain names compare case-insensitively and without a trailing dot. */
+export function normalizeDomainName(name: string): string {
+  return name.trim().toLowerCase().replace(/\.$/, '');
+}
+
+export async function listDomains(tenant: Tenant, pool: Pool, req: PageRequest): Promise<Page<Domain>> {
+  const { limit, offset } = window(req);
+  return withTenant(pool, tenant, async (c) => {
+    const rows = await c.query<Domain>(
+      `SELECT ${COLUMNS} FROM domains WHERE instance_id = $1 ORDER BY id LIMIT $2 OFFSET $3`,
+      [tenant.instanceId, limit, offset],
+    );
+    const total = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM domains WHERE instance_id = $1', [tenant.instanceId]);
+    return toPage(rows.rows, req, total.rows[0]!.n);
+  });
+}
+
+export async function getDomain(tenant: Tenant, pool: Pool, id: number): Promise<Domain> {
+  const { rows } = await withTenant(pool, tenant, (c) =>
+    c.query<Domain>(`SELECT ${COLUMNS} FROM domains WHERE instance_id = $1 AND id = $2`, [tenant.instanceId, id]),
+  );
+  if (!rows[0]) throw new NotFoundError('domain', id);
+  return rows[0];
+}
+
+export async function getDomainStatus(tenant: Tenant, pool: Pool, name: string): Promise<DomainStatus> {
+  const { rows } = await withTenant(pool, tenant, (c) =>
+    c.query<DomainStatus>('SELECT id, name AS domain, is_verified FROM domains WHERE instance_id = $1 AND name = $2', [
+      tenant.instanceId,
+      normalizeDomainName(name),
+    ]),
+  );
+  if (!rows[0]) throw new NotFoundError('domain', name);
+  return rows[0];
+}
+
+export async function addDomain(tenant: Tenant, pool: Pool, name: string): Promise<Domain> {
+  const domain = normalizeDomainName(name);
+  if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(domain)) {
+    throw new AppError(400, 'invalid_domain', `not a domain name: ${name}`);
+  }
+  const { rows } = await withTenant(pool, tenant, (c) =>
+    c.query<Domain>(
+      `INSERT INTO domains (instance_id, name) VALUES ($1, $2) ON CONFLICT (instance_id, name) DO NOTHING RETURNING ${COLUMNS}`,
+      [tenant.instanceId, domain],
+    ),
+  );
+  if (!rows[0]) throw new AppError(409, 'domain_already_exists', `domain ${domain} already exists in the instance`);
+  return rows[0];
+}
+
+export type DnsChecks = Partial<Record<'mx' | 'spf' | 'dkim' | 'dmarc', DnsCheckState>>;
+
+/** Record DNS check results (panel-only; the DNS verifier of a later issue calls this too). */
+export async function setDomainChecks(tenant: Tenant, pool: Pool, name: string, checks: DnsChecks): Promise<Domain> {
+  for (const [check, state] of Object.entries(checks)) {
+    if (state !== undefined && !DNS_CHECK_STATES.includes(state)) {
+      throw new AppError(400, 'invalid_check_state', `${check} must be one of ${DNS_CHECK_STATES.join(', ')}`);
+    }
+  }
+  const { rows } = await withTenant(pool, tenant, (c) =>
+    c.query<Domain>(
+      `UPDATE domains SET mx_status = coalesce($3, mx_status), spf_status = coalesce($4, spf_status),
+              dkim_status = coalesce($5, dkim_status), dmarc_status = coalesce($6, dmarc_status), updated_at = now()
+        WHERE instance_id = $1 AND name = $2 RETURNING ${COLUMNS}`,
+      [tenant.instanceId, normalizeDomainName(name), checks.mx ?? null, checks.spf ?? null, checks.dkim ?? null, checks.dmarc ?? null],
+    ),
+  );
+  if (!rows[0]) throw new NotFoundError('domain', name);
+  return rows[0];
+}

@@ -1,0 +1,63 @@
+/**
+ * The one error vocabulary shared by api, workers and cli. Each carries the spec's `code`;
+ * api/problem.ts maps them to HTTP problem objects. Domain code throws these and nothing
+ * HTTP-specific.
+ */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** 404 `<resource>_not_found`: "resource and id not found". */
+export class NotFoundError extends AppError {
+  constructor(resource: string, id: string | number) {
+    super(404, `${resource}_not_found`, `${resource.replace(/_/g, ' ')} ${id} not found`);
+  }
+}
+
+/** 409 with a code naming the business rule; a generic conflict code is never emitted. */
+export class RuleViolation extends AppError {
+  constructor(code: string, message: string, extra: Record<string, unknown> = {}) {
+    super(409, code, message, extra);
+  }
+}
+
+/** 429: the instance's bandwidth bucket is empty; retryAfter in whole seconds. */
+export class RateLimited extends AppError {
+  constructor(retryAfterSeconds: number) {
+    const s = Math.max(1, Math.ceil(retryAfterSeconds));
+    super(429, 'rate_limit_exceeded', `Rate limit exceeded; retry after ${s} seconds`, {}, { 'Retry-After': String(s) });
+  }
+}
+
+/** 503: Postgres, ClickHouse or another dependency did not answer. Transient; retry. */
+export class DependencyUnavailable extends AppError {
+  constructor(dependency: string, cause?: unknown, detail = 'Service temporarily unavailable') {
+    super(503, 'service_unavailable', detail, {}, { 'Retry-After': '1' });
+    this.dependency = dependency;
+    if (cause !== undefined) this.cause = cause;
+  }
+  dependency: string;
+}
+
+/** One field failure of a 422, before it is rendered (api/validation.ts renders these too). */
+export interface FieldError {
+  pointer: string;
+  code: string;
+  message: string;
+  params?: Record<string, unknown>;
+}
+
+export class ValidationFailed extends AppError {
+  constructor(readonly errors: FieldError[], code = 'validation_error') {
+    super(422, code, 'The request did not pass validation; see errors');
+  }
+}

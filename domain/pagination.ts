@@ -1,0 +1,38 @@
+/** Shared listing envelope (spec: Collection envelope). */
+export interface PageRequest {
+  page: number;
+  page_size: number;
+}
+
+export interface Pagination {
+  page: number;
+  page_size: number;
+  has_more: boolean;
+  total_items: number | null;
+  total_pages: number | null;
+}
+
+export interface Page<T> {
+  data: T[];
+  pagination: Pagination;
+}
+
+/** LIMIT/OFFSET that fetch one extra row, so has_more is exact without a count. */
+export function window(req: PageRequest): { limit: number; offset: number } {
+  return { limit: req.page_size + 1, offset: (req.page - 1) * req.page_size };
+}
+
+/** Build the envelope from rows fetched with window(); total is null where the listing has none. */
+export function toPage<T>(rows: T[], req: PageRequest, total: number | null): Page<T> {
+  const has_more = rows.length > req.page_size;
+  return {
+    data: has_more ? rows.slice(0, req.page_size) : rows,
+    pagination: {
+      page: req.page,
+      page_size: req.page_size,
+      has_more,
+      total_items: total,
+      total_pages: total === null ? null : Math.ceil(total / req.page_size),
+    },
+  };
+}

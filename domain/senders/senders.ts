@@ -1,0 +1,106 @@
+import { AppError, NotFoundError } from '../errors.js';
+import type { Pool } from '../../sql/pool.js';
+import type { PageRequest, Page } from '../pagination.js';
+import { toPage, window } from '../pagination.js';
+import { likeContains } from '../text.js';
+import type { Tenant } from '../tenancy/context.js';
+import { withTenant } from '../tenancy/context.js';
+import { normalizeDomainName } from '../domains/domains.js';
+
+export interface Sender {
+  id: number;
+  name: string;
+  email_address: string;
+  domain_id: number;
+  domain_is_verified: boolean;
+  is_consent_required: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface SenderFilter extends PageRequest {
+  name?: string;
+  email?: string;
+  is_domain_verified?: boolean;
+}
+
+// domain_is_verified is read from the domain row at each query (spec: recomputed at each query).
+const SELECT = `SELECT s.id, s.name, s.email_address, s.domain_id, d.is_verified AS domain_is_verified,
+                       s.is_consent_required, s.created_at, s.updated_at
+                  FROM senders s JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id`;
+
+// Filters are bound as nullable parameters so the statement text is constant (one plan, no string building).
+const FILTER = `s.instance_id = $1
+   AND ($2::text IS NULL OR s.name ILIKE $2)
+   AND ($3::text IS NULL OR s.email_address ILIKE $3)
+   AND ($4::boolean IS NULL OR d.is_verified = $4)`;
+
+export async function listSenders(tenant: Tenant, pool: Pool, f: SenderFilter): Promise<Page<Sender>> {
+  const { limit, offset } = window(f);
+  const params = [
+    tenant.instanceId,
+    f.name != null ? likeContains(f.name) : null,
+    f.email != null ? likeContains(f.email) : null,
+    f.is_domain_verified ?? null,
+  ];
+  return withTenant(pool, tenant, async (c) => {
+    const rows = await c.query<Sender>(`${SELECT} WHERE ${FILTER} ORDER BY s.id LIMIT $5 OFFSET $6`, [...params, limit, offset]);
+    const total = await c.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM senders s JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id WHERE ${FILTER}`,
+      params,
+    );
+    return toPage(rows.rows, f, total.rows[0]!.n);
+  });
+}
+
+export async function getSender(tenant: Tenant, pool: Pool, id: number): Promise<Sender> {
+  const { rows } = await withTenant(pool, tenant, (c) =>
+    c.query<Sender>(`${SELECT} WHERE s.instance_id = $1 AND s.id = $2`, [tenant.instanceId, id]),
+  );
+  if (!rows[0]) throw new NotFoundError('sender', id);
+  return rows[0];
+}
+
+/**
+ * Create a sender (panel-only). Its domain is the address's domain; when the instance does not
+ * have it yet it is added in the pending state, so the sender exists but cannot send until the
+ * four DNS checks are approved.
+ */
+export async function createSender(
+  tenant: Tenant,
+  pool: Pool,
+  input: { email: string; name: string; consentRequired?: boolean },
+): Promise<Sender & { domain_created: boolean }> {
+  const email = input.email.trim().toLowerCase();
+  const at = email.lastIndexOf('@');
+  if (at < 1 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw new AppError(400, 'invalid_email', `not an email address: ${input.email}`);
+  if (!input.name.trim()) throw new AppError(400, 'invalid_name', 'a sender needs a name');
+  const domain = normalizeDomainName(email.slice(at + 1));
+  const result = await withTenant(pool, tenant, async (c) => {
+    const created = await c.query<{ id: number }>(
+      `INSERT INTO domains (instance_id, name) VALUES ($1, $2) ON CONFLICT (instance_id, name) DO NOTHING RETURNING id`,
+      [tenant.instanceId, domain],
+    );
+    const inserted = await c.query<{ id: number }>(
+      `INSERT INTO senders (instance_id, domain_id, name, email_address, is_consent_required)
+       SELECT $1, d.id, $3, $4, $5 FROM domains d WHERE d.instance_id = $1 AND d.name = $2
+       ON CONFLICT (instance_id, email_address) DO NOTHING RETURNING id`,
+      [tenant.instanceId, domain, input.name.trim(), email, input.consentRequired ?? false],
+    );
+    return { id: inserted.rows[0]?.id, domainCreated: created.rowCount === 1 };
+  });
+  if (result.id === undefined) throw new AppError(409, 'sender_already_exists', `a sender with email ${email} exists`);
+  return { ...(await getSender(tenant, pool, result.id)), domain_created: result.domainCreated };
+}
+
+export async function setSenderConsentRequired(tenant: Tenant, pool: Pool, id: number, value: boolean): Promise<Sender> {
+  const { rowCount } = await withTenant(pool, tenant, (c) =>
+    c.query('UPDATE senders SET is_consent_required = $3, updated_at = now() WHERE instance_id = $1 AND id = $2', [
+      tenant.instanceId,
+      id,
+      value,
+    ]),
+  );
+  if (!rowCount) throw new NotFoundError('sender', id);
+  return getSender(tenant, pool, id);
+}

@@ -1,0 +1,83 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { AppError } from '../errors.js';
+import type { Pool } from '../../sql/pool.js';
+import { query } from '../../sql/pool.js';
+import { getInstanceBySlug } from './instances.js';
+import { normalizeCidr } from './ip.js';
+
+/** Every scope the service knows; a key with an unknown scope is refused at creation. */
+export const SCOPES = [
+  'mail:read', 'mail:send',
+  'templates:read', 'templates:write',
+  'consent:read', 'consent:write',
+  'dataset:read', 'dataset:write',
+  'form:read', 'form:write',
+  'senders:read', 'domains:read',
+  'webhooks:read', 'webhooks:write',
+] as const;
+
+/** Keys are shown as <prefix>.<key_id>.<token>; only sha256(token) is stored. */
+export const KEY_PREFIX = 'crt';
+
+export function hashToken(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+export interface ParsedKey {
+  keyId: string;
+  token: string;
+}
+
+/** Split a presented key; undefined for anything not of the three-part form. */
+export function parseKey(presented: string): ParsedKey | undefined {
+  const m = /^([a-z]+)\.([0-9a-f]{16})\.([A-Za-z0-9_-]{43})$/.exec(presented);
+  if (!m || m[1] !== KEY_PREFIX) return undefined;
+  return { keyId: m[2]!, token: m[3]! };
+}
+
+export interface CreatedKey {
+  key_id: string;
+  key: string;
+  instance: string;
+  scopes: string[];
+  allowed_cidrs: string[];
+  expires_at: string | null;
+}
+
+export async function createApiKey(
+  pool: Pool,
+  input: { instanceSlug: string; scopes: string[]; allowCidrs?: string[]; expiresAt?: Date | null },
+): Promise<CreatedKey> {
+  const unknown = input.scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length) throw new AppError(400, 'unknown_scope', `unknown scopes: ${unknown.join(', ')} (known: ${SCOPES.join(', ')})`);
+  if (input.scopes.length === 0) throw new AppError(400, 'api_key_scope_required', 'a key needs at least one scope');
+  if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw new AppError(400, 'invalid_expiry', 'expires-at is not a date-time');
+  const instance = await getInstanceBySlug(pool, input.instanceSlug);
+  const keyId = randomBytes(8).toString('hex');
+  const token = randomBytes(32).toString('base64url');
+  const cidrs = (input.allowCidrs ?? []).map(normalizeCidr);
+  const { rows } = await query<{ allowed_cidrs: string[]; expires_at: Date | null }>(
+    pool,
+    `INSERT INTO api_keys (instance_id, key_id, token_sha256, scopes, allowed_cidrs, expires_at)
+     VALUES ($1, $2, $3, $4, $5::cidr[], $6) RETURNING allowed_cidrs::text[] AS allowed_cidrs, expires_at`,
+    [instance.id, keyId, hashToken(token), [...new Set(input.scopes)], cidrs, input.expiresAt ?? null],
+  );
+  return {
+    key_id: keyId,
+    key: `${KEY_PREFIX}.${keyId}.${token}`,
+    instance: instance.slug,
+    scopes: [...new Set(input.scopes)],
+    allowed_cidrs: rows[0]!.allowed_cidrs,
+    expires_at: rows[0]!.expires_at?.toISOString() ?? null,
+  };
+}
+
+export async function revokeApiKey(pool: Pool, keyId: string): Promise<{ key_id: string; revoked_at: string }> {
+  const { rows } = await query<{ revoked_at: Date }>(
+    pool,
+    'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE key_id = $1 RETURNING revoked_at',
+    [keyId],
+  );
+  if (!rows[0]) throw new AppError(404, 'api_key_not_found', `api key ${keyId} not found`);
+  return { key_id: keyId, revoked_at: rows[0].revoked_at.toISOString() };
+}

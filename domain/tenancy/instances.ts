@@ -1,0 +1,65 @@
+import { IANAZone } from 'luxon';
+import { AppError, NotFoundError } from '../errors.js';
+import type { Pool } from '../../sql/pool.js';
+import { query } from '../../sql/pool.js';
+import { normalizeCidr } from './ip.js';
+
+/** Instance administration (panel-only: reached through the CLI, never the public API). */
+export interface Instance {
+  id: number;
+  slug: string;
+  name: string;
+  tz: string | null;
+  enabled: boolean;
+  allowed_cidrs: string[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = 'id, slug, name, tz, enabled, allowed_cidrs::text[] AS allowed_cidrs, created_at, updated_at';
+
+export async function createInstance(pool: Pool, input: { slug: string; name?: string; tz?: string | null }): Promise<Instance> {
+  if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(input.slug)) {
+    throw new AppError(400, 'invalid_slug', 'slug must be 1-63 lowercase letters, digits or dashes, starting with a letter or digit');
+  }
+  if (input.tz && !IANAZone.isValidZone(input.tz)) throw new AppError(400, 'invalid_time_zone', `unknown IANA time zone ${input.tz}`);
+  const { rows } = await query<Instance>(
+    pool,
+    `INSERT INTO instances (slug, name, tz) VALUES ($1, $2, $3)
+     ON CONFLICT (slug) DO NOTHING RETURNING ${COLUMNS}`,
+    [input.slug, input.name ?? input.slug, input.tz ?? null],
+  );
+  if (!rows[0]) throw new AppError(409, 'instance_slug_taken', `an instance with slug ${input.slug} exists`);
+  return rows[0];
+}
+
+export async function getInstanceBySlug(pool: Pool, slug: string): Promise<Instance> {
+  const { rows } = await query<Instance>(pool, `SELECT ${COLUMNS} FROM instances WHERE slug = $1`, [slug]);
+  if (!rows[0]) throw new NotFoundError('instance', slug);
+  return rows[0];
+}
+
+export async function setInstanceEnabled(pool: Pool, slug: string, enabled: boolean): Promise<Instance> {
+  const { rows } = await query<Instance>(
+    pool,
+    `UPDATE instances SET enabled = $2, updated_at = now() WHERE slug = $1 RETURNING ${COLUMNS}`,
+    [slug, enabled],
+  );
+  if (!rows[0]) throw new NotFoundError('instance', slug);
+  return rows[0];
+}
+
+/** Add CIDRs to the instance's allow list, or clear it (empty list: every address allowed). */
+export async function setInstanceAllowList(pool: Pool, slug: string, change: { add?: string[]; clear?: boolean }): Promise<Instance> {
+  const add = (change.add ?? []).map(normalizeCidr);
+  const { rows } = await query<Instance>(
+    pool,
+    `UPDATE instances
+        SET allowed_cidrs = ARRAY(SELECT DISTINCT c FROM unnest(CASE WHEN $2 THEN '{}'::cidr[] ELSE allowed_cidrs END || $3::cidr[]) AS c ORDER BY c),
+            updated_at = now()
+      WHERE slug = $1 RETURNING ${COLUMNS}`,
+    [slug, change.clear ?? false, add],
+  );
+  if (!rows[0]) throw new NotFoundError('instance', slug);
+  return rows[0];
+}

@@ -1,0 +1,30 @@
+import ipaddr from 'ipaddr.js';
+import { AppError } from '../errors.js';
+
+/**
+ * Allow-list entries are stored as Postgres cidr and matched in SQL (`addr <<= ANY(list)`).
+ * Operators write bare addresses and networks with host bits set; Postgres rejects the latter,
+ * so both are normalized here to the network they name.
+ */
+export function normalizeCidr(raw: string): string {
+  const value = raw.trim();
+  try {
+    if (!value.includes('/')) {
+      const addr = ipaddr.process(value);
+      return `${addr.toString()}/${addr.kind() === 'ipv4' ? 32 : 128}`;
+    }
+    const [addr, bits] = ipaddr.parseCIDR(value);
+    const network = addr.kind() === 'ipv4'
+      ? ipaddr.IPv4.networkAddressFromCIDR(value)
+      : ipaddr.IPv6.networkAddressFromCIDR(value);
+    return `${network.toString()}/${bits}`;
+  } catch {
+    throw new AppError(400, 'invalid_cidr', `not an IP address or CIDR: ${raw}`);
+  }
+}
+
+/** The caller's address as Postgres inet text; IPv4-mapped IPv6 (::ffff:a.b.c.d) as plain IPv4. */
+export function clientAddress(raw: string | undefined): string | null {
+  if (!raw || !ipaddr.isValid(raw)) return null;
+  return ipaddr.process(raw).toString();
+}

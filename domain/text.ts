@@ -1,0 +1,4 @@
+/** Escape LIKE wildcards so a partial-text filter matches the characters literally. */
+export function likeContains(value: string): string {
+  return '%' + value.replace(/[\\%_]/g, (c) => '\\' + c) + '%';
+}

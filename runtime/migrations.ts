@@ -1,0 +1,26 @@
+import type { Logger } from 'pino';
+import { migrateClickHouse } from '../analytics/migrate.js';
+import { migratePostgres, withMigrationLock } from '../sql/migrate.js';
+import { createPool } from '../sql/pool.js';
+import { migrateQueue } from './queue.js';
+
+/**
+ * Everything `release` does, idempotently: Postgres schema, pg-boss schema, ClickHouse schema.
+ * ClickHouse has no transactional DDL or locks, so its migrator runs under a Postgres advisory
+ * lock: two release dynos never apply the same ClickHouse migration at once.
+ */
+export async function runMigrations(urls: { databaseUrl: string; clickhouseUrl: string }, logger?: Logger): Promise<void> {
+  const pool = createPool(urls.databaseUrl, { max: 2, application: 'cartero-release' });
+  try {
+    const pgResult = await migratePostgres(pool);
+    logger?.info({ applied: pgResult.applied }, 'postgres migrations');
+    await migrateQueue(urls.databaseUrl);
+    const chResult = await migrateClickHouse(urls.clickhouseUrl, {
+      lock: (fn) => withMigrationLock(pool, fn),
+      log: (m) => logger?.info(m),
+    });
+    logger?.info({ applied: chResult.applied }, 'clickhouse migrations');
+  } finally {
+    await pool.end();
+  }
+}

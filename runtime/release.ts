@@ -1,0 +1,18 @@
+import { loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { runMigrations } from './migrations.js';
+import { required } from './shutdown.js';
+
+/** The release dyno: all migrations, idempotently, then exit. */
+const config = loadConfig();
+const logger = createLogger(config.logLevel, 'release');
+runMigrations({
+  databaseUrl: required('DATABASE_URL', config.databaseUrl),
+  clickhouseUrl: required('CLICKHOUSE_URL', config.clickhouseUrl),
+}, logger).then(
+  () => logger.info('release done'),
+  (err) => {
+    logger.error({ err }, 'release failed');
+    process.exit(1);
+  },
+);

@@ -1,0 +1,34 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * $DATA_DIR/services.json records where the embedded servers of a data dir listen, so the CLI
+ * (and a second `npm start`) reach the same databases, and ports are reused across restarts.
+ */
+export interface ServicesFile {
+  postgres?: { port: number; url: string };
+  clickhouse?: { port: number; url: string };
+  web?: { port: number; url: string; pid: number };
+}
+
+export function servicesPath(dataDir: string): string {
+  return join(dataDir, 'services.json');
+}
+
+export function readServices(dataDir: string): ServicesFile {
+  const file = servicesPath(dataDir);
+  if (!existsSync(file)) return {};
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as ServicesFile;
+  } catch {
+    return {};
+  }
+}
+
+export function writeServices(dataDir: string, services: ServicesFile): void {
+  mkdirSync(dataDir, { recursive: true });
+  const tmp = servicesPath(dataDir) + '.tmp';
+  // Holds the embedded Postgres password: readable by the owner only.
+  writeFileSync(tmp, JSON.stringify(services, null, 2) + '\n', { mode: 0o600 });
+  renameSync(tmp, servicesPath(dataDir));
+}

@@ -1,0 +1,38 @@
+import type { Logger } from 'pino';
+
+/**
+ * Run `stop` once on SIGTERM or SIGINT (a terminal Ctrl-C reaches every process of the group),
+ * then exit. A second signal, or a stop that hangs past the grace period, exits at once.
+ */
+export function onShutdown(logger: Logger, stop: () => Promise<void>, graceMs = 20_000): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal, exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    setTimeout(() => {
+      logger.error('graceful stop timed out');
+      process.exit(1);
+    }, graceMs).unref();
+    stop().then(
+      () => process.exit(0),
+      (err) => {
+        logger.error({ err }, 'error while stopping');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}
+
+export function required(name: string, value: string | undefined): string {
+  if (!value) {
+    console.error(`${name} is required for this process (npm start sets it for the embedded default)`);
+    process.exit(2);
+  }
+  return value;
+}

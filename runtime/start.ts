@@ -1,0 +1,120 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../analytics/embedded/server.js';
+import { DEFAULT_DATABASE } from '../analytics/client.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../sql/embedded.js';
+import { loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { runMigrations } from './migrations.js';
+import { projectRoot } from './paths.js';
+import { preferredPort } from './ports.js';
+import { readServices, writeServices } from './services-file.js';
+
+/**
+ * `npm start`: the embedded default. Postgres and ClickHouse under DATA_DIR unless DATABASE_URL /
+ * CLICKHOUSE_URL name real ones, then migrations, then the web and worker dynos as child
+ * processes (the same entry points the Procfile runs). On SIGINT/SIGTERM the dynos stop first,
+ * then ClickHouse, then Postgres, so no writer outlives its database.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, 'start');
+  const recorded = readServices(config.dataDir);
+  const stops: Array<() => Promise<void>> = [];
+  let shuttingDown = false;
+  const children: ChildProcess[] = [];
+
+  const shutdown = async (code: number) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.kill('SIGTERM');
+          }),
+      ),
+    );
+    for (const stop of stops.reverse()) await stop().catch((err) => logger.error({ err }, 'stop failed'));
+    logger.info('stopped');
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+
+  let pgServer: EmbeddedPostgres | undefined;
+  let chServer: EmbeddedClickHouse | undefined;
+  try {
+    if (!config.databaseUrl) {
+      pgServer = await startEmbeddedPostgres({ dir: join(config.dataDir, 'postgres'), port: await preferredPort(recorded.postgres?.port) });
+      stops.push(pgServer.stop);
+      logger.info({ port: pgServer.port, adopted: pgServer.adopted }, 'embedded postgres ready');
+    }
+    if (!config.clickhouseUrl) {
+      chServer = await startEmbeddedClickHouse({
+        dir: join(config.dataDir, 'clickhouse'),
+        port: await preferredPort(recorded.clickhouse?.port),
+        log: (m) => logger.debug(m),
+      });
+      stops.push(chServer.stop);
+      logger.info({ port: chServer.port }, 'embedded clickhouse ready');
+    }
+  } catch (err) {
+    logger.error({ err }, 'could not start the embedded services');
+    return shutdown(1);
+  }
+  const databaseUrl = config.databaseUrl ?? pgServer!.url;
+  const clickhouseUrl = config.clickhouseUrl ?? `${chServer!.url}/${DEFAULT_DATABASE}`;
+  const url = `http://localhost:${config.port}`;
+  writeServices(config.dataDir, {
+    ...(pgServer ? { postgres: { port: pgServer.port, url: databaseUrl } } : {}),
+    ...(chServer ? { clickhouse: { port: chServer.port, url: clickhouseUrl } } : {}),
+    web: { port: config.port, url, pid: process.pid },
+  });
+
+  try {
+    await runMigrations({ databaseUrl, clickhouseUrl }, logger);
+  } catch (err) {
+    logger.error({ err }, 'migrations failed');
+    return shutdown(1);
+  }
+
+  const env = { ...process.env, DATABASE_URL: databaseUrl, CLICKHOUSE_URL: clickhouseUrl, PORT: String(config.port), DATA_DIR: config.dataDir };
+  for (const dyno of ['web', 'worker']) {
+    const child = spawn(process.execPath, [join(projectRoot, 'dist', 'runtime', `${dyno}.js`)], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.once('exit', (code, signal) => {
+      if (shuttingDown) return;
+      logger.error({ dyno, code, signal }, 'dyno exited unexpectedly; stopping');
+      void shutdown(1);
+    });
+    children.push(child);
+  }
+
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (shuttingDown) return;
+    if (Date.now() > deadline) {
+      logger.error('web did not answer /healthz within 30 s');
+      return shutdown(1);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  process.stdout.write(
+    `\nCartero is running at ${url}\n` +
+      `  data: ${config.dataDir}\n` +
+      `  create an instance and a key: npx cartero instance create --slug demo && npx cartero key create --instance demo --scopes senders:read,domains:read\n` +
+      `  Ctrl-C stops it; the next start reuses the data.\n\n`,
+  );
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

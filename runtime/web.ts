@@ -1,0 +1,59 @@
+import type { Server } from 'node:http';
+import { createApp } from '../api/app.js';
+import type { Route } from '../api/route.js';
+import { createClickHouseClient } from '../analytics/client.js';
+import { createPool } from '../sql/pool.js';
+import type { Config } from './config.js';
+import { loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { isMain } from './main.js';
+import { onShutdown, required } from './shutdown.js';
+import type { Logger } from 'pino';
+
+export interface WebProcess {
+  server: Server;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Start the web dyno's HTTP server (also used in-process by tests). */
+export async function startWeb(config: Config, logger: Logger, extraRoutes: Route[] = []): Promise<WebProcess> {
+  const pool = createPool(required('DATABASE_URL', config.databaseUrl), { max: 20, application: 'cartero-web' });
+  const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl));
+  const app = createApp({ pool, clickhouse, config, logger }, extraRoutes);
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.port, () => resolve(s));
+    s.once('error', reject);
+  });
+  // Behind a router keep-alive connections must outlive its idle timeout, or requests race closes.
+  server.keepAliveTimeout = 65_000;
+  const port = (server.address() as { port: number }).port;
+  return {
+    server,
+    url: `http://localhost:${port}`,
+    async stop() {
+      // Stop accepting, let in-flight requests finish, then close the pools they use.
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await pool.end();
+      await clickhouse.close();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, 'web');
+  const web = await startWeb(config, logger);
+  logger.info({ url: web.url }, 'web listening');
+  onShutdown(logger, () => web.stop());
+}
+
+if (isMain(import.meta.url)) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

