@@ -1,4 +1,4 @@
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 
 export type { ClickHouseClient };
 
@@ -35,6 +35,9 @@ export function createClickHouseClient(url: string, database: string = databaseO
     database,
     // Shows up as the client name in system.query_log / system.processes of the server.
     application: 'cartero',
+    // Its own logger prints every failed request to stderr in a non-JSON format; failures reach
+    // our code as errors and are logged (or answered 503) there, once, through pino.
+    log: { level: ClickHouseLogLevel.OFF },
   });
 }
 

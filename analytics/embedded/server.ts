@@ -53,8 +53,9 @@ const KEEP_ALIVE_QUERY =
 // without a <ttl>. Files in <dir>/config.d/ are merged on top of this one.
 const CONFIG_XML = `<?xml version="1.0"?>
 <!-- Written by analytics/embedded/server.ts on every start; edits here are overwritten.
-     No *_log sections on purpose: see the comment beside CONFIG_XML. Any log added via
-     config.d/ must carry a <ttl>, or it grows without limit. -->
+     No system *_log sections, on purpose: without them the server creates no log tables, which
+     is what keeps them from filling the disk (see CONFIG_XML there for the traps). A log
+     enabled via config.d/ must carry a <ttl>. -->
 <clickhouse>
 </clickhouse>
 `;

@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import pg from 'pg';
+import { join } from 'node:path';
+import { startEmbeddedClickHouse } from '../../analytics/embedded/server.js';
+import { runMigrations } from '../../runtime/migrations.js';
+import { createPool, type Pool } from '../../sql/pool.js';
+import { TEST_DIR, testEnv } from '../setup/env.js';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export interface TestDatabases {
+  databaseUrl: string;
+  clickhouseUrl: string;
+  pool: Pool;
+  /** This file's own ClickHouse server: tests may stop and restart it (outage tests). */
+  clickhouse: { url: string; dir: string; stop(): Promise<void> };
+}
+
+// Destructive helpers refuse any database whose name does not say it is a test one.
+function assertTestName(name: string): void {
+  if (!/^cartero_test_[a-z0-9_]+$/.test(name)) throw new Error(`refusing to touch non-test database ${name}`);
+}
+
+/**
+ * A fresh Postgres database and a ClickHouse server of its own for one test file (so files run
+ * in parallel), fully migrated by the same code `release` runs, removed at teardown.
+ */
+export async function testDatabases(t: Teardown, label = 'db'): Promise<TestDatabases> {
+  const env = testEnv();
+  const name = `cartero_test_${label.replace(/[^a-z0-9]/gi, '').toLowerCase().slice(0, 20)}_${randomBytes(4).toString('hex')}`;
+  assertTestName(name);
+  const admin = new pg.Client({ connectionString: env.postgresAdminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+  await admin.end();
+  const databaseUrl = Object.assign(new URL(env.postgresAdminUrl), { pathname: `/${name}` }).toString();
+  const chDir = join(TEST_DIR, 'clickhouse', name);
+  const ch = await startEmbeddedClickHouse({ dir: chDir });
+  const clickhouseUrl = `${ch.url}/cartero`;
+  await runMigrations({ databaseUrl, clickhouseUrl });
+  const pool = createPool(databaseUrl, { max: 5, application: 'cartero-test' });
+
+  t.teardown(async () => {
+    await pool.end();
+    assertTestName(name);
+    const drop = new pg.Client({ connectionString: env.postgresAdminUrl });
+    await drop.connect();
+    await drop.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+    await drop.end();
+    await ch.stop();
+    await rm(chDir, { recursive: true, force: true });
+  });
+  return { databaseUrl, clickhouseUrl, pool, clickhouse: { url: ch.url, dir: chDir, stop: ch.stop } };
+}

@@ -1,0 +1,21 @@
+import type { Route } from '../../api/route.js';
+import { loadConfig, type Config } from '../../runtime/config.js';
+import { createLogger } from '../../runtime/logger.js';
+import { startWeb } from '../../runtime/web.js';
+import type { TestDatabases } from './databases.js';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+/** The real web app on an ephemeral loopback port, stopped at teardown. */
+export async function startTestWeb(
+  t: Teardown,
+  dbs: Pick<TestDatabases, 'databaseUrl' | 'clickhouseUrl'>,
+  opts: { extraRoutes?: Route[]; env?: Record<string, string> } = {},
+): Promise<{ url: string; config: Config }> {
+  const config = loadConfig({ ...opts.env, PORT: '0', DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl });
+  const web = await startWeb(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'web'), opts.extraRoutes);
+  t.teardown(() => web.stop());
+  return { url: web.url.replace('localhost', '127.0.0.1'), config };
+}

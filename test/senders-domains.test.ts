@@ -1,0 +1,121 @@
+import t from 'tap';
+import { compile } from '../api/validation.js';
+import { senderSchema } from '../api/schemas/senders.js';
+import { domainSchema, domainStatusSchema } from '../api/schemas/domains.js';
+import { collectionSchema } from '../api/schemas/common.js';
+import { setDomainChecks } from '../domain/domains/domains.js';
+import { testDatabases } from './helpers/databases.js';
+import { makeSenders, makeTenant } from './helpers/fixtures.js';
+import { startTestWeb } from './helpers/web.js';
+
+const dbs = await testDatabases(t, 'senders');
+const { url } = await startTestWeb(t, dbs);
+const a = await makeTenant(dbs.pool);
+const b = await makeTenant(dbs.pool);
+
+// Response shapes are checked against the very schemas the OpenAPI document publishes.
+const senderPage = compile(collectionSchema(senderSchema), 'json');
+const sender = compile(senderSchema, 'json');
+const domain = compile(domainSchema, 'json');
+const domainStatus = compile(domainStatusSchema, 'json');
+
+const [newsId, billingId] = await makeSenders(dbs.pool, a.tenant, {
+  domain: 'verified.example',
+  senders: [{ email: 'news', name: 'Newsletter' }, { email: 'billing', name: 'Billing Team' }],
+});
+const [draftId] = await makeSenders(dbs.pool, a.tenant, { domain: 'pending.example', verified: false, senders: [{ email: 'hello', name: 'Hello 100%_off' }] });
+const [otherId] = await makeSenders(dbs.pool, b.tenant, { domain: 'other.example', senders: [{ email: 'news', name: 'Other news' }] });
+
+async function get(path: string, headers = a.headers) {
+  const res = await fetch(url + path, { headers });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+t.test('GET /v1/senders lists the instance senders with the spec fields', async (t) => {
+  const { status, body } = await get('/v1/senders');
+  t.equal(status, 200);
+  senderPage(body);
+  t.same(body.data.map((s: any) => s.id), [newsId, billingId, draftId]);
+  t.same(body.pagination, { page: 1, page_size: 20, has_more: false, total_items: 3, total_pages: 1 });
+  const news = body.data[0];
+  t.equal(news.email_address, 'news@verified.example');
+  t.equal(news.domain_is_verified, true);
+  t.equal(body.data[2].domain_is_verified, false);
+});
+
+t.test('filters: name and email partial case-insensitive, is_domain_verified', async (t) => {
+  t.same((await get('/v1/senders?name=TEAM')).body.data.map((s: any) => s.id), [billingId]);
+  t.same((await get('/v1/senders?email=VERIFIED.EX')).body.data.map((s: any) => s.id), [newsId, billingId]);
+  t.same((await get('/v1/senders?is_domain_verified=true')).body.data.map((s: any) => s.id), [newsId, billingId]);
+  t.same((await get('/v1/senders?is_domain_verified=false')).body.data.map((s: any) => s.id), [draftId]);
+  // LIKE wildcards in the filter are literal characters, not patterns.
+  t.same((await get('/v1/senders?name=100%25_')).body.data.map((s: any) => s.id), [draftId]);
+  t.same((await get('/v1/senders?name=%25')).body.data.map((s: any) => s.id), [draftId]);
+  t.same((await get('/v1/senders?name=_')).body.data.map((s: any) => s.id), [draftId]);
+});
+
+t.test('pagination has_more and totals across pages', async (t) => {
+  const p1 = await get('/v1/senders?page_size=2');
+  t.same(p1.body.data.map((s: any) => s.id), [newsId, billingId]);
+  t.same(p1.body.pagination, { page: 1, page_size: 2, has_more: true, total_items: 3, total_pages: 2 });
+  const p2 = await get('/v1/senders?page_size=2&page=2');
+  t.same(p2.body.data.map((s: any) => s.id), [draftId]);
+  t.equal(p2.body.pagination.has_more, false);
+  const p3 = await get('/v1/senders?page_size=2&page=3');
+  t.same(p3.body.data, []);
+  t.equal(p3.body.pagination.has_more, false);
+});
+
+t.test('domain_is_verified is recomputed at each query', async (t) => {
+  await setDomainChecks(a.tenant, dbs.pool, 'verified.example', { dkim: 'failed' });
+  t.equal((await get(`/v1/senders/${newsId}`)).body.domain_is_verified, false);
+  t.equal((await get('/v1/domains/verified.example/status')).body.is_verified, false);
+  await setDomainChecks(a.tenant, dbs.pool, 'verified.example', { dkim: 'approved' });
+  const { status, body } = await get(`/v1/senders/${newsId}`);
+  t.equal(status, 200);
+  sender(body);
+  t.equal(body.domain_is_verified, true);
+});
+
+t.test('a domain is verified only when all four checks are approved', async (t) => {
+  for (const check of ['mx', 'spf', 'dkim', 'dmarc'] as const) {
+    await setDomainChecks(a.tenant, dbs.pool, 'verified.example', { [check]: 'pending' });
+    t.equal((await get('/v1/domains/verified.example/status')).body.is_verified, false, `${check} pending`);
+    await setDomainChecks(a.tenant, dbs.pool, 'verified.example', { [check]: 'approved' });
+  }
+  const { status, body } = await get('/v1/domains/Verified.Example/status');
+  t.equal(status, 200);
+  domainStatus(body);
+  t.same(Object.keys(body).sort(), ['domain', 'id', 'is_verified']);
+  t.equal(body.is_verified, true);
+});
+
+t.test('domains listing and record', async (t) => {
+  const list = await get('/v1/domains');
+  t.equal(list.status, 200);
+  t.same(list.body.data.map((d: any) => d.domain), ['verified.example', 'pending.example']);
+  const rec = await get(`/v1/domains/${list.body.data[1].id}`);
+  domain(rec.body);
+  t.match(rec.body, { domain: 'pending.example', is_verified: false, mx_status: 'pending', spf_status: 'pending', dkim_status: 'pending', dmarc_status: 'pending' });
+});
+
+t.test('ids of another instance are 404, never data', async (t) => {
+  const s = await get(`/v1/senders/${otherId}`);
+  t.equal(s.status, 404);
+  t.equal(s.body.code, 'sender_not_found');
+  t.equal(s.body.detail, `sender ${otherId} not found`);
+  const otherDomain = (await get('/v1/domains', b.headers)).body.data[0];
+  const d = await get(`/v1/domains/${otherDomain.id}`);
+  t.equal(d.status, 404);
+  t.equal(d.body.code, 'domain_not_found');
+  const ds = await get('/v1/domains/other.example/status');
+  t.equal(ds.status, 404);
+  t.equal(ds.body.code, 'domain_not_found');
+  t.notOk((await get('/v1/senders')).body.data.some((s: any) => s.id === otherId));
+});
+
+t.test('a non-integer id is 422 int_parsing on the path parameter', async (t) => {
+  const { status, body } = await get('/v1/senders/abc');
+  t.equal(status, 422);
+  t.same(body.errors, [{ pointer: '/id', code: 'int_parsing', message: 'Input should be a valid integer' }]);
+});
