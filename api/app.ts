@@ -1,7 +1,7 @@
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { pinoHttp } from 'pino-http';
-import { AppError } from '../domain/errors.js';
+import { ValidationFailed } from '../domain/errors.js';
 import type { Tenant } from '../domain/tenancy/context.js';
 import { requireScope } from './authenticate.js';
 import { errorHandler } from './errors.js';
@@ -33,7 +33,7 @@ function mount(app: express.Express, route: Route, deps: AppDeps): void {
     if (inputs.body) {
       if (body === undefined) {
         if (route.bodyRequired ?? true) {
-          throw new AppError(422, 'validation_error', 'A JSON body is required');
+          throw new ValidationFailed([{ pointer: '', code: 'missing', message: 'A JSON body is required' }]);
         }
       } else {
         body = inputs.body(body);

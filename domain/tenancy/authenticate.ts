@@ -33,7 +33,8 @@ export async function authenticate(
   pool: Pool,
   request: { authorization: string | undefined; slug: string | undefined; ip: string | null; scope: string | null },
 ): Promise<AuthOutcome> {
-  const bearer = /^Bearer ([^\s]+)$/.exec(request.authorization ?? '');
+  // Auth scheme names are case-insensitive (RFC 9110 §11.1).
+  const bearer = /^Bearer ([^\s]+)$/i.exec(request.authorization ?? '');
   const parsed = bearer ? parseKey(bearer[1]!) : undefined;
   if (!parsed || !request.slug) return { kind: 'unauthenticated' };
 

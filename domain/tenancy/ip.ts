@@ -14,10 +14,15 @@ export function normalizeCidr(raw: string): string {
       return `${addr.toString()}/${addr.kind() === 'ipv4' ? 32 : 128}`;
     }
     const [addr, bits] = ipaddr.parseCIDR(value);
-    const network = addr.kind() === 'ipv4'
-      ? ipaddr.IPv4.networkAddressFromCIDR(value)
-      : ipaddr.IPv6.networkAddressFromCIDR(value);
-    return `${network.toString()}/${bits}`;
+    if (addr.kind() === 'ipv4') return `${ipaddr.IPv4.networkAddressFromCIDR(value).toString()}/${bits}`;
+    const v6 = addr as ipaddr.IPv6;
+    // Callers are compared as plain IPv4 (clientAddress), so an IPv4-mapped network
+    // (::ffff:a.b.c.d/104) is stored as the IPv4 network it names, or it could never match.
+    if (v6.isIPv4MappedAddress() && bits >= 96) {
+      const v4 = v6.toIPv4Address().toString();
+      return `${ipaddr.IPv4.networkAddressFromCIDR(`${v4}/${bits - 96}`).toString()}/${bits - 96}`;
+    }
+    return `${ipaddr.IPv6.networkAddressFromCIDR(value).toString()}/${bits}`;
   } catch {
     throw new AppError(400, 'invalid_cidr', `not an IP address or CIDR: ${raw}`);
   }

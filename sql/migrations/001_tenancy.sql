@@ -12,6 +12,15 @@ EXCEPTION
 END
 $$;
 
+-- A non-superuser service role (a managed Postgres) must be a member to SET ROLE to it.
+DO $$
+BEGIN
+  EXECUTE format('GRANT cartero_tenant TO %I', current_user);
+EXCEPTION
+  WHEN OTHERS THEN RAISE NOTICE 'could not grant cartero_tenant to %: %', current_user, SQLERRM;
+END
+$$;
+
 GRANT USAGE ON SCHEMA public TO cartero_tenant;
 ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO cartero_tenant;
 ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO cartero_tenant;
