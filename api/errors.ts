@@ -8,6 +8,18 @@ interface BodyParserError {
   type?: string;
   status?: number;
   limit?: number;
+  code?: string;
+}
+
+// A dependency that does not answer (ClickHouse over HTTP, or anything not already mapped by
+// sql/pool.ts) is the spec's transient 503, never a 500.
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'UND_ERR_SOCKET']);
+
+function isConnectionFailure(err: unknown): boolean {
+  for (let e = err as { code?: string; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (e.code && CONNECTION_CODES.has(e.code)) return true;
+  }
+  return false;
 }
 
 /** body-parser's failures in the spec's vocabulary. */
@@ -27,6 +39,11 @@ function fromBodyParser(err: BodyParserError, res: Response): AppError | undefin
     case 'entity.verify.failed':
       return new AppError(400, 'bad_request', 'Request body length does not match Content-Length');
     default:
+      // body-parser passes other read failures on as untyped http-errors 400s, e.g. zlib's
+      // Z_DATA_ERROR for a body labelled gzip that is not.
+      if (err.status === 400 && (err as { expose?: boolean }).expose) {
+        return new AppError(400, 'bad_request', 'Request body could not be read (is it encoded as its Content-Encoding says?)');
+      }
       return undefined;
   }
 }
@@ -51,6 +68,11 @@ export function errorHandler(logger: Logger) {
     if (e) {
       if (e.status >= 500) logger.warn({ err, traceId }, 'request failed: %s', e.code);
       sendProblem(res, problem(e.status, e.code, e.message, traceId, e.extra), e.headers);
+      return;
+    }
+    if (isConnectionFailure(err)) {
+      logger.warn({ err, traceId }, 'dependency unavailable');
+      sendProblem(res, problem(503, 'service_unavailable', 'Service temporarily unavailable', traceId), { 'Retry-After': '1' });
       return;
     }
     logger.error({ err, traceId, method: req.method, path: req.path }, 'unhandled error');

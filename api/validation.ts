@@ -15,7 +15,8 @@ const addFormats = createRequire(import.meta.url)('ajv-formats') as typeof impor
  * are taken as typed and never coerced.
  */
 function makeAjv(coerce: boolean): Ajv {
-  const ajv = new Ajv({ allErrors: true, coerceTypes: coerce, useDefaults: true, strict: true, strictTypes: false });
+  // verbose: errors carry parentSchema, where the x-error-code annotation is read.
+  const ajv = new Ajv({ allErrors: true, verbose: true, coerceTypes: coerce, useDefaults: true, strict: true, strictTypes: false });
   addFormats(ajv, ['date', 'date-time', 'email', 'uri', 'ipv4', 'ipv6']);
   // Schema annotations this codebase adds: the spec's error code for a keyword
   // (e.g. literal_error for lang), and OpenAPI-only metadata.

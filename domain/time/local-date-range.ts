@@ -27,9 +27,15 @@ export function toUtcRange(filter: LocalDateFilter, instanceZone: string | null)
       { pointer: '/tz', code: 'value_error.timezone', message: 'Input should be an IANA time zone name', params: { value: zone } },
     ]);
   }
-  const startOfDay = (date: string) => DateTime.fromISO(date, { zone }).startOf('day');
-  const from = filter.start_date ? startOfDay(filter.start_date) : null;
-  const to = filter.end_date ? startOfDay(filter.end_date).plus({ days: 1 }).startOf('day') : null;
+  const startOfDay = (date: string, pointer: string) => {
+    const day = DateTime.fromISO(date, { zone });
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || !day.isValid) {
+      throw new ValidationFailed([{ pointer, code: 'date_parsing', message: 'Input should be a valid date (YYYY-MM-DD)' }]);
+    }
+    return day.startOf('day');
+  };
+  const from = filter.start_date ? startOfDay(filter.start_date, '/start_date') : null;
+  const to = filter.end_date ? startOfDay(filter.end_date, '/end_date').plus({ days: 1 }).startOf('day') : null;
   if (from && to && from >= to) {
     throw new ValidationFailed([
       { pointer: '/end_date', code: 'value_error.date_range', message: 'end_date should not be before start_date' },

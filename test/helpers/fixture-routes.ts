@@ -1,0 +1,107 @@
+import { defineRoute, type Route } from '../../api/route.js';
+import { dateFilterQuery } from '../../api/schemas/common.js';
+import { RateLimited } from '../../domain/errors.js';
+import { toUtcRange, type LocalDateFilter } from '../../domain/time/local-date-range.js';
+
+/**
+ * Routes that exist only in tests, mounted with startTestWeb(t, dbs, { extraRoutes }) through the
+ * very same pipeline as the public API (auth, body limits, validation, problem objects). The
+ * public API of this issue is GET-only, so body handling is exercised here.
+ */
+
+/** The body limit of the echo route; the roomy route accepts four times as much. */
+export const ECHO_MAX_BYTES = 1024;
+export const ROOMY_MAX_BYTES = 4096;
+
+/** The message the boom route throws: it must never reach a client. */
+export const SECRET_ERROR = 'select * from secret_table failed';
+
+export const echoBodySchema = {
+  type: 'object',
+  required: ['recipients'],
+  additionalProperties: false,
+  properties: {
+    recipients: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        required: ['email'],
+        additionalProperties: false,
+        properties: {
+          email: { type: 'string', format: 'email' },
+          name: { type: 'string', maxLength: 5 },
+        },
+      },
+    },
+    // A plain enum with a default: code `enum`, default filled in when absent.
+    kind: { type: 'string', enum: ['news', 'billing'], default: 'news' },
+    // A fixed list whose spec code is literal_error (like `lang`).
+    lang: { type: 'string', enum: ['es', 'en'], 'x-error-code': 'literal_error' },
+    count: { type: 'integer' },
+    // Free keys, so a key with `/` or `~` can appear in a pointer below the root.
+    meta: { type: 'object', additionalProperties: { type: 'string', maxLength: 3 } },
+  },
+};
+
+export const fixtureRoutes: Route[] = [
+  defineRoute<Record<string, never>, Record<string, never>, unknown>({
+    method: 'post',
+    path: '/v1/test-fixtures/echo',
+    operationId: 'testEcho',
+    summary: 'Echo the validated body (test fixture)',
+    tag: 'Test fixtures',
+    scope: 'senders:read',
+    maxBodyBytes: ECHO_MAX_BYTES,
+    body: echoBodySchema,
+    success: { status: 200, description: 'The validated body' },
+    handler: async ({ body }) => ({ body }),
+  }),
+  defineRoute<Record<string, never>, Record<string, never>, unknown>({
+    method: 'post',
+    path: '/v1/test-fixtures/roomy',
+    operationId: 'testRoomy',
+    summary: 'Accept any JSON object up to a larger limit (test fixture)',
+    tag: 'Test fixtures',
+    scope: 'senders:read',
+    maxBodyBytes: ROOMY_MAX_BYTES,
+    body: { type: 'object' },
+    success: { status: 200, description: 'Size of the body received' },
+    handler: async ({ body }) => ({ received_bytes: Buffer.byteLength(JSON.stringify(body)) }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/test-fixtures/boom',
+    operationId: 'testBoom',
+    summary: 'Fail with an unclassified error (test fixture)',
+    tag: 'Test fixtures',
+    scope: 'senders:read',
+    success: { status: 200, description: 'never' },
+    handler: async () => {
+      throw new Error(SECRET_ERROR);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/v1/test-fixtures/rate-limited',
+    operationId: 'testRateLimited',
+    summary: 'Answer as if the bandwidth bucket were empty (test fixture)',
+    tag: 'Test fixtures',
+    scope: 'senders:read',
+    success: { status: 200, description: 'never' },
+    handler: async () => {
+      throw new RateLimited(2.2);
+    },
+  }),
+  defineRoute<LocalDateFilter>({
+    method: 'get',
+    path: '/v1/test-fixtures/date-range',
+    operationId: 'testDateRange',
+    summary: 'The UTC bounds of the local-date filter (test fixture)',
+    tag: 'Test fixtures',
+    scope: 'senders:read',
+    query: { ...dateFilterQuery },
+    success: { status: 200, description: '{from, to, zone}' },
+    handler: async ({ query, tenant }) => toUtcRange(query, tenant.tz),
+  }),
+];

@@ -1,0 +1,634 @@
+import t, { type Test } from 'tap';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { routes } from '../api/routes/index.js';
+import { freePort } from '../runtime/ports.js';
+import { testDatabases } from './helpers/databases.js';
+import { makeSenders, makeTenant } from './helpers/fixtures.js';
+import { ECHO_MAX_BYTES, ROOMY_MAX_BYTES, SECRET_ERROR, fixtureRoutes } from './helpers/fixture-routes.js';
+import { startTestWeb } from './helpers/web.js';
+
+
+const dbs = await testDatabases(t, 'httpconv');
+const { url } = await startTestWeb(t, dbs, { extraRoutes: fixtureRoutes });
+const a = await makeTenant(dbs.pool);
+// 25 senders: more than the default page size of 20.
+const senderIds = await makeSenders(dbs.pool, a.tenant, {
+  domain: 'conv.example',
+  senders: Array.from({ length: 25 }, (_, i) => ({ email: `s${i}`, name: `Sender ${i}` })),
+});
+const empty = await makeTenant(dbs.pool);
+
+interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  body: any;
+}
+
+/**
+ * One HTTP exchange through node:http, so every header (Content-Encoding, Content-Length,
+ * chunked bodies) is exactly what the test says. `chunked` sends the body in pieces with no
+ * Content-Length, so the server can only measure it.
+ */
+function send(
+  method: string,
+  path: string,
+  opts: { headers?: Record<string, string>; body?: string | Buffer; chunked?: boolean; base?: string } = {},
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(path, opts.base ?? url);
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.body !== undefined && !opts.chunked) headers['content-length'] = String(Buffer.byteLength(opts.body));
+    const req = httpRequest(target, { method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = undefined;
+        }
+        resolve({ status: res.statusCode!, headers: res.headers, text, body });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (opts.body !== undefined && opts.chunked) {
+      const buf = Buffer.from(opts.body);
+      const step = Math.ceil(buf.length / 4);
+      for (let i = 0; i < buf.length; i += step) req.write(buf.subarray(i, i + step));
+    } else if (opts.body !== undefined) {
+      req.write(opts.body);
+    }
+    req.end();
+  });
+}
+
+const get = (path: string, headers: Record<string, string> = a.headers) => send('GET', path, { headers });
+const postJson = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  send('POST', path, {
+    headers: { ...a.headers, 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
+  });
+
+const PROBLEM_KEYS = ['code', 'detail', 'status', 'title', 'trace_id', 'type'];
+
+/** Every rule of the spec's problem object, for one response. */
+function assertProblem(t: Test, res: Reply, status: number, code: string, extraKeys: string[] = []): void {
+  t.equal(res.status, status, `HTTP status ${status}`);
+  t.match(res.headers['content-type'] ?? '', /^application\/problem\+json/, 'content-type application/problem+json');
+  t.ok(res.body, 'body is JSON');
+  const p = res.body ?? {};
+  t.ok(URL.canParse(p.type), `type is an absolute URI: ${p.type}`);
+  t.ok(String(p.type).endsWith('/' + code.replace(/_/g, '-')), `type ends in the kebab-case code: ${p.type}`);
+  t.equal(typeof p.title, 'string');
+  t.ok(p.title.length > 0, 'title is not empty');
+  t.equal(p.status, status, 'status equals the HTTP status');
+  t.equal(typeof p.detail, 'string');
+  t.ok(p.detail.length > 0, 'detail is not empty');
+  t.equal(p.code, code);
+  t.ok(res.headers['x-request-id'], 'X-Request-Id header');
+  t.equal(p.trace_id, res.headers['x-request-id'], 'trace_id equals X-Request-Id');
+  t.strictSame(Object.keys(p).sort(), [...PROBLEM_KEYS, ...extraKeys].sort(), 'exactly the spec fields');
+}
+
+function assertValidation(t: Test, res: Reply, errors: unknown[]): void {
+  assertProblem(t, res, 422, 'validation_error', ['errors']);
+  t.strictSame(res.body.errors, errors);
+}
+
+const validRecipient = { email: 'ana@example.com', name: 'Ana' };
+
+t.test('problem objects carry type, title, status, detail, code and trace_id', async (t) => {
+  const missing = await get('/v1/senders/999999');
+  assertProblem(t, missing, 404, 'sender_not_found');
+  t.match(missing.body.type, /^https?:\/\/.+\/sender-not-found$/);
+  t.equal(missing.body.title, 'Not Found');
+  t.equal(missing.body.detail, 'sender 999999 not found');
+
+  const invalid = await get('/v1/senders?page=0');
+  assertProblem(t, invalid, 422, 'validation_error', ['errors']);
+  t.match(invalid.body.type, /\/validation-error$/);
+
+  const unauthorized = await get('/v1/senders', {});
+  assertProblem(t, unauthorized, 401, 'unauthorized');
+  t.match(unauthorized.body.type, /\/unauthorized$/);
+});
+
+t.test('X-Request-Id is on every response and unique', async (t) => {
+  const replies: Array<[string, Reply, number]> = [
+    ['200 listing', await get('/v1/senders'), 200],
+    ['401', await get('/v1/senders', {}), 401],
+    ['404 route', await get('/v1/nope', {}), 404],
+    ['405', await send('DELETE', '/v1/senders'), 405],
+    ['413', await postJson('/v1/test-fixtures/echo', { recipients: [validRecipient], pad: 'x'.repeat(2000) }), 413],
+    ['415', await send('POST', '/v1/test-fixtures/echo', { headers: { ...a.headers, 'content-type': 'text/plain' }, body: '{}' }), 415],
+    ['422', await get('/v1/senders?page_size=0'), 422],
+    ['429', await get('/v1/test-fixtures/rate-limited'), 429],
+    ['500', await get('/v1/test-fixtures/boom'), 500],
+    ['/healthz', await get('/healthz', {}), 200],
+    ['/readyz', await get('/readyz', {}), 200],
+    ['/metrics', await get('/metrics', {}), 200],
+    ['/v1/openapi.json', await get('/v1/openapi.json', {}), 200],
+  ];
+  const ids = new Set<string>();
+  for (const [name, res, status] of replies) {
+    t.equal(res.status, status, `${name}: status`);
+    const id = res.headers['x-request-id'];
+    t.match(id, /^[A-Za-z0-9._:-]{8,}$/, `${name}: X-Request-Id`);
+    ids.add(String(id));
+  }
+  t.equal(ids.size, replies.length, 'a fresh id per request');
+});
+
+t.test('a well-formed incoming X-Request-Id is kept as the trace_id; junk is replaced', async (t) => {
+  const kept = await get('/v1/senders/999999', { ...a.headers, 'x-request-id': 'router-abc-12345' });
+  t.equal(kept.headers['x-request-id'], 'router-abc-12345');
+  t.equal(kept.body.trace_id, 'router-abc-12345');
+  const junk = await get('/v1/senders/999999', { ...a.headers, 'x-request-id': 'no spaces <script>' });
+  t.not(junk.headers['x-request-id'], 'no spaces <script>');
+  t.equal(junk.body.trace_id, junk.headers['x-request-id']);
+});
+
+t.test('an unknown route is 404 not_found, even without credentials', async (t) => {
+  for (const [method, path] of [
+    ['GET', '/v1/nope'],
+    ['GET', '/nope'],
+    ['POST', '/v1/nope'],
+    ['GET', '/v1/senders/1/extra'],
+  ] as const) {
+    const res = await send(method, path);
+    t.test(`${method} ${path}`, async (t) => {
+      assertProblem(t, res, 404, 'not_found');
+      t.notOk(res.headers['allow'], 'no Allow header on a 404');
+      t.notOk(res.headers['www-authenticate'], 'not an authentication failure');
+    });
+  }
+});
+
+t.test('a known path with a wrong verb is 405 method_not_allowed with Allow', async (t) => {
+  for (const [method, path, allow] of [
+    ['DELETE', '/v1/senders', ['GET', 'HEAD']],
+    ['POST', '/v1/senders/1', ['GET', 'HEAD']],
+    ['PUT', '/v1/domains/x/status', ['GET', 'HEAD']],
+    ['PATCH', '/v1/domains', ['GET', 'HEAD']],
+    ['POST', '/healthz', ['GET', 'HEAD']],
+    ['GET', '/v1/test-fixtures/echo', ['POST']],
+  ] as const) {
+    // No credentials: the verb is wrong whoever asks.
+    const res = await send(method, path);
+    t.test(`${method} ${path}`, async (t) => {
+      assertProblem(t, res, 405, 'method_not_allowed');
+      const listed = String(res.headers['allow'] ?? '').split(/,\s*/).filter(Boolean).sort();
+      t.strictSame(listed, [...allow].sort(), 'Allow lists the accepted verbs');
+    });
+  }
+});
+
+t.test('body size limits: 413 request_too_large with max_bytes', async (t) => {
+  const valid = JSON.stringify({ recipients: [validRecipient] });
+
+  t.test('a body of exactly the route limit passes, one byte more is 413', async (t) => {
+    const exact = valid + ' '.repeat(ECHO_MAX_BYTES - Buffer.byteLength(valid));
+    t.equal(Buffer.byteLength(exact), ECHO_MAX_BYTES);
+    const ok = await postJson('/v1/test-fixtures/echo', exact);
+    t.equal(ok.status, 200);
+    t.same(ok.body.body.recipients, [validRecipient]);
+
+    const over = await postJson('/v1/test-fixtures/echo', exact + ' ');
+    assertProblem(t, over, 413, 'request_too_large', ['max_bytes']);
+    t.equal(over.body.max_bytes, ECHO_MAX_BYTES);
+  });
+
+  t.test('a chunked body with no Content-Length is measured as it arrives', async (t) => {
+    const body = JSON.stringify({ recipients: [validRecipient], meta: { a: 'x'.repeat(3000) } });
+    const res = await send('POST', '/v1/test-fixtures/echo', {
+      headers: { ...a.headers, 'content-type': 'application/json' },
+      body,
+      chunked: true,
+    });
+    assertProblem(t, res, 413, 'request_too_large', ['max_bytes']);
+    t.equal(res.body.max_bytes, ECHO_MAX_BYTES);
+  });
+
+  t.test('a small gzip body that inflates past the limit is 413 (measured after decompression)', async (t) => {
+    const inflated = JSON.stringify({ recipients: [validRecipient], meta: { a: 'x'.repeat(50_000) } });
+    const gz = gzipSync(inflated);
+    t.ok(gz.length < ECHO_MAX_BYTES, `compressed ${gz.length} bytes, under the limit`);
+    const res = await send('POST', '/v1/test-fixtures/echo', {
+      headers: { ...a.headers, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gz,
+    });
+    assertProblem(t, res, 413, 'request_too_large', ['max_bytes']);
+    t.equal(res.body.max_bytes, ECHO_MAX_BYTES);
+  });
+
+  t.test('a gzip body under the limit once inflated is read and validated', async (t) => {
+    const res = await send('POST', '/v1/test-fixtures/echo', {
+      headers: { ...a.headers, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(valid),
+    });
+    t.equal(res.status, 200);
+    t.same(res.body.body.recipients, [validRecipient]);
+  });
+
+  t.test('the limit is per path', async (t) => {
+    const body = JSON.stringify({ pad: 'x'.repeat(2000) });
+    t.equal((await postJson('/v1/test-fixtures/roomy', body)).status, 200, '2 KB fits the 4 KB route');
+    const small = await postJson('/v1/test-fixtures/echo', body);
+    assertProblem(t, small, 413, 'request_too_large', ['max_bytes']);
+    t.equal(small.body.max_bytes, ECHO_MAX_BYTES);
+    const big = await postJson('/v1/test-fixtures/roomy', JSON.stringify({ pad: 'x'.repeat(ROOMY_MAX_BYTES) }));
+    assertProblem(t, big, 413, 'request_too_large', ['max_bytes']);
+    t.equal(big.body.max_bytes, ROOMY_MAX_BYTES);
+  });
+});
+
+t.test('415 unsupported_media_type for a body that is not JSON', async (t) => {
+  const body = JSON.stringify({ recipients: [validRecipient] });
+  for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+    const res = await send('POST', '/v1/test-fixtures/echo', { headers: { ...a.headers, 'content-type': type }, body });
+    t.test(type, async (t) => assertProblem(t, res, 415, 'unsupported_media_type'));
+  }
+  const untyped = await send('POST', '/v1/test-fixtures/echo', { headers: a.headers, body });
+  t.test('no Content-Type at all', async (t) => assertProblem(t, untyped, 415, 'unsupported_media_type'));
+
+  t.test('a JSON body in another charset or an unknown Content-Encoding', async (t) => {
+    const latin1 = await send('POST', '/v1/test-fixtures/echo', {
+      headers: { ...a.headers, 'content-type': 'application/json; charset=latin1' },
+      body,
+    });
+    assertProblem(t, latin1, 415, 'unsupported_media_type');
+    const compress = await send('POST', '/v1/test-fixtures/echo', {
+      headers: { ...a.headers, 'content-type': 'application/json', 'content-encoding': 'compress' },
+      body,
+    });
+    assertProblem(t, compress, 415, 'unsupported_media_type');
+  });
+
+  t.test('JSON media types with parameters or a +json suffix are accepted', async (t) => {
+    for (const type of ['application/json; charset=utf-8', 'application/merge-patch+json']) {
+      const res = await send('POST', '/v1/test-fixtures/echo', { headers: { ...a.headers, 'content-type': type }, body });
+      t.equal(res.status, 200, type);
+    }
+  });
+});
+
+t.test('400 bad_request: malformed before schema validation', async (t) => {
+  t.test('malformed JSON', async (t) => {
+    const res = await postJson('/v1/test-fixtures/echo', '{"recipients": [');
+    assertProblem(t, res, 400, 'bad_request');
+    t.match(res.body.type, /\/bad-request$/);
+  });
+
+  t.test('a scalar query parameter given twice', async (t) => {
+    const res = await get('/v1/senders?page=1&page=2');
+    assertProblem(t, res, 400, 'bad_request');
+    t.match(res.body.detail, /page/, 'detail is descriptive');
+  });
+
+  t.test('an unknown parameter given twice is still ignored', async (t) => {
+    t.equal((await get('/v1/senders?foo=1&foo=2')).status, 200);
+  });
+
+  t.test('a Content-Encoding: gzip body that is not gzip is a client error, not a 500', async (t) => {
+    const res = await send('POST', '/v1/test-fixtures/echo', {
+      headers: { ...a.headers, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: JSON.stringify({ recipients: [validRecipient] }),
+    });
+    assertProblem(t, res, 400, 'bad_request');
+  });
+});
+
+t.test('422 validation_error lists every failed field with pointer, code, message, params', async (t) => {
+  t.test('missing nested field at /recipients/0/email, without params', async (t) => {
+    const res = await postJson('/v1/test-fixtures/echo', { recipients: [{ name: 'Al' }] });
+    assertValidation(t, res, [{ pointer: '/recipients/0/email', code: 'missing', message: 'Field required' }]);
+    t.notOk('params' in res.body.errors[0], 'params absent when empty');
+  });
+
+  t.test('string_too_long carries its limit in params', async (t) => {
+    const res = await postJson('/v1/test-fixtures/echo', { recipients: [{ email: 'a@example.com', name: 'Alexander' }] });
+    assertValidation(t, res, [
+      { pointer: '/recipients/0/name', code: 'string_too_long', message: 'String should have at most 5 characters', params: { max_length: 5 } },
+    ]);
+  });
+
+  t.test('enum versus literal_error (x-error-code)', async (t) => {
+    const res = await postJson('/v1/test-fixtures/echo', { recipients: [validRecipient], kind: 'other', lang: 'fr' });
+    assertValidation(t, res, [
+      { pointer: '/kind', code: 'enum', message: "Input should be 'news', 'billing'", params: { expected: "'news', 'billing'" } },
+      { pointer: '/lang', code: 'literal_error', message: "Input should be 'es', 'en'", params: { expected: "'es', 'en'" } },
+    ]);
+  });
+
+  t.test('bodies are typed JSON, never coerced: "3" for an integer is int_parsing', async (t) => {
+    const res = await postJson('/v1/test-fixtures/echo', { recipients: [validRecipient], count: '3' });
+    assertValidation(t, res, [{ pointer: '/count', code: 'int_parsing', message: 'Input should be a valid integer' }]);
+  });
+
+  t.test('all failures are reported together', async (t) => {
+    const res = await postJson('/v1/test-fixtures/echo', {
+      recipients: [{ name: 'Alexander' }, { email: 'not-an-email' }],
+      kind: 'other',
+      lang: 'fr',
+      count: 1.5,
+    });
+    t.equal(res.status, 422);
+    const byPointer = Object.fromEntries(res.body.errors.map((e: any) => [e.pointer, e.code]));
+    t.strictSame(byPointer, {
+      '/recipients/0/email': 'missing',
+      '/recipients/0/name': 'string_too_long',
+      '/recipients/1/email': 'value_error.email',
+      '/kind': 'enum',
+      '/lang': 'literal_error',
+      '/count': 'int_parsing',
+    });
+    for (const e of res.body.errors) {
+      t.strictSame(Object.keys(e).filter((k) => !['pointer', 'code', 'message', 'params'].includes(k)), [], 'no other keys');
+      t.equal(typeof e.message, 'string');
+      if ('params' in e) t.ok(Object.keys(e.params).length > 0, `${e.pointer}: params only when not empty`);
+    }
+  });
+
+  t.test('pointers escape "/" as ~1 and "~" as ~0 (RFC 6901)', async (t) => {
+    const extra = await postJson('/v1/test-fixtures/echo', { recipients: [validRecipient], 'a/b~c': 1 });
+    assertValidation(t, extra, [{ pointer: '/a~1b~0c', code: 'extra_forbidden', message: 'Extra inputs are not permitted' }]);
+
+    const nested = await postJson('/v1/test-fixtures/echo', { recipients: [validRecipient], meta: { 'x/y~z': 'long' } });
+    assertValidation(t, nested, [
+      { pointer: '/meta/x~1y~0z', code: 'string_too_long', message: 'String should have at most 3 characters', params: { max_length: 3 } },
+    ]);
+  });
+
+  t.test('a body that is not an object is an error at the root (pointer "")', async (t) => {
+    for (const body of ['[]', '"hello"', '42', 'null']) {
+      const res = await postJson('/v1/test-fixtures/echo', body);
+      t.test(body, async (t) => {
+        assertValidation(t, res, [{ pointer: '', code: 'object_type', message: 'Input should be a valid object' }]);
+      });
+    }
+  });
+
+  t.test('a required body that is absent is 422 with errors[] at the root', async (t) => {
+    // A raw request with neither Content-Length nor Transfer-Encoding: no body at all.
+    const res = await rawNoBody('/v1/test-fixtures/echo');
+    assertProblem(t, res, 422, 'validation_error', ['errors']);
+    t.strictSame(res.body?.errors?.map((e: any) => [e.pointer, e.code]), [['', 'missing']]);
+  });
+
+  t.test('defaults are applied and the handler sees the validated body', async (t) => {
+    const res = await postJson('/v1/test-fixtures/echo', { recipients: [validRecipient] });
+    t.equal(res.status, 200);
+    t.strictSame(res.body, { body: { recipients: [validRecipient], kind: 'news' } });
+  });
+
+  t.test('query parameters arrive as text: int_parsing and bool_parsing, together', async (t) => {
+    assertValidation(t, await get('/v1/senders?page=abc'), [
+      { pointer: '/page', code: 'int_parsing', message: 'Input should be a valid integer' },
+    ]);
+    assertValidation(t, await get('/v1/senders?is_domain_verified=maybe'), [
+      { pointer: '/is_domain_verified', code: 'bool_parsing', message: 'Input should be a valid boolean' },
+    ]);
+    const both = await get('/v1/senders?page=abc&is_domain_verified=maybe&page_size=1.5');
+    t.equal(both.status, 422);
+    t.strictSame(
+      both.body.errors.map((e: any) => [e.pointer, e.code]).sort(),
+      [['/is_domain_verified', 'bool_parsing'], ['/page', 'int_parsing'], ['/page_size', 'int_parsing']],
+    );
+  });
+
+  t.test('a path parameter of the wrong type is 422 at its name', async (t) => {
+    assertValidation(t, await get('/v1/domains/abc'), [{ pointer: '/id', code: 'int_parsing', message: 'Input should be a valid integer' }]);
+  });
+});
+
+/** A POST with no body and neither Content-Length nor Transfer-Encoding, over a raw socket. */
+function rawNoBody(path: string): Promise<Reply> {
+  const target = new URL(path, url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(target.port), target.hostname);
+    const chunks: Buffer[] = [];
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const [head = '', text = ''] = raw.split('\r\n\r\n', 2);
+      const [statusLine = '', ...lines] = head.split('\r\n');
+      const headers: IncomingHttpHeaders = {};
+      for (const line of lines) {
+        const i = line.indexOf(':');
+        headers[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim();
+      }
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, text, body });
+    });
+    const head = [
+      `POST ${target.pathname} HTTP/1.1`,
+      `Host: ${target.host}`,
+      `Authorization: ${a.headers.authorization}`,
+      `X-Instance-Slug: ${a.slug}`,
+      'Content-Type: application/json',
+      'Connection: close',
+    ];
+    socket.write(head.join('\r\n') + '\r\n\r\n');
+  });
+}
+
+t.test('pagination on GET /v1/senders', async (t) => {
+  t.test('page_size must be 1..100 and page at least 1', async (t) => {
+    for (const [query, pointer, code] of [
+      ['page_size=0', '/page_size', 'greater_than_equal'],
+      ['page_size=101', '/page_size', 'less_than_equal'],
+      ['page=0', '/page', 'greater_than_equal'],
+      ['page=-1', '/page', 'greater_than_equal'],
+    ] as const) {
+      const res = await get(`/v1/senders?${query}`);
+      t.test(query, async (t) => {
+        assertProblem(t, res, 422, 'validation_error', ['errors']);
+        t.strictSame(res.body.errors.map((e: any) => [e.pointer, e.code]), [[pointer, code]]);
+      });
+    }
+    t.equal((await get('/v1/senders?page_size=1')).status, 200, 'page_size 1 is allowed');
+    t.equal((await get('/v1/senders?page_size=100')).status, 200, 'page_size 100 is allowed');
+    t.equal((await get('/v1/domains?page_size=101')).status, 422, 'every listing has the bound');
+  });
+
+  t.test('defaults: page 1, page_size 20', async (t) => {
+    const res = await get('/v1/senders');
+    t.equal(res.status, 200);
+    t.equal(res.body.data.length, 20);
+    t.strictSame(res.body.pagination, { page: 1, page_size: 20, has_more: true, total_items: 25, total_pages: 2 });
+    t.strictSame(res.body.data.map((s: any) => s.id), senderIds.slice(0, 20));
+  });
+
+  t.test('has_more is always present', async (t) => {
+    const last = await get('/v1/senders?page=2');
+    t.strictSame(last.body.pagination, { page: 2, page_size: 20, has_more: false, total_items: 25, total_pages: 2 });
+    t.strictSame(last.body.data.map((s: any) => s.id), senderIds.slice(20));
+    const beyond = await get('/v1/senders?page=9');
+    t.strictSame(beyond.body.data, []);
+    t.equal(beyond.body.pagination.has_more, false);
+    const none = await get('/v1/senders', empty.headers);
+    t.strictSame(none.body, { data: [], pagination: { page: 1, page_size: 20, has_more: false, total_items: 0, total_pages: 0 } });
+    const domains = await get('/v1/domains', empty.headers);
+    t.equal(domains.body.pagination.has_more, false);
+  });
+
+  t.test('unknown query parameters are ignored', async (t) => {
+    const res = await get('/v1/senders?foo=bar&page_size=5');
+    t.equal(res.status, 200);
+    t.equal(res.body.data.length, 5);
+  });
+
+  t.test('an empty value means no filter', async (t) => {
+    for (const query of ['name=', 'email=', 'is_domain_verified=', 'page=', 'page_size=']) {
+      const res = await get(`/v1/senders?${query}`);
+      t.equal(res.status, 200, query);
+      t.strictSame(res.body.pagination, { page: 1, page_size: 20, has_more: true, total_items: 25, total_pages: 2 }, query);
+    }
+  });
+});
+
+t.test('500 internal_error: generic detail, no stack trace, no error text', async (t) => {
+  const res = await get('/v1/test-fixtures/boom');
+  assertProblem(t, res, 500, 'internal_error');
+  t.equal(res.body.title, 'Internal Server Error');
+  t.notMatch(res.text, /secret_table/i);
+  t.notMatch(res.text, /select \*/i);
+  t.notMatch(res.text, SECRET_ERROR);
+  t.notMatch(res.text, /\bat .+\.js:\d+/, 'no stack frame');
+  t.notMatch(res.text, /Error:/, 'no error name');
+});
+
+t.test('429 rate_limit_exceeded with Retry-After in whole seconds, rounded up', async (t) => {
+  const res = await get('/v1/test-fixtures/rate-limited');
+  assertProblem(t, res, 429, 'rate_limit_exceeded');
+  t.equal(res.headers['retry-after'], '3');
+  t.match(res.body.type, /\/rate-limit-exceeded$/);
+});
+
+t.test('/healthz answers without credentials', async (t) => {
+  const res = await get('/healthz', {});
+  t.equal(res.status, 200);
+  t.strictSame(res.body, { status: 'ok' });
+});
+
+t.test('/metrics labels requests by route pattern, never raw path', async (t) => {
+  await get('/v1/senders');
+  await get(`/v1/senders/${senderIds[0]}`);
+  await get('/v1/senders/123');
+  await get('/v1/no-such-thing-42', {});
+  const res = await get('/metrics', {});
+  t.equal(res.status, 200);
+  t.match(res.headers['content-type'], /^text\/plain/);
+  const lines = res.text.split('\n').filter((l) => l.startsWith('cartero_http_request_duration_seconds_count'));
+  t.ok(lines.some((l) => l.includes('route="/v1/senders"') && l.includes('method="GET"') && l.includes('status="200"')), '/v1/senders');
+  t.ok(lines.some((l) => l.includes('route="/v1/senders/{id}"') && l.includes('status="404"')), '/v1/senders/{id} for a 404 id');
+  t.ok(lines.some((l) => l.includes('route="/v1/senders/{id}"') && l.includes('status="200"')), '/v1/senders/{id}');
+  t.notMatch(res.text, /route="\/v1\/senders\/\d+"/, 'no raw id in a label');
+  t.notMatch(res.text, /no-such-thing-42/, 'no raw path of an unknown route in a label');
+});
+
+t.test('GET /v1/openapi.json is OpenAPI 3.1 generated from the routes', async (t) => {
+  const res = await get('/v1/openapi.json', {});
+  t.equal(res.status, 200, 'public, no credentials');
+  t.match(res.headers['content-type'], /^application\/json/);
+  const doc = res.body;
+  t.match(doc.openapi, /^3\.1\./);
+
+  t.test('every public path is documented', async (t) => {
+    for (const [path, method] of [
+      ['/v1/senders', 'get'],
+      ['/v1/senders/{id}', 'get'],
+      ['/v1/domains', 'get'],
+      ['/v1/domains/{id}', 'get'],
+      ['/v1/domains/{domain_name}/status', 'get'],
+    ]) {
+      t.ok(doc.paths[path]?.[method], `${method.toUpperCase()} ${path}`);
+    }
+    const senderParams = doc.paths['/v1/senders'].get.parameters;
+    t.strictSame(
+      senderParams.map((p: any) => `${p.in}:${p.name}`).sort(),
+      ['query:email', 'query:is_domain_verified', 'query:name', 'query:page', 'query:page_size'],
+    );
+    t.match(senderParams.find((p: any) => p.name === 'page_size'), { required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } });
+    t.match(doc.paths['/v1/domains/{domain_name}/status'].get.parameters, [{ name: 'domain_name', in: 'path', required: true }]);
+  });
+
+  t.test('every route of api/routes is in the document with its parameters', async (t) => {
+    t.ok(routes.length >= 5);
+    for (const r of routes) {
+      const op = doc.paths[r.path]?.[r.method];
+      t.ok(op, `${r.method.toUpperCase()} ${r.path} documented`);
+      if (!op) continue;
+      t.equal(op.operationId, r.operationId);
+      t.equal(op['x-required-scope'], r.scope);
+      const documented = op.parameters.map((p: any) => `${p.in}:${p.name}`).sort();
+      const declared = [
+        ...Object.keys(r.params ?? {}).map((n) => `path:${n}`),
+        ...Object.keys(r.query ?? {}).map((n) => `query:${n}`),
+      ].sort();
+      t.strictSame(documented, declared, `${r.path} parameters`);
+      t.ok(op.responses[String(r.success.status)], `${r.path} success response`);
+      for (const s of ['401', '403', '422', '500', '503']) {
+        t.match(op.responses[s], { content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+      }
+    }
+  });
+
+  t.test('the Problem schema is published', async (t) => {
+    const problemSchema = doc.components.schemas.Problem;
+    t.ok(problemSchema);
+    t.strictSame([...problemSchema.required].sort(), PROBLEM_KEYS);
+    t.match(problemSchema.properties.errors.items, { required: ['pointer', 'code', 'message'] });
+  });
+
+  t.test('request bodies are documented and internal annotations do not leak', async (t) => {
+    const echo = doc.paths['/v1/test-fixtures/echo'].post;
+    t.match(echo.requestBody.content['application/json'].schema.properties.lang, { enum: ['es', 'en'] });
+    t.ok(echo.responses['413'] && echo.responses['415'], 'a route with a body documents 413 and 415');
+    t.notMatch(res.text, /x-error-code/);
+  });
+});
+
+t.test('503 service_unavailable when Postgres does not answer', async (t) => {
+  const closed = await freePort();
+  const down = await startTestWeb(t, { databaseUrl: `postgres://postgres@127.0.0.1:${closed}/nothing`, clickhouseUrl: dbs.clickhouseUrl });
+
+  const res = await send('GET', '/v1/senders', { base: down.url, headers: a.headers });
+  assertProblem(t, res, 503, 'service_unavailable');
+  t.match(res.headers['retry-after'], /^\d+$/, 'Retry-After in seconds');
+  t.notOk(res.headers['www-authenticate'], 'not reported as an authentication failure');
+  t.notMatch(res.text, /ECONNREFUSED|127\.0\.0\.1/, 'no connection detail leaks');
+
+  const ready = await send('GET', '/readyz', { base: down.url });
+  t.equal(ready.status, 503);
+  t.equal(ready.body.checks.postgres.ok, false);
+  t.ok(ready.headers['x-request-id']);
+
+  const health = await send('GET', '/healthz', { base: down.url });
+  t.equal(health.status, 200, '/healthz does not touch dependencies');
+});
+
+// Last: stopping ClickHouse takes this file's server down for good.
+t.test('/readyz: 200 while every dependency answers, 503 once ClickHouse is gone', async (t) => {
+  const before = await get('/readyz', {});
+  t.equal(before.status, 200);
+  t.match(before.body, { status: 'ready', checks: { postgres: { ok: true }, clickhouse: { ok: true }, queue: { ok: true } } });
+
+  await dbs.clickhouse.stop();
+  const after = await get('/readyz', {});
+  t.equal(after.status, 503);
+  t.match(after.body, { status: 'unavailable', checks: { postgres: { ok: true }, clickhouse: { ok: false }, queue: { ok: true } } });
+  t.ok(after.headers['x-request-id']);
+});
