@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../runtime/config.js';
 import type { Pool } from '../sql/pool.js';
 import type { Tenant } from '../domain/tenancy/context.js';
+import type { JobQueue } from '../domain/jobs.js';
 import type { JsonSchema } from './validation.js';
 
 /** What a web process hands its routes. */
@@ -12,6 +13,8 @@ export interface AppDeps {
   clickhouse: ClickHouseClient;
   config: Config;
   logger: Logger;
+  /** Enqueues jobs inside a transaction (pg-boss); web never starts workers. */
+  queue: JobQueue;
 }
 
 export interface RouteContext<Q, P, B> {

@@ -1,4 +1,6 @@
 import PgBoss from 'pg-boss';
+import { queueDefs } from '../workers/queues.js';
+import type { JobQueue } from '../domain/jobs.js';
 
 /**
  * pg-boss on the service's Postgres. Only the release step migrates its schema; web and worker
@@ -17,10 +19,35 @@ export function createBoss(databaseUrl: string, opts: { migrate?: boolean; super
   return boss;
 }
 
-/** Install or upgrade pg-boss's schema (release step). */
+/** Install or upgrade pg-boss's schema and create or update every queue (release step). */
 export async function migrateQueue(databaseUrl: string): Promise<void> {
   const boss = createBoss(databaseUrl, { migrate: true, supervise: false, schedule: false });
   boss.on('error', () => {});
   await boss.start();
-  await boss.stop({ graceful: false, wait: true });
+  try {
+    for (const def of queueDefs()) {
+      const { name, ...options } = def;
+      if (await boss.getQueue(name)) await boss.updateQueue(name, options as PgBoss.Queue);
+      else await boss.createQueue(name, { name, ...options } as PgBoss.Queue);
+    }
+  } finally {
+    await boss.stop({ graceful: false, wait: true });
+  }
+}
+
+/**
+ * A JobQueue over pg-boss for processes that only enqueue (web, CLI): pg-boss's insert needs
+ * no started instance when given the transaction's client as `db`. Tenant transactions run as
+ * the RLS role, which has no rights on pg-boss's tables, so the insert resets to the service
+ * role first; the transaction (and so atomicity with the business rows) is unchanged.
+ */
+export function jobQueue(databaseUrl: string): JobQueue {
+  const boss = createBoss(databaseUrl, { supervise: false, schedule: false });
+  return {
+    async insert(client, jobs) {
+      if (!jobs.length) return;
+      await client.query('RESET ROLE');
+      await boss.insert(jobs, { db: { executeSql: (text: string, values: unknown[]) => client.query(text, values) } });
+    },
+  };
 }

@@ -3,6 +3,7 @@ import { createApp } from '../api/app.js';
 import type { Route } from '../api/route.js';
 import { createClickHouseClient } from '../analytics/client.js';
 import { createPool } from '../sql/pool.js';
+import { jobQueue } from './queue.js';
 import type { Config } from './config.js';
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
@@ -20,7 +21,8 @@ export interface WebProcess {
 export async function startWeb(config: Config, logger: Logger, extraRoutes: Route[] = []): Promise<WebProcess> {
   const pool = createPool(required('DATABASE_URL', config.databaseUrl), { max: 20, application: 'cartero-web' });
   const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl));
-  const app = createApp({ pool, clickhouse, config, logger }, extraRoutes);
+  const queue = jobQueue(config.databaseUrl!);
+  const app = createApp({ pool, clickhouse, config, logger, queue }, extraRoutes);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.port, () => resolve(s));
     s.once('error', reject);

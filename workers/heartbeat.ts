@@ -10,7 +10,6 @@ export const HEARTBEAT_QUEUE = 'worker.heartbeat';
  * deduplicated across workers) and sent once at every worker start.
  */
 export async function registerHeartbeat(boss: PgBoss, pool: Pool, workerId: string): Promise<void> {
-  await boss.createQueue(HEARTBEAT_QUEUE, { name: HEARTBEAT_QUEUE, policy: 'singleton' } as PgBoss.Queue);
   await boss.work(HEARTBEAT_QUEUE, async () => {
     await pool.query(
       `INSERT INTO worker_heartbeats (worker_id, hostname, pid, seen_at) VALUES ($1, $2, $3, now())

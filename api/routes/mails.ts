@@ -1,0 +1,65 @@
+import { acceptSend, type SendRequest } from '../../domain/mail/accept.js';
+import { getMail, listMailLogs, listMails, type MailFilter } from '../../domain/mail/mails.js';
+import type { PageRequest } from '../../domain/pagination.js';
+import { defineRoute } from '../route.js';
+import { collectionSchema, paginationQuery } from '../schemas/common.js';
+import { mailLogSchema, mailSchema, sendAcceptedSchema, sendBodySchema, sentFilterQuery } from '../schemas/mails.js';
+
+const mailIdParam = { mail_id: { type: 'string', minLength: 1, maxLength: 64 } };
+
+export const mailRoutes = [
+  defineRoute<Record<string, never>, Record<string, never>, SendRequest>({
+    method: 'post',
+    path: '/v1/mails/send',
+    operationId: 'sendMail',
+    summary: 'Send a mail to up to 500 recipients',
+    description:
+      'Accepted whole or not at all: one Mail per recipient (status 1 received) sharing one msg_id, sent by the workers. ' +
+      'Recipients with a restriction in force, or without consent when the sender requires it, are dropped (status 4) ' +
+      'and never contacted; mails over the monthly quota wait on hold (status 7).',
+    tag: 'Mails',
+    scope: 'mail:send',
+    body: sendBodySchema,
+    maxBodyBytes: 10 * 1024 * 1024,
+    success: { status: 202, description: 'Accepted', schema: sendAcceptedSchema },
+    errors: [404, 409, 413, 429],
+    handler: ({ tenant, body, deps }) => acceptSend(tenant, deps.pool, deps.queue, body),
+  }),
+  defineRoute<MailFilter>({
+    method: 'get',
+    path: '/v1/mails',
+    operationId: 'listMails',
+    summary: 'List mails of the last 3 months',
+    description: 'Same query and rows as GET /v1/activities/sent, with the 3-month online window applied as a filter. total_items is null.',
+    tag: 'Mails',
+    scope: 'mail:read',
+    query: sentFilterQuery,
+    success: { status: 200, description: 'A page of mails, newest first', schema: collectionSchema(mailSchema) },
+    handler: ({ tenant, query, deps }) => listMails(tenant, deps.pool, query),
+  }),
+  defineRoute<Record<string, never>, { mail_id: string }>({
+    method: 'get',
+    path: '/v1/mails/{mail_id}',
+    operationId: 'getMail',
+    summary: 'Read a mail',
+    tag: 'Mails',
+    scope: 'mail:read',
+    params: mailIdParam,
+    success: { status: 200, description: 'The mail', schema: mailSchema },
+    errors: [404],
+    handler: ({ tenant, params, deps }) => getMail(tenant, deps.pool, params.mail_id),
+  }),
+  defineRoute<PageRequest, { mail_id: string }>({
+    method: 'get',
+    path: '/v1/mails/{mail_id}/logs',
+    operationId: 'listMailLogs',
+    summary: "A mail's state moves, oldest first",
+    tag: 'Mails',
+    scope: 'mail:read',
+    params: mailIdParam,
+    query: { ...paginationQuery },
+    success: { status: 200, description: 'A page of state moves', schema: collectionSchema(mailLogSchema) },
+    errors: [404],
+    handler: ({ tenant, params, query, deps }) => listMailLogs(tenant, deps.pool, params.mail_id, query),
+  }),
+];

@@ -1,0 +1,138 @@
+import type { Pool } from '../../sql/pool.js';
+import { NotFoundError, RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
+import type { JobQueue } from '../jobs.js';
+import type { Tenant } from '../tenancy/context.js';
+import { withTenant } from '../tenancy/context.js';
+import { SEND_MAIL_QUEUE, type SendMailJob } from '../../workers/queues.js';
+import { takeSendTokens, type SendLimits } from './bandwidth.js';
+import { newId } from './ids.js';
+import { checkTemplate, recipientVariables, renderText, type Variables } from './merge-tags.js';
+import { MailStatus } from './status.js';
+
+/** The body of POST /v1/mails/send after schema validation (api/schemas/mails.ts). */
+export interface SendRequest {
+  from: string;
+  to: Array<{ email: string; name?: string; variables?: Variables }>;
+  subject: string;
+  html?: string;
+  text?: string;
+  template_id?: number;
+  variables?: Variables;
+  reply_to?: string;
+  headers?: Record<string, string>;
+  custom_msg_id?: string;
+  custom_group_code?: string;
+  test_mode?: boolean;
+  track_opens?: boolean;
+  track_clicks?: boolean;
+  attachments?: Array<{ filename: string; content_type: string; content: string }>;
+}
+
+export interface SendAccepted {
+  msg_id: string;
+  mails: Array<{ mail_id: string; to: string; status: number }>;
+}
+
+/** Checks across fields that a JSON Schema cannot say well; all failures reported together. */
+function crossFieldErrors(req: SendRequest): FieldError[] {
+  const errors: FieldError[] = [];
+  if (req.html === undefined && req.text === undefined && req.template_id === undefined) {
+    errors.push({ pointer: '/html', code: 'missing', message: 'One of html, text or template_id is required' });
+  }
+  for (const field of ['subject', 'html', 'text'] as const) {
+    const value = req[field];
+    const problem = value === undefined ? undefined : checkTemplate(value);
+    if (problem) errors.push({ pointer: `/${field}`, code: 'value_error.merge_tags', message: `Merge tags do not parse: ${problem}` });
+  }
+  const seen = new Map<string, number>();
+  req.to.forEach((r, i) => {
+    const email = r.email.toLowerCase();
+    if (seen.has(email)) {
+      errors.push({ pointer: `/to/${i}/email`, code: 'value_error.duplicate_recipient', message: `Recipient repeats /to/${seen.get(email)}` });
+    } else seen.set(email, i);
+  });
+  return errors;
+}
+
+/**
+ * Accept a send: one messages row, one mails row per recipient (status 1 received, a shared
+ * msg_id) with its first log row, and one send job per mail, all in one transaction, so the
+ * send is accepted whole or not at all. Gates that depend on the recipient (restrictions,
+ * consent, quota) run in the worker at send time, when they are current.
+ */
+export async function acceptSend(tenant: Tenant, pool: Pool, queue: JobQueue, req: SendRequest): Promise<SendAccepted> {
+  const errors = crossFieldErrors(req);
+  if (errors.length) throw new ValidationFailed(errors);
+
+  return withTenant(pool, tenant, async (c) => {
+    const sender = (
+      await c.query<{ id: number; name: string; email_address: string; is_verified: boolean }>(
+        `SELECT s.id, s.name, s.email_address, d.is_verified
+           FROM senders s JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id
+          WHERE s.instance_id = $1 AND s.email_address = lower($2)`,
+        [tenant.instanceId, req.from],
+      )
+    ).rows[0];
+    if (!sender) {
+      throw new ValidationFailed([
+        { pointer: '/from', code: 'value_error.unknown_sender', message: 'from must be the email_address of a sender of this instance' },
+      ]);
+    }
+    if (!sender.is_verified) {
+      throw new RuleViolation('domain_sender_not_verified', `the domain of sender ${sender.email_address} is not verified`);
+    }
+    // Templates arrive with the templates issue; until then no id exists, which is the spec's 404.
+    if (req.template_id !== undefined) throw new NotFoundError('mail_template', req.template_id);
+
+    const limits = (
+      await c.query<SendLimits>('SELECT send_rate_per_second, send_burst FROM instances WHERE id = $1', [tenant.instanceId])
+    ).rows[0]!;
+    await takeSendTokens(tenant, c, limits, req.to.length);
+
+    const msgId = newId();
+    const message = (
+      await c.query<{ id: number }>(
+        `INSERT INTO messages (instance_id, msg_id, sender_id, from_email, from_name, subject, html, text_body, reply_to,
+                               headers, attachments, variables, test_mode, track_opens, track_clicks, custom_msg_id, custom_group_code)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id`,
+        [
+          tenant.instanceId, msgId, sender.id, sender.email_address, sender.name, req.subject, req.html ?? null, req.text ?? null,
+          req.reply_to ?? null, JSON.stringify(req.headers ?? {}), JSON.stringify(req.attachments ?? []), JSON.stringify(req.variables ?? {}),
+          req.test_mode ?? false, req.track_opens ?? true, req.track_clicks ?? true, req.custom_msg_id ?? null, req.custom_group_code ?? null,
+        ],
+      )
+    ).rows[0]!;
+
+    const mailIds = req.to.map(() => newId());
+    const subjects = req.to.map((r) => renderText(req.subject, recipientVariables(req.variables ?? {}, r)));
+    // One statement for all recipients (up to 500): arrays zipped by unnest.
+    await c.query(
+      `WITH inserted AS (
+         INSERT INTO mails (instance_id, mail_id, message_id, msg_id, sender_id, sender, to_email, to_name, variables, subject,
+                            status, custom_msg_id, custom_group_code)
+         SELECT $1, r.mail_id, $2, $3, $4, $5, r.to_email, r.to_name, r.variables, r.subject, ${MailStatus.received}, $6, $7
+           FROM unnest($8::text[], $9::text[], $10::text[], $11::jsonb[], $12::text[]) WITH ORDINALITY
+                AS r(mail_id, to_email, to_name, variables, subject, n)
+          ORDER BY r.n
+         RETURNING mail_id, received_at
+       )
+       INSERT INTO mail_logs (instance_id, mail_id, status, reason, created_at)
+       SELECT $1, mail_id, ${MailStatus.received}, 'accepted', received_at FROM inserted`,
+      [
+        tenant.instanceId, message.id, msgId, sender.id, sender.email_address, req.custom_msg_id ?? null, req.custom_group_code ?? null,
+        mailIds, req.to.map((r) => r.email.toLowerCase()), req.to.map((r) => r.name ?? null),
+        req.to.map((r) => JSON.stringify(r.variables ?? {})), subjects,
+      ],
+    );
+    // Last in the transaction: the insert leaves the tenant role (see runtime/queue.ts).
+    await queue.insert(
+      c,
+      mailIds.map((mail_id) => ({ name: SEND_MAIL_QUEUE, data: { instance_id: tenant.instanceId, mail_id } satisfies SendMailJob })),
+    );
+    return {
+      msg_id: msgId,
+      mails: mailIds.map((mail_id, i) => ({ mail_id, to: req.to[i]!.email.toLowerCase(), status: MailStatus.received })),
+    };
+  });
+}
+

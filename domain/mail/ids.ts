@@ -1,0 +1,33 @@
+import { decodeTime, monotonicFactory } from 'ulid';
+
+/**
+ * mail_id and msg_id are ULIDs: 48 bits of creation time then 80 random bits. The time part is
+ * what lets GET /v1/mails/{id} answer mail_outside_retention for an id whose row was purged, and
+ * sorts ids by creation. Monotonic within a process so ids of one send keep recipient order.
+ */
+const next = monotonicFactory();
+
+export function newId(): string {
+  return next();
+}
+
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** Creation time of an id we issued; undefined for anything that is not one. */
+export function idTime(id: string): Date | undefined {
+  if (!ULID.test(id)) return undefined;
+  try {
+    return new Date(decodeTime(id));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The online retention window of the spec (Limits): 3 months. */
+export const RETENTION_MONTHS = 3;
+
+export function retentionStart(now = new Date()): Date {
+  const d = new Date(now);
+  d.setUTCMonth(d.getUTCMonth() - RETENTION_MONTHS);
+  return d;
+}

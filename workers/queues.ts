@@ -1,0 +1,40 @@
+/**
+ * Every pg-boss queue and its policy, created by the release step (runtime/queue.ts) so web
+ * dynos can enqueue in their own transactions without DDL. One place for retry settings.
+ */
+export interface QueueDef {
+  name: string;
+  retryLimit?: number;
+  retryDelay?: number;
+  retryBackoff?: boolean;
+  expireInSeconds?: number;
+  policy?: 'standard' | 'short' | 'singleton' | 'stately';
+}
+
+function intEnv(name: string, fallback: number): number {
+  const v = Number(process.env[name]);
+  return Number.isFinite(v) && v >= 0 && process.env[name] !== '' && process.env[name] !== undefined ? v : fallback;
+}
+
+/** The send job: one per mail. Data: SendMailJob. */
+export const SEND_MAIL_QUEUE = 'mail.send';
+export interface SendMailJob {
+  instance_id: number;
+  mail_id: string;
+}
+
+export function queueDefs(): QueueDef[] {
+  return [
+    { name: 'worker.heartbeat', policy: 'singleton' },
+    {
+      name: SEND_MAIL_QUEUE,
+      // Deferred (4xx) mails are retried with exponential backoff; after the last try the
+      // mail becomes a soft bounce. SEND_RETRY_* make tests fast; defaults suit real MTAs.
+      retryLimit: intEnv('SEND_RETRY_LIMIT', 6),
+      retryDelay: intEnv('SEND_RETRY_DELAY_SECONDS', 60),
+      retryBackoff: true,
+      // A worker killed mid-send leaves its job active; after this it is retried elsewhere.
+      expireInSeconds: intEnv('SEND_JOB_EXPIRE_SECONDS', 120),
+    },
+  ];
+}
