@@ -1,7 +1,9 @@
 import type { Pool } from '../sql/pool.js';
+import type { JobQueue } from '../domain/jobs.js';
+import { releaseOnHold } from '../domain/mail/onhold.js';
 import { AppError } from '../domain/errors.js';
 import type { Tenant } from '../domain/tenancy/context.js';
-import { createInstance, getInstanceBySlug, setInstanceAllowList, setInstanceEnabled } from '../domain/tenancy/instances.js';
+import { createInstance, getInstanceBySlug, setInstanceAllowList, setInstanceEnabled, setInstanceLimits } from '../domain/tenancy/instances.js';
 import { createApiKey, revokeApiKey } from '../domain/tenancy/api-keys.js';
 import { addDomain, setDomainChecks, type DnsCheckState } from '../domain/domains/domains.js';
 import { createSender, setSenderConsentRequired } from '../domain/senders/senders.js';
@@ -15,7 +17,7 @@ export interface Command {
   usage: string;
   /** Flag names with their kind, for node:util parseArgs. */
   flags: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
-  run(pool: Pool, flags: Flags): Promise<unknown>;
+  run(pool: Pool, flags: Flags, queue: JobQueue): Promise<unknown>;
 }
 
 export class UsageError extends Error {}
@@ -53,6 +55,18 @@ async function tenantOf(pool: Pool, slug: string): Promise<Tenant> {
   return { instanceId: instance.id, slug: instance.slug, tz: instance.tz };
 }
 
+/** A limit flag: a non-negative number, or none/unlimited to remove the limit; absent: unchanged. */
+function limit(flags: Flags, name: string, integer: boolean): number | null | undefined {
+  const v = optStr(flags, name);
+  if (v === undefined) return undefined;
+  if (v === 'none' || v === 'unlimited') return null;
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || (integer && !Number.isInteger(n))) {
+    throw new UsageError(`--${name} must be a ${integer ? 'whole ' : ''}number or none`);
+  }
+  return n;
+}
+
 function checkState(flags: Flags, name: string): DnsCheckState | undefined {
   const v = optStr(flags, name);
   if (v === undefined) return undefined;
@@ -87,6 +101,21 @@ export const commands: Command[] = [
       const cidrs = list(f, 'cidr');
       if (!cidrs.length && !f.clear) throw new UsageError('give --cidr (repeatable) or --clear');
       return setInstanceAllowList(pool, str(f, 'slug'), { add: cidrs, clear: f.clear === true });
+    },
+  },
+  {
+    name: 'instance set-limits',
+    usage: '--slug S [--rate PER_SECOND] [--burst N] [--monthly-quota N]  (none removes a limit)',
+    flags: { slug: { type: 'string' }, rate: { type: 'string' }, burst: { type: 'string' }, 'monthly-quota': { type: 'string' } },
+    run: async (pool, f, queue) => {
+      const instance = await setInstanceLimits(pool, str(f, 'slug'), {
+        send_rate_per_second: limit(f, 'rate', false),
+        send_burst: limit(f, 'burst', true),
+        monthly_quota: limit(f, 'monthly-quota', true),
+      });
+      // A raised quota frees mails on hold now rather than at the worker's next sweep.
+      const released = await releaseOnHold({ instanceId: instance.id, slug: instance.slug, tz: instance.tz }, pool, queue);
+      return { ...instance, released_from_hold: released };
     },
   },
   {

@@ -6,6 +6,8 @@ import { preferredPort } from '../runtime/ports.js';
 import { startEmbeddedPostgres } from '../sql/embedded.js';
 import { migratePostgres } from '../sql/migrate.js';
 import { createPool, type Pool } from '../sql/pool.js';
+import type { JobQueue } from '../domain/jobs.js';
+import { jobQueue } from '../runtime/queue.js';
 
 async function reachable(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
@@ -24,7 +26,7 @@ async function reachable(url: string): Promise<boolean> {
  * service is not running, the data dir's embedded Postgres is started for the one command and
  * stopped after it, so the CLI also works before the first `npm start`.
  */
-export async function openDatabase(config: Config): Promise<{ pool: Pool; close(): Promise<void> }> {
+export async function openDatabase(config: Config): Promise<{ pool: Pool; queue: JobQueue; close(): Promise<void> }> {
   let url = config.databaseUrl;
   let stop: (() => Promise<void>) | undefined;
   if (!url) {
@@ -41,6 +43,7 @@ export async function openDatabase(config: Config): Promise<{ pool: Pool; close(
   await migratePostgres(pool);
   return {
     pool,
+    queue: jobQueue(url),
     async close() {
       await pool.end();
       await stop?.();

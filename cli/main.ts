@@ -27,7 +27,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const db = await openDatabase(loadConfig());
   try {
-    const result = await command.run(db.pool, flags);
+    const result = await command.run(db.pool, flags, db.queue);
     process.stdout.write(JSON.stringify(result) + '\n');
     return 0;
   } catch (err) {

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 export interface ServicesFile {
   postgres?: { port: number; url: string };
   clickhouse?: { port: number; url: string };
+  /** The mailbox simulator (smtp/simulator.ts), when SMTP_URL is not set. */
+  smtp?: { port: number; url: string };
   web?: { port: number; url: string; pid: number };
 }
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../analytics/embedded/server.js';
 import { DEFAULT_DATABASE } from '../analytics/client.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../sql/embedded.js';
+import { startMailboxSimulator, type MailboxSimulator } from '../smtp/simulator.js';
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { runMigrations } from './migrations.js';
@@ -12,9 +13,10 @@ import { readServices, writeServices } from './services-file.js';
 
 /**
  * `npm start`: the embedded default. Postgres and ClickHouse under DATA_DIR unless DATABASE_URL /
- * CLICKHOUSE_URL name real ones, then migrations, then the web and worker dynos as child
- * processes (the same entry points the Procfile runs). On SIGINT/SIGTERM the dynos stop first,
- * then ClickHouse, then Postgres, so no writer outlives its database.
+ * CLICKHOUSE_URL name real ones, the mailbox simulator (DATA_DIR/mailbox) unless SMTP_URL names a
+ * real relay, then migrations, then the web and worker dynos as child processes (the same entry
+ * points the Procfile runs). On SIGINT/SIGTERM the dynos stop first, then the simulator, then
+ * ClickHouse, then Postgres, so no writer outlives what it writes to.
  */
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -46,6 +48,7 @@ async function main(): Promise<void> {
 
   let pgServer: EmbeddedPostgres | undefined;
   let chServer: EmbeddedClickHouse | undefined;
+  let simulator: MailboxSimulator | undefined;
   try {
     if (!config.databaseUrl) {
       pgServer = await startEmbeddedPostgres({ dir: join(config.dataDir, 'postgres'), port: await preferredPort(recorded.postgres?.port) });
@@ -61,16 +64,29 @@ async function main(): Promise<void> {
       stops.push(chServer.stop);
       logger.info({ port: chServer.port }, 'embedded clickhouse ready');
     }
+    if (!config.smtpUrl) {
+      simulator = await startMailboxSimulator({
+        dir: join(config.dataDir, 'mailbox'),
+        port: await preferredPort(recorded.smtp?.port),
+        // The bounces issue turns this into an ARF report to Cartero's inbound path.
+        onComplaint: (c) => logger.info({ recipient: c.recipient, messageId: c.messageId }, 'simulated complaint (not delivered to Cartero yet)'),
+        log: (m) => logger.debug(m),
+      });
+      stops.push(simulator.stop);
+      logger.info({ url: simulator.url, mailbox: simulator.dir }, 'mailbox simulator ready');
+    }
   } catch (err) {
     logger.error({ err }, 'could not start the embedded services');
     return shutdown(1);
   }
   const databaseUrl = config.databaseUrl ?? pgServer!.url;
   const clickhouseUrl = config.clickhouseUrl ?? `${chServer!.url}/${DEFAULT_DATABASE}`;
+  const smtpUrl = config.smtpUrl ?? simulator!.url;
   const url = `http://localhost:${config.port}`;
   writeServices(config.dataDir, {
     ...(pgServer ? { postgres: { port: pgServer.port, url: databaseUrl } } : {}),
     ...(chServer ? { clickhouse: { port: chServer.port, url: clickhouseUrl } } : {}),
+    ...(simulator ? { smtp: { port: simulator.port, url: smtpUrl } } : {}),
     web: { port: config.port, url, pid: process.pid },
   });
 
@@ -81,7 +97,14 @@ async function main(): Promise<void> {
     return shutdown(1);
   }
 
-  const env = { ...process.env, DATABASE_URL: databaseUrl, CLICKHOUSE_URL: clickhouseUrl, PORT: String(config.port), DATA_DIR: config.dataDir };
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    CLICKHOUSE_URL: clickhouseUrl,
+    SMTP_URL: smtpUrl,
+    PORT: String(config.port),
+    DATA_DIR: config.dataDir,
+  };
   for (const dyno of ['web', 'worker']) {
     const child = spawn(process.execPath, [join(projectRoot, 'dist', 'runtime', `${dyno}.js`)], { env, stdio: ['ignore', 'inherit', 'inherit'] });
     child.once('exit', (code, signal) => {

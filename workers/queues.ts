@@ -26,6 +26,8 @@ export interface SendMailJob {
 export function queueDefs(): QueueDef[] {
   return [
     { name: 'worker.heartbeat', policy: 'singleton' },
+    { name: 'mail.release-onhold', policy: 'singleton' },
+    { name: 'mail.retention', policy: 'singleton' },
     {
       name: SEND_MAIL_QUEUE,
       // Deferred (4xx) mails are retried with exponential backoff; after the last try the

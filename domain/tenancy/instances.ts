@@ -12,11 +12,15 @@ export interface Instance {
   tz: string | null;
   enabled: boolean;
   allowed_cidrs: string[];
+  send_rate_per_second: number | null;
+  send_burst: number | null;
+  monthly_quota: number | null;
   created_at: Date;
   updated_at: Date;
 }
 
-const COLUMNS = 'id, slug, name, tz, enabled, allowed_cidrs::text[] AS allowed_cidrs, created_at, updated_at';
+const COLUMNS = `id, slug, name, tz, enabled, allowed_cidrs::text[] AS allowed_cidrs,
+  send_rate_per_second, send_burst, monthly_quota, created_at, updated_at`;
 
 export async function createInstance(pool: Pool, input: { slug: string; name?: string; tz?: string | null }): Promise<Instance> {
   if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(input.slug)) {
@@ -59,6 +63,36 @@ export async function setInstanceAllowList(pool: Pool, slug: string, change: { a
             updated_at = now()
       WHERE slug = $1 RETURNING ${COLUMNS}`,
     [slug, change.clear ?? false, add],
+  );
+  if (!rows[0]) throw new NotFoundError('instance', slug);
+  return rows[0];
+}
+
+export interface SendLimitsChange {
+  /** undefined: unchanged; null: no limit. */
+  send_rate_per_second?: number | null;
+  send_burst?: number | null;
+  monthly_quota?: number | null;
+}
+
+/** Sending limits (panel-only): bandwidth bucket rate and burst, monthly plan quota. */
+export async function setInstanceLimits(pool: Pool, slug: string, change: SendLimitsChange): Promise<Instance> {
+  if (change.send_rate_per_second === 0) throw new AppError(400, 'invalid_limit', 'rate must be above 0 (use none for no limit)');
+  if (change.send_burst === 0) throw new AppError(400, 'invalid_limit', 'burst must be at least 1');
+  const { rows } = await query<Instance>(
+    pool,
+    `UPDATE instances SET
+        send_rate_per_second = CASE WHEN $2 THEN $3::float8 ELSE send_rate_per_second END,
+        send_burst = CASE WHEN $4 THEN $5::int ELSE send_burst END,
+        monthly_quota = CASE WHEN $6 THEN $7::int ELSE monthly_quota END,
+        updated_at = now()
+      WHERE slug = $1 RETURNING ${COLUMNS}`,
+    [
+      slug,
+      change.send_rate_per_second !== undefined, change.send_rate_per_second ?? null,
+      change.send_burst !== undefined, change.send_burst ?? null,
+      change.monthly_quota !== undefined, change.monthly_quota ?? null,
+    ],
   );
   if (!rows[0]) throw new NotFoundError('instance', slug);
   return rows[0];

@@ -1,0 +1,54 @@
+import type { Pool } from '../../sql/pool.js';
+import { query } from '../../sql/pool.js';
+import type { JobQueue } from '../jobs.js';
+import type { Tenant } from '../tenancy/context.js';
+import { withTenant } from '../tenancy/context.js';
+import { SEND_MAIL_QUEUE } from '../../workers/queues.js';
+import { MailStatus } from './status.js';
+
+/**
+ * Mails put on hold (status 7) because the monthly quota was used up go back to the send queue,
+ * oldest first, as far as the quota now allows: after `cartero instance set-limits` raises it, or
+ * when a new UTC month starts (the worker's minute sweep). The worker claims a quota unit again
+ * when it sends, so releasing a few too many only puts the surplus back on hold.
+ */
+export async function releaseOnHold(tenant: Tenant, pool: Pool, queue: JobQueue, max = 1000): Promise<number> {
+  return withTenant(pool, tenant, async (c) => {
+    const { rows } = await c.query<{ mail_id: string }>(
+      `WITH room AS (
+         SELECT CASE WHEN i.monthly_quota IS NULL THEN $2::int
+                     ELSE least($2::int, greatest(0, i.monthly_quota - coalesce(q.used, 0))) END AS n
+           FROM instances i
+           LEFT JOIN quota_usage q ON q.instance_id = i.id AND q.month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
+          WHERE i.id = $1
+       ), picked AS (
+         SELECT id FROM mails
+          WHERE instance_id = $1 AND status = ${MailStatus.onhold}
+          ORDER BY received_at, id
+          LIMIT (SELECT n FROM room)
+          FOR UPDATE SKIP LOCKED
+       ), released AS (
+         UPDATE mails m SET status = ${MailStatus.received}, updated_at = now()
+           FROM picked WHERE m.id = picked.id
+         RETURNING m.mail_id
+       ), logged AS (
+         INSERT INTO mail_logs (instance_id, mail_id, status, reason)
+         SELECT $1, mail_id, ${MailStatus.received}, 'released_from_hold' FROM released
+       )
+       SELECT mail_id FROM released`,
+      [tenant.instanceId, max],
+    );
+    await queue.insert(c, rows.map((r) => ({ name: SEND_MAIL_QUEUE, data: { instance_id: tenant.instanceId, mail_id: r.mail_id } })));
+    return rows.length;
+  });
+}
+
+/** Every instance with mails on hold (a service-level read, not tenant data). */
+export async function instancesWithMailsOnHold(pool: Pool): Promise<Tenant[]> {
+  const { rows } = await query<{ id: number; slug: string; tz: string | null }>(
+    pool,
+    `SELECT i.id, i.slug, i.tz FROM instances i
+      WHERE i.enabled AND EXISTS (SELECT 1 FROM mails m WHERE m.instance_id = i.id AND m.status = ${MailStatus.onhold})`,
+  );
+  return rows.map((r) => ({ instanceId: r.id, slug: r.slug, tz: r.tz }));
+}

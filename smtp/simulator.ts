@@ -1,0 +1,420 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { appendFile, link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+
+/**
+ * The mailbox simulator: the SMTP server of the embedded default (`npm start` without SMTP_URL),
+ * of the tests and of `bench/`. A real SMTP server on loopback (smtp-server) that answers by the
+ * local part of each recipient, like Amazon SES's mailbox simulator:
+ *
+ *   bounce*      550 5.1.1 at RCPT (user unknown)
+ *   softbounce*  452 4.2.2 at RCPT (mailbox full), on every try
+ *   defer*       451 4.3.0 at the end of DATA the first time a (recipient, Message-ID) pair is
+ *                seen, 250 on every later try of that message
+ *   complaint*   250, stored, then `onComplaint` (the bounces issue turns it into an ARF report,
+ *                see buildArfComplaint, sent to Cartero's inbound path)
+ *   anything else 250, stored
+ *
+ * Local parts are matched case-insensitively by prefix, so `bounce+mail123@x` bounces too.
+ *
+ * Every accepted message is one `.eml` file in `dir`: the bytes as received, preceded by
+ * `Return-Path:` (MAIL FROM) and `X-Simulator-Rcpt-To:` (the accepted RCPT TOs, comma-separated),
+ * so readers know the envelope. A message that reached several accepted recipients is stored
+ * once. Two deliveries of the same message (an at-least-once retry) are two files: nothing is
+ * ever overwritten, which is what lets tests count duplicates.
+ *
+ * Only a plain-text server: no AUTH, no STARTTLS. It is a development and test fixture; production
+ * sets SMTP_URL to a real relay.
+ */
+export interface MailboxSimulator {
+  /** `smtp://127.0.0.1:PORT`: what SMTP_URL is set to. */
+  url: string;
+  port: number;
+  /** Where the `.eml` files are written (absolute). */
+  dir: string;
+  /** Stops accepting connections; resolves once open sessions have ended and files are written. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface SimulatedComplaint {
+  /** The envelope recipient whose local part starts with `complaint`. */
+  recipient: string;
+  /** The Message-ID header of the message, angle brackets included; undefined when it had none. */
+  messageId: string | undefined;
+  /** The envelope sender (MAIL FROM), '' for the null sender. */
+  mailFrom: string;
+  /** The message exactly as received over SMTP (without the simulator's envelope headers). */
+  raw: Buffer;
+  arrivalDate: Date;
+  /** The stored `.eml` file. */
+  file: string;
+}
+
+export interface MailboxSimulatorOptions {
+  dir: string;
+  /** A free port is picked by the OS when omitted (or 0). */
+  port?: number;
+  /** Listen address; 127.0.0.1 by default. */
+  host?: string;
+  /** Called after the 250 of a message to a `complaint*` recipient (once per such recipient). */
+  onComplaint?: (complaint: SimulatedComplaint) => void | Promise<void>;
+  log?: (m: string) => void;
+}
+
+type Behaviour = 'bounce' | 'softbounce' | 'defer' | 'complaint' | 'deliver';
+
+// Longest prefixes first: no prefix is a prefix of another today, but keep it that way on edits.
+const PREFIXES: Array<[string, Behaviour]> = [
+  ['softbounce', 'softbounce'],
+  ['complaint', 'complaint'],
+  ['bounce', 'bounce'],
+  ['defer', 'defer'],
+];
+
+export function behaviourOf(address: string): Behaviour {
+  const at = address.lastIndexOf('@');
+  const local = (at >= 0 ? address.slice(0, at) : address).toLowerCase();
+  for (const [prefix, behaviour] of PREFIXES) if (local.startsWith(prefix)) return behaviour;
+  return 'deliver';
+}
+
+const MAX_MESSAGE_BYTES = 50 * 1024 * 1024;
+// Open sessions (e.g. a pooled client idling) get this long after stop() before a 421; a message
+// being received in that window still gets its answer and its file.
+const CLOSE_GRACE_MS = 2_000;
+const DEFER_STATE_FILE = 'defer-state.jsonl';
+// Bounds the defer state (memory and file): far more than the deferred mails any test or bench
+// has in flight at once; the oldest entries go first.
+const DEFER_STATE_MAX = 100_000;
+
+/** An SMTP reply as an Error, the way smtp-server wants it from a handler. */
+function reply(code: number, text: string): Error {
+  return Object.assign(new Error(text), { responseCode: code });
+}
+
+export async function startMailboxSimulator(opts: MailboxSimulatorOptions): Promise<MailboxSimulator> {
+  const dir = resolve(opts.dir);
+  await mkdir(dir, { recursive: true });
+  const log = opts.log ?? (() => {});
+  const deferState = await DeferState.load(join(dir, DEFER_STATE_FILE));
+  const inFlight = new Set<Promise<unknown>>();
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p)).catch(() => {});
+    return p;
+  };
+
+  const onRcptTo = (address: SMTPServerAddress, _session: SMTPServerSession, done: (err?: Error | null) => void) => {
+    switch (behaviourOf(address.address)) {
+      case 'bounce':
+        return done(reply(550, `5.1.1 <${address.address}>: Recipient address rejected: User unknown`));
+      case 'softbounce':
+        return done(reply(452, `4.2.2 <${address.address}>: Mailbox full`));
+      default:
+        // `defer` can only be decided once the Message-ID is known, at the end of DATA.
+        return done();
+    }
+  };
+
+  const onData = (stream: SMTPServerDataStream, session: SMTPServerSession, done: (err?: Error | null, message?: string) => void) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    // The client went away mid-message: nothing to store, and nobody left to answer.
+    stream.once('error', () => {});
+    stream.once('end', () => {
+      if (stream.sizeExceeded) return done(reply(552, `5.3.4 Message exceeds the ${MAX_MESSAGE_BYTES} bytes limit`));
+      const raw = Buffer.concat(chunks);
+      track(receive(raw, session)).then(
+        (result) => {
+          done(result.error, result.message);
+          // After the 250 is on its way, as a receiving mailbox provider would do it.
+          for (const complaint of result.complaints) void notifyComplaint(complaint);
+        },
+        (err: Error) => {
+          log(`mailbox simulator: could not store a message: ${err.message}`);
+          done(reply(451, '4.3.0 Local error while storing the message'));
+        },
+      );
+    });
+  };
+
+  async function receive(raw: Buffer, session: SMTPServerSession): Promise<{ error?: Error; message?: string; complaints: SimulatedComplaint[] }> {
+    const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+    const recipients = session.envelope.rcptTo.map((r) => r.address);
+    const messageId = headerValue(raw, 'message-id');
+    // Without a Message-ID (nodemailer always sets one), the message bytes identify the message.
+    const messageKey = messageId ?? `sha256:${createHash('sha256').update(raw).digest('hex')}`;
+
+    // SMTP has one reply per DATA, so a first-try `defer` recipient defers the whole message (the
+    // others are retried with it). Cartero sends one message per recipient, where this never matters.
+    const firstTries = recipients.filter((r) => behaviourOf(r) === 'defer' && !deferState.seen(r, messageKey));
+    if (firstTries.length > 0) {
+      await deferState.record(firstTries, messageKey);
+      return { error: reply(451, `4.3.0 <${firstTries[0]}>: Temporary failure, try again later`), complaints: [] };
+    }
+
+    const arrivalDate = new Date();
+    const file = await storeMessage(dir, raw, { mailFrom, recipients, messageId, arrivalDate });
+    const complaints = recipients
+      .filter((r) => behaviourOf(r) === 'complaint')
+      .map((recipient) => ({ recipient, messageId, mailFrom, raw, arrivalDate, file }));
+    return { message: `2.0.0 Ok: queued as ${file.slice(dir.length + 1)}`, complaints };
+  }
+
+  async function notifyComplaint(complaint: SimulatedComplaint): Promise<void> {
+    if (!opts.onComplaint) return;
+    try {
+      await track(Promise.resolve(opts.onComplaint(complaint)));
+    } catch (err) {
+      log(`mailbox simulator: onComplaint failed for ${complaint.recipient}: ${(err as Error).message}`);
+    }
+  }
+
+  const server = new SMTPServer({
+    banner: 'Cartero mailbox simulator',
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    size: MAX_MESSAGE_BYTES,
+    // smtp-server's own enhanced status codes stay off (its default): the replies above carry
+    // theirs explicitly, which keeps them independent of the library's code table.
+    closeTimeout: CLOSE_GRACE_MS,
+    logger: false,
+    onRcptTo,
+    onData,
+  });
+  server.on('error', (err) => log(`mailbox simulator: ${err.message}`));
+
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((ready, fail) => {
+    const onError = (err: Error) => fail(err);
+    server.server.once('error', onError);
+    server.listen(opts.port ?? 0, host, () => {
+      server.server.off('error', onError);
+      ready();
+    });
+  });
+  const address = server.server.address();
+  if (!address || typeof address === 'string') throw new Error('mailbox simulator: no TCP address');
+  const port = address.port;
+  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const url = `smtp://${urlHost}:${port}`;
+  log(`mailbox simulator ${url} storing into ${dir}`);
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    dir,
+    stop: () =>
+      (stopping ??= (async () => {
+        await new Promise<void>((closed) => server.close(() => closed()));
+        // A session cut by the grace timeout may still be writing its file or running onComplaint.
+        while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+        log(`mailbox simulator ${url} stopped`);
+      })()),
+  };
+}
+
+/**
+ * Which (recipient, message) pairs have had their one deferral. Kept in memory and appended to a
+ * JSON-lines file in the mailbox dir, because Cartero's retry of a deferred mail may come after an
+ * `npm start` restart, and must then pass. Append-only (one line per new pair) so a burst of
+ * deferred mails costs one small write each; compacted on load when over the bound.
+ */
+class DeferState {
+  private constructor(
+    private readonly file: string,
+    private readonly keys: Set<string>,
+  ) {}
+
+  static async load(file: string): Promise<DeferState> {
+    const keys = new Set<string>();
+    let text = '';
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      try {
+        const entry = JSON.parse(line) as { rcpt?: unknown; msg?: unknown };
+        if (typeof entry.rcpt === 'string' && typeof entry.msg === 'string') keys.add(DeferState.key(entry.rcpt, entry.msg));
+      } catch {
+        /* a line cut by a crash mid-append: that deferral is simply given again */
+      }
+    }
+    const state = new DeferState(file, keys);
+    if (keys.size > DEFER_STATE_MAX) await state.compact();
+    return state;
+  }
+
+  private static key(recipient: string, messageKey: string): string {
+    return `${recipient.toLowerCase()}\n${messageKey}`;
+  }
+
+  seen(recipient: string, messageKey: string): boolean {
+    return this.keys.has(DeferState.key(recipient, messageKey));
+  }
+
+  /** Remembered before the 451 is sent, so a retry after a restart right after it still passes. */
+  async record(recipients: string[], messageKey: string): Promise<void> {
+    let lines = '';
+    for (const rcpt of recipients) {
+      this.keys.add(DeferState.key(rcpt, messageKey));
+      lines += JSON.stringify({ rcpt: rcpt.toLowerCase(), msg: messageKey, at: new Date().toISOString() }) + '\n';
+    }
+    while (this.keys.size > DEFER_STATE_MAX) this.keys.delete(this.keys.values().next().value!);
+    await appendFile(this.file, lines);
+  }
+
+  private async compact(): Promise<void> {
+    const keep = [...this.keys].slice(-DEFER_STATE_MAX);
+    this.keys.clear();
+    for (const k of keep) this.keys.add(k);
+    const body = keep.map((k) => {
+      const [rcpt, msg] = k.split('\n');
+      return JSON.stringify({ rcpt, msg }) + '\n';
+    });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    await writeFile(tmp, body.join(''));
+    await rename(tmp, this.file);
+  }
+}
+
+/**
+ * Writes one `.eml` file: to a dot-named temporary file first, then hard-linked under its final
+ * name, so a reader never sees a partial message and an existing file is never replaced (link
+ * fails where rename would overwrite). Returns the final path.
+ */
+async function storeMessage(
+  dir: string,
+  raw: Buffer,
+  env: { mailFrom: string; recipients: string[]; messageId: string | undefined; arrivalDate: Date },
+): Promise<string> {
+  const envelope = `Return-Path: <${env.mailFrom}>\r\nX-Simulator-Rcpt-To: ${env.recipients.join(', ')}\r\n`;
+  const tmp = join(dir, `.tmp-${process.pid}-${randomBytes(8).toString('hex')}`);
+  await writeFile(tmp, Buffer.concat([Buffer.from(envelope, 'utf8'), raw]));
+  try {
+    const stamp = env.arrivalDate.toISOString().replace(/[:.]/g, '-');
+    const name = env.messageId ? sanitizeForFileName(env.messageId) : randomBytes(8).toString('hex');
+    for (let n = 0; ; n++) {
+      const file = join(dir, `${stamp}-${name}${n ? `-${n}` : ''}.eml`);
+      try {
+        await link(tmp, file);
+        return file;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || n >= 100) throw err;
+      }
+    }
+  } finally {
+    await unlink(tmp).catch(() => {});
+  }
+}
+
+function sanitizeForFileName(messageId: string): string {
+  const clean = messageId
+    .replace(/^\s*<|>\s*$/g, '')
+    .replace(/[^A-Za-z0-9._@+=-]/g, '_')
+    .slice(0, 120);
+  return clean || randomBytes(8).toString('hex');
+}
+
+/** The header section of a message (up to the first empty line), unfolded. */
+function headerSection(raw: Buffer): string {
+  // Found in the bytes: decoding a 50 MB body to read a few headers would be waste.
+  const crlf = raw.indexOf('\r\n\r\n');
+  const lf = raw.indexOf('\n\n');
+  const ends = [crlf, lf].filter((i) => i >= 0);
+  return raw.subarray(0, ends.length ? Math.min(...ends) : raw.length).toString('utf8');
+}
+
+function headerValue(raw: Buffer, name: string): string | undefined {
+  const unfolded = headerSection(raw).replace(/\r?\n[ \t]+/g, ' ');
+  for (const line of unfolded.split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon > 0 && line.slice(0, colon).trim().toLowerCase() === name) {
+      const value = line.slice(colon + 1).trim();
+      return value || undefined;
+    }
+  }
+  return undefined;
+}
+
+export interface ArfOriginal {
+  raw: Buffer;
+  recipient: string;
+  mailFrom: string;
+  messageId: string | undefined;
+  /** When the original reached the mailbox; now when omitted. */
+  arrivalDate?: Date;
+}
+
+const ARF_USER_AGENT = 'Cartero-MailboxSimulator/1.0';
+const ARF_FROM = 'complaints@mailbox-simulator.invalid';
+
+/**
+ * An RFC 5965 abuse report (ARF) for a message, as a mailbox provider's feedback loop sends it:
+ * multipart/report; report-type=feedback-report with a human-readable part, the
+ * message/feedback-report (Feedback-Type: abuse, User-Agent, Version, Original-Mail-From,
+ * Original-Rcpt-To, Arrival-Date) and the original's header section as message/rfc822-headers
+ * (which carries the Message-ID that names Cartero's mail). Built by hand: the structure is
+ * fixed and small, and nodemailer's composer cannot make a multipart/report root synchronously.
+ */
+export function buildArfComplaint(original: ArfOriginal): string {
+  const boundary = `----=_ARF_${randomBytes(12).toString('hex')}`;
+  const now = new Date();
+  const arrival = original.arrivalDate ?? now;
+  const headers = headerSection(original.raw).replace(/\r?\n/g, '\r\n');
+  const eightBit = /[^\x00-\x7f]/.test(headers);
+  const reportId = `<arf-${randomBytes(12).toString('hex')}@mailbox-simulator.invalid>`;
+  const about = original.messageId ? ` ${original.messageId}` : '';
+  const lines = [
+    `From: Mailbox Simulator <${ARF_FROM}>`,
+    `To: <${original.mailFrom}>`,
+    `Subject: Complaint about message${about}`,
+    `Date: ${rfc5322Date(now)}`,
+    `Message-ID: ${reportId}`,
+    'MIME-Version: 1.0',
+    `Content-Type: multipart/report; report-type=feedback-report; boundary="${boundary}"`,
+    '',
+    'This is a multi-part message in MIME format.',
+    '',
+    `--${boundary}`,
+    'Content-Type: text/plain; charset=us-ascii',
+    'Content-Transfer-Encoding: 7bit',
+    '',
+    `This is an email abuse report for a message delivered to <${original.recipient}>${about ? ` (Message-ID${about})` : ''}.`,
+    'The recipient marked it as spam. (Generated by the Cartero mailbox simulator.)',
+    '',
+    `--${boundary}`,
+    'Content-Type: message/feedback-report',
+    '',
+    'Feedback-Type: abuse',
+    `User-Agent: ${ARF_USER_AGENT}`,
+    'Version: 1',
+    `Original-Mail-From: <${original.mailFrom}>`,
+    `Original-Rcpt-To: <${original.recipient}>`,
+    `Arrival-Date: ${rfc5322Date(arrival)}`,
+    '',
+    `--${boundary}`,
+    'Content-Type: message/rfc822-headers',
+    ...(eightBit ? ['Content-Transfer-Encoding: 8bit'] : []),
+    '',
+    headers,
+    '',
+    `--${boundary}--`,
+    '',
+  ];
+  return lines.join('\r\n');
+}
+
+const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** RFC 5322 date-time in UTC, e.g. `Thu, 05 Nov 2026 12:01:02 +0000`. */
+function rfc5322Date(d: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${DAYS[d.getUTCDay()]}, ${p(d.getUTCDate())} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} +0000`;
+}
