@@ -15,6 +15,9 @@ export function createBoss(databaseUrl: string, opts: { migrate?: boolean; super
     supervise: opts.supervise ?? true,
     schedule: opts.schedule ?? true,
     max: 5,
+    // How often expired jobs (a worker killed mid-job) are found and retried; pg-boss's 120 s
+    // default would leave such mails waiting minutes.
+    maintenanceIntervalSeconds: Number(process.env.QUEUE_MAINTENANCE_SECONDS) || 30,
   });
   return boss;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { createSmtpTransport } from '../smtp/transport.js';
 import { createPool } from '../sql/pool.js';
 import { registerJobs } from '../workers/index.js';
 import type { Config } from './config.js';
@@ -23,12 +24,15 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
   boss.on('error', (err) => logger.error({ err }, 'queue error'));
   await boss.start();
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  await registerJobs(boss, pool, workerId);
+  // One pooled SMTP client per process, shared by every send job.
+  const smtp = config.smtpUrl ? createSmtpTransport(config.smtpUrl) : undefined;
+  await registerJobs(boss, { pool, config, logger, workerId, smtp });
   return {
     workerId,
     async stop() {
       // Graceful: running jobs finish (or are retried by another worker after expiry).
       await boss.stop({ graceful: true, wait: true, timeout: 15_000 });
+      smtp?.close();
       await pool.end();
     },
   };

@@ -1,8 +1,31 @@
 import type PgBoss from 'pg-boss';
+import type { Logger } from 'pino';
+import type { Config } from '../runtime/config.js';
+import type { SmtpTransport } from '../smtp/transport.js';
 import type { Pool } from '../sql/pool.js';
 import { registerHeartbeat } from './heartbeat.js';
+import { registerHousekeeping } from './housekeeping.js';
+import { jobQueue } from '../runtime/queue.js';
+import { registerSendMail } from './send-mail.js';
+
+/** What job handlers get from the worker process (runtime/worker.ts). */
+export interface JobDeps {
+  pool: Pool;
+  config: Config;
+  logger: Logger;
+  workerId: string;
+  /** The process's pooled SMTP client; undefined when SMTP_URL is not set. */
+  smtp: SmtpTransport | undefined;
+}
 
 /** Every job handler of the worker dyno. Later issues register theirs here. */
-export async function registerJobs(boss: PgBoss, pool: Pool, workerId: string): Promise<void> {
-  await registerHeartbeat(boss, pool, workerId);
+export async function registerJobs(boss: PgBoss, deps: JobDeps): Promise<void> {
+  await registerHeartbeat(boss, deps.pool, deps.workerId);
+  await registerHousekeeping(boss, { pool: deps.pool, queue: jobQueue(deps.config.databaseUrl!), logger: deps.logger });
+  if (deps.smtp) {
+    await registerSendMail(boss, { pool: deps.pool, smtp: deps.smtp, publicUrl: deps.config.publicUrl, logger: deps.logger });
+  } else {
+    // Accepted mails wait in the queue (nothing is lost) until a worker with SMTP_URL runs.
+    deps.logger.error('SMTP_URL is not set: this worker does not send mail (mail.send jobs wait for one that does)');
+  }
 }

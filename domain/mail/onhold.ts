@@ -52,3 +52,41 @@ export async function instancesWithMailsOnHold(pool: Pool): Promise<Tenant[]> {
   );
   return rows.map((r) => ({ instanceId: r.id, slug: r.slug, tz: r.tz }));
 }
+
+/**
+ * Mails that should be moving but have no send job left: a worker killed while a job was on its
+ * last try leaves that job failed and the mail at received/queued/deferred. Found by the
+ * minute sweep after `staleMinutes` without a move, and given a new job (the worker's status
+ * checks keep this from sending a mail twice once it has a recorded 250).
+ */
+export async function requeueStrandedMails(pool: Pool, queue: JobQueue, staleMinutes = 15, max = 1000): Promise<number> {
+  const { rows } = await query<{ instance_id: number; slug: string; tz: string | null; mail_ids: string[] }>(
+    pool,
+    `SELECT i.id AS instance_id, i.slug, i.tz, array_agg(m.mail_id) AS mail_ids
+       FROM (SELECT instance_id, mail_id FROM mails
+              WHERE status IN (${MailStatus.received}, ${MailStatus.queued}, ${MailStatus.deferred})
+                AND updated_at < now() - make_interval(mins => $1)
+                AND NOT EXISTS (SELECT 1 FROM pgboss.job j
+                                 WHERE j.name = $3 AND j.data->>'mail_id' = mails.mail_id
+                                   AND j.state IN ('created', 'retry', 'active'))
+              LIMIT $2) m
+       JOIN instances i ON i.id = m.instance_id
+      GROUP BY i.id`,
+    [staleMinutes, max, SEND_MAIL_QUEUE],
+  );
+  let n = 0;
+  for (const r of rows) {
+    const tenant: Tenant = { instanceId: r.instance_id, slug: r.slug, tz: r.tz };
+    await withTenant(pool, tenant, async (c) => {
+      await c.query(
+        `INSERT INTO mail_logs (instance_id, mail_id, status, reason)
+         SELECT instance_id, mail_id, status, 'requeued_without_job' FROM mails WHERE instance_id = $1 AND mail_id = ANY($2)`,
+        [tenant.instanceId, r.mail_ids],
+      );
+      await c.query('UPDATE mails SET updated_at = now() WHERE instance_id = $1 AND mail_id = ANY($2)', [tenant.instanceId, r.mail_ids]);
+      await queue.insert(c, r.mail_ids.map((mail_id) => ({ name: SEND_MAIL_QUEUE, data: { instance_id: tenant.instanceId, mail_id } })));
+    });
+    n += r.mail_ids.length;
+  }
+  return n;
+}

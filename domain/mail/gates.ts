@@ -1,0 +1,101 @@
+import type { Client } from '../../sql/pool.js';
+import { consentAllows } from '../consent/send-hook.js';
+import type { Tenant } from '../tenancy/context.js';
+import type { Variables } from './merge-tags.js';
+import { MailStatus } from './status.js';
+
+/**
+ * Everything the send worker needs about a mail, read for a whole batch in one statement under
+ * row locks (a second job for the same mail waits rather than racing): the mail, its message,
+ * its sender's domain, the recipient's restriction in force and the instance's quota.
+ */
+export interface SendContext {
+  mail_id: string;
+  status: number;
+  attempts: number;
+  to_email: string;
+  to_name: string | null;
+  recipient_variables: Variables;
+  subject: string;
+  sender_id: number | null;
+  received_at: Date;
+  from_email: string;
+  from_name: string | null;
+  html: string | null;
+  text_body: string | null;
+  reply_to: string | null;
+  headers: Record<string, unknown>;
+  attachments: unknown[];
+  variables: Variables;
+  track_opens: boolean;
+  track_clicks: boolean;
+  test_mode: boolean;
+  sender_found: boolean;
+  is_consent_required: boolean | null;
+  domain_name: string | null;
+  domain_verified: boolean | null;
+  restriction_id: number | null;
+  restriction_reason: string | null;
+  monthly_quota: number | null;
+}
+
+/** The mails of one instance, locked in id order (two batches never deadlock on each other). */
+export async function loadSendContexts(tenant: Tenant, client: Client, mailIds: readonly string[]): Promise<SendContext[]> {
+  const { rows } = await client.query<SendContext>(
+    `SELECT m.mail_id, m.status, m.attempts, m.to_email, m.to_name, m.variables AS recipient_variables, m.subject,
+            m.sender_id, m.received_at,
+            g.from_email, g.from_name, g.html, g.text_body, g.reply_to, g.headers, g.attachments, g.variables,
+            g.track_opens, g.track_clicks, g.test_mode,
+            s.id IS NOT NULL AS sender_found, s.is_consent_required, d.name AS domain_name, d.is_verified AS domain_verified,
+            r.id AS restriction_id, r.reason AS restriction_reason,
+            i.monthly_quota
+       FROM mails m
+       JOIN messages g ON g.instance_id = m.instance_id AND g.id = m.message_id
+       JOIN instances i ON i.id = m.instance_id
+       LEFT JOIN senders s ON s.instance_id = m.instance_id AND s.id = m.sender_id
+       LEFT JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id
+       LEFT JOIN mail_restrictions r ON r.instance_id = m.instance_id AND r.recipient = lower(m.to_email) AND r.deleted_at IS NULL
+      WHERE m.instance_id = $1 AND m.mail_id = ANY ($2::text[])
+      ORDER BY m.id
+        FOR UPDATE OF m`,
+    [tenant.instanceId, [...mailIds]],
+  );
+  return rows;
+}
+
+export type GateVerdict = { pass: true } | { pass: false; to: typeof MailStatus.dropped | typeof MailStatus.onhold; reason: string };
+
+/**
+ * The send-time gates, in order; the first that fails decides the mail's move and its logged
+ * reason. They run at every try (a restriction added while a mail was deferred still stops it),
+ * but the quota is claimed only on the first pass (`claimQuota`): a retried mail has its unit.
+ */
+export async function checkGates(tenant: Tenant, client: Client, ctx: SendContext, opts: { claimQuota: boolean }): Promise<GateVerdict> {
+  if (!ctx.sender_found) return { pass: false, to: MailStatus.dropped, reason: 'sender_not_found' };
+  if (!ctx.domain_verified) return { pass: false, to: MailStatus.dropped, reason: 'sender_domain_unverified' };
+  if (ctx.restriction_id !== null) return { pass: false, to: MailStatus.dropped, reason: `restricted:${ctx.restriction_reason ?? 'unspecified'}` };
+  if (ctx.is_consent_required) {
+    const consent = await consentAllows(tenant, client, { senderId: ctx.sender_id!, recipient: ctx.to_email.toLowerCase() });
+    if (!consent.allowed) return { pass: false, to: MailStatus.dropped, reason: consent.reason ?? 'no_consent' };
+  }
+  if (opts.claimQuota && ctx.monthly_quota !== null && !(await claimMonthlyQuota(tenant, client, ctx.monthly_quota))) {
+    return { pass: false, to: MailStatus.onhold, reason: 'monthly_quota_exceeded' };
+  }
+  return { pass: true };
+}
+
+/**
+ * Claims one mail of the instance's quota for the current UTC month, atomically across workers:
+ * the row lock of the upsert serialises claimers and the WHERE refuses a claim past the quota.
+ * A quota of 0 inserts nothing (the SELECT yields no row). False when none is left.
+ */
+export async function claimMonthlyQuota(tenant: Tenant, client: Client, quota: number): Promise<boolean> {
+  const { rowCount } = await client.query(
+    `INSERT INTO quota_usage AS q (instance_id, month, used)
+     SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 WHERE $2::int > 0
+     ON CONFLICT (instance_id, month) DO UPDATE SET used = q.used + 1 WHERE q.used < $2::int
+     RETURNING used`,
+    [tenant.instanceId, quota],
+  );
+  return rowCount === 1;
+}

@@ -1,0 +1,111 @@
+import type { Client } from '../../sql/pool.js';
+import type { Tenant } from '../tenancy/context.js';
+import { MailStatus, type MailStatusCode } from './status.js';
+
+/**
+ * The one place a mail changes status: the row and its mail_logs entry move together, in the
+ * caller's tenant transaction. Later work (analytics events, webhook fan-out) hooks here so no
+ * move can skip them.
+ */
+export interface MoveFields {
+  /** Move only from one of these statuses; otherwise nothing changes and undefined is returned. */
+  from?: readonly number[];
+  /** This move reports an SMTP try: attempts + 1, and the log's attempt is the new count. */
+  smtpTry?: boolean;
+  /** Set with a move to bounced (6). */
+  bounceClass?: 'hard' | 'soft';
+}
+
+export interface MoveLog {
+  reason?: string | null;
+  smtpCode?: number | null;
+  smtpEnhanced?: string | null;
+  smtpReply?: string | null;
+  /** The try this entry is about, for moves that are not SMTP tries themselves (queued). */
+  attempt?: number | null;
+}
+
+export interface MovedMail {
+  mail_id: string;
+  status: MailStatusCode;
+  attempts: number;
+  bounce_class: 'hard' | 'soft' | null;
+  queued_at: Date | null;
+  sent_at: Date | null;
+  delay: number | null;
+  updated_at: Date;
+  log_id: number;
+}
+
+/**
+ * Timestamps follow the move: queued_at at every hand-off to SMTP, sent_at and delay (seconds
+ * since received_at) on sent. One statement for any number of moves (the worker moves a batch
+ * at once): the UPDATEs and their log rows in one round trip. The `from` guard travels as a
+ * bit mask of allowed statuses (bit n = status n), so each move can carry its own.
+ */
+const MOVE = `
+WITH r AS (
+  SELECT * FROM unnest($2::text[], $3::smallint[], $4::int[], $5::text[], $6::int[], $7::text[], $8::int[], $9::text[], $10::text[], $11::int[])
+    AS r(mail_id, status, smtp_try, bounce_class, from_mask, reason, smtp_code, smtp_enhanced, smtp_reply, attempt)
+), moved AS (
+  UPDATE mails m
+     SET status = r.status,
+         attempts = m.attempts + r.smtp_try,
+         queued_at = CASE WHEN r.status = ${MailStatus.queued} THEN now() ELSE m.queued_at END,
+         sent_at = CASE WHEN r.status = ${MailStatus.sent} THEN now() ELSE m.sent_at END,
+         delay = CASE WHEN r.status = ${MailStatus.sent} THEN extract(epoch FROM now() - m.received_at)::double precision ELSE m.delay END,
+         bounce_class = CASE WHEN r.status = ${MailStatus.bounced} THEN r.bounce_class ELSE m.bounce_class END,
+         updated_at = now()
+    FROM r
+   WHERE m.instance_id = $1 AND m.mail_id = r.mail_id AND (r.from_mask IS NULL OR (r.from_mask >> m.status) & 1 = 1)
+  RETURNING m.mail_id, m.status, m.attempts, m.bounce_class, m.queued_at, m.sent_at, m.delay, m.updated_at,
+            r.smtp_try, r.reason, r.smtp_code, r.smtp_enhanced, r.smtp_reply, r.attempt
+), logged AS (
+  INSERT INTO mail_logs (instance_id, mail_id, status, reason, smtp_code, smtp_enhanced, smtp_reply, attempt)
+  SELECT $1, mail_id, status, reason, smtp_code, smtp_enhanced, smtp_reply, CASE WHEN smtp_try = 1 THEN attempts ELSE attempt END
+    FROM moved
+  RETURNING id, mail_id
+)
+SELECT moved.mail_id, moved.status, moved.attempts, moved.bounce_class, moved.queued_at, moved.sent_at, moved.delay,
+       moved.updated_at, logged.id AS log_id
+  FROM moved JOIN logged USING (mail_id)`;
+
+export interface Move {
+  mailId: string;
+  to: MailStatusCode;
+  fields?: MoveFields;
+  log?: MoveLog;
+}
+
+/** Several moves of one instance's mails (distinct mails) in one statement; the moved ones are returned. */
+export async function moveMails(tenant: Tenant, client: Client, moves: readonly Move[]): Promise<MovedMail[]> {
+  if (!moves.length) return [];
+  for (const m of moves) if (m.to === MailStatus.bounced && !m.fields?.bounceClass) throw new Error('a move to bounced needs a bounce class');
+  const col = <T>(f: (m: Move) => T): T[] => moves.map(f);
+  const { rows } = await client.query<MovedMail>(MOVE, [
+    tenant.instanceId,
+    col((m) => m.mailId),
+    col((m) => m.to),
+    col((m) => (m.fields?.smtpTry ? 1 : 0)),
+    col((m) => m.fields?.bounceClass ?? null),
+    col((m) => (m.fields?.from ? m.fields.from.reduce((mask, s) => mask | (1 << s), 0) : null)),
+    col((m) => m.log?.reason ?? null),
+    col((m) => m.log?.smtpCode ?? null),
+    col((m) => m.log?.smtpEnhanced ?? null),
+    col((m) => m.log?.smtpReply ?? null),
+    col((m) => m.log?.attempt ?? null),
+  ]);
+  return rows;
+}
+
+/** One mail's move; undefined when the `from` guard (or the tenant) did not match. */
+export async function moveMail(
+  tenant: Tenant,
+  client: Client,
+  mailId: string,
+  to: MailStatusCode,
+  fields: MoveFields = {},
+  log: MoveLog = {},
+): Promise<MovedMail | undefined> {
+  return (await moveMails(tenant, client, [{ mailId, to, fields, log }]))[0];
+}

@@ -1,0 +1,280 @@
+import type PgBoss from 'pg-boss';
+import type { Logger } from 'pino';
+import { DependencyUnavailable } from '../domain/errors.js';
+import { checkGates, loadSendContexts } from '../domain/mail/gates.js';
+import { renderMail, type RenderedMail } from '../domain/mail/render.js';
+import { FINAL_STATUSES, MailStatus } from '../domain/mail/status.js';
+import { moveMails, type Move } from '../domain/mail/transitions.js';
+import type { Tenant } from '../domain/tenancy/context.js';
+import { withTenant } from '../domain/tenancy/context.js';
+import { trackingSecret } from '../domain/tracking/secret.js';
+import type { SmtpTransport } from '../smtp/transport.js';
+import { query, type Pool } from '../sql/pool.js';
+import { SEND_MAIL_QUEUE, type SendMailJob } from './queues.js';
+
+/**
+ * The send worker: one pg-boss job per mail (data SendMailJob), fetched in batches.
+ *
+ * Per batch and instance, in the tenant's transactions:
+ *  A. one transaction locks and loads the batch's mails; a final (sent, dropped, bounced) or
+ *     on-hold mail is left alone, so a retried or duplicated job never sends a recorded 250
+ *     twice. Gates (domain/mail/gates.ts) may drop a mail or put it on hold; the others are
+ *     rendered and moved to queued (2). All moves in one statement.
+ *  -  each mail goes to SMTP through the process's pooled transport, concurrently.
+ *  B. each reply moves its mail as soon as it arrives: sent (3), bounced (6) or deferred (5). A
+ *     deferred mail's job is failed so pg-boss retries it with the queue's exponential backoff;
+ *     on the last try the mail becomes a soft bounce instead.
+ *
+ * At-least-once: a worker killed after the server's 250 and before B commits leaves the mail
+ * queued (2) and its job active; after SEND_JOB_EXPIRE_SECONDS pg-boss retries the job and the
+ * mail is sent again. B is written at once, with no waiting for the rest of the batch: replies
+ * that arrive while a write is in flight go together in the next one (group commit), so the
+ * window is about one Postgres round trip per reply, plus the in-process retries of B when
+ * Postgres blips. At most the mails between their 250 and that write can be sent twice.
+ */
+export interface SendMailDeps {
+  pool: Pool;
+  smtp: SmtpTransport;
+  /** PUBLIC_URL: base of tracking and unsubscribe links. */
+  publicUrl: string;
+  logger: Logger;
+}
+
+function intEnv(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  const v = Number(raw);
+  return raw !== undefined && raw !== '' && Number.isInteger(v) && v >= min ? v : fallback;
+}
+
+/**
+ * SEND_BATCH_SIZE jobs per fetch, SEND_CONCURRENCY fetch loops per process: up to their product
+ * mails in flight, sharing the pool's SMTP connections and the process's Postgres pool.
+ */
+export async function registerSendMail(boss: PgBoss, deps: SendMailDeps): Promise<void> {
+  const batchSize = intEnv('SEND_BATCH_SIZE', 50, 1);
+  const loops = intEnv('SEND_CONCURRENCY', 2, 1);
+  const logger = deps.logger.child({ queue: SEND_MAIL_QUEUE });
+  const recorder = new OutcomeRecorder(deps.pool);
+  for (let i = 0; i < loops; i++) {
+    let workerId: string | undefined;
+    workerId = await boss.work<unknown>(
+      SEND_MAIL_QUEUE,
+      { includeMetadata: true, batchSize, pollingIntervalSeconds: 0.5 },
+      async (jobs) => {
+        await handleBatch(boss, { ...deps, logger }, recorder, jobs);
+        // A full batch means more are waiting: fetch again now instead of after the poll interval.
+        if (jobs.length === batchSize && workerId) boss.notifyWorker(workerId);
+      },
+    );
+  }
+}
+
+type JobVerdict = { done: true } | { done: false; error: string };
+type Job = PgBoss.JobWithMetadata<unknown>;
+
+/**
+ * Every job of the batch is settled on its own: a deferred mail fails only its job (pg-boss's
+ * batch failure would retry the whole batch). Jobs not failed here are completed by pg-boss when
+ * this returns (its completion only touches jobs still active).
+ */
+async function handleBatch(boss: PgBoss, deps: SendMailDeps, recorder: OutcomeRecorder, jobs: Job[]): Promise<void> {
+  const verdicts = new Map<string, JobVerdict>();
+  // instance -> mail -> its jobs (a duplicate job for the same mail rides along with the first)
+  const groups = new Map<number, Map<string, Job[]>>();
+  for (const job of jobs) {
+    const data = parseJobData(job.data);
+    if (!data) {
+      // Retrying cannot fix a malformed payload: completed, and said loudly.
+      deps.logger.error({ jobId: job.id, data: job.data }, 'malformed send job ignored');
+      continue;
+    }
+    const mails = groups.get(data.instance_id) ?? new Map<string, Job[]>();
+    groups.set(data.instance_id, mails);
+    mails.set(data.mail_id, [...(mails.get(data.mail_id) ?? []), job]);
+  }
+  if (!groups.size) return;
+  const tenants = await loadTenants(deps.pool, [...groups.keys()]);
+  const secret = await trackingSecret(deps.pool);
+
+  await Promise.all(
+    [...groups].map(async ([instanceId, mails]) => {
+      const settle = (mailId: string, verdict: JobVerdict) => {
+        for (const job of mails.get(mailId) ?? []) verdicts.set(job.id, verdict);
+      };
+      const tenant = tenants.get(instanceId);
+      if (!tenant) {
+        deps.logger.error({ instanceId, mailIds: [...mails.keys()] }, 'send jobs for an unknown instance ignored');
+        return;
+      }
+      let toSend: Prepared[];
+      try {
+        toSend = await prepare(deps, tenant, secret, mails);
+      } catch (err) {
+        deps.logger.warn({ err, instanceId }, 'could not prepare send jobs; pg-boss retries them');
+        for (const mailId of mails.keys()) settle(mailId, { done: false, error: errorText(err) });
+        return;
+      }
+      await Promise.all(
+        toSend.map(async ({ mailId, rendered, job }) => {
+          const outcome = await deps.smtp.send(rendered);
+          const lastTry = job.retryCount >= job.retryLimit;
+          const smtp = { smtpCode: outcome.reply.code ?? null, smtpEnhanced: outcome.reply.enhanced ?? null, smtpReply: outcome.reply.text };
+          // Only from queued: if another job for this mail recorded its reply first, nothing changes.
+          const fields = { from: [MailStatus.queued], smtpTry: true };
+          const move: Move =
+            outcome.kind === 'sent'
+              ? { mailId, to: MailStatus.sent, fields, log: smtp }
+              : outcome.kind === 'bounced'
+                ? { mailId, to: MailStatus.bounced, fields: { ...fields, bounceClass: outcome.bounceClass }, log: smtp }
+                : lastTry
+                  ? { mailId, to: MailStatus.bounced, fields: { ...fields, bounceClass: 'soft' }, log: { ...smtp, reason: 'deferred_retries_exhausted' } }
+                  : { mailId, to: MailStatus.deferred, fields, log: smtp };
+          try {
+            await recorder.record(tenant, move);
+          } catch (err) {
+            deps.logger.error({ err, mailId, outcome: outcome.kind }, 'could not record an SMTP reply; the job is retried (the mail may be sent again)');
+            return settle(mailId, { done: false, error: errorText(err) });
+          }
+          deps.logger.debug({ mailId, outcome: outcome.kind, reply: outcome.reply.text, retryCount: job.retryCount }, 'smtp reply recorded');
+          settle(mailId, outcome.kind === 'deferred' && !lastTry ? { done: false, error: `deferred: ${outcome.reply.text}` } : { done: true });
+        }),
+      );
+    }),
+  );
+  for (const job of jobs) {
+    const verdict = verdicts.get(job.id);
+    if (verdict && !verdict.done) await boss.fail(SEND_MAIL_QUEUE, job.id, { message: verdict.error });
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export function parseJobData(data: unknown): SendMailJob | undefined {
+  if (data === null || typeof data !== 'object') return undefined;
+  const d = data as Record<string, unknown>;
+  if (typeof d.instance_id !== 'number' || !Number.isSafeInteger(d.instance_id) || d.instance_id <= 0) return undefined;
+  if (typeof d.mail_id !== 'string' || !/^[0-9A-Za-z]{1,64}$/.test(d.mail_id)) return undefined;
+  return { instance_id: d.instance_id, mail_id: d.mail_id };
+}
+
+/** The tenant context of each instance of the batch (a service-level read of our own table). */
+async function loadTenants(pool: Pool, ids: number[]): Promise<Map<number, Tenant>> {
+  const { rows } = await query<{ id: number; slug: string; tz: string | null }>(
+    pool,
+    'SELECT id, slug, tz FROM instances WHERE id = ANY ($1::bigint[])',
+    [ids],
+  );
+  return new Map(rows.map((r) => [r.id, { instanceId: r.id, slug: r.slug, tz: r.tz }]));
+}
+
+interface Prepared {
+  mailId: string;
+  rendered: RenderedMail;
+  job: Job;
+}
+
+/** Transaction A for one instance's mails of the batch: gates, render, queued. */
+async function prepare(deps: SendMailDeps, tenant: Tenant, secret: string, mails: Map<string, Job[]>): Promise<Prepared[]> {
+  return withTenant(deps.pool, tenant, async (c) => {
+    const contexts = await loadSendContexts(tenant, c, [...mails.keys()]);
+    if (contexts.length < mails.size) {
+      const found = new Set(contexts.map((x) => x.mail_id));
+      const missing = [...mails.keys()].filter((id) => !found.has(id));
+      deps.logger.warn({ instanceId: tenant.instanceId, mailIds: missing }, 'send jobs for mails that do not exist (purged?) ignored');
+    }
+    const moves: Move[] = [];
+    const prepared: Prepared[] = [];
+    for (const ctx of contexts) {
+      const mailId = ctx.mail_id;
+      if (FINAL_STATUSES.includes(ctx.status) || ctx.status === MailStatus.onhold) continue;
+      const verdict = await checkGates(tenant, c, ctx, { claimQuota: ctx.status === MailStatus.received });
+      if (!verdict.pass) {
+        moves.push({ mailId, to: verdict.to, log: { reason: verdict.reason } });
+        continue;
+      }
+      try {
+        const rendered = renderMail({
+          mailId,
+          senderDomain: ctx.domain_name!,
+          publicUrl: deps.publicUrl,
+          secret,
+          from: { email: ctx.from_email, name: ctx.from_name },
+          to: { email: ctx.to_email, name: ctx.to_name, variables: ctx.recipient_variables },
+          subject: ctx.subject,
+          html: ctx.html,
+          text: ctx.text_body,
+          variables: ctx.variables,
+          replyTo: ctx.reply_to,
+          headers: ctx.headers,
+          attachments: ctx.attachments,
+          trackOpens: ctx.track_opens,
+          trackClicks: ctx.track_clicks,
+        });
+        prepared.push({ mailId, rendered, job: mails.get(mailId)![0]! });
+        moves.push({ mailId, to: MailStatus.queued, log: { reason: 'handed_to_smtp', attempt: ctx.attempts + 1 } });
+      } catch (err) {
+        // Templates are checked at acceptance; a mail that still cannot render would fail every
+        // retry the same way, so it is dropped with the reason rather than left in limbo.
+        deps.logger.error({ err, mailId }, 'mail could not be rendered; dropped');
+        moves.push({ mailId, to: MailStatus.dropped, log: { reason: `render_failed: ${errorText(err).split('\n')[0]}`.slice(0, 500) } });
+      }
+    }
+    await moveMails(tenant, c, moves);
+    return prepared;
+  });
+}
+
+/**
+ * Transaction B, as group commit: a reply is written at once when no write for its instance is
+ * in flight; replies arriving meanwhile wait for that write and then go together in one
+ * statement. No timer: under light load every reply is its own write, under heavy load writes
+ * grow instead of queueing up. Connection failures are retried in-process a few times, because
+ * giving up means the job's retry sends the mail again.
+ */
+class OutcomeRecorder {
+  private readonly pending = new Map<number, { tenant: Tenant; items: Array<{ move: Move; done: (err?: unknown) => void }> }>();
+  private readonly flushing = new Set<number>();
+
+  constructor(private readonly pool: Pool) {}
+
+  record(tenant: Tenant, move: Move): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const id = tenant.instanceId;
+      const queue = this.pending.get(id) ?? { tenant, items: [] };
+      this.pending.set(id, queue);
+      queue.items.push({ move, done: (err) => (err === undefined ? resolve() : reject(err)) });
+      if (!this.flushing.has(id)) void this.flush(id);
+    });
+  }
+
+  private async flush(id: number): Promise<void> {
+    this.flushing.add(id);
+    try {
+      for (let queue = this.pending.get(id); queue?.items.length; queue = this.pending.get(id)) {
+        this.pending.delete(id);
+        try {
+          await this.write(queue.tenant, queue.items.map((i) => i.move));
+          for (const i of queue.items) i.done();
+        } catch (err) {
+          for (const i of queue.items) i.done(err ?? new Error('write failed'));
+        }
+      }
+    } finally {
+      this.flushing.delete(id);
+    }
+  }
+
+  private async write(tenant: Tenant, moves: Move[]): Promise<void> {
+    for (const pause of [250, 1_000, 4_000, 0]) {
+      try {
+        await withTenant(this.pool, tenant, (c) => moveMails(tenant, c, moves));
+        return;
+      } catch (err) {
+        if (!(err instanceof DependencyUnavailable) || pause === 0) throw err;
+        await new Promise((r) => setTimeout(r, pause));
+      }
+    }
+  }
+}
