@@ -92,6 +92,13 @@ t.test('refusals write nothing', async (t) => {
   const typo = await send({ track_open: false });
   t.equal(typo.status, 422);
   t.match(typo.body.errors, [{ pointer: '/track_open', code: 'extra_forbidden' }]);
+  const headers = await send({ headers: { 'Message-ID': '<x@y>', 'X-Ok': 'fine', 'Bad Name': 'x', 'X-Inject': 'a\r\nBcc: evil@example.com' } });
+  t.equal(headers.status, 422);
+  t.same(headers.body.errors.map((e: any) => [e.pointer, e.code]), [
+    ['/headers/Message-ID', 'value_error.header_protected'],
+    ['/headers/Bad Name', 'value_error.header_name'],
+    ['/headers/X-Inject', 'value_error.header_value'],
+  ]);
   const tooMany = await send({ to: Array.from({ length: 501 }, (_, i) => ({ email: `r${i}@example.com` })) });
   t.equal(tooMany.status, 422);
   t.match(tooMany.body.errors, [{ pointer: '/to', code: 'too_long' }]);

@@ -8,6 +8,7 @@ import { takeSendTokens, type SendLimits } from './bandwidth.js';
 import { newId } from './ids.js';
 import { checkTemplate, recipientVariables, renderText, type Variables } from './merge-tags.js';
 import { MailStatus } from './status.js';
+import { isProtectedHeader } from './render.js';
 
 /** The body of POST /v1/mails/send after schema validation (api/schemas/mails.ts). */
 export interface SendRequest {
@@ -43,6 +44,16 @@ function crossFieldErrors(req: SendRequest): FieldError[] {
     const value = req[field];
     const problem = value === undefined ? undefined : checkTemplate(value);
     if (problem) errors.push({ pointer: `/${field}`, code: 'value_error.merge_tags', message: `Merge tags do not parse: ${problem}` });
+  }
+  for (const [name, value] of Object.entries(req.headers ?? {})) {
+    const pointer = `/headers/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      errors.push({ pointer, code: 'value_error.header_name', message: 'Not a valid header field name' });
+    } else if (isProtectedHeader(name)) {
+      errors.push({ pointer, code: 'value_error.header_protected', message: `${name} is set by the service and cannot be overridden` });
+    } else if (/[\r\n]/.test(value)) {
+      errors.push({ pointer, code: 'value_error.header_value', message: 'Header values cannot contain line breaks' });
+    }
   }
   const seen = new Map<string, number>();
   req.to.forEach((r, i) => {
