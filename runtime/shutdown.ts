@@ -1,14 +1,17 @@
 import type { Logger } from 'pino';
 
 /**
- * Run `stop` once on SIGTERM or SIGINT (a terminal Ctrl-C reaches every process of the group),
- * then exit. A second signal, or a stop that hangs past the grace period, exits at once.
+ * Run `stop` once on SIGTERM or SIGINT, then exit. A terminal's Ctrl-C reaches every process of
+ * the group and `npm start`'s supervisor then sends SIGTERM too: that second, different signal
+ * must not cut the graceful stop short. Only a repeated Ctrl-C (the user insisting), or a stop
+ * that hangs past the grace period, exits at once.
  */
 export function onShutdown(logger: Logger, stop: () => Promise<void>, graceMs = 20_000): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) {
-      logger.warn({ signal }, 'second signal, exiting now');
+      if (signal !== 'SIGINT') return;
+      logger.warn({ signal }, 'second Ctrl-C, exiting now');
       process.exit(1);
     }
     stopping = true;

@@ -34,9 +34,17 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
     server,
     url: `http://localhost:${port}`,
     async stop() {
-      // Stop accepting, let in-flight requests finish, then close the pools they use.
+      // Stop accepting and let in-flight requests finish. A keep-alive connection becomes idle
+      // only after its response, so idle ones are closed repeatedly, not once; past the
+      // deadline whatever is left is cut. Then the pools those requests used are closed.
       await new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        const idle = setInterval(() => server.closeIdleConnections(), 100);
+        const deadline = setTimeout(() => server.closeAllConnections(), 10_000);
+        server.close(() => {
+          clearInterval(idle);
+          clearTimeout(deadline);
+          resolve();
+        });
         server.closeIdleConnections();
       });
       await pool.end();

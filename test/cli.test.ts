@@ -1,0 +1,162 @@
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import t, { type Test } from 'tap';
+import { testDatabases } from './helpers/databases.js';
+import { childEnv, cliRunner, oneJsonObject, type CliResult } from './helpers/spawn.js';
+import { startTestWeb } from './helpers/web.js';
+
+/**
+ * The admin CLI as a user runs it (`node bin/cartero.js ...`), against this file's database via
+ * DATABASE_URL, with its effects checked over HTTP on the real web app.
+ */
+
+const dbs = await testDatabases(t, 'cli');
+const { url } = await startTestWeb(t, dbs);
+// A DATA_DIR that must stay untouched: with DATABASE_URL the CLI starts no embedded Postgres.
+const unusedDataDir = join(tmpdir(), `cartero-cli-unused-${randomBytes(4).toString('hex')}`);
+const cli = cliRunner(t, childEnv({ DATABASE_URL: dbs.databaseUrl, DATA_DIR: unusedDataDir }, ['CLICKHOUSE_URL', 'PORT', 'NODE_OPTIONS']));
+
+/** Runs a command that must succeed and returns its one JSON object. */
+async function ok(...args: string[]): Promise<Record<string, any>> {
+  return oneJsonObject(await cli(...args));
+}
+
+async function get(path: string, headers: Record<string, string>) {
+  const res = await fetch(url + path, { headers });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+}
+
+const auth = (key: string, slug: string) => ({ authorization: `Bearer ${key}`, 'x-instance-slug': slug });
+
+/** A failed command: non-zero exit, nothing on stdout, a message (not a stack trace) on stderr. */
+function failed(t: Test, r: CliResult, message: RegExp, what: string): void {
+  t.not(r.code, 0, `${what}: non-zero exit`);
+  t.not(r.code, null, `${what}: exited by itself`);
+  t.equal(r.stdout, '', `${what}: nothing on stdout`);
+  t.match(r.stderr, message, `${what}: says why on stderr`);
+  t.notMatch(r.stderr, /^\s+at .+\(.*:\d+:\d+\)$/m, `${what}: no stack trace`);
+}
+
+const slug = `cli-${randomBytes(3).toString('hex')}`;
+
+t.test('instance create prints the instance; defaults for name and tz', async (t) => {
+  const full = await ok('instance', 'create', '--slug', slug, '--name', 'CLI Shop', '--tz', 'Europe/Madrid');
+  t.match(full, { slug, name: 'CLI Shop', tz: 'Europe/Madrid', enabled: true, allowed_cidrs: [] });
+  t.type(full.id, 'number');
+  const bare = await ok('instance', 'create', '--slug', `${slug}-b`);
+  t.match(bare, { slug: `${slug}-b`, name: `${slug}-b`, tz: null, enabled: true });
+});
+
+let key = '';
+let keyId = '';
+let senderId = 0;
+
+t.test('key create prints key_id and the full key, which then works over HTTP', async (t) => {
+  const created = await ok('key', 'create', '--instance', slug, '--scopes', 'senders:read,domains:read');
+  t.match(created, { instance: slug, scopes: ['senders:read', 'domains:read'], allowed_cidrs: [], expires_at: null });
+  t.match(created.key_id, /^[0-9a-f]{16}$/);
+  t.match(created.key, new RegExp(`^crt\\.${created.key_id}\\.[A-Za-z0-9_-]{43}$`));
+  key = created.key;
+  keyId = created.key_id;
+  const res = await get('/v1/senders', auth(key, slug));
+  t.equal(res.status, 200);
+  t.same(res.body.data, []);
+});
+
+t.test('domain add and set-checks: partial updates, verified once all four are approved', async (t) => {
+  const added = await ok('domain', 'add', '--instance', slug, '--name', 'Shop.Example');
+  t.match(added, { domain: 'shop.example', is_verified: false, mx_status: 'pending', spf_status: 'pending', dkim_status: 'pending', dmarc_status: 'pending' });
+  const half = await ok('domain', 'set-checks', '--instance', slug, '--name', 'shop.example', '--mx', 'approved', '--spf', 'failed');
+  t.match(half, { is_verified: false, mx_status: 'approved', spf_status: 'failed', dkim_status: 'pending', dmarc_status: 'pending' });
+  const all = await ok('domain', 'set-checks', '--instance', slug, '--name', 'shop.example', '--spf', 'approved', '--dkim', 'approved', '--dmarc', 'approved');
+  t.match(all, { is_verified: true, mx_status: 'approved', spf_status: 'approved', dkim_status: 'approved', dmarc_status: 'approved' });
+  const status = await get('/v1/domains/shop.example/status', auth(key, slug));
+  t.same(status.body, { id: added.id, domain: 'shop.example', is_verified: true });
+});
+
+t.test('sender create and set-consent-required, seen over HTTP', async (t) => {
+  const sender = await ok('sender', 'create', '--instance', slug, '--email', 'News@Shop.Example', '--name', 'Shop News', '--consent-required');
+  t.match(sender, { name: 'Shop News', email_address: 'news@shop.example', domain_is_verified: true, is_consent_required: true });
+  senderId = sender.id;
+  const plain = await ok('sender', 'create', '--instance', slug, '--email', 'billing@shop.example', '--name', 'Billing');
+  t.equal(plain.is_consent_required, false, 'consent not required unless asked');
+
+  const off = await ok('sender', 'set-consent-required', '--instance', slug, '--id', String(senderId), '--value', 'false');
+  t.match(off, { id: senderId, is_consent_required: false });
+  t.equal((await get(`/v1/senders/${senderId}`, auth(key, slug))).body.is_consent_required, false);
+  const on = await ok('sender', 'set-consent-required', '--instance', slug, '--id', String(senderId), '--value', 'true');
+  t.equal(on.is_consent_required, true);
+  const list = await get('/v1/senders', auth(key, slug));
+  t.same(
+    list.body.data.map((s: any) => [s.id, s.email_address, s.is_consent_required]),
+    [[senderId, 'news@shop.example', true], [plain.id, 'billing@shop.example', false]],
+  );
+});
+
+t.test('instance allow-ip (repeatable --cidr) then --clear', async (t) => {
+  const set = await ok('instance', 'allow-ip', '--slug', slug, '--cidr', '10.1.2.3/8', '--cidr', '192.168.1.7');
+  t.same([...set.allowed_cidrs].sort(), ['10.0.0.0/8', '192.168.1.7/32'], 'networks normalized, both kept');
+  const denied = await get('/v1/senders', auth(key, slug));
+  t.equal(denied.status, 403);
+  t.equal(denied.body.code, 'ip_not_allowed', 'loopback is outside the instance list');
+  const cleared = await ok('instance', 'allow-ip', '--slug', slug, '--clear');
+  t.same(cleared.allowed_cidrs, []);
+  t.equal((await get('/v1/senders', auth(key, slug))).status, 200, 'every address allowed again');
+});
+
+t.test('key create with --allow-ip and --expires-at', async (t) => {
+  const expires = new Date(Date.now() + 86_400_000).toISOString();
+  const k = await ok('key', 'create', '--instance', slug, '--scopes', 'senders:read', '--allow-ip', '10.0.0.0/8', '--expires-at', expires);
+  t.same(k.allowed_cidrs, ['10.0.0.0/8']);
+  t.equal(k.expires_at, expires);
+  const res = await get('/v1/senders', auth(k.key, slug));
+  t.equal(res.status, 403);
+  t.equal(res.body.code, 'ip_not_allowed', 'the key authenticates, its own IP list refuses loopback');
+
+  const past = await ok('key', 'create', '--instance', slug, '--scopes', 'senders:read', '--expires-at', '2020-01-01T00:00:00Z');
+  t.equal(past.expires_at, '2020-01-01T00:00:00.000Z');
+  t.equal((await get('/v1/senders', auth(past.key, slug))).status, 401, 'an expired key is refused');
+});
+
+t.test('instance disable then enable', async (t) => {
+  const off = await ok('instance', 'disable', '--slug', slug);
+  t.match(off, { slug, enabled: false });
+  const res = await get('/v1/senders', auth(key, slug));
+  t.equal(res.status, 403);
+  t.equal(res.body.code, 'forbidden', 'a disabled instance is 403 forbidden');
+  const on = await ok('instance', 'enable', '--slug', slug);
+  t.match(on, { slug, enabled: true });
+  t.equal((await get('/v1/senders', auth(key, slug))).status, 200);
+});
+
+t.test('key revoke: the key then gets 401', async (t) => {
+  const revoked = await ok('key', 'revoke', '--key-id', keyId);
+  t.equal(revoked.key_id, keyId);
+  t.ok(Math.abs(Date.parse(revoked.revoked_at) - Date.now()) < 60_000, 'revoked_at is now');
+  const res = await get('/v1/senders', auth(key, slug));
+  t.equal(res.status, 401);
+  t.equal(res.headers.get('www-authenticate'), 'Bearer');
+  t.equal(res.body.code, 'unauthorized');
+});
+
+t.test('errors: non-zero exit, empty stdout, a clear message on stderr', async (t) => {
+  failed(t, await cli('frobnicate', 'now'), /unknown command: frobnicate now/, 'unknown command');
+  failed(t, await cli(), /usage: cartero/, 'no command');
+  failed(t, await cli('instance', 'create'), /--slug is required/, 'missing required flag');
+  failed(t, await cli('instance', 'create', '--slug', 'x', '--colour', 'red'), /colour/, 'unknown flag');
+  failed(t, await cli('key', 'create', '--instance', slug, '--scopes', 'senders:read,senders:write'), /unknown scope.*senders:write/, 'unknown scope');
+  failed(t, await cli('sender', 'set-consent-required', '--instance', slug, '--id', String(senderId), '--value', 'yes'), /--value must be true or false/, 'bad --value');
+  failed(t, await cli('domain', 'set-checks', '--instance', slug, '--name', 'shop.example', '--mx', 'ok'), /--mx must be approved, pending or failed/, 'bad check state');
+  failed(t, await cli('domain', 'add', '--instance', 'no-such-instance', '--name', 'x.example'), /instance.*no-such-instance.*not found/, 'unknown instance');
+  failed(t, await cli('instance', 'create', '--slug', slug), new RegExp(`instance_slug_taken.*${slug}`), 'duplicate slug');
+
+  // The failures changed nothing.
+  const list = await get('/v1/senders', auth((await ok('key', 'create', '--instance', slug, '--scopes', 'senders:read')).key, slug));
+  t.equal(list.body.data.find((s: any) => s.id === senderId)?.is_consent_required, true, 'bad --value left the sender as it was');
+});
+
+t.test('with DATABASE_URL the CLI never touches DATA_DIR', async (t) => {
+  t.notOk(existsSync(unusedDataDir), 'no embedded Postgres was initialised');
+});

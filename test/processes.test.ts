@@ -1,0 +1,347 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { freePort } from '../runtime/ports.js';
+import { readServices } from '../runtime/services-file.js';
+import { testDatabases } from './helpers/databases.js';
+import { makeSenders, makeTenant } from './helpers/fixtures.js';
+import {
+  alive,
+  childEnv,
+  childrenOf,
+  clickhousePid,
+  cliRunner,
+  oneJsonObject,
+  postmasterPid,
+  processesOf,
+  sleep,
+  spawnNode,
+  tempDataDir,
+  waitDead,
+  type Proc,
+} from './helpers/spawn.js';
+
+/**
+ * The real entry points as separate OS processes: the Procfile dynos (web, worker, release) and
+ * `npm start`'s supervisor with the embedded Postgres and ClickHouse, stopped the way a platform
+ * (SIGTERM) or a terminal (Ctrl-C: SIGINT to the whole foreground process group) stops them.
+ */
+
+const DB_ENV = ['DATABASE_URL', 'CLICKHOUSE_URL', 'DATA_DIR', 'PORT'];
+
+/** Polls url until it answers 2xx; fails early with the process output when proc exits. */
+async function waitHttp(url: string, proc: Proc, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (proc.exit()) throw new Error(`exited ${JSON.stringify(proc.exit())} before ${url} answered\n${proc.stdout()}\n${proc.stderr()}`);
+    try {
+      const res = await fetch(url);
+      await res.arrayBuffer();
+      if (res.ok) return;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) throw new Error(`${url} did not answer within ${ms} ms\n${proc.stdout()}\n${proc.stderr()}`);
+    await sleep(100);
+  }
+}
+
+async function getJson(url: string, headers: Record<string, string> = {}) {
+  const res = await fetch(url, { headers });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+}
+
+/**
+ * An HTTP request caught in flight: everything but the blank line ending its head is sent, so
+ * the server has a connection with a request in progress until finish() is called. The socket
+ * stays open after the response unless the server closes it (keep-alive, like a proxy's pool).
+ */
+async function requestInFlight(port: number, path: string, headers: Record<string, string>) {
+  const socket = connect(port, '127.0.0.1');
+  let received = '';
+  socket.setEncoding('utf8').on('data', (d: string) => (received += d));
+  socket.on('error', () => {});
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  const head = [`GET ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  socket.write(head.join('\r\n') + '\r\n');
+  return {
+    socket,
+    closed,
+    received: () => received,
+    finish: () => socket.write('\r\n'),
+    /** The response head and body once the full body (Content-Length) has arrived. */
+    async response(ms: number): Promise<{ status: number; head: string; body: string } | undefined> {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const split = received.indexOf('\r\n\r\n');
+        if (split >= 0) {
+          const head = received.slice(0, split);
+          const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
+          const body = received.slice(split + 4);
+          if (Buffer.byteLength(body) >= length) return { status: Number(head.split(' ')[1]), head, body };
+        }
+        if (socket.destroyed || Date.now() > deadline) return undefined;
+        await sleep(20);
+      }
+    },
+  };
+}
+
+t.test('web and worker run as separate processes against the same databases', async (t) => {
+  const dbs = await testDatabases(t, 'procs');
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = childEnv({ DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, PORT: String(port), LOG_LEVEL: 'warn' }, DB_ENV);
+
+  const web = spawnNode(t, 'dist/runtime/web.js', { env });
+  await waitHttp(`${base}/healthz`, web);
+  const a = await makeTenant(dbs.pool);
+  const [newsId] = await makeSenders(dbs.pool, a.tenant, { domain: 'procs.example', senders: [{ email: 'news', name: 'News' }] });
+
+  const list = await getJson(`${base}/v1/senders`, a.headers);
+  t.equal(list.status, 200, 'the web process answers an authenticated call');
+  t.same(list.body.data.map((s: any) => [s.id, s.email_address]), [[newsId, 'news@procs.example']]);
+
+  const before = await getJson(`${base}/readyz`);
+  t.equal(before.status, 200, 'web is ready without a worker: commands wait in the queue');
+  t.equal(before.body.status, 'ready');
+  t.equal(before.body.worker_last_seen_at, null, 'no worker has consumed a job yet');
+
+  const started = Date.now();
+  const worker = spawnNode(t, 'dist/runtime/worker.js', { env });
+  let seen: string | null = null;
+  while (seen === null && Date.now() - started < 30_000) {
+    if (worker.exit()) break;
+    await sleep(250);
+    seen = (await getJson(`${base}/readyz`)).body.worker_last_seen_at;
+  }
+  if (!t.type(seen, 'string', `the worker consumed its heartbeat job from the shared queue (${Date.now() - started} ms)`)) t.comment(worker.stdout() + worker.stderr());
+  t.ok(seen && Date.parse(seen) >= started - 1_000, 'the heartbeat is from this run');
+  const rows = await dbs.pool.query<{ pid: number }>('SELECT pid FROM worker_heartbeats');
+  t.same(rows.rows.map((r) => r.pid), [worker.pid], 'written by the worker process, not the web one');
+
+  const stopAt = Date.now();
+  web.signal('SIGTERM');
+  worker.signal('SIGTERM');
+  const [webExit, workerExit] = await Promise.all([web.waitExit(10_000), worker.waitExit(20_000)]);
+  if (!t.same(webExit, { code: 0, signal: null }, 'web exits 0 on SIGTERM')) t.comment(web.stdout() + web.stderr());
+  if (!t.same(workerExit, { code: 0, signal: null }, 'worker exits 0 on SIGTERM')) t.comment(worker.stdout() + worker.stderr());
+  t.ok(Date.now() - stopAt < 5_000, `both stopped promptly (${Date.now() - stopAt} ms)`);
+  t.notOk(alive(web.pid) || alive(worker.pid), 'no process left');
+});
+
+t.test('web on SIGTERM answers a request in flight and still exits promptly with 0', async (t) => {
+  // Behind a router, connections are kept alive: the one that carried the last request stays
+  // open after its response. Stopping must not wait for the client to close it.
+  const dbs = await testDatabases(t, 'drain');
+  const port = await freePort();
+  const env = childEnv({ DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, PORT: String(port), LOG_LEVEL: 'warn' }, DB_ENV);
+  const web = spawnNode(t, 'dist/runtime/web.js', { env });
+  await waitHttp(`http://127.0.0.1:${port}/healthz`, web);
+  const a = await makeTenant(dbs.pool);
+
+  const req = await requestInFlight(port, '/v1/senders', a.headers);
+  t.teardown(() => req.socket.destroy());
+  await sleep(200);
+  const stopAt = Date.now();
+  web.signal('SIGTERM');
+  await sleep(300);
+  req.finish();
+  const res = await req.response(5_000);
+  t.equal(res?.status, 200, 'the request in flight at SIGTERM is answered');
+  const exit = await web.waitExit(5_000);
+  const took = Date.now() - stopAt;
+  if (!t.same(exit, { code: 0, signal: null }, `web exits 0 within 5 s of SIGTERM though the client keeps its idle connection (${exit ? `exited after ${took} ms` : 'still running'})`)) {
+    t.comment(web.stdout() + web.stderr());
+  }
+});
+
+t.test('release is idempotent: a second and third run apply nothing and exit 0', async (t) => {
+  const dbs = await testDatabases(t, 'release');
+  const env = childEnv({ DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, LOG_LEVEL: 'info' }, DB_ENV);
+  const counts = async () => {
+    const pg = (await dbs.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations')).rows[0]!.n;
+    const boss = (await dbs.pool.query<{ version: number }>('SELECT version FROM pgboss.version')).rows[0]!.version;
+    const res = await fetch(`${dbs.clickhouse.url}/?database=cartero`, { method: 'POST', body: 'SELECT count() FROM schema_migrations FORMAT TSV' });
+    return { pg, boss, ch: Number((await res.text()).trim()) };
+  };
+  const initial = await counts();
+  t.ok(initial.pg > 0 && initial.ch > 0, `migrations already applied once by testDatabases (${JSON.stringify(initial)})`);
+
+  for (const run of [1, 2]) {
+    const release = spawnNode(t, 'dist/runtime/release.js', { env });
+    const exit = await release.waitExit(60_000);
+    if (!t.same(exit, { code: 0, signal: null }, `run ${run} exits 0 by itself`)) t.comment(release.stdout() + release.stderr());
+    const logs = release.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; applied?: unknown[] });
+    t.same(logs.find((l) => l.msg === 'postgres migrations')?.applied, [], `run ${run}: no Postgres migration applied`);
+    t.same(logs.find((l) => l.msg === 'clickhouse migrations')?.applied, [], `run ${run}: no ClickHouse migration applied`);
+    t.ok(logs.some((l) => l.msg === 'release done'), `run ${run}: release done`);
+    t.same(await counts(), initial, `run ${run}: migration records unchanged`);
+  }
+
+  const bare = spawnNode(t, 'dist/runtime/release.js', { env: childEnv({ LOG_LEVEL: 'info' }, DB_ENV) });
+  const exit = await bare.waitExit(20_000);
+  t.ok(exit && exit.code !== null && exit.code !== 0, `without DATABASE_URL release exits non-zero (${JSON.stringify(exit)})`);
+  t.match(bare.stderr(), /DATABASE_URL is required/);
+});
+
+t.test('npm start: embedded default end to end, two side by side, Ctrl-C, restart keeps data', async (t) => {
+  // Records each node process's exit code (a process killed by a signal records nothing).
+  const probeDir = mkdtempSync(join(tmpdir(), 'cartero-probe-'));
+  t.teardown(() => rm(probeDir, { recursive: true, force: true }));
+  const probe = join(probeDir, 'exit-probe.mjs');
+  const exitLog = join(probeDir, 'exits.jsonl');
+  writeFileSync(
+    probe,
+    `import { appendFileSync } from 'node:fs';\n` +
+      `process.on('exit', (code) => appendFileSync(${JSON.stringify(exitLog)}, JSON.stringify({ pid: process.pid, script: process.argv[1], code }) + '\\n'));\n`,
+  );
+  const exitCodes = (): Map<number, number> => {
+    if (!existsSync(exitLog)) return new Map();
+    const lines = readFileSync(exitLog, 'utf8').split('\n').filter(Boolean);
+    return new Map(lines.map((l) => JSON.parse(l) as { pid: number; code: number }).map((e) => [e.pid, e.code]));
+  };
+
+  const dirA = tempDataDir(t);
+  const dirB = tempDataDir(t);
+  const portA = await freePort();
+  const portB = await freePort();
+  const envOf = (dir: string, port?: number) =>
+    childEnv({ DATA_DIR: dir, LOG_LEVEL: 'warn', ...(port ? { PORT: String(port), NODE_OPTIONS: `--import ${probe}` } : {}) }, DB_ENV);
+
+  const start = (dir: string, port: number) => spawnNode(t, 'dist/runtime/start.js', { env: envOf(dir, port), detached: true });
+  const ready = (proc: Proc, port: number) => proc.waitForStdout(new RegExp(`running at http://localhost:${port}\\b`), 120_000);
+
+  /** What runs for a data dir while its supervisor is up: its servers and its dynos (by entry point). */
+  const inventory = (dir: string, supervisor: Proc) => {
+    const entry = (pid: number) => {
+      try {
+        return /dist\/runtime\/(web|worker)\.js/.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))?.[1];
+      } catch {
+        return undefined;
+      }
+    };
+    const named = childrenOf(supervisor.pid).flatMap((pid) => {
+      const name = entry(pid);
+      return name ? [{ pid, name }] : [];
+    });
+    return { pg: postmasterPid(dir), ch: clickhousePid(dir), named, dynos: named.map((d) => d.pid), names: named.map((d) => d.name).sort() };
+  };
+
+  /** Ctrl-C in a terminal: SIGINT to the supervisor's whole process group. */
+  const ctrlC = async (t: Test, proc: Proc, dir: string, pids: number[], label: string) => {
+    const at = Date.now();
+    proc.signal('SIGINT');
+    const exit = await proc.waitExit(60_000);
+    if (!t.same(exit, { code: 0, signal: null }, `${label}: the supervisor exits 0 after Ctrl-C (${Date.now() - at} ms)`)) t.comment(proc.stdout() + proc.stderr());
+    t.ok(await waitDead(pids, 5_000), `${label}: Postgres, ClickHouse and both dynos are gone (${pids.filter(alive)})`);
+    t.notOk(existsSync(join(dir, 'postgres', 'data', 'postmaster.pid')), `${label}: Postgres shut down cleanly (no postmaster.pid)`);
+    t.same(processesOf(dir), [], `${label}: no process of the data dir remains`);
+  };
+
+  const tStart = Date.now();
+  const a = start(dirA, portA);
+  const b = start(dirB, portB);
+  await Promise.all([ready(a, portA), ready(b, portB)]);
+  t.comment(`two fresh embedded starts side by side: ${Date.now() - tStart} ms`);
+
+  const urlA = `http://127.0.0.1:${portA}`;
+  const urlB = `http://127.0.0.1:${portB}`;
+  t.same((await getJson(`${urlA}/healthz`)).body, { status: 'ok' });
+  t.same((await getJson(`${urlB}/healthz`)).body, { status: 'ok' });
+  t.equal((await getJson(`${urlA}/readyz`)).body.status, 'ready');
+
+  const svcA = readServices(dirA);
+  const svcB = readServices(dirB);
+  const invA = inventory(dirA, a);
+  const invB = inventory(dirB, b);
+  t.ok(svcA.postgres?.port && svcA.clickhouse?.port, 'services.json records the Postgres and ClickHouse ports');
+  t.equal(svcA.web?.port, portA);
+  t.ok(invA.pg && invA.ch && invB.pg && invB.ch, `each data dir has its own Postgres and ClickHouse (${JSON.stringify({ invA, invB })})`);
+  t.equal(Number(readFileSync(join(dirA, 'postgres', 'data', 'postmaster.pid'), 'utf8').split('\n')[3]), svcA.postgres?.port, 'the recorded Postgres port is the one Postgres listens on');
+  t.match(svcA.clickhouse?.url, `:${svcA.clickhouse?.port}/`, 'the recorded ClickHouse URL uses the recorded port');
+  // Every embedded server recorded (Postgres, ClickHouse, and any later one such as an SMTP simulator).
+  const recordedPorts = (svc: Record<string, { port?: number } | undefined>) =>
+    Object.entries(svc).filter(([name]) => name !== 'web').map(([, v]) => v?.port);
+  const ports = [...recordedPorts(svcA as any), ...recordedPorts(svcB as any), portA, portB];
+  t.ok(ports.length >= 6 && ports.every((p) => typeof p === 'number'), `ports recorded (${ports})`);
+  t.equal(new Set(ports).size, ports.length, `side by side, every server has its own port (${ports})`);
+  t.same(invA.names, ['web', 'worker'], 'web and worker run as two child processes of the supervisor');
+  t.same(invB.names, ['web', 'worker']);
+
+  // The CLI with the same DATA_DIR reaches the running service's database.
+  const cliA = cliRunner(t, childEnv({ DATA_DIR: dirA }, DB_ENV));
+  oneJsonObject(await cliA('instance', 'create', '--slug', 'demo'));
+  oneJsonObject(await cliA('domain', 'add', '--instance', 'demo', '--name', 'demo.example'));
+  const domain = oneJsonObject(
+    await cliA('domain', 'set-checks', '--instance', 'demo', '--name', 'demo.example', '--mx', 'approved', '--spf', 'approved', '--dkim', 'approved', '--dmarc', 'approved'),
+  );
+  t.equal(domain.is_verified, true);
+  const sender = oneJsonObject(await cliA('sender', 'create', '--instance', 'demo', '--email', 'news@demo.example', '--name', 'News'));
+  const key = oneJsonObject(await cliA('key', 'create', '--instance', 'demo', '--scopes', 'senders:read'));
+  const auth = { authorization: `Bearer ${key.key}`, 'x-instance-slug': 'demo' };
+  const listed = await getJson(`${urlA}/v1/senders`, auth);
+  t.equal(listed.status, 200);
+  t.same(listed.body.data.map((s: any) => [s.id, s.email_address, s.domain_is_verified]), [[sender.id, 'news@demo.example', true]]);
+  t.equal(postmasterPid(dirA), invA.pg, 'the CLI used the running Postgres, it did not start one');
+
+  // B has a database of its own: the same slug is free there.
+  const cliB = cliRunner(t, childEnv({ DATA_DIR: dirB }, DB_ENV));
+  t.equal(oneJsonObject(await cliB('instance', 'create', '--slug', 'demo')).slug, 'demo');
+  t.equal((await getJson(`${urlB}/v1/senders`, auth)).status, 401, "A's key means nothing to B");
+
+  await t.test('Ctrl-C stops the second service cleanly while the first keeps running', async (t) => {
+    await ctrlC(t, b, dirB, [invB.pg!, invB.ch!, ...invB.dynos], 'B');
+    t.equal((await getJson(`${urlA}/healthz`)).status, 200, 'A still answers');
+  });
+
+  await t.test('Ctrl-C lets a request in flight finish before anything stops', async (t) => {
+    // A terminal sends SIGINT to every process of the group: supervisor and dynos alike. The
+    // request below is in flight at that moment and must still be answered from Postgres.
+    const req = await requestInFlight(portA, '/v1/senders', { ...auth, connection: 'close' });
+    t.teardown(() => req.socket.destroy());
+    await sleep(200);
+    a.signal('SIGINT');
+    await sleep(300);
+    req.finish();
+    const res = await req.response(10_000);
+    t.equal(res?.status, 200, `the request in flight at Ctrl-C is answered (got ${JSON.stringify(req.received().slice(0, 200))})`);
+    t.match(res?.body ?? '', 'news@demo.example');
+    await ctrlC(t, a, dirA, [invA.pg!, invA.ch!, ...invA.dynos], 'A');
+    const codes = exitCodes();
+    for (const { pid, name } of invA.named) {
+      t.equal(codes.get(pid), 0, `${name} dyno stopped gracefully (exit code 0, not cut short by a second signal)`);
+    }
+  });
+
+  await t.test('a second start reuses the data', async (t) => {
+    const again = start(dirA, portA);
+    await ready(again, portA);
+    const inv = inventory(dirA, again);
+    const res = await getJson(`${urlA}/v1/senders`, auth);
+    t.equal(res.status, 200, 'the key survived the restart');
+    t.same(res.body.data.map((s: any) => [s.id, s.email_address]), [[sender.id, 'news@demo.example']], 'so did the sender');
+    await ctrlC(t, again, dirA, [inv.pg!, inv.ch!, ...inv.dynos], 'A again');
+  });
+});
+
+t.test('the CLI works before the first npm start, even in a private DATA_DIR', async (t) => {
+  // Without a running service the CLI starts the data dir's Postgres for the one command.
+  for (const priv of [false, true]) {
+    const dir = tempDataDir(t, { private: priv });
+    const label = priv ? 'DATA_DIR in a mode-0700 directory (a home directory, mkdtemp)' : 'DATA_DIR in a world-readable directory';
+    const cli = cliRunner(t, childEnv({ DATA_DIR: dir }, DB_ENV));
+    const r = await cli('instance', 'create', '--slug', 'early');
+    t.equal(r.code, 0, `${label}: exit 0\n${r.stderr.slice(0, 1500)}`);
+    if (r.code === 0) t.equal(oneJsonObject(r).slug, 'early');
+    t.equal(postmasterPid(dir), undefined, `${label}: the Postgres started for the command is stopped after it`);
+    t.same(processesOf(dir), [], `${label}: nothing left running`);
+  }
+});
