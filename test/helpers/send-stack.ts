@@ -1,0 +1,185 @@
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startMailboxSimulator, type MailboxSimulator } from '../../smtp/simulator.js';
+import { testDatabases, type TestDatabases } from './databases.js';
+import { childEnv, spawnNode, type Proc } from './spawn.js';
+import { startTestWeb } from './web.js';
+
+/**
+ * The whole sending path for end-to-end tests: a migrated database, the real mailbox simulator
+ * storing into a temp dir, the web app in this process and worker dynos as separate processes
+ * (`node dist/runtime/worker.js`), exactly as the Procfile runs them. Everything started here is
+ * stopped or killed at teardown.
+ *
+ * Queue settings (SEND_RETRY_*, SEND_JOB_EXPIRE_SECONDS) are read when the queues are created,
+ * i.e. inside testDatabases: set them in process.env before calling this.
+ */
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export interface SendStack {
+  dbs: TestDatabases;
+  /** Base URL of the web app. */
+  url: string;
+  publicUrl: string;
+  simulator: MailboxSimulator;
+  mailboxDir: string;
+  /** The environment a worker process gets (plus `extra`). */
+  workerEnv(extra?: Record<string, string>): NodeJS.ProcessEnv;
+  /** A worker dyno as its own process, SIGKILLed at teardown if still running. */
+  spawnWorker(extra?: Record<string, string>): Proc;
+}
+
+/** Variables a worker must not inherit from the test runner's environment. */
+const INHERITED = ['DATABASE_URL', 'CLICKHOUSE_URL', 'SMTP_URL', 'PUBLIC_URL', 'DATA_DIR', 'PORT'];
+
+export async function startSendStack(t: Teardown, opts: { label: string; publicUrl: string }): Promise<SendStack> {
+  const dbs = await testDatabases(t, opts.label);
+  const mailboxDir = mkdtempSync(join(tmpdir(), 'cartero-mailbox-'));
+  const simulator = await startMailboxSimulator({ dir: mailboxDir });
+  t.teardown(async () => {
+    await simulator.stop();
+    await rm(mailboxDir, { recursive: true, force: true });
+  });
+  const { url } = await startTestWeb(t, dbs, { env: { SMTP_URL: simulator.url, PUBLIC_URL: opts.publicUrl } });
+  const workerEnv = (extra: Record<string, string> = {}) =>
+    childEnv(
+      {
+        DATABASE_URL: dbs.databaseUrl,
+        CLICKHOUSE_URL: dbs.clickhouseUrl,
+        SMTP_URL: simulator.url,
+        PUBLIC_URL: opts.publicUrl,
+        LOG_LEVEL: 'warn',
+        SEND_RETRY_LIMIT: process.env.SEND_RETRY_LIMIT,
+        SEND_RETRY_DELAY_SECONDS: process.env.SEND_RETRY_DELAY_SECONDS,
+        SEND_JOB_EXPIRE_SECONDS: process.env.SEND_JOB_EXPIRE_SECONDS,
+        QUEUE_MAINTENANCE_SECONDS: process.env.QUEUE_MAINTENANCE_SECONDS,
+        ...extra,
+      },
+      INHERITED,
+    );
+  return {
+    dbs,
+    url,
+    publicUrl: opts.publicUrl,
+    simulator,
+    mailboxDir,
+    workerEnv,
+    spawnWorker: (extra) => spawnNode(t, 'dist/runtime/worker.js', { env: workerEnv(extra) }),
+  };
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export interface MailApi {
+  call(method: string, path: string, body?: unknown): Promise<ApiResponse>;
+  send(body: unknown): Promise<ApiResponse>;
+  mail(mailId: string): Promise<any>;
+  logs(mailId: string): Promise<any[]>;
+  /** Polls GET /v1/mails/{id} until the status is final (sent, dropped, bounced, onhold). */
+  waitFinal(mailId: string, ms?: number): Promise<any>;
+}
+
+export const FINAL = [3, 4, 6, 7];
+
+export function mailApi(url: string, headers: Record<string, string>): MailApi {
+  const call = async (method: string, path: string, body?: unknown): Promise<ApiResponse> => {
+    const res = await fetch(url + path, {
+      method,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = text;
+    }
+    return { status: res.status, headers: res.headers, body: parsed };
+  };
+  const mail = async (mailId: string) => {
+    const r = await call('GET', `/v1/mails/${mailId}`);
+    if (r.status !== 200) throw new Error(`GET /v1/mails/${mailId}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  };
+  return {
+    call,
+    send: (body) => call('POST', '/v1/mails/send', body),
+    mail,
+    async logs(mailId) {
+      const r = await call('GET', `/v1/mails/${mailId}/logs?page_size=100`);
+      if (r.status !== 200) throw new Error(`GET /v1/mails/${mailId}/logs: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body.data;
+    },
+    async waitFinal(mailId, ms = 60_000) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const m = await mail(mailId);
+        if (FINAL.includes(m.status)) return m;
+        if (Date.now() > deadline) throw new Error(`mail ${mailId} still at status ${m.status} after ${ms} ms`);
+        await sleep(200);
+      }
+    },
+  };
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Polls `probe` until it returns something other than undefined; throws after `ms`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000, every = 100): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(every);
+  }
+}
+
+export interface StoredMessage {
+  file: string;
+  /** Header fields in order, names lower-cased, values unfolded. */
+  headers: Array<[string, string]>;
+  /** The X-Cartero-Mail-Id header. */
+  mailId: string | undefined;
+  /** The Message-ID header, with its angle brackets. */
+  messageId: string | undefined;
+}
+
+/** Header fields of a stored message (the simulator's envelope lines included), unfolded. */
+export function headerFields(raw: Buffer): Array<[string, string]> {
+  const text = raw.toString('utf8');
+  const end = text.search(/\r?\n\r?\n/);
+  const head = (end === -1 ? text : text.slice(0, end)).replace(/\r?\n[ \t]+/g, ' ');
+  return head.split(/\r?\n/).map((l) => {
+    const i = l.indexOf(':');
+    return [l.slice(0, i).trim().toLowerCase(), l.slice(i + 1).trim()] as [string, string];
+  });
+}
+
+/** Every complete `.eml` of the mailbox (the simulator's dot-named temp files are skipped). */
+export function readMailbox(dir: string): StoredMessage[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.eml') && !f.startsWith('.'))
+    .map((f) => {
+      const file = join(dir, f);
+      const headers = headerFields(readFileSync(file));
+      const get = (name: string) => headers.find(([k]) => k === name)?.[1];
+      return { file, headers, mailId: get('x-cartero-mail-id'), messageId: get('message-id') };
+    });
+}
+
+/** The stored messages of one mail, found by its X-Cartero-Mail-Id header. */
+export function messagesOf(dir: string, mailId: string): StoredMessage[] {
+  return readMailbox(dir).filter((m) => m.mailId === mailId);
+}
