@@ -1,5 +1,9 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import type { Logger } from 'pino';
+import { loadConfig, type Config } from './config.js';
+import { createLogger } from './logger.js';
+import { onShutdown } from './shutdown.js';
 
 /** True when the module at `moduleUrl` is the script node was started with. */
 export function isMain(moduleUrl: string): boolean {
@@ -10,4 +14,28 @@ export function isMain(moduleUrl: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * A dyno's entry point (Procfile): configuration from the environment, a logger named for the
+ * dyno, start, then a graceful stop on SIGTERM/SIGINT. A failure to start exits 1.
+ */
+export function runDyno(
+  moduleUrl: string,
+  name: string,
+  start: (config: Config, logger: Logger) => Promise<{ stop(): Promise<void>; describe: Record<string, unknown> }>,
+): void {
+  if (!isMain(moduleUrl)) return;
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, name);
+  start(config, logger).then(
+    (dyno) => {
+      logger.info(dyno.describe, `${name} started`);
+      onShutdown(logger, () => dyno.stop());
+    },
+    (err) => {
+      logger.error({ err }, `${name} failed to start`);
+      process.exit(1);
+    },
+  );
 }

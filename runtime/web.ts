@@ -5,10 +5,8 @@ import { createClickHouseClient } from '../analytics/client.js';
 import { createPool } from '../sql/pool.js';
 import { jobQueue } from './queue.js';
 import type { Config } from './config.js';
-import { loadConfig } from './config.js';
-import { createLogger } from './logger.js';
-import { isMain } from './main.js';
-import { onShutdown, required } from './shutdown.js';
+import { runDyno } from './main.js';
+import { required } from './shutdown.js';
 import type { Logger } from 'pino';
 
 export interface WebProcess {
@@ -53,17 +51,7 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
   };
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'web');
+runDyno(import.meta.url, 'web', async (config, logger) => {
   const web = await startWeb(config, logger);
-  logger.info({ url: web.url }, 'web listening');
-  onShutdown(logger, () => web.stop());
-}
-
-if (isMain(import.meta.url)) {
-  main().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+  return { stop: () => web.stop(), describe: { url: web.url } };
+});

@@ -5,11 +5,9 @@ import { createSmtpTransport } from '../smtp/transport.js';
 import { createPool } from '../sql/pool.js';
 import { registerJobs } from '../workers/index.js';
 import type { Config } from './config.js';
-import { loadConfig } from './config.js';
-import { createLogger } from './logger.js';
 import { createBoss } from './queue.js';
-import { isMain } from './main.js';
-import { onShutdown, required } from './shutdown.js';
+import { runDyno } from './main.js';
+import { required } from './shutdown.js';
 
 export interface WorkerProcess {
   workerId: string;
@@ -38,17 +36,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
   };
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'worker');
+runDyno(import.meta.url, 'worker', async (config, logger) => {
   const worker = await startWorker(config, logger);
-  logger.info({ workerId: worker.workerId }, 'worker started');
-  onShutdown(logger, () => worker.stop());
-}
-
-if (isMain(import.meta.url)) {
-  main().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+  return { stop: () => worker.stop(), describe: { workerId: worker.workerId } };
+});
