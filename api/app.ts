@@ -1,6 +1,5 @@
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
-import { pinoHttp } from 'pino-http';
 import { ValidationFailed } from '../domain/errors.js';
 import type { Tenant } from '../domain/tenancy/context.js';
 import { requireScope } from './authenticate.js';
@@ -9,7 +8,7 @@ import { healthz, readyz } from './health.js';
 import { createHttpMetrics } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
 import { problem, sendProblem } from './problem.js';
-import { requestId, requestIdOf } from './request-context.js';
+import { accessLog, requestId, requestIdOf } from './request-context.js';
 import { bodyReader, compileInputs, normalizeQuery } from './request-input.js';
 import type { AppDeps, Route } from './route.js';
 import { routes as publicRoutes } from './routes/index.js';
@@ -67,14 +66,7 @@ export function createApp(deps: AppDeps, extraRoutes: Route[] = []): express.Exp
   app.set('query parser', 'simple');
 
   app.use(requestId);
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (_req, res) => (res as Response).locals.requestId,
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
-      serializers: { req: (req) => ({ id: req.id, method: req.method, url: req.url }) },
-    }),
-  );
+  app.use(accessLog(deps.logger));
   app.use(metrics.middleware);
 
   app.get('/healthz', healthz);

@@ -68,14 +68,19 @@ export async function withTransaction<T>(pool: Pool, fn: (c: Client) => Promise<
   }
 }
 
-/** A single statement outside any tenant context (auth lookups, health); errors mapped to 503. */
+/**
+ * A single statement outside any tenant context (auth lookups, health); errors mapped to 503.
+ * `name` makes it a prepared statement on each connection: Postgres plans it once per
+ * connection instead of at every call (worth it on the per-request hot path).
+ */
 export async function query<R extends pg.QueryResultRow = pg.QueryResultRow>(
   pool: Pool,
   text: string,
   values: unknown[] = [],
+  name?: string,
 ): Promise<pg.QueryResult<R>> {
   try {
-    return await pool.query<R>(text, values);
+    return await pool.query<R>(name ? { name, text, values } : { text, values });
   } catch (err) {
     throw asDependencyError(err);
   }

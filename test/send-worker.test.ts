@@ -115,9 +115,12 @@ const normal = await acceptSend(a.tenant, dbs.pool, queue, {
   html,
   variables: { plan: 'pro' },
   reply_to: 'help@send.example',
-  headers: { 'X-Campaign': 'fall', 'Message-ID': '<forged@evil.example>' },
+  headers: { 'X-Campaign': 'fall' },
   attachments: [{ filename: 'hello.txt', content_type: 'text/plain', content: Buffer.from('hello attachment').toString('base64') }],
 });
+// Acceptance refuses protected headers (422); the renderer refuses them too, as a second wall
+// for rows written any other way. The worker starts below, after this.
+await dbs.pool.query(`UPDATE messages SET headers = headers || '{"Message-ID": "<forged@evil.example>"}' WHERE msg_id = $1`, [normal.msg_id]);
 const outcomes = await acceptSend(a.tenant, dbs.pool, queue, {
   from: 'news@send.example',
   to: [{ email: 'bounce@example.org' }, { email: 'softbounce@example.org' }, { email: 'defer@example.org' }, { email: 'blocked@example.org' }],

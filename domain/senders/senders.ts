@@ -44,11 +44,13 @@ export async function listSenders(tenant: Tenant, pool: Pool, f: SenderFilter): 
     f.is_domain_verified ?? null,
   ];
   return withTenant(pool, tenant, async (c) => {
-    const rows = await c.query<Sender>(`${SELECT} WHERE ${FILTER} ORDER BY s.id LIMIT $5 OFFSET $6`, [...params, limit, offset]);
-    const total = await c.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM senders s JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id WHERE ${FILTER}`,
-      params,
-    );
+    // Named: the listing is the hot path of the API, planned once per connection.
+    const rows = await c.query<Sender>({ name: 'senders-page', text: `${SELECT} WHERE ${FILTER} ORDER BY s.id LIMIT $5 OFFSET $6`, values: [...params, limit, offset] });
+    const total = await c.query<{ n: number }>({
+      name: 'senders-count',
+      text: `SELECT count(*)::int AS n FROM senders s JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id WHERE ${FILTER}`,
+      values: params,
+    });
     return toPage(rows.rows, f, total.rows[0]!.n);
   });
 }

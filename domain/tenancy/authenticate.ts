@@ -49,6 +49,7 @@ export async function authenticate(
        FROM api_keys k JOIN instances i ON i.id = k.instance_id
       WHERE k.key_id = $1 AND i.slug = $2`,
     [parsed.keyId, request.slug, request.ip],
+    'auth-key-lookup',
   );
   const row = rows[0];
   if (!row || row.revoked || row.expired || !timingSafeEqual(row.token_sha256, hashToken(parsed.token))) {
