@@ -1,0 +1,827 @@
+/**
+ * Benchmark (issue 3): sending. 20,000 mails accepted through POST /v1/mails/send (batches of
+ * 100 recipients, a few concurrent request streams) and delivered by the worker to the mailbox
+ * simulator, against the service started the way a user starts it (`node dist/runtime/start.js`:
+ * embedded Postgres, ClickHouse and simulator under a fresh DATA_DIR). Then, in the same run
+ * and against the same simulator, a bare nodemailer pooled loop sends 20,000 equivalent
+ * messages: the ratio Cartero end-to-end / bare loop is the figure to quote.
+ *
+ *   npx tsc -p tsconfig.json && node dist/bench/send.js
+ *
+ * Environment (all optional):
+ *   BENCH_MAILS              mails to send (default 20000)
+ *   BENCH_BATCH              recipients per POST (default 100)
+ *   BENCH_STREAMS            concurrent request streams (default 4)
+ *   BENCH_BASELINE_INFLIGHT  sendMail calls in flight in the bare loop (default
+ *                            SEND_BATCH_SIZE x SEND_CONCURRENCY, what the worker has in flight)
+ *   BENCH_BASELINE=0         skip the bare nodemailer loop
+ *   BENCH_BASELINE_RAW=1     diagnostics: also time the bare loop sending the same messages
+ *                            pre-built into one Buffer each (sendMail({ envelope, raw }))
+ *   BENCH_POLL_MS            progress poll of Postgres (default 250)
+ *   BENCH_TIMEOUT            seconds to wait for every mail to be sent (default 900)
+ *   SEND_BATCH_SIZE, SEND_CONCURRENCY   passed through to the worker (defaults 50 and 2)
+ *   BENCH_CPU_PROF_DIR=DIR   the service's processes write DIR/<entry>.<pid>.cpuprofile when they
+ *                            stop (via bench/send-preload.ts); summarise with
+ *                            node dist/bench/cpuprofile-summary.js DIR/worker.<pid>.cpuprofile
+ *   BENCH_COUNT_QUERIES=1    count the worker's and web's Postgres round trips per mail
+ *   BENCH_PG_STATS=1         diagnostics: restart the embedded Postgres once with pg_stat_statements
+ *                            preloaded (ALTER SYSTEM on the fresh DATA_DIR) and report the
+ *                            statements that took Postgres' time during the Cartero phase
+ *   BENCH_WAIT_IDLE=SECONDS  first wait (up to that long) for the shared machine to be idle
+ *   BENCH_KEEP_DATA=1        keep the temp DATA_DIR (printed) instead of deleting it
+ *
+ * The load generator (HTTP client, then the bare loop) runs in this process, on the same two
+ * cores as the service, Postgres and the simulator.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import nodemailer from 'nodemailer';
+import MailComposer from 'nodemailer/lib/mail-composer/index.js';
+import { createApiKey } from '../domain/tenancy/api-keys.js';
+import { createInstance } from '../domain/tenancy/instances.js';
+import type { Tenant } from '../domain/tenancy/context.js';
+import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
+import { createSender } from '../domain/senders/senders.js';
+import { newId } from '../domain/mail/ids.js';
+import { recipientVariables, renderText } from '../domain/mail/merge-tags.js';
+import { renderMail, type RenderedMail } from '../domain/mail/render.js';
+import { createPool, type Pool } from '../sql/pool.js';
+import { projectRoot } from '../runtime/paths.js';
+import { freePort } from '../runtime/ports.js';
+import { readServices } from '../runtime/services-file.js';
+
+const intEnv = (name: string, fallback: number) => {
+  const v = Number(process.env[name]);
+  return process.env[name] && Number.isInteger(v) && v > 0 ? v : fallback;
+};
+const MAILS = intEnv('BENCH_MAILS', 20_000);
+const BATCH = intEnv('BENCH_BATCH', 100);
+const STREAMS = intEnv('BENCH_STREAMS', 4);
+const WORKER_BATCH = intEnv('SEND_BATCH_SIZE', 50);
+const WORKER_LOOPS = intEnv('SEND_CONCURRENCY', 2);
+const BASELINE_INFLIGHT = intEnv('BENCH_BASELINE_INFLIGHT', WORKER_BATCH * WORKER_LOOPS);
+const BASELINE = process.env.BENCH_BASELINE !== '0';
+const BASELINE_RAW = process.env.BENCH_BASELINE_RAW === '1';
+const TIMEOUT_S = intEnv('BENCH_TIMEOUT', 900);
+const POLL_MS = intEnv('BENCH_POLL_MS', 250);
+const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
+const COUNT_QUERIES = process.env.BENCH_COUNT_QUERIES === '1';
+const PG_STATS = process.env.BENCH_PG_STATS === '1';
+/** The worker's pool (smtp/transport.ts): 5 connections, 1000 messages each. */
+const SMTP_MAX_CONNECTIONS = 5;
+const SMTP_MAX_MESSAGES = 1000;
+const TARGET_MAILS_PER_S = 500;
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+const SENDER_LOCAL = 'news';
+const SENDER_NAME = 'Example Co';
+const DOMAIN = 'mail.bench.example.com';
+const SUBJECT = '{{first_name}}, your October summary is ready';
+/** A realistic small transactional/newsletter body: one merge tag, two links. */
+const HTML = `<!doctype html>
+<html><head><meta charset="utf-8"><title>Your October summary</title></head>
+<body style="margin:0;padding:0;background:#f4f4f7;font-family:Arial,Helvetica,sans-serif;color:#222">
+<table role="presentation" width="100%" cellpadding="0" cellspacing="0"><tr><td align="center" style="padding:24px">
+<table role="presentation" width="560" cellpadding="0" cellspacing="0" style="background:#ffffff;border-radius:6px">
+<tr><td style="padding:32px">
+<h1 style="font-size:20px;margin:0 0 16px">Hello {{first_name}},</h1>
+<p style="font-size:15px;line-height:22px">Your October summary is ready. You sent 42 invoices this month; 3 are still waiting
+for payment, and two customers opened their invoice more than once.</p>
+<p style="text-align:center;margin:28px 0"><a href="https://app.example.com/summary?month=2026-10&amp;utm_source=email&amp;utm_campaign=monthly"
+ style="background:#2563eb;color:#ffffff;padding:12px 20px;border-radius:4px;text-decoration:none">See your summary</a></p>
+<p style="font-size:13px;line-height:20px;color:#555">Questions? Reply to this email or read
+<a href="https://help.example.com/articles/monthly-summary">how the summary is computed</a>.</p>
+</td></tr></table>
+<p style="font-size:11px;color:#999">Example Co &middot; 1 Main Street &middot; Springfield</p>
+</td></tr></table>
+</body></html>`;
+
+const FIRST_NAMES = ['Ann', 'Bruno', 'Chloé', 'Dev', 'Eun-ji', 'Farid', 'Greta', 'Hugo', "O'Neil", 'Zoë'];
+const recipient = (i: number) => ({
+  email: `rcpt${i}@inbox${i % 7}.example.org`,
+  name: `Recipient ${i}`,
+  variables: { first_name: FIRST_NAMES[i % FIRST_NAMES.length]! },
+});
+
+const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+function round(n: number, digits = 0): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+// ---------------------------------------------------------------- process accounting (/proc)
+
+function rssMiB(pid: number): { rss: number; hwm: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    return { rss: round(kb('VmRSS') / 1024, 1), hwm: round(kb('VmHWM') / 1024, 1) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** utime+stime of a process, plus its reaped children's when `withReaped` (seconds). */
+function cpuSeconds(pid: number, withReaped = false): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const f = (n: number) => Number(fields[n - 3]);
+    return (f(14) + f(15) + (withReaped ? f(16) + f(17) : 0)) / CLK_TCK;
+  } catch {
+    return 0;
+  }
+}
+
+function childrenOf(pid: number): Array<{ pid: number; args: string }> {
+  try {
+    return execFileSync('ps', ['--ppid', String(pid), '-o', 'pid=,args='], { encoding: 'utf8' })
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .map((l) => {
+        const [p, ...rest] = l.split(/\s+/);
+        return { pid: Number(p), args: rest.join(' ') };
+      });
+  } catch {
+    return [];
+  }
+}
+
+interface Jiffies {
+  total: number;
+  busy: number;
+  /** Time the hypervisor gave our vCPUs to someone else. */
+  steal: number;
+}
+function machineJiffies(): Jiffies {
+  const v = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const at = (i: number) => v[i] ?? 0;
+  return { total: at(0) + at(1) + at(2) + at(3) + at(4) + at(5) + at(6) + at(7), busy: at(0) + at(1) + at(2) + at(5) + at(6), steal: at(7) };
+}
+function busyCores(a: Jiffies, b: Jiffies, field: 'busy' | 'steal' = 'busy'): number {
+  return round(((b[field] - a[field]) / (b.total - a.total || 1)) * cpus().length, 2);
+}
+async function machineLoad(ms: number): Promise<number> {
+  const a = machineJiffies();
+  await sleep(ms);
+  return busyCores(a, machineJiffies());
+}
+
+// ---------------------------------------------------------------- the service
+
+interface Service {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  dataDir: string;
+  webPid: number;
+  workerPid: number;
+  postgresPid: number;
+  stderr: () => string;
+}
+
+interface CpuSnapshot {
+  worker: number;
+  web: number;
+  postgres: number;
+  /** start.js: the supervisor, which hosts the mailbox simulator. */
+  supervisor_simulator: number;
+  clickhouse: number;
+  bench: number;
+  machine: Jiffies;
+  at: number;
+}
+
+function cpuSnapshot(s: Service): CpuSnapshot {
+  const bench = process.cpuUsage();
+  const pgLive = s.postgresPid ? childrenOf(s.postgresPid).reduce((sum, c) => sum + cpuSeconds(c.pid), 0) : 0;
+  const ch = childrenOf(s.child.pid!).filter((c) => /clickhouse|chlauncher/.test(c.args));
+  return {
+    worker: cpuSeconds(s.workerPid),
+    web: cpuSeconds(s.webPid),
+    postgres: s.postgresPid ? cpuSeconds(s.postgresPid, true) + pgLive : 0,
+    supervisor_simulator: cpuSeconds(s.child.pid!),
+    clickhouse: ch.reduce((sum, c) => sum + cpuSeconds(c.pid), 0),
+    bench: (bench.user + bench.system) / 1e6,
+    machine: machineJiffies(),
+    at: performance.now(),
+  };
+}
+
+/** CPU seconds spent by each process between two snapshots, and cores used (CPU s / wall s). */
+function cpuBetween(a: CpuSnapshot, b: CpuSnapshot) {
+  const wall = (b.at - a.at) / 1000;
+  const keys = ['worker', 'web', 'postgres', 'supervisor_simulator', 'clickhouse', 'bench'] as const;
+  const seconds = Object.fromEntries(keys.map((k) => [k, round(b[k] - a[k], 1)])) as Record<(typeof keys)[number], number>;
+  const cores = Object.fromEntries(keys.map((k) => [k, round((b[k] - a[k]) / wall, 2)])) as Record<(typeof keys)[number], number>;
+  const machine = busyCores(a.machine, b.machine);
+  const ours = keys.reduce((sum, k) => sum + (b[k] - a[k]) / wall, 0);
+  // Busy cores not charged to the service or to this process: other work on the shared machine
+  // (plus kernel work not charged to any process).
+  return {
+    wall_s: round(wall, 2),
+    cpu_seconds: seconds,
+    cores,
+    machine_busy_cores: machine,
+    other_cores: round(machine - ours, 2),
+    steal_cores: busyCores(a.machine, b.machine, 'steal'),
+  };
+}
+
+async function startService(existingDataDir?: string): Promise<Service> {
+  const dataDir = existingDataDir ?? mkdtempSync(join(tmpdir(), 'cartero-bench-send-'));
+  // mkdtemp makes a 0700 directory; run as root, the embedded Postgres runs as another user and
+  // must traverse it.
+  chmodSync(dataDir, 0o755);
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
+  delete env.DATABASE_URL;
+  delete env.CLICKHOUSE_URL;
+  delete env.SMTP_URL;
+  if (CPU_PROF_DIR || COUNT_QUERIES) {
+    const preload = `--import=${pathToFileURL(join(projectRoot, 'dist', 'bench', 'send-preload.js')).href}`;
+    env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} ${preload}`.trim();
+    if (CPU_PROF_DIR) env.BENCH_SEND_CPU_PROF_DIR = CPU_PROF_DIR;
+    if (COUNT_QUERIES) env.BENCH_SEND_COUNT_QUERIES = '1';
+  }
+  // Detached: its own process group, so stopping it is a Ctrl-C to the whole group.
+  const child = spawn(process.execPath, [join(projectRoot, 'dist', 'runtime', 'start.js')], {
+    cwd: projectRoot,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-20_000)));
+  const started = Date.now();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`service not running after 180 s\nstdout:\n${out}\nstderr:\n${err}`)), 180_000);
+      const onData = () => {
+        if (/running at/.test(out)) {
+          clearTimeout(timer);
+          child.stdout!.off('data', onData);
+          child.off('exit', onExit);
+          resolve();
+        }
+      };
+      const onExit = (code: number | null, signal: string | null) => {
+        clearTimeout(timer);
+        reject(new Error(`service exited during start (code ${code}, signal ${signal})\nstdout:\n${out}\nstderr:\n${err}`));
+      };
+      child.stdout!.on('data', onData);
+      child.once('exit', onExit);
+    });
+  } catch (e) {
+    if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+    if (!existingDataDir) rmSync(dataDir, { recursive: true, force: true });
+    throw e;
+  }
+  log(`service running after ${((Date.now() - started) / 1000).toFixed(1)} s (DATA_DIR ${dataDir})`);
+  const kids = childrenOf(child.pid!);
+  const web = kids.find((c) => c.args.includes(join('dist', 'runtime', 'web.js')));
+  const worker = kids.find((c) => c.args.includes(join('dist', 'runtime', 'worker.js')));
+  const pm = join(dataDir, 'postgres', 'data', 'postmaster.pid');
+  const postgresPid = existsSync(pm) ? Number(readFileSync(pm, 'utf8').split('\n')[0]) : 0;
+  const service: Service = {
+    child,
+    url: `http://127.0.0.1:${port}`,
+    port,
+    dataDir,
+    webPid: web?.pid ?? 0,
+    workerPid: worker?.pid ?? 0,
+    postgresPid,
+    stderr: () => err,
+  };
+  if (!web || !worker) {
+    await stopService(service);
+    if (!existingDataDir) rmSync(dataDir, { recursive: true, force: true });
+    throw new Error(`web or worker not found among the children of ${child.pid}: ${JSON.stringify(kids)}`);
+  }
+  return service;
+}
+
+async function stopService(service: Service): Promise<{ code: number | null; signal: string | null; ms: number }> {
+  const started = Date.now();
+  const { child } = service;
+  if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, signal: child.signalCode, ms: 0 };
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  // What Ctrl-C in the terminal does: SIGINT to the whole foreground process group.
+  process.kill(-child.pid!, 'SIGINT');
+  let timer: NodeJS.Timeout | undefined;
+  const result = await Promise.race([exited, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), 60_000)))]);
+  clearTimeout(timer);
+  if (!result) {
+    log('service did not stop within 60 s after SIGINT; sending SIGKILL to its process group');
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+    return { ...(await exited), ms: Date.now() - started };
+  }
+  return { ...result, ms: Date.now() - started };
+}
+
+// ---------------------------------------------------------------- fixtures
+
+async function seed(pool: Pool): Promise<{ slug: string; key: string; from: string; tenant: Tenant }> {
+  const slug = 'bench-send';
+  const instance = await createInstance(pool, { slug, name: 'Send benchmark' });
+  const tenant: Tenant = { instanceId: instance.id, slug, tz: instance.tz };
+  const key = await createApiKey(pool, { instanceSlug: slug, scopes: ['mail:send', 'mail:read'] });
+  await addDomain(tenant, pool, DOMAIN);
+  await setDomainChecks(tenant, pool, DOMAIN, { mx: 'approved', spf: 'approved', dkim: 'approved', dmarc: 'approved' });
+  const sender = await createSender(tenant, pool, { email: `${SENDER_LOCAL}@${DOMAIN}`, name: SENDER_NAME });
+  return { slug, key: key.key, from: sender.email_address, tenant };
+}
+
+function countEml(dir: string): number {
+  try {
+    return readdirSync(dir).filter((f) => f.endsWith('.eml')).length;
+  } catch {
+    return 0;
+  }
+}
+
+interface QueryCounts {
+  total: number;
+  checkouts: number;
+  by_statement: Record<string, number>;
+}
+async function queryCounts(service: Service, pid: number): Promise<QueryCounts | undefined> {
+  if (!COUNT_QUERIES) return undefined;
+  const file = join(service.dataDir, `pg-queries.${pid}.json`);
+  rmSync(file, { force: true });
+  process.kill(pid, 'SIGUSR2');
+  for (let i = 0; i < 100 && !existsSync(file); i++) await sleep(20);
+  await sleep(20);
+  return JSON.parse(readFileSync(file, 'utf8')) as QueryCounts;
+}
+function perMail(a: QueryCounts | undefined, b: QueryCounts | undefined, n: number) {
+  if (!a || !b) return undefined;
+  const by: Record<string, number> = {};
+  for (const [k, v] of Object.entries(b.by_statement)) {
+    const d = v - (a.by_statement[k] ?? 0);
+    if (d > 0) by[k] = round(d / n, 3);
+  }
+  const sorted = Object.fromEntries(Object.entries(by).sort((x, y) => y[1] - x[1]));
+  return { round_trips: round((b.total - a.total) / n, 2), pool_checkouts: round((b.checkouts - a.checkouts) / n, 3), by_statement: sorted };
+}
+
+/** CPU seconds of the live Postgres processes, by application_name (backends) or backend_type. */
+async function postgresCpuByRole(pool: Pool, service: Service): Promise<Record<string, number>> {
+  const { rows } = await pool.query<{ pid: number; who: string }>(
+    `SELECT pid, coalesce(nullif(application_name, ''), backend_type) AS who FROM pg_stat_activity`,
+  );
+  const out: Record<string, number> = {};
+  for (const r of rows) out[r.who] = (out[r.who] ?? 0) + cpuSeconds(r.pid);
+  // Backends and autovacuum workers that exited: charged to the postmaster's reaped children.
+  out['(exited processes)'] = cpuSeconds(service.postgresPid, true) - cpuSeconds(service.postgresPid);
+  out['(postmaster)'] = cpuSeconds(service.postgresPid);
+  return out;
+}
+function cpuByRoleBetween(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    const d = round((b[k] ?? 0) - (a[k] ?? 0), 1);
+    if (d > 0) out[k] = d;
+  }
+  return Object.fromEntries(Object.entries(out).sort((x, y) => y[1] - x[1]));
+}
+
+/** BENCH_PG_STATS=1: preload pg_stat_statements, which takes a Postgres restart. */
+async function enablePgStatStatements(pool: Pool): Promise<void> {
+  await pool.query(`ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`);
+  await pool.query(`ALTER SYSTEM SET pg_stat_statements.track = 'all'`);
+  await pool.query(`ALTER SYSTEM SET pg_stat_statements.track_planning = on`);
+}
+async function topStatements(pool: Pool, mails: number) {
+  const { rows } = await pool.query<{ query: string; calls: number; exec_ms: number; plan_ms: number; rows: number }>(
+    `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls::int, total_exec_time AS exec_ms, total_plan_time AS plan_ms, rows::int
+       FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT 20`,
+  );
+  const total = (
+    await pool.query<{ ms: number }>(`SELECT coalesce(sum(total_exec_time + total_plan_time), 0) AS ms FROM pg_stat_statements`)
+  ).rows[0]!.ms;
+  return {
+    total_ms: round(total),
+    per_mail_ms: round(total / mails, 3),
+    top: rows.map((r) => ({
+      query: r.query.slice(0, 160),
+      calls: r.calls,
+      total_ms: round(r.exec_ms + r.plan_ms),
+      plan_ms: round(r.plan_ms),
+      share: round((r.exec_ms + r.plan_ms) / total, 3),
+      rows: r.rows,
+    })),
+  };
+}
+
+// ---------------------------------------------------------------- phase 1+2: Cartero
+
+async function runCartero(service: Service, pool: Pool, auth: { slug: string; key: string; from: string }) {
+  const requests = Math.ceil(MAILS / BATCH);
+  const bodies: string[] = [];
+  for (let r = 0; r < requests; r++) {
+    const to = [];
+    for (let i = r * BATCH; i < Math.min(MAILS, (r + 1) * BATCH); i++) to.push(recipient(i));
+    bodies.push(JSON.stringify({ from: auth.from, to, subject: SUBJECT, html: HTML, custom_group_code: 'bench-send' }));
+  }
+  const headers = { authorization: `Bearer ${auth.key}`, 'x-instance-slug': auth.slug, 'content-type': 'application/json' };
+  const mailbox = join(service.dataDir, 'mailbox');
+  const emlBefore = countEml(mailbox);
+
+  const rss: Array<{ t: number; worker: number; web: number }> = [];
+  const sampleRss = () => {
+    const w = rssMiB(service.workerPid);
+    const b = rssMiB(service.webPid);
+    if (w && b) rss.push({ t: round((performance.now() - t0) / 1000, 1), worker: w.rss, web: b.rss });
+  };
+  const workerRssBefore = rssMiB(service.workerPid);
+  const qWorker0 = await queryCounts(service, service.workerPid);
+  const qWeb0 = await queryCounts(service, service.webPid);
+
+  if (PG_STATS) await pool.query('SELECT pg_stat_statements_reset()');
+  const pgRoles0 = await postgresCpuByRole(pool, service);
+  const cpu0 = cpuSnapshot(service);
+  const t0 = performance.now();
+  const t0Wall = Date.now();
+  sampleRss();
+  const rssTimer = setInterval(sampleRss, 1_000);
+
+  // Poll Postgres every POLL_MS: when every mail is sent (3), or every mail is final otherwise.
+  // (A sequential scan of mails: its cost is reported as progress_polls and pg_stat_statements.)
+  const progress: Array<{ t: number; sent: number }> = [];
+  let doneAt: number | undefined;
+  let statusCounts: Record<string, number> = {};
+  let polling = true;
+  let polls = 0;
+  let pollMs = 0;
+  const poller = (async () => {
+    while (polling) {
+      const p0 = performance.now();
+      const { rows } = await pool.query<{ status: number; n: number }>(
+        'SELECT status, count(*)::int AS n FROM mails GROUP BY status',
+      );
+      polls++;
+      pollMs += performance.now() - p0;
+      statusCounts = Object.fromEntries(rows.map((r) => [String(r.status), r.n]));
+      const sent = statusCounts['3'] ?? 0;
+      const final = sent + (statusCounts['4'] ?? 0) + (statusCounts['6'] ?? 0);
+      const t = (performance.now() - t0) / 1000;
+      if (!progress.length || progress[progress.length - 1]!.sent !== sent || t - progress[progress.length - 1]!.t >= 5) progress.push({ t: round(t, 2), sent });
+      if (final >= MAILS) {
+        doneAt = performance.now();
+        return;
+      }
+      if (t > TIMEOUT_S) throw new Error(`not all mails final after ${TIMEOUT_S} s: ${JSON.stringify(statusCounts)}`);
+      await sleep(POLL_MS);
+    }
+  })();
+  // Awaited below; this only keeps an early failure from being an unhandled rejection meanwhile.
+  poller.catch(() => {});
+
+  // Accept: STREAMS concurrent request loops taking the next body.
+  const latencies: number[] = [];
+  const failures: string[] = [];
+  let next = 0;
+  const stream = async () => {
+    for (let r = next++; r < requests; r = next++) {
+      const started = performance.now();
+      const res = await fetch(`${service.url}/v1/mails/send`, { method: 'POST', headers, body: bodies[r] });
+      const text = await res.text();
+      latencies.push(performance.now() - started);
+      if (res.status !== 202) failures.push(`${res.status} ${text.slice(0, 200)}`);
+      else {
+        const body = JSON.parse(text) as { mails?: Array<{ status: number }> };
+        if (body.mails?.length !== Math.min(BATCH, MAILS - r * BATCH)) failures.push(`202 with ${body.mails?.length} mails`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: STREAMS }, stream));
+  const acceptedAt = performance.now();
+  const cpuAccept = cpuSnapshot(service);
+  if (failures.length) {
+    polling = false;
+    throw new Error(`${failures.length} send requests failed, e.g. ${failures.slice(0, 3).join(' | ')}`);
+  }
+  log(`accepted ${MAILS} mails in ${((acceptedAt - t0) / 1000).toFixed(1)} s; waiting for delivery`);
+  await poller;
+  clearInterval(rssTimer);
+  sampleRss();
+  const cpu1 = cpuSnapshot(service);
+  const pgRoles1 = await postgresCpuByRole(pool, service);
+  const pgStats = PG_STATS ? await topStatements(pool, MAILS) : undefined;
+  const workerRssAfter = rssMiB(service.workerPid);
+  const qWorker1 = await queryCounts(service, service.workerPid);
+  const qWeb1 = await queryCounts(service, service.webPid);
+
+  const db = (
+    await pool.query<{ first_received: Date; last_received: Date; first_sent: Date; last_sent: Date; sent: number; p50: number; p99: number; max: number }>(
+      `SELECT min(received_at) AS first_received, max(received_at) AS last_received, min(sent_at) AS first_sent, max(sent_at) AS last_sent,
+              count(*) FILTER (WHERE status = 3)::int AS sent,
+              percentile_cont(0.5) WITHIN GROUP (ORDER BY delay) AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY delay) AS p99,
+              max(delay) AS max
+         FROM mails`,
+    )
+  ).rows[0]!;
+  const logsPerMail = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM mail_logs')).rows[0]!.n / MAILS;
+  const attempts = (await pool.query<{ n: number }>('SELECT coalesce(sum(attempts), 0)::int AS n FROM mails')).rows[0]!.n;
+
+  // A 250 is given after the file is linked, so every sent mail already has its file.
+  const eml = countEml(mailbox) - emlBefore;
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const e2ePollS = (doneAt! - t0) / 1000;
+  const e2eDbS = (db.last_sent.getTime() - t0Wall) / 1000;
+  const sendPhaseS = (db.last_sent.getTime() - db.first_sent.getTime()) / 1000;
+  const acceptS = (acceptedAt - t0) / 1000;
+  const maxRss = rss.reduce((m, s) => Math.max(m, s.worker), 0);
+  const maxWebRss = rss.reduce((m, s) => Math.max(m, s.web), 0);
+  return {
+    requests,
+    recipients_per_request: BATCH,
+    streams: STREAMS,
+    accept: {
+      seconds: round(acceptS, 2),
+      mails_per_s: round(MAILS / acceptS),
+      requests_per_s: round(requests / acceptS, 1),
+      latency_ms: {
+        p50: round(percentile(sorted, 50), 1),
+        p90: round(percentile(sorted, 90), 1),
+        p99: round(percentile(sorted, 99), 1),
+        max: round(sorted[sorted.length - 1]!, 1),
+        mean: round(sorted.reduce((s, v) => s + v, 0) / sorted.length, 1),
+      },
+      non_202: failures.length,
+      /** Mails already sent by the worker when the last request was answered. */
+      sent_when_accept_finished: progress.filter((p) => p.t <= acceptS).reduce((m, p) => Math.max(m, p.sent), 0),
+    },
+    end_to_end: {
+      /** First request sent -> the poll (every 250 ms) that saw every mail status 3. */
+      seconds_polled: round(e2ePollS, 2),
+      mails_per_s_polled: round(MAILS / e2ePollS),
+      /** First request sent -> max(sent_at) in Postgres (no poll granularity). */
+      seconds: round(e2eDbS, 2),
+      mails_per_s: round(MAILS / e2eDbS),
+      /** Worker throughput alone: first sent_at -> last sent_at. */
+      send_phase_seconds: round(sendPhaseS, 2),
+      send_phase_mails_per_s: round(MAILS / sendPhaseS),
+      first_sent_after_s: round((db.first_sent.getTime() - t0Wall) / 1000, 2),
+      status_counts: statusCounts,
+      all_sent: db.sent === MAILS,
+      smtp_attempts: attempts,
+      mail_logs_per_mail: round(logsPerMail, 2),
+      delay_s: { p50: round(db.p50, 2), p99: round(db.p99, 2), max: round(db.max, 2) },
+      eml_files_written: eml,
+      progress,
+    },
+    worker_rss_mib: {
+      before: workerRssBefore?.rss ?? null,
+      max_sampled: maxRss,
+      after: workerRssAfter?.rss ?? null,
+      peak_vmhwm: workerRssAfter?.hwm ?? null,
+      samples: rss.length,
+    },
+    web_rss_mib: { max_sampled: maxWebRss, peak_vmhwm: rssMiB(service.webPid)?.hwm ?? null },
+    cpu_accept_phase: cpuBetween(cpu0, cpuAccept),
+    cpu_end_to_end: cpuBetween(cpu0, cpu1),
+    /** Postgres CPU seconds of the end-to-end phase by client (application_name) or process type. */
+    postgres_cpu_seconds_by_client: cpuByRoleBetween(pgRoles0, pgRoles1),
+    /** The progress poll itself (this benchmark's measuring cost, included in the figures). */
+    progress_polls: { count: polls, mean_ms: round(pollMs / Math.max(1, polls), 1) },
+    ...(pgStats ? { pg_stat_statements: pgStats } : {}),
+    ...(COUNT_QUERIES
+      ? { pg_round_trips_per_mail: { worker: perMail(qWorker0, qWorker1, MAILS), web: perMail(qWeb0, qWeb1, MAILS) } }
+      : {}),
+  };
+}
+
+// ---------------------------------------------------------------- phase 3: the bare loop
+
+async function runBaseline(service: Service, smtpUrl: string, secret: string, raw = false) {
+  const url = new URL(smtpUrl);
+  const mailbox = join(service.dataDir, 'mailbox');
+  // The same messages the worker sends: renderMail (merge tags, tracked links, pixel, text part,
+  // List-Unsubscribe) with the service's secret and PUBLIC_URL, rendered before the clock starts.
+  const r0 = performance.now();
+  const messages: RenderedMail[] = [];
+  for (let i = 0; i < MAILS; i++) {
+    const to = recipient(i);
+    messages.push(
+      renderMail({
+        mailId: newId(),
+        senderDomain: DOMAIN,
+        publicUrl: `http://localhost:${service.port}`,
+        secret,
+        from: { email: `${SENDER_LOCAL}@${DOMAIN}`, name: SENDER_NAME },
+        to: { email: to.email, name: to.name, variables: to.variables },
+        subject: renderText(SUBJECT, recipientVariables({}, to)),
+        html: HTML,
+        text: null,
+        variables: {},
+        replyTo: null,
+        headers: {},
+        attachments: [],
+        trackOpens: true,
+        trackClicks: true,
+      }),
+    );
+  }
+  const toOptions = (m: RenderedMail) => ({
+    envelope: m.envelope,
+    messageId: m.messageId,
+    from: m.from,
+    to: m.to,
+    subject: m.subject,
+    ...(m.html !== undefined ? { html: m.html } : {}),
+    ...(m.text !== undefined ? { text: m.text } : {}),
+    headers: m.headers,
+    attachments: m.attachments,
+  });
+  const renderS = (performance.now() - r0) / 1000;
+  // raw: the MIME message built into one Buffer before the clock starts.
+  const b0 = performance.now();
+  const raws: Buffer[] = [];
+  if (raw) for (const m of messages) raws.push(await new MailComposer(toOptions(m)).compile().build());
+  const buildS = (performance.now() - b0) / 1000;
+  const transport = nodemailer.createTransport({
+    pool: true,
+    host: url.hostname,
+    port: Number(url.port),
+    ignoreTLS: true,
+    maxConnections: SMTP_MAX_CONNECTIONS,
+    maxMessages: SMTP_MAX_MESSAGES,
+  });
+  const emlBefore = countEml(mailbox);
+  await sleep(1_000);
+  const cpu0 = cpuSnapshot(service);
+  const t0 = performance.now();
+  let next = 0;
+  let accepted = 0;
+  const errors: string[] = [];
+  const lane = async () => {
+    for (let i = next++; i < MAILS; i = next++) {
+      const m = messages[i]!;
+      try {
+        const info = await transport.sendMail(raw ? { envelope: m.envelope, raw: raws[i]! } : toOptions(m));
+        if (info.accepted.length === 1) accepted++;
+        else errors.push(`rejected: ${JSON.stringify(info.rejected)}`);
+      } catch (err) {
+        errors.push((err as Error).message);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: BASELINE_INFLIGHT }, lane));
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu1 = cpuSnapshot(service);
+  transport.close();
+  const eml = countEml(mailbox) - emlBefore;
+  return {
+    message: raw ? 'pre-built Buffer (raw)' : 'sendMail fields, composed by nodemailer (as the worker does)',
+    transport: { pool: true, maxConnections: SMTP_MAX_CONNECTIONS, maxMessages: SMTP_MAX_MESSAGES, ignoreTLS: true, in_flight: BASELINE_INFLIGHT },
+    /** renderMail for every message, before the clock (wall time, not measured). */
+    prerender_seconds: round(renderS, 2),
+    ...(raw ? { prebuild_raw_seconds: round(buildS, 2) } : {}),
+    seconds: round(seconds, 2),
+    mails_per_s: round(MAILS / seconds),
+    accepted,
+    errors: errors.length,
+    first_errors: errors.slice(0, 3),
+    eml_files_written: eml,
+    cpu: cpuBetween(cpu0, cpu1),
+  };
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
+  let loadBefore = await machineLoad(3_000);
+  // BENCH_WAIT_IDLE=SECONDS: on a shared machine, wait (up to that long) for other work to stop.
+  const waitIdle = intEnv('BENCH_WAIT_IDLE', 0);
+  for (const until = Date.now() + waitIdle * 1000; loadBefore > 0.3 && Date.now() < until; ) {
+    log(`machine busy (${loadBefore} cores); waiting for it to be idle`);
+    loadBefore = await machineLoad(5_000);
+  }
+  if (loadBefore > 0.2) log(`warning: the machine is already busy (${loadBefore} of ${cpus().length} cores) before the benchmark; figures will be low`);
+  let service = await startService();
+  if (PG_STATS) {
+    const url = readServices(service.dataDir).postgres?.url;
+    if (!url) throw new Error('no embedded Postgres recorded');
+    const admin = createPool(url, { max: 1, application: 'cartero-bench' });
+    await enablePgStatStatements(admin);
+    await admin.end();
+    await stopService(service);
+    service = await startService(service.dataDir);
+    const again = createPool(readServices(service.dataDir).postgres!.url, { max: 1, application: 'cartero-bench' });
+    await again.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    await again.end();
+    log('restarted with pg_stat_statements preloaded');
+  }
+  let pool: Pool | undefined;
+  let stopped: Awaited<ReturnType<typeof stopService>> | undefined;
+  try {
+    const services = readServices(service.dataDir);
+    if (!services.postgres?.url || !services.smtp?.url) throw new Error(`no embedded Postgres or simulator in ${service.dataDir}/services.json`);
+    pool = createPool(services.postgres.url, { max: 2, application: 'cartero-bench' });
+    const auth = await seed(pool);
+    log(`seeded instance "${auth.slug}", sender ${auth.from}; worker pid ${service.workerPid}, SEND_BATCH_SIZE ${WORKER_BATCH}, SEND_CONCURRENCY ${WORKER_LOOPS}`);
+
+    const cartero = await runCartero(service, pool, auth);
+    log(
+      `cartero: accept p50 ${cartero.accept.latency_ms.p50} ms p99 ${cartero.accept.latency_ms.p99} ms, ${cartero.accept.mails_per_s} mails/s accepted; ` +
+        `end to end ${cartero.end_to_end.mails_per_s} mails/s (${cartero.end_to_end.seconds} s), worker RSS max ${cartero.worker_rss_mib.max_sampled} MiB, ` +
+        `${cartero.end_to_end.eml_files_written} .eml`,
+    );
+    const loadBetween = await machineLoad(3_000);
+
+    let baseline: Awaited<ReturnType<typeof runBaseline>> | undefined;
+    if (BASELINE) {
+      const secret = (await pool.query<{ value: string }>(`SELECT value FROM service_secrets WHERE name = 'tracking'`)).rows[0]?.value ?? 'x';
+      baseline = await runBaseline(service, services.smtp.url, secret);
+      log(`bare nodemailer loop: ${baseline.mails_per_s} mails/s (${baseline.seconds} s), ${baseline.eml_files_written} .eml, ${baseline.errors} errors`);
+    }
+    let baselineRaw: Awaited<ReturnType<typeof runBaseline>> | undefined;
+    if (BASELINE_RAW) {
+      const secret = (await pool.query<{ value: string }>(`SELECT value FROM service_secrets WHERE name = 'tracking'`)).rows[0]?.value ?? 'x';
+      baselineRaw = await runBaseline(service, services.smtp.url, secret, true);
+      log(`bare loop, pre-built raw messages: ${baselineRaw.mails_per_s} mails/s (${baselineRaw.seconds} s), ${baselineRaw.errors} errors`);
+    }
+    const loadAfter = await machineLoad(3_000);
+
+    await pool.end();
+    pool = undefined;
+    stopped = await stopService(service);
+
+    const ratio = baseline ? round(cartero.end_to_end.mails_per_s / baseline.mails_per_s, 3) : null;
+    const summary = {
+      benchmark: 'sending: POST /v1/mails/send -> worker -> mailbox simulator (issue 3)',
+      date: new Date().toISOString(),
+      machine: {
+        nproc: cpus().length,
+        cpu_model: cpus()[0]?.model ?? 'unknown',
+        node: process.version,
+        note: 'the HTTP client and the bare loop run in this process, on the same cores as the service, Postgres and the simulator',
+      },
+      setup: {
+        command: 'npx tsc -p tsconfig.json && node dist/bench/send.js',
+        service: 'node dist/runtime/start.js (embedded Postgres, ClickHouse, mailbox simulator; fresh DATA_DIR; LOG_LEVEL=warn)',
+        mails: MAILS,
+        recipients_per_request: BATCH,
+        request_streams: STREAMS,
+        poll_ms: POLL_MS,
+        send_batch_size: WORKER_BATCH,
+        send_concurrency: WORKER_LOOPS,
+        html_bytes: Buffer.byteLength(HTML),
+        tracking: 'opens and clicks on (pixel + 2 tracked links), List-Unsubscribe',
+        cpu_profile_dir: CPU_PROF_DIR ?? null,
+        count_queries: COUNT_QUERIES,
+        pg_stat_statements: PG_STATS,
+      },
+      machine_busy_cores: { before_start: loadBefore, between_phases: loadBetween, after_baseline: loadAfter },
+      target_mails_per_s: TARGET_MAILS_PER_S,
+      meets_target: cartero.end_to_end.mails_per_s >= TARGET_MAILS_PER_S,
+      cartero,
+      baseline,
+      ...(baselineRaw ? { baseline_raw: baselineRaw } : {}),
+      ratio_cartero_e2e_to_bare_loop: ratio,
+      stop: stopped,
+    };
+    process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+    const ok =
+      cartero.end_to_end.all_sent &&
+      cartero.end_to_end.eml_files_written === MAILS &&
+      (!baseline || (baseline.errors === 0 && baseline.eml_files_written === MAILS)) &&
+      (!baselineRaw || (baselineRaw.errors === 0 && baselineRaw.eml_files_written === MAILS));
+    if (!ok) {
+      log('some mails were not sent or not stored: see the summary');
+      process.exitCode = 1;
+    }
+    if (stopped.code !== 0) {
+      log(`service exited with ${stopped.code ?? stopped.signal}; its stderr:\n${service.stderr().slice(-3000)}`);
+      process.exitCode = 1;
+    }
+  } finally {
+    if (pool) await pool.end().catch(() => {});
+    if (!stopped) await stopService(service).catch(() => {});
+    if (process.env.BENCH_KEEP_DATA === '1') log(`DATA_DIR kept: ${service.dataDir}`);
+    else rmSync(service.dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,503 @@
+/**
+ * Benchmark (issue 2): authenticated GET /v1/senders, measured with autocannon on loopback
+ * against the service started the way a user starts it (`node dist/runtime/start.js`, the
+ * embedded Postgres and ClickHouse under a fresh DATA_DIR).
+ *
+ *   npx tsc -p tsconfig.json && node dist/bench/senders.js      (or: npm run bench:senders)
+ *
+ * Environment (all optional):
+ *   BENCH_DURATION            seconds per measured run (default 20)
+ *   BENCH_WARMUP              seconds of warm-up before the runs (default 10)
+ *   BENCH_CONNECTIONS         comma-separated connection counts (default "10,50")
+ *   BENCH_CHILD_NODE_OPTIONS  extra NODE_OPTIONS for the service's processes
+ *   BENCH_CPU_PROF_DIR=DIR    preload dist/bench/cpu-profiler.js into the service: each process
+ *                             writes DIR/<entry>.<pid>.cpuprofile when it stops (Node 20 refuses
+ *                             --cpu-prof in NODE_OPTIONS); summarise with
+ *                             node dist/bench/cpuprofile-summary.js DIR/web.<pid>.cpuprofile
+ *   BENCH_COUNT_QUERIES=1     preload dist/bench/pg-query-counter.js into the service and
+ *                             report Postgres round trips and pool checkouts per request
+ *   BENCH_REFERENCE=0         skip the GET /healthz reference row (e.g. for a profile of /v1/senders only)
+ *   BENCH_KEEP_DATA=1         keep the temp DATA_DIR (printed) instead of deleting it
+ *
+ * autocannon runs inside this process, on the same two cores as the service: the figures are
+ * for service + load generator sharing the machine, a lower bound for the service alone.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+import { createApiKey } from '../domain/tenancy/api-keys.js';
+import { createInstance } from '../domain/tenancy/instances.js';
+import type { Tenant } from '../domain/tenancy/context.js';
+import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
+import { createSender } from '../domain/senders/senders.js';
+import { createPool, type Pool } from '../sql/pool.js';
+import { projectRoot } from '../runtime/paths.js';
+import { freePort } from '../runtime/ports.js';
+import { readServices } from '../runtime/services-file.js';
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 20);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 10);
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '10,50').split(',').map(Number).filter((n) => n > 0);
+const COUNT_QUERIES = process.env.BENCH_COUNT_QUERIES === '1';
+const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
+const REFERENCE = process.env.BENCH_REFERENCE !== '0';
+const SENDERS = 50;
+const DOMAINS = 5;
+const TARGET_RPS = 2_000;
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------- process accounting (/proc)
+
+function procStatus(pid: number): { rssMiB: number; hwmMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rssMiB: round(kb('VmRSS') / 1024, 1), hwmMiB: round(kb('VmHWM') / 1024, 1) };
+}
+
+/** utime+stime of a process, plus its reaped children's when `withReaped` (seconds). */
+function cpuSeconds(pid: number, withReaped = false): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields[0] is field 3 (state)
+    const f = (n: number) => Number(fields[n - 3]);
+    return (f(14) + f(15) + (withReaped ? f(16) + f(17) : 0)) / CLK_TCK;
+  } catch {
+    return 0; // the process has gone
+  }
+}
+
+function childrenOf(pid: number): Array<{ pid: number; args: string }> {
+  try {
+    return execFileSync('ps', ['--ppid', String(pid), '-o', 'pid=,args='], { encoding: 'utf8' })
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .map((l) => {
+        const [pid, ...rest] = l.split(/\s+/);
+        return { pid: Number(pid), args: rest.join(' ') };
+      });
+  } catch {
+    return [];
+  }
+}
+
+/** Whole embedded Postgres: postmaster (with reaped backends) plus live backends. */
+function postgresCpuSeconds(postmaster: number): number {
+  return cpuSeconds(postmaster, true) + childrenOf(postmaster).reduce((s, c) => s + cpuSeconds(c.pid), 0);
+}
+
+/** Machine-wide jiffies from /proc/stat (user nice system idle iowait irq softirq steal ...). */
+interface Jiffies {
+  total: number;
+  /** Time the CPUs ran something (user, nice, system, irq, softirq), steal excluded. */
+  busy: number;
+  softirq: number;
+  steal: number;
+}
+function machineJiffies(): Jiffies {
+  const v = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const at = (i: number) => v[i] ?? 0;
+  // guest and guest_nice (8, 9) are already included in user and nice.
+  const total = at(0) + at(1) + at(2) + at(3) + at(4) + at(5) + at(6) + at(7);
+  return { total, busy: at(0) + at(1) + at(2) + at(5) + at(6), softirq: at(6), steal: at(7) };
+}
+
+/** Cores in use (busy, steal) over an interval, scaled to the machine's core count. */
+function coresBetween(a: Jiffies, b: Jiffies): { busy: number; softirq: number; steal: number } {
+  const t = b.total - a.total || 1;
+  const n = cpus().length;
+  return { busy: ((b.busy - a.busy) / t) * n, softirq: ((b.softirq - a.softirq) / t) * n, steal: ((b.steal - a.steal) / t) * n };
+}
+
+/** CPU seconds of every process of the running service, grouped. */
+interface ServiceCpu {
+  web: number;
+  postgres: number;
+  worker: number;
+  clickhouse: number;
+  supervisor: number;
+}
+function serviceCpu(service: { child: ChildProcess; webPid: number; postgresPid: number }): ServiceCpu {
+  const sup = service.child.pid!;
+  const kids = childrenOf(sup);
+  const sum = (pred: (args: string) => boolean) => kids.filter((k) => pred(k.args)).reduce((s, k) => s + cpuSeconds(k.pid), 0);
+  return {
+    web: cpuSeconds(service.webPid),
+    postgres: service.postgresPid ? postgresCpuSeconds(service.postgresPid) : 0,
+    worker: sum((a) => a.includes('worker.js')),
+    clickhouse: sum((a) => a.includes('chlauncher') || a.includes('clickhouse')),
+    supervisor: cpuSeconds(sup),
+  };
+}
+
+/** Busy cores over a short idle interval: is something else loading the machine? */
+async function machineLoad(ms: number): Promise<number> {
+  const a = machineJiffies();
+  await sleep(ms);
+  return round(coresBetween(a, machineJiffies()).busy, 2);
+}
+
+function round(n: number, digits = 0): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+// ---------------------------------------------------------------- the service
+
+interface Service {
+  child: ChildProcess;
+  url: string;
+  dataDir: string;
+  webPid: number;
+  postgresPid: number;
+  stdout: () => string;
+  stderr: () => string;
+}
+
+async function startService(): Promise<Service> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'cartero-bench-'));
+  try {
+    return await launch(dataDir);
+  } catch (err) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+async function launch(dataDir: string): Promise<Service> {
+  // mkdtemp makes a 0700 directory; run as root, the embedded Postgres runs as the postgres user
+  // and must traverse it (a DATA_DIR made by `mkdir` or by the service itself is 0755).
+  chmodSync(dataDir, 0o755);
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
+  // The embedded default, whatever the calling shell has set.
+  delete env.DATABASE_URL;
+  delete env.CLICKHOUSE_URL;
+  const nodeOptions = [process.env.BENCH_CHILD_NODE_OPTIONS ?? ''];
+  if (CPU_PROF_DIR) nodeOptions.push(`--import=${pathToFileURL(join(projectRoot, 'dist', 'bench', 'cpu-profiler.js')).href}`);
+  if (COUNT_QUERIES) nodeOptions.push(`--import=${pathToFileURL(join(projectRoot, 'dist', 'bench', 'pg-query-counter.js')).href}`);
+  env.NODE_OPTIONS = nodeOptions.join(' ').trim();
+  if (!env.NODE_OPTIONS) delete env.NODE_OPTIONS;
+
+  const child = spawn(process.execPath, [join(projectRoot, 'dist', 'runtime', 'start.js')], {
+    cwd: projectRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+
+  const started = Date.now();
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service not running after 180 s\nstdout:\n${out}\nstderr:\n${err}`)), 180_000);
+    const onData = () => {
+      if (/running at/.test(out)) {
+        clearTimeout(timer);
+        child.stdout!.off('data', onData);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited during start (code ${code}, signal ${signal})\nstdout:\n${out}\nstderr:\n${err}`));
+    });
+  });
+  child.removeAllListeners('exit');
+  log(`service running after ${((Date.now() - started) / 1000).toFixed(1)} s (DATA_DIR ${dataDir})`);
+
+  const web = childrenOf(child.pid!).find((c) => c.args.includes(join('dist', 'runtime', 'web.js')));
+  if (!web) throw new Error(`web process not found among the children of ${child.pid}`);
+  const pmFile = join(dataDir, 'postgres', 'data', 'postmaster.pid');
+  const pmAlt = join(dataDir, 'postgres', 'postmaster.pid');
+  const pm = existsSync(pmFile) ? pmFile : pmAlt;
+  const postgresPid = existsSync(pm) ? Number(readFileSync(pm, 'utf8').split('\n')[0]) : 0;
+  return {
+    child,
+    url: `http://127.0.0.1:${port}`,
+    dataDir,
+    webPid: web.pid,
+    postgresPid,
+    stdout: () => out,
+    stderr: () => err,
+  };
+}
+
+async function stopService(service: Service): Promise<{ code: number | null; signal: string | null; ms: number }> {
+  const started = Date.now();
+  if (service.child.exitCode !== null) return { code: service.child.exitCode, signal: null, ms: 0 };
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    service.child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  service.child.kill('SIGINT');
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 60_000)));
+  const result = await Promise.race([exited, timeout]);
+  clearTimeout(timer);
+  if (!result) {
+    log('service did not stop within 60 s after SIGINT; sending SIGKILL');
+    service.child.kill('SIGKILL');
+    return { ...(await exited), ms: Date.now() - started };
+  }
+  return { ...result, ms: Date.now() - started };
+}
+
+// ---------------------------------------------------------------- fixtures
+
+async function seed(pool: Pool): Promise<{ slug: string; key: string }> {
+  const slug = 'bench';
+  const instance = await createInstance(pool, { slug, name: 'Benchmark' });
+  const tenant: Tenant = { instanceId: instance.id, slug, tz: instance.tz };
+  const key = await createApiKey(pool, { instanceSlug: slug, scopes: ['senders:read'] });
+  const verified = { mx: 'approved', spf: 'approved', dkim: 'approved', dmarc: 'approved' } as const;
+  for (let d = 0; d < DOMAINS; d++) {
+    const domain = `mail${d + 1}.bench.example.com`;
+    await addDomain(tenant, pool, domain);
+    await setDomainChecks(tenant, pool, domain, verified);
+    for (let s = 0; s < SENDERS / DOMAINS; s++) {
+      const n = d * (SENDERS / DOMAINS) + s + 1;
+      await createSender(tenant, pool, { email: `sender${n}@${domain}`, name: `Sender ${n}` });
+    }
+  }
+  return { slug, key: key.key };
+}
+
+// ---------------------------------------------------------------- measurement
+
+interface Row {
+  name: string;
+  path: string;
+  connections: number;
+  duration_s: number;
+  requests_total: number;
+  requests_per_s_mean: number;
+  requests_per_s_stddev: number;
+  latency_ms_mean: number;
+  latency_ms_p50: number;
+  latency_ms_p99: number;
+  latency_ms_max: number;
+  non_2xx: number;
+  errors: number;
+  timeouts: number;
+  throughput_MiB_per_s: number;
+  /**
+   * CPU time per wall second (1.0 = one core busy) during the run: the service's processes, this
+   * process (autocannon), and the machine as a whole; `unattributed` is machine busy minus those
+   * (kernel network work not charged to a process, and anything else running on the machine).
+   */
+  cpu_cores: {
+    web: number;
+    postgres: number;
+    worker: number;
+    clickhouse: number;
+    supervisor: number;
+    bench_autocannon: number;
+    machine_busy: number;
+    machine_softirq: number;
+    machine_steal: number;
+    unattributed: number;
+  };
+  /** With BENCH_COUNT_QUERIES=1: the web process's Postgres round trips and pool checkouts per request. */
+  pg_per_request?: { round_trips: number; pool_checkouts: number; by_statement: Record<string, number> };
+}
+
+interface QueryCounts {
+  total: number;
+  checkouts: number;
+  by_statement: Record<string, number>;
+}
+
+/** Ask the web process's preloaded counter for its counts (BENCH_COUNT_QUERIES=1 only). */
+async function queryCounts(service: Service): Promise<QueryCounts | undefined> {
+  if (!COUNT_QUERIES) return undefined;
+  const file = join(service.dataDir, `pg-queries.${service.webPid}.json`);
+  rmSync(file, { force: true });
+  process.kill(service.webPid, 'SIGUSR2');
+  for (let i = 0; i < 50 && !existsSync(file); i++) await sleep(20);
+  await sleep(20);
+  return JSON.parse(readFileSync(file, 'utf8')) as QueryCounts;
+}
+
+async function measure(
+  service: Service,
+  headers: Record<string, string>,
+  name: string,
+  path: string,
+  connections: number,
+  duration: number,
+): Promise<Row> {
+  await sleep(1_000);
+  const q0 = await queryCounts(service);
+  const s0 = serviceCpu(service);
+  const b0 = process.cpuUsage();
+  const m0 = machineJiffies();
+  const t0 = performance.now();
+  const r = await autocannon({ url: service.url + path, connections, duration, headers });
+  const wall = (performance.now() - t0) / 1000;
+  const b1 = process.cpuUsage(b0);
+  const m1 = machineJiffies();
+  const s1 = serviceCpu(service);
+  // Requests still in flight when autocannon stops finish within a few ms.
+  await sleep(200);
+  const q1 = await queryCounts(service);
+  const per = (k: keyof ServiceCpu) => round((s1[k] - s0[k]) / wall, 2);
+  const bench = (b1.user + b1.system) / 1e6 / wall;
+  const machine = coresBetween(m0, m1);
+  const attributed = (Object.keys(s0) as Array<keyof ServiceCpu>).reduce((s, k) => s + (s1[k] - s0[k]) / wall, 0) + bench;
+  const row: Row = {
+    name,
+    path,
+    connections,
+    duration_s: duration,
+    requests_total: r.requests.total,
+    requests_per_s_mean: round(r.requests.mean),
+    requests_per_s_stddev: round(r.requests.stddev),
+    latency_ms_mean: round(r.latency.mean, 2),
+    latency_ms_p50: r.latency.p50,
+    latency_ms_p99: r.latency.p99,
+    latency_ms_max: r.latency.max,
+    non_2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    throughput_MiB_per_s: round(r.throughput.mean / 1024 / 1024, 2),
+    cpu_cores: {
+      web: per('web'),
+      postgres: per('postgres'),
+      worker: per('worker'),
+      clickhouse: per('clickhouse'),
+      supervisor: per('supervisor'),
+      bench_autocannon: round(bench, 2),
+      machine_busy: round(machine.busy, 2),
+      machine_softirq: round(machine.softirq, 2),
+      machine_steal: round(machine.steal, 2),
+      unattributed: round(machine.busy - attributed, 2),
+    },
+  };
+  if (q0 && q1 && r.requests.total) {
+    // autocannon's total counts completed requests; the few in flight at the end add < 0.5 %.
+    const n = r.requests.total;
+    const by: Record<string, number> = {};
+    for (const [k, v] of Object.entries(q1.by_statement)) {
+      const d = v - (q0.by_statement[k] ?? 0);
+      if (d > 0) by[k] = round(d / n, 2);
+    }
+    row.pg_per_request = { round_trips: round((q1.total - q0.total) / n, 2), pool_checkouts: round((q1.checkouts - q0.checkouts) / n, 2), by_statement: by };
+  }
+  log(
+    `${name} c=${connections}: ${row.requests_per_s_mean} req/s, p50 ${row.latency_ms_p50} ms, p99 ${row.latency_ms_p99} ms, ` +
+      `non-2xx ${row.non_2xx}, errors ${row.errors}; cpu web ${row.cpu_cores.web} pg ${row.cpu_cores.postgres} ` +
+      `autocannon ${row.cpu_cores.bench_autocannon} unattributed ${row.cpu_cores.unattributed} machine ${row.cpu_cores.machine_busy}/${cpus().length}` +
+      (row.pg_per_request ? `; pg round trips/request ${row.pg_per_request.round_trips}` : ''),
+  );
+  return row;
+}
+
+async function main(): Promise<void> {
+  if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
+  const loadBefore = await machineLoad(3_000);
+  if (loadBefore > 0.2) log(`warning: the machine is already busy (${loadBefore} cores) before the benchmark starts; figures will be low`);
+  const service = await startService();
+  let pool: Pool | undefined;
+  let stopped: Awaited<ReturnType<typeof stopService>> | undefined;
+  try {
+    const services = readServices(service.dataDir);
+    if (!services.postgres?.url) throw new Error(`no embedded Postgres recorded in ${service.dataDir}/services.json`);
+    pool = createPool(services.postgres.url, { max: 2, application: 'cartero-bench' });
+    const { slug, key } = await seed(pool);
+    const headers = { authorization: `Bearer ${key}`, 'x-instance-slug': slug };
+    log(`seeded instance "${slug}" with ${SENDERS} senders on ${DOMAINS} verified domains`);
+
+    // Sanity: the measured requests are real, successful, complete pages.
+    for (const [path, expected] of [['/v1/senders', 20], ['/v1/senders?page_size=100', SENDERS]] as const) {
+      const res = await fetch(service.url + path, { headers });
+      const body = (await res.json()) as { data?: Array<{ domain_is_verified: boolean }>; pagination?: { total_items: number } };
+      if (res.status !== 200 || body.data?.length !== expected || body.pagination?.total_items !== SENDERS || !body.data.every((s) => s.domain_is_verified)) {
+        throw new Error(`unexpected answer to GET ${path}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+      }
+    }
+    const unauth = await fetch(service.url + '/v1/senders');
+    if (unauth.status !== 401) throw new Error(`GET /v1/senders without a key answered ${unauth.status}, expected 401`);
+
+    const rssBefore = procStatus(service.webPid);
+    log(`web pid ${service.webPid}, RSS before warm-up ${rssBefore.rssMiB} MiB; warming up ${WARMUP} s`);
+    const warm = await autocannon({ url: service.url + '/v1/senders', connections: Math.max(...CONNECTIONS), duration: WARMUP, headers });
+    if (warm.non2xx || warm.errors) throw new Error(`warm-up had ${warm.non2xx} non-2xx and ${warm.errors} errors`);
+    const rssAfterWarmup = procStatus(service.webPid);
+
+    const rows: Row[] = [];
+    for (const connections of CONNECTIONS) {
+      rows.push(await measure(service, headers, 'GET /v1/senders (page_size 20)', '/v1/senders', connections, DURATION));
+      rows.push(await measure(service, headers, 'GET /v1/senders?page_size=100 (all 50)', '/v1/senders?page_size=100', connections, DURATION));
+    }
+    // Ceiling of the HTTP stack alone (Express, request id, pino-http, metrics; no auth, no SQL).
+    if (REFERENCE) rows.push(await measure(service, {}, 'GET /healthz (no auth, no SQL; reference)', '/healthz', Math.max(...CONNECTIONS), Math.min(DURATION, 10)));
+    const rssAfter = procStatus(service.webPid);
+    const loadAfterRuns = await machineLoad(3_000);
+
+    await pool.end();
+    pool = undefined;
+    stopped = await stopService(service);
+
+    const senderRows = rows.filter((r) => r.path.startsWith('/v1/senders'));
+    const summary = {
+      benchmark: 'authenticated GET /v1/senders (issue 2)',
+      date: new Date().toISOString(),
+      machine: {
+        nproc: cpus().length,
+        cpu_model: cpus()[0]?.model ?? 'unknown',
+        node: process.version,
+        note: 'autocannon runs in this process on the same cores as the service (web, worker, Postgres, ClickHouse)',
+      },
+      setup: {
+        command: 'npx tsc -p tsconfig.json && node dist/bench/senders.js',
+        service: 'node dist/runtime/start.js (embedded Postgres and ClickHouse, fresh DATA_DIR, LOG_LEVEL=warn)',
+        senders: SENDERS,
+        domains_verified: DOMAINS,
+        warmup_s: WARMUP,
+        duration_s: DURATION,
+        child_node_options: process.env.BENCH_CHILD_NODE_OPTIONS ?? null,
+        count_queries: COUNT_QUERIES,
+        cpu_profile_dir: CPU_PROF_DIR ?? null,
+      },
+      /** Busy cores measured over 3 s before the service started (other work on the machine). */
+      machine_busy_cores_before_start: loadBefore,
+      target_requests_per_s: TARGET_RPS,
+      meets_target: senderRows.every((r) => r.requests_per_s_mean >= TARGET_RPS),
+      all_2xx_no_errors: rows.every((r) => r.non_2xx === 0 && r.errors === 0 && r.timeouts === 0),
+      /** Busy cores over 3 s after the runs with the service idle (still up). */
+      machine_busy_cores_after_runs: loadAfterRuns,
+      web_rss_mib: {
+        before_warmup: rssBefore.rssMiB,
+        after_warmup: rssAfterWarmup.rssMiB,
+        after_runs: rssAfter.rssMiB,
+        peak: rssAfter.hwmMiB,
+      },
+      rows,
+      stop: { ...stopped, clean: stopped.code === 0 },
+    };
+    process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+    if (!summary.all_2xx_no_errors) process.exitCode = 1;
+    if (stopped.code !== 0) {
+      log(`service exited with ${stopped.code ?? stopped.signal}; its stderr:\n${service.stderr().slice(-3000)}`);
+      process.exitCode = 1;
+    }
+  } finally {
+    if (pool) await pool.end().catch(() => {});
+    if (!stopped) await stopService(service).catch(() => {});
+    if (process.env.BENCH_KEEP_DATA === '1') log(`DATA_DIR kept: ${service.dataDir}`);
+    else rmSync(service.dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
