@@ -19,9 +19,9 @@
  *                            pre-built into one Buffer each (sendMail({ envelope, raw }))
  *   BENCH_POLL_MS            progress poll of Postgres (default 250)
  *   BENCH_TIMEOUT            seconds to wait for every mail to be sent (default 900)
- *   SEND_BATCH_SIZE, SEND_CONCURRENCY   passed through to the worker (defaults 50 and 2)
+ *   SEND_BATCH_SIZE, SEND_CONCURRENCY   passed through to the worker (defaults 100 and 4)
  *   BENCH_CPU_PROF_DIR=DIR   the service's processes write DIR/<entry>.<pid>.cpuprofile when they
- *                            stop (via bench/send-preload.ts); summarise with
+ *                            stop (via bench/cpu-profiler.ts); summarise with
  *                            node dist/bench/cpuprofile-summary.js DIR/worker.<pid>.cpuprofile
  *   BENCH_COUNT_QUERIES=1    count the worker's and web's Postgres round trips per mail
  *   BENCH_PG_STATS=1         diagnostics: restart the embedded Postgres once with pg_stat_statements
@@ -33,7 +33,7 @@
  * The load generator (HTTP client, then the bare loop) runs in this process, on the same two
  * cores as the service, Postgres and the simulator.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,6 +52,7 @@ import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
 import { freePort } from '../runtime/ports.js';
 import { readServices } from '../runtime/services-file.js';
+import { childrenOf, coresBetween, cpuSeconds, machineJiffies, machineLoad, memoryMiB, percentile, round, sleep, type Jiffies } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
   const v = Number(process.env[name]);
@@ -74,7 +75,6 @@ const PG_STATS = process.env.BENCH_PG_STATS === '1';
 const SMTP_MAX_CONNECTIONS = 5;
 const SMTP_MAX_MESSAGES = 1000;
 const TARGET_MAILS_PER_S = 500;
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 const SENDER_LOCAL = 'news';
 const SENDER_NAME = 'Example Co';
@@ -107,74 +107,8 @@ const recipient = (i: number) => ({
 });
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-function round(n: number, digits = 0): number {
-  const f = 10 ** digits;
-  return Math.round(n * f) / f;
-}
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 // ---------------------------------------------------------------- process accounting (/proc)
-
-function rssMiB(pid: number): { rss: number; hwm: number } | undefined {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-    return { rss: round(kb('VmRSS') / 1024, 1), hwm: round(kb('VmHWM') / 1024, 1) };
-  } catch {
-    return undefined;
-  }
-}
-
-/** utime+stime of a process, plus its reaped children's when `withReaped` (seconds). */
-function cpuSeconds(pid: number, withReaped = false): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const f = (n: number) => Number(fields[n - 3]);
-    return (f(14) + f(15) + (withReaped ? f(16) + f(17) : 0)) / CLK_TCK;
-  } catch {
-    return 0;
-  }
-}
-
-function childrenOf(pid: number): Array<{ pid: number; args: string }> {
-  try {
-    return execFileSync('ps', ['--ppid', String(pid), '-o', 'pid=,args='], { encoding: 'utf8' })
-      .split('\n')
-      .map((l) => l.trim())
-      .filter(Boolean)
-      .map((l) => {
-        const [p, ...rest] = l.split(/\s+/);
-        return { pid: Number(p), args: rest.join(' ') };
-      });
-  } catch {
-    return [];
-  }
-}
-
-interface Jiffies {
-  total: number;
-  busy: number;
-  /** Time the hypervisor gave our vCPUs to someone else. */
-  steal: number;
-}
-function machineJiffies(): Jiffies {
-  const v = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const at = (i: number) => v[i] ?? 0;
-  return { total: at(0) + at(1) + at(2) + at(3) + at(4) + at(5) + at(6) + at(7), busy: at(0) + at(1) + at(2) + at(5) + at(6), steal: at(7) };
-}
-function busyCores(a: Jiffies, b: Jiffies, field: 'busy' | 'steal' = 'busy'): number {
-  return round(((b[field] - a[field]) / (b.total - a.total || 1)) * cpus().length, 2);
-}
-async function machineLoad(ms: number): Promise<number> {
-  const a = machineJiffies();
-  await sleep(ms);
-  return busyCores(a, machineJiffies());
-}
 
 // ---------------------------------------------------------------- the service
 
@@ -223,7 +157,7 @@ function cpuBetween(a: CpuSnapshot, b: CpuSnapshot) {
   const keys = ['worker', 'web', 'postgres', 'supervisor_simulator', 'clickhouse', 'bench'] as const;
   const seconds = Object.fromEntries(keys.map((k) => [k, round(b[k] - a[k], 1)])) as Record<(typeof keys)[number], number>;
   const cores = Object.fromEntries(keys.map((k) => [k, round((b[k] - a[k]) / wall, 2)])) as Record<(typeof keys)[number], number>;
-  const machine = busyCores(a.machine, b.machine);
+  const machine = round(coresBetween(a.machine, b.machine).busy, 2);
   const ours = keys.reduce((sum, k) => sum + (b[k] - a[k]) / wall, 0);
   // Busy cores not charged to the service or to this process: other work on the shared machine
   // (plus kernel work not charged to any process).
@@ -233,7 +167,7 @@ function cpuBetween(a: CpuSnapshot, b: CpuSnapshot) {
     cores,
     machine_busy_cores: machine,
     other_cores: round(machine - ours, 2),
-    steal_cores: busyCores(a.machine, b.machine, 'steal'),
+    steal_cores: round(coresBetween(a.machine, b.machine).steal, 2),
   };
 }
 
@@ -247,12 +181,10 @@ async function startService(existingDataDir?: string): Promise<Service> {
   delete env.DATABASE_URL;
   delete env.CLICKHOUSE_URL;
   delete env.SMTP_URL;
-  if (CPU_PROF_DIR || COUNT_QUERIES) {
-    const preload = `--import=${pathToFileURL(join(projectRoot, 'dist', 'bench', 'send-preload.js')).href}`;
-    env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} ${preload}`.trim();
-    if (CPU_PROF_DIR) env.BENCH_SEND_CPU_PROF_DIR = CPU_PROF_DIR;
-    if (COUNT_QUERIES) env.BENCH_SEND_COUNT_QUERIES = '1';
-  }
+  // The same preloads as bench/senders.ts (cpu-profiler reads BENCH_CPU_PROF_DIR from the env).
+  const preload = (file: string) => `--import=${pathToFileURL(join(projectRoot, 'dist', 'bench', file)).href}`;
+  const preloads = [...(CPU_PROF_DIR ? [preload('cpu-profiler.js')] : []), ...(COUNT_QUERIES ? [preload('pg-query-counter.js')] : [])];
+  if (preloads.length) env.NODE_OPTIONS = [env.NODE_OPTIONS ?? '', ...preloads].join(' ').trim();
   // Detached: its own process group, so stopping it is a Ctrl-C to the whole group.
   const child = spawn(process.execPath, [join(projectRoot, 'dist', 'runtime', 'start.js')], {
     cwd: projectRoot,
@@ -445,11 +377,11 @@ async function runCartero(service: Service, pool: Pool, auth: { slug: string; ke
 
   const rss: Array<{ t: number; worker: number; web: number }> = [];
   const sampleRss = () => {
-    const w = rssMiB(service.workerPid);
-    const b = rssMiB(service.webPid);
+    const w = memoryMiB(service.workerPid);
+    const b = memoryMiB(service.webPid);
     if (w && b) rss.push({ t: round((performance.now() - t0) / 1000, 1), worker: w.rss, web: b.rss });
   };
-  const workerRssBefore = rssMiB(service.workerPid);
+  const workerRssBefore = memoryMiB(service.workerPid);
   const qWorker0 = await queryCounts(service, service.workerPid);
   const qWeb0 = await queryCounts(service, service.webPid);
 
@@ -524,7 +456,7 @@ async function runCartero(service: Service, pool: Pool, auth: { slug: string; ke
   const cpu1 = cpuSnapshot(service);
   const pgRoles1 = await postgresCpuByRole(pool, service);
   const pgStats = PG_STATS ? await topStatements(pool, MAILS) : undefined;
-  const workerRssAfter = rssMiB(service.workerPid);
+  const workerRssAfter = memoryMiB(service.workerPid);
   const qWorker1 = await queryCounts(service, service.workerPid);
   const qWeb1 = await queryCounts(service, service.webPid);
 
@@ -594,7 +526,7 @@ async function runCartero(service: Service, pool: Pool, auth: { slug: string; ke
       peak_vmhwm: workerRssAfter?.hwm ?? null,
       samples: rss.length,
     },
-    web_rss_mib: { max_sampled: maxWebRss, peak_vmhwm: rssMiB(service.webPid)?.hwm ?? null },
+    web_rss_mib: { max_sampled: maxWebRss, peak_vmhwm: memoryMiB(service.webPid)?.hwm ?? null },
     cpu_accept_phase: cpuBetween(cpu0, cpuAccept),
     cpu_end_to_end: cpuBetween(cpu0, cpu1),
     /** Postgres CPU seconds of the end-to-end phase by client (application_name) or process type. */

@@ -22,7 +22,7 @@
  * autocannon runs inside this process, on the same two cores as the service: the figures are
  * for service + load generator sharing the machine, a lower bound for the service alone.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +37,7 @@ import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
 import { freePort } from '../runtime/ports.js';
 import { readServices } from '../runtime/services-file.js';
+import { childrenOf, coresBetween, cpuSeconds, machineJiffies, machineLoad, memoryMiB, postgresCpuSeconds, round, sleep } from './proc.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 10);
@@ -47,72 +48,16 @@ const REFERENCE = process.env.BENCH_REFERENCE !== '0';
 const SENDERS = 50;
 const DOMAINS = 5;
 const TARGET_RPS = 2_000;
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------- process accounting (/proc)
 
-function procStatus(pid: number): { rssMiB: number; hwmMiB: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rssMiB: round(kb('VmRSS') / 1024, 1), hwmMiB: round(kb('VmHWM') / 1024, 1) };
-}
-
-/** utime+stime of a process, plus its reaped children's when `withReaped` (seconds). */
-function cpuSeconds(pid: number, withReaped = false): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields[0] is field 3 (state)
-    const f = (n: number) => Number(fields[n - 3]);
-    return (f(14) + f(15) + (withReaped ? f(16) + f(17) : 0)) / CLK_TCK;
-  } catch {
-    return 0; // the process has gone
-  }
-}
-
-function childrenOf(pid: number): Array<{ pid: number; args: string }> {
-  try {
-    return execFileSync('ps', ['--ppid', String(pid), '-o', 'pid=,args='], { encoding: 'utf8' })
-      .split('\n')
-      .map((l) => l.trim())
-      .filter(Boolean)
-      .map((l) => {
-        const [pid, ...rest] = l.split(/\s+/);
-        return { pid: Number(pid), args: rest.join(' ') };
-      });
-  } catch {
-    return [];
-  }
-}
-
-/** Whole embedded Postgres: postmaster (with reaped backends) plus live backends. */
-function postgresCpuSeconds(postmaster: number): number {
-  return cpuSeconds(postmaster, true) + childrenOf(postmaster).reduce((s, c) => s + cpuSeconds(c.pid), 0);
-}
-
-/** Machine-wide jiffies from /proc/stat (user nice system idle iowait irq softirq steal ...). */
-interface Jiffies {
-  total: number;
-  /** Time the CPUs ran something (user, nice, system, irq, softirq), steal excluded. */
-  busy: number;
-  softirq: number;
-  steal: number;
-}
-function machineJiffies(): Jiffies {
-  const v = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const at = (i: number) => v[i] ?? 0;
-  // guest and guest_nice (8, 9) are already included in user and nice.
-  const total = at(0) + at(1) + at(2) + at(3) + at(4) + at(5) + at(6) + at(7);
-  return { total, busy: at(0) + at(1) + at(2) + at(5) + at(6), softirq: at(6), steal: at(7) };
-}
-
-/** Cores in use (busy, steal) over an interval, scaled to the machine's core count. */
-function coresBetween(a: Jiffies, b: Jiffies): { busy: number; softirq: number; steal: number } {
-  const t = b.total - a.total || 1;
-  const n = cpus().length;
-  return { busy: ((b.busy - a.busy) / t) * n, softirq: ((b.softirq - a.softirq) / t) * n, steal: ((b.steal - a.steal) / t) * n };
+/** The web process's memory; it must be alive while the benchmark measures it. */
+function webMemory(pid: number): { rss: number; hwm: number } {
+  const m = memoryMiB(pid);
+  if (!m) throw new Error(`web process ${pid} has gone`);
+  return m;
 }
 
 /** CPU seconds of every process of the running service, grouped. */
@@ -136,17 +81,6 @@ function serviceCpu(service: { child: ChildProcess; webPid: number; postgresPid:
   };
 }
 
-/** Busy cores over a short idle interval: is something else loading the machine? */
-async function machineLoad(ms: number): Promise<number> {
-  const a = machineJiffies();
-  await sleep(ms);
-  return round(coresBetween(a, machineJiffies()).busy, 2);
-}
-
-function round(n: number, digits = 0): number {
-  const f = 10 ** digits;
-  return Math.round(n * f) / f;
-}
 
 // ---------------------------------------------------------------- the service
 
@@ -426,20 +360,20 @@ async function main(): Promise<void> {
     const unauth = await fetch(service.url + '/v1/senders');
     if (unauth.status !== 401) throw new Error(`GET /v1/senders without a key answered ${unauth.status}, expected 401`);
 
-    const rssBefore = procStatus(service.webPid);
-    log(`web pid ${service.webPid}, RSS before warm-up ${rssBefore.rssMiB} MiB; warming up ${WARMUP} s`);
+    const rssBefore = webMemory(service.webPid);
+    log(`web pid ${service.webPid}, RSS before warm-up ${rssBefore.rss} MiB; warming up ${WARMUP} s`);
     const warm = await autocannon({ url: service.url + '/v1/senders', connections: Math.max(...CONNECTIONS), duration: WARMUP, headers });
     if (warm.non2xx || warm.errors) throw new Error(`warm-up had ${warm.non2xx} non-2xx and ${warm.errors} errors`);
-    const rssAfterWarmup = procStatus(service.webPid);
+    const rssAfterWarmup = webMemory(service.webPid);
 
     const rows: Row[] = [];
     for (const connections of CONNECTIONS) {
       rows.push(await measure(service, headers, 'GET /v1/senders (page_size 20)', '/v1/senders', connections, DURATION));
       rows.push(await measure(service, headers, 'GET /v1/senders?page_size=100 (all 50)', '/v1/senders?page_size=100', connections, DURATION));
     }
-    // Ceiling of the HTTP stack alone (Express, request id, pino-http, metrics; no auth, no SQL).
+    // Ceiling of the HTTP stack alone (Express, request id, access log, metrics; no auth, no SQL).
     if (REFERENCE) rows.push(await measure(service, {}, 'GET /healthz (no auth, no SQL; reference)', '/healthz', Math.max(...CONNECTIONS), Math.min(DURATION, 10)));
-    const rssAfter = procStatus(service.webPid);
+    const rssAfter = webMemory(service.webPid);
     const loadAfterRuns = await machineLoad(3_000);
 
     await pool.end();
@@ -475,10 +409,10 @@ async function main(): Promise<void> {
       /** Busy cores over 3 s after the runs with the service idle (still up). */
       machine_busy_cores_after_runs: loadAfterRuns,
       web_rss_mib: {
-        before_warmup: rssBefore.rssMiB,
-        after_warmup: rssAfterWarmup.rssMiB,
-        after_runs: rssAfter.rssMiB,
-        peak: rssAfter.hwmMiB,
+        before_warmup: rssBefore.rss,
+        after_warmup: rssAfterWarmup.rss,
+        after_runs: rssAfter.rss,
+        peak: rssAfter.hwm,
       },
       rows,
       stop: { ...stopped, clean: stopped.code === 0 },
