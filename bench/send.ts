@@ -52,6 +52,7 @@ import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
 import { freePort } from '../runtime/ports.js';
 import { readServices } from '../runtime/services-file.js';
+import { SEND_DEFAULTS } from '../workers/send-mail.js';
 import { childrenOf, coresBetween, cpuSeconds, machineJiffies, machineLoad, memoryMiB, percentile, round, sleep, type Jiffies } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -61,8 +62,9 @@ const intEnv = (name: string, fallback: number) => {
 const MAILS = intEnv('BENCH_MAILS', 20_000);
 const BATCH = intEnv('BENCH_BATCH', 100);
 const STREAMS = intEnv('BENCH_STREAMS', 4);
-const WORKER_BATCH = intEnv('SEND_BATCH_SIZE', 50);
-const WORKER_LOOPS = intEnv('SEND_CONCURRENCY', 2);
+// What the worker will use: it inherits this environment, else its own defaults.
+const WORKER_BATCH = intEnv('SEND_BATCH_SIZE', SEND_DEFAULTS.batchSize);
+const WORKER_LOOPS = intEnv('SEND_CONCURRENCY', SEND_DEFAULTS.loops);
 const BASELINE_INFLIGHT = intEnv('BENCH_BASELINE_INFLIGHT', WORKER_BATCH * WORKER_LOOPS);
 const BASELINE = process.env.BENCH_BASELINE !== '0';
 const BASELINE_RAW = process.env.BENCH_BASELINE_RAW === '1';

@@ -40,6 +40,12 @@ export interface SendMailDeps {
   logger: Logger;
 }
 
+/**
+ * 4 loops of 100: while one loop waits on SMTP replies the others fetch and prepare, which
+ * measured 7% faster end to end than 2 of 50 (docs/performance.md, bench/send).
+ */
+export const SEND_DEFAULTS = { batchSize: 100, loops: 4 } as const;
+
 function intEnv(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
   const v = Number(raw);
@@ -51,10 +57,8 @@ function intEnv(name: string, fallback: number, min: number): number {
  * mails in flight, sharing the pool's SMTP connections and the process's Postgres pool.
  */
 export async function registerSendMail(boss: PgBoss, deps: SendMailDeps): Promise<void> {
-  // 4 loops of 100: while one loop waits on SMTP replies the others fetch and prepare, which
-  // measured 7% faster end to end than 2 of 50 (docs/performance.md, bench/send).
-  const batchSize = intEnv('SEND_BATCH_SIZE', 100, 1);
-  const loops = intEnv('SEND_CONCURRENCY', 4, 1);
+  const batchSize = intEnv('SEND_BATCH_SIZE', SEND_DEFAULTS.batchSize, 1);
+  const loops = intEnv('SEND_CONCURRENCY', SEND_DEFAULTS.loops, 1);
   const logger = deps.logger.child({ queue: SEND_MAIL_QUEUE });
   const recorder = new OutcomeRecorder(deps.pool);
   for (let i = 0; i < loops; i++) {
