@@ -5,16 +5,17 @@ import type { AppDeps } from './route.js';
 interface Check {
   ok: boolean;
   ms: number;
-  error?: string;
 }
 
-async function timed(fn: () => Promise<unknown>): Promise<Check> {
+/** A check's outcome; why it failed goes to the log, never to the (unauthenticated) caller. */
+async function timed(name: string, logger: AppDeps['logger'], fn: () => Promise<unknown>): Promise<Check> {
   const start = performance.now();
   try {
     await fn();
     return { ok: true, ms: Math.round(performance.now() - start) };
   } catch (err) {
-    return { ok: false, ms: Math.round(performance.now() - start), error: (err as Error).message.slice(0, 200) };
+    logger.warn({ err, check: name }, 'readiness check failed');
+    return { ok: false, ms: Math.round(performance.now() - start) };
   }
 }
 
@@ -34,12 +35,12 @@ export function readyz(deps: AppDeps) {
       Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2_000).unref())]);
     let workerSeenAt: string | null = null;
     const [postgres, clickhouse, queue] = await Promise.all([
-      timed(() => withTimeout(query(deps.pool, 'SELECT 1'))),
-      timed(async () => {
+      timed('postgres', deps.logger, () => withTimeout(query(deps.pool, 'SELECT 1'))),
+      timed('clickhouse', deps.logger, async () => {
         const r = await withTimeout(deps.clickhouse.ping());
         if (!r.success) throw r.error;
       }),
-      timed(async () => {
+      timed('queue', deps.logger, async () => {
         await withTimeout(query(deps.pool, 'SELECT version FROM pgboss.version'));
         const hb = await query<{ seen_at: Date | null }>(deps.pool, 'SELECT max(seen_at) AS seen_at FROM worker_heartbeats');
         workerSeenAt = hb.rows[0]?.seen_at?.toISOString() ?? null;

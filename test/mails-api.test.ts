@@ -89,6 +89,16 @@ t.test('refusals write nothing', async (t) => {
   const badTags = await send({ subject: 'Hi {{ unclosed' });
   t.equal(badTags.status, 422);
   t.match(badTags.body.errors, [{ pointer: '/subject', code: 'value_error.merge_tags' }]);
+  // Merge tags are closed to the server's files and bounded in work.
+  const include = await send({ subject: '{% include "package.json" %}' });
+  t.equal(include.status, 422);
+  t.match(include.body.errors, [{ pointer: '/subject', code: 'value_error.merge_tags' }]);
+  t.notMatch(JSON.stringify(include.body), /dependencies|allowScripts/, 'no file content in the answer');
+  const render = await send({ html: '{% render "README.md" %}' });
+  t.match(render.body.errors, [{ pointer: '/html', code: 'value_error.merge_tags' }]);
+  const slow = await send({ text: '{% for a in (1..3000) %}{% for b in (1..3000) %}x{% endfor %}{% endfor %}' });
+  t.equal(slow.status, 422);
+  t.match(slow.body.errors, [{ pointer: '/text', code: 'value_error.merge_tags' }]);
   const typo = await send({ track_open: false });
   t.equal(typo.status, 422);
   t.match(typo.body.errors, [{ pointer: '/track_open', code: 'extra_forbidden' }]);

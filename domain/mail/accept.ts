@@ -6,7 +6,7 @@ import { withTenant } from '../tenancy/context.js';
 import { SEND_MAIL_QUEUE, type SendMailJob } from '../../workers/queues.js';
 import { takeSendTokens, type SendLimits } from './bandwidth.js';
 import { newId } from './ids.js';
-import { checkTemplate, recipientVariables, renderText, type Variables } from './merge-tags.js';
+import { checkTemplate, recipientVariables, renderHtml, renderText, type Variables } from './merge-tags.js';
 import { MailStatus } from './status.js';
 import { isProtectedHeader } from './render.js';
 
@@ -65,6 +65,39 @@ function crossFieldErrors(req: SendRequest): FieldError[] {
   return errors;
 }
 
+/** Work the web process may spend on merge tags for one send (it renders every subject). */
+const ACCEPT_RENDER_BUDGET_MS = 500;
+
+function mergeTagError(pointer: string, message: string): ValidationFailed {
+  return new ValidationFailed([{ pointer, code: 'value_error.merge_tags', message }]);
+}
+
+/**
+ * Every recipient's subject (stored with the mail), plus one trial render of html and text with
+ * the first recipient's variables, so a template that fails at render time (over the engine's
+ * limits, say) is a 422 now rather than a dropped mail later. The whole send shares one time
+ * budget: 500 cheap subjects take milliseconds, a deliberately slow template does not get 500
+ * renders of the web process's time.
+ */
+function renderForAcceptance(req: SendRequest): string[] {
+  const started = performance.now();
+  const vars = (r: SendRequest['to'][number]) => recipientVariables(req.variables ?? {}, r);
+  const attempt = <T>(pointer: string, fn: () => T): T => {
+    try {
+      return fn();
+    } catch (err) {
+      throw mergeTagError(pointer, `Merge tags could not be rendered: ${(err as Error).message.split('\n')[0]}`);
+    }
+  };
+  const first = req.to[0]!;
+  if (req.html !== undefined) attempt('/html', () => renderHtml(req.html!, vars(first)));
+  if (req.text !== undefined) attempt('/text', () => renderText(req.text!, vars(first)));
+  return req.to.map((r) => {
+    if (performance.now() - started > ACCEPT_RENDER_BUDGET_MS) throw mergeTagError('/subject', 'Merge tags take too long to render');
+    return attempt('/subject', () => renderText(req.subject, vars(r)));
+  });
+}
+
 /**
  * Accept a send: one messages row, one mails row per recipient (status 1 received, a shared
  * msg_id) with its first log row, and one send job per mail, all in one transaction, so the
@@ -74,6 +107,8 @@ function crossFieldErrors(req: SendRequest): FieldError[] {
 export async function acceptSend(tenant: Tenant, pool: Pool, queue: JobQueue, req: SendRequest): Promise<SendAccepted> {
   const errors = crossFieldErrors(req);
   if (errors.length) throw new ValidationFailed(errors);
+  // Before the transaction: no connection is held while merge tags render.
+  const subjects = renderForAcceptance(req);
 
   return withTenant(pool, tenant, async (c) => {
     const sender = (
@@ -115,7 +150,6 @@ export async function acceptSend(tenant: Tenant, pool: Pool, queue: JobQueue, re
     ).rows[0]!;
 
     const mailIds = req.to.map(() => newId());
-    const subjects = req.to.map((r) => renderText(req.subject, recipientVariables(req.variables ?? {}, r)));
     // One statement for all recipients (up to 500): arrays zipped by unnest.
     await c.query(
       `WITH inserted AS (
