@@ -35,8 +35,11 @@ export function queueDefs(): QueueDef[] {
       retryLimit: intEnv('SEND_RETRY_LIMIT', 6),
       retryDelay: intEnv('SEND_RETRY_DELAY_SECONDS', 60),
       retryBackoff: true,
-      // A worker killed mid-send leaves its job active; after this it is retried elsewhere.
-      expireInSeconds: intEnv('SEND_JOB_EXPIRE_SECONDS', 120),
+      // A worker killed mid-send leaves its job active; after this it is retried elsewhere. Long
+      // enough for a whole batch to wait its turn for the pooled SMTP connections of a slow
+      // relay (100 x 4 mails in flight over 5 connections): an expiry while a mail is still
+      // queued in-process would send it twice.
+      expireInSeconds: intEnv('SEND_JOB_EXPIRE_SECONDS', 600),
     },
   ];
 }

@@ -5,9 +5,11 @@ import type { Variables } from './merge-tags.js';
 import { MailStatus } from './status.js';
 
 /**
- * Everything the send worker needs about a mail, read for a whole batch in one statement under
- * row locks (a second job for the same mail waits rather than racing): the mail, its message,
- * its sender's domain, the recipient's restriction in force and the instance's quota.
+ * Everything the send worker needs about a mail, read for a whole batch under row locks (a
+ * second job for the same mail waits rather than racing): the mail, its message, its sender's
+ * domain, the recipient's restriction in force and the instance's quota. A message's content
+ * (html, attachments: up to 10 MiB) is read once per batch and shared by its mails' contexts,
+ * not once per recipient.
  */
 export interface SendContext {
   mail_id: string;
@@ -40,12 +42,13 @@ export interface SendContext {
 }
 
 /** The mails of one instance, locked in id order (two batches never deadlock on each other). */
+type MessageContent = Pick<SendContext, 'html' | 'text_body' | 'reply_to' | 'headers' | 'attachments' | 'variables'>;
+
 export async function loadSendContexts(tenant: Tenant, client: Client, mailIds: readonly string[]): Promise<SendContext[]> {
-  const { rows } = await client.query<SendContext>(
+  const { rows } = await client.query<Omit<SendContext, keyof MessageContent> & { message_id: number }>(
     `SELECT m.mail_id, m.status, m.attempts, m.to_email, m.to_name, m.variables AS recipient_variables, m.subject,
-            m.sender_id, m.received_at,
-            g.from_email, g.from_name, g.html, g.text_body, g.reply_to, g.headers, g.attachments, g.variables,
-            g.track_opens, g.track_clicks, g.test_mode,
+            m.sender_id, m.received_at, m.message_id,
+            g.from_email, g.from_name, g.track_opens, g.track_clicks, g.test_mode,
             s.id IS NOT NULL AS sender_found, s.is_consent_required, d.name AS domain_name, d.is_verified AS domain_verified,
             r.id AS restriction_id, r.reason AS restriction_reason,
             i.monthly_quota
@@ -60,7 +63,17 @@ export async function loadSendContexts(tenant: Tenant, client: Client, mailIds: 
         FOR UPDATE OF m`,
     [tenant.instanceId, [...mailIds]],
   );
-  return rows;
+  const messageIds = [...new Set(rows.map((r) => r.message_id))];
+  const contents = new Map<number, MessageContent>();
+  if (messageIds.length) {
+    const messages = await client.query<MessageContent & { id: number }>(
+      `SELECT id, html, text_body, reply_to, headers, attachments, variables
+         FROM messages WHERE instance_id = $1 AND id = ANY ($2::bigint[])`,
+      [tenant.instanceId, messageIds],
+    );
+    for (const { id, ...content } of messages.rows) contents.set(id, content);
+  }
+  return rows.map(({ message_id, ...mail }) => ({ ...mail, ...contents.get(message_id)! }));
 }
 
 export type GateVerdict = { pass: true } | { pass: false; to: typeof MailStatus.dropped | typeof MailStatus.onhold; reason: string };

@@ -77,7 +77,7 @@ export function renderMail(input: RenderInput): RenderedMail {
     ...(html !== undefined ? { html } : {}),
     ...(text !== undefined ? { text } : {}),
     headers,
-    attachments: input.attachments.map(decodeAttachment),
+    attachments: decodeAttachments(input.attachments),
   };
 }
 
@@ -110,6 +110,19 @@ function customHeaders(headers: Record<string, unknown>): Array<{ key: string; v
     if (typeof raw !== 'string' && typeof raw !== 'number' && typeof raw !== 'boolean') continue;
     // No header injection: a line break in a value would start a new field.
     out.push({ key, value: String(raw).replace(/[\r\n]+\s*/g, ' ') });
+  }
+  return out;
+}
+
+// The recipients of one message share its attachments array (domain/mail/gates.ts loads the
+// message once per batch), so base64 is decoded once per batch, not once per recipient.
+const decoded = new WeakMap<unknown[], Array<{ filename: string; contentType: string; content: Buffer }>>();
+
+function decodeAttachments(list: unknown[]): Array<{ filename: string; contentType: string; content: Buffer }> {
+  let out = decoded.get(list);
+  if (!out) {
+    out = list.map(decodeAttachment);
+    decoded.set(list, out);
   }
   return out;
 }
