@@ -8,7 +8,7 @@ import { takeSendTokens, type SendLimits } from './bandwidth.js';
 import { newId } from './ids.js';
 import { checkTemplate, recipientVariables, renderHtml, renderText, type Variables } from './merge-tags.js';
 import { MailStatus } from './status.js';
-import { isProtectedHeader } from './render.js';
+import { isHeaderName, isProtectedHeader } from './render.js';
 
 /** The body of POST /v1/mails/send after schema validation (api/schemas/mails.ts). */
 export interface SendRequest {
@@ -47,7 +47,7 @@ function crossFieldErrors(req: SendRequest): FieldError[] {
   }
   for (const [name, value] of Object.entries(req.headers ?? {})) {
     const pointer = `/headers/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+    if (!isHeaderName(name)) {
       errors.push({ pointer, code: 'value_error.header_name', message: 'Not a valid header field name' });
     } else if (isProtectedHeader(name)) {
       errors.push({ pointer, code: 'value_error.header_protected', message: `${name} is set by the service and cannot be overridden` });

@@ -98,6 +98,11 @@ const PROTECTED_HEADERS = new Set([
 ]);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/; // RFC 7230 token: what nodemailer can write as a field name
 
+/** Whether a custom header's name is a valid field name (acceptance refuses others with a 422). */
+export function isHeaderName(name: string): boolean {
+  return HEADER_NAME.test(name);
+}
+
 export function isProtectedHeader(name: string): boolean {
   const n = name.trim().toLowerCase();
   return PROTECTED_HEADERS.has(n) || n.startsWith('list-unsubscribe') || n.startsWith('x-cartero-');
@@ -106,7 +111,7 @@ export function isProtectedHeader(name: string): boolean {
 function customHeaders(headers: Record<string, unknown>): Array<{ key: string; value: string }> {
   const out: Array<{ key: string; value: string }> = [];
   for (const [key, raw] of Object.entries(headers ?? {})) {
-    if (!HEADER_NAME.test(key) || isProtectedHeader(key)) continue;
+    if (!isHeaderName(key) || isProtectedHeader(key)) continue;
     if (typeof raw !== 'string' && typeof raw !== 'number' && typeof raw !== 'boolean') continue;
     // No header injection: a line break in a value would start a new field.
     out.push({ key, value: String(raw).replace(/[\r\n]+\s*/g, ' ') });
