@@ -33,11 +33,9 @@
  * The load generator (HTTP client, then the bare loop) runs in this process, on the same two
  * cores as the service, Postgres and the simulator.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
@@ -50,9 +48,9 @@ import { recipientVariables, renderText } from '../domain/mail/merge-tags.js';
 import { renderMail, type RenderedMail } from '../domain/mail/render.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
-import { freePort } from '../runtime/ports.js';
 import { readServices } from '../runtime/services-file.js';
 import { SEND_DEFAULTS } from '../workers/send-mail.js';
+import { benchPreloads, startService, stopService, type Service } from './service.js';
 import { childrenOf, coresBetween, cpuSeconds, machineJiffies, machineLoad, memoryMiB, percentile, round, sleep, type Jiffies } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -114,16 +112,6 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
 // ---------------------------------------------------------------- the service
 
-interface Service {
-  child: ChildProcess;
-  url: string;
-  port: number;
-  dataDir: string;
-  webPid: number;
-  workerPid: number;
-  postgresPid: number;
-  stderr: () => string;
-}
 
 interface CpuSnapshot {
   worker: number;
@@ -171,101 +159,6 @@ function cpuBetween(a: CpuSnapshot, b: CpuSnapshot) {
     other_cores: round(machine - ours, 2),
     steal_cores: round(coresBetween(a.machine, b.machine).steal, 2),
   };
-}
-
-async function startService(existingDataDir?: string): Promise<Service> {
-  const dataDir = existingDataDir ?? mkdtempSync(join(tmpdir(), 'cartero-bench-send-'));
-  // mkdtemp makes a 0700 directory; run as root, the embedded Postgres runs as another user and
-  // must traverse it.
-  chmodSync(dataDir, 0o755);
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
-  delete env.DATABASE_URL;
-  delete env.CLICKHOUSE_URL;
-  delete env.SMTP_URL;
-  // The same preloads as bench/senders.ts (cpu-profiler reads BENCH_CPU_PROF_DIR from the env).
-  const preload = (file: string) => `--import=${pathToFileURL(join(projectRoot, 'dist', 'bench', file)).href}`;
-  const preloads = [...(CPU_PROF_DIR ? [preload('cpu-profiler.js')] : []), ...(COUNT_QUERIES ? [preload('pg-query-counter.js')] : [])];
-  if (preloads.length) env.NODE_OPTIONS = [env.NODE_OPTIONS ?? '', ...preloads].join(' ').trim();
-  // Detached: its own process group, so stopping it is a Ctrl-C to the whole group.
-  const child = spawn(process.execPath, [join(projectRoot, 'dist', 'runtime', 'start.js')], {
-    cwd: projectRoot,
-    env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-20_000)));
-  const started = Date.now();
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`service not running after 180 s\nstdout:\n${out}\nstderr:\n${err}`)), 180_000);
-      const onData = () => {
-        if (/running at/.test(out)) {
-          clearTimeout(timer);
-          child.stdout!.off('data', onData);
-          child.off('exit', onExit);
-          resolve();
-        }
-      };
-      const onExit = (code: number | null, signal: string | null) => {
-        clearTimeout(timer);
-        reject(new Error(`service exited during start (code ${code}, signal ${signal})\nstdout:\n${out}\nstderr:\n${err}`));
-      };
-      child.stdout!.on('data', onData);
-      child.once('exit', onExit);
-    });
-  } catch (e) {
-    if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
-    if (!existingDataDir) rmSync(dataDir, { recursive: true, force: true });
-    throw e;
-  }
-  log(`service running after ${((Date.now() - started) / 1000).toFixed(1)} s (DATA_DIR ${dataDir})`);
-  const kids = childrenOf(child.pid!);
-  const web = kids.find((c) => c.args.includes(join('dist', 'runtime', 'web.js')));
-  const worker = kids.find((c) => c.args.includes(join('dist', 'runtime', 'worker.js')));
-  const pm = join(dataDir, 'postgres', 'data', 'postmaster.pid');
-  const postgresPid = existsSync(pm) ? Number(readFileSync(pm, 'utf8').split('\n')[0]) : 0;
-  const service: Service = {
-    child,
-    url: `http://127.0.0.1:${port}`,
-    port,
-    dataDir,
-    webPid: web?.pid ?? 0,
-    workerPid: worker?.pid ?? 0,
-    postgresPid,
-    stderr: () => err,
-  };
-  if (!web || !worker) {
-    await stopService(service);
-    if (!existingDataDir) rmSync(dataDir, { recursive: true, force: true });
-    throw new Error(`web or worker not found among the children of ${child.pid}: ${JSON.stringify(kids)}`);
-  }
-  return service;
-}
-
-async function stopService(service: Service): Promise<{ code: number | null; signal: string | null; ms: number }> {
-  const started = Date.now();
-  const { child } = service;
-  if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, signal: child.signalCode, ms: 0 };
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  // What Ctrl-C in the terminal does: SIGINT to the whole foreground process group.
-  process.kill(-child.pid!, 'SIGINT');
-  let timer: NodeJS.Timeout | undefined;
-  const result = await Promise.race([exited, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), 60_000)))]);
-  clearTimeout(timer);
-  if (!result) {
-    log('service did not stop within 60 s after SIGINT; sending SIGKILL to its process group');
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
-    return { ...(await exited), ms: Date.now() - started };
-  }
-  return { ...result, ms: Date.now() - started };
 }
 
 // ---------------------------------------------------------------- fixtures
@@ -650,7 +543,7 @@ async function main(): Promise<void> {
     loadBefore = await machineLoad(5_000);
   }
   if (loadBefore > 0.2) log(`warning: the machine is already busy (${loadBefore} of ${cpus().length} cores) before the benchmark; figures will be low`);
-  let service = await startService();
+  let service = await startService({ prefix: 'cartero-bench-send-', nodeOptions: benchPreloads({ cpuProfile: !!CPU_PROF_DIR, countQueries: COUNT_QUERIES }) });
   if (PG_STATS) {
     const url = readServices(service.dataDir).postgres?.url;
     if (!url) throw new Error('no embedded Postgres recorded');
@@ -658,7 +551,7 @@ async function main(): Promise<void> {
     await enablePgStatStatements(admin);
     await admin.end();
     await stopService(service);
-    service = await startService(service.dataDir);
+    service = await startService({ dataDir: service.dataDir, prefix: 'cartero-bench-send-', nodeOptions: benchPreloads({ cpuProfile: !!CPU_PROF_DIR, countQueries: COUNT_QUERIES }) });
     const again = createPool(readServices(service.dataDir).postgres!.url, { max: 1, application: 'cartero-bench' });
     await again.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
     await again.end();

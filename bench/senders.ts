@@ -22,11 +22,10 @@
  * autocannon runs inside this process, on the same two cores as the service: the figures are
  * for service + load generator sharing the machine, a lower bound for the service alone.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
@@ -35,8 +34,8 @@ import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { createSender } from '../domain/senders/senders.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
-import { freePort } from '../runtime/ports.js';
 import { readServices } from '../runtime/services-file.js';
+import { benchPreloads, startService, stopService, type Service } from './service.js';
 import { childrenOf, coresBetween, cpuSeconds, machineJiffies, machineLoad, memoryMiB, postgresCpuSeconds, round, sleep } from './proc.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
@@ -83,106 +82,6 @@ function serviceCpu(service: { child: ChildProcess; webPid: number; postgresPid:
 
 
 // ---------------------------------------------------------------- the service
-
-interface Service {
-  child: ChildProcess;
-  url: string;
-  dataDir: string;
-  webPid: number;
-  postgresPid: number;
-  stdout: () => string;
-  stderr: () => string;
-}
-
-async function startService(): Promise<Service> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'cartero-bench-'));
-  try {
-    return await launch(dataDir);
-  } catch (err) {
-    rmSync(dataDir, { recursive: true, force: true });
-    throw err;
-  }
-}
-
-async function launch(dataDir: string): Promise<Service> {
-  // mkdtemp makes a 0700 directory; run as root, the embedded Postgres runs as the postgres user
-  // and must traverse it (a DATA_DIR made by `mkdir` or by the service itself is 0755).
-  chmodSync(dataDir, 0o755);
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
-  // The embedded default, whatever the calling shell has set.
-  delete env.DATABASE_URL;
-  delete env.CLICKHOUSE_URL;
-  const nodeOptions = [process.env.BENCH_CHILD_NODE_OPTIONS ?? ''];
-  if (CPU_PROF_DIR) nodeOptions.push(`--import=${pathToFileURL(join(projectRoot, 'dist', 'bench', 'cpu-profiler.js')).href}`);
-  if (COUNT_QUERIES) nodeOptions.push(`--import=${pathToFileURL(join(projectRoot, 'dist', 'bench', 'pg-query-counter.js')).href}`);
-  env.NODE_OPTIONS = nodeOptions.join(' ').trim();
-  if (!env.NODE_OPTIONS) delete env.NODE_OPTIONS;
-
-  const child = spawn(process.execPath, [join(projectRoot, 'dist', 'runtime', 'start.js')], {
-    cwd: projectRoot,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-
-  const started = Date.now();
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service not running after 180 s\nstdout:\n${out}\nstderr:\n${err}`)), 180_000);
-    const onData = () => {
-      if (/running at/.test(out)) {
-        clearTimeout(timer);
-        child.stdout!.off('data', onData);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`service exited during start (code ${code}, signal ${signal})\nstdout:\n${out}\nstderr:\n${err}`));
-    });
-  });
-  child.removeAllListeners('exit');
-  log(`service running after ${((Date.now() - started) / 1000).toFixed(1)} s (DATA_DIR ${dataDir})`);
-
-  const web = childrenOf(child.pid!).find((c) => c.args.includes(join('dist', 'runtime', 'web.js')));
-  if (!web) throw new Error(`web process not found among the children of ${child.pid}`);
-  const pmFile = join(dataDir, 'postgres', 'data', 'postmaster.pid');
-  const pmAlt = join(dataDir, 'postgres', 'postmaster.pid');
-  const pm = existsSync(pmFile) ? pmFile : pmAlt;
-  const postgresPid = existsSync(pm) ? Number(readFileSync(pm, 'utf8').split('\n')[0]) : 0;
-  return {
-    child,
-    url: `http://127.0.0.1:${port}`,
-    dataDir,
-    webPid: web.pid,
-    postgresPid,
-    stdout: () => out,
-    stderr: () => err,
-  };
-}
-
-async function stopService(service: Service): Promise<{ code: number | null; signal: string | null; ms: number }> {
-  const started = Date.now();
-  if (service.child.exitCode !== null) return { code: service.child.exitCode, signal: null, ms: 0 };
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    service.child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  service.child.kill('SIGINT');
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 60_000)));
-  const result = await Promise.race([exited, timeout]);
-  clearTimeout(timer);
-  if (!result) {
-    log('service did not stop within 60 s after SIGINT; sending SIGKILL');
-    service.child.kill('SIGKILL');
-    return { ...(await exited), ms: Date.now() - started };
-  }
-  return { ...result, ms: Date.now() - started };
-}
 
 // ---------------------------------------------------------------- fixtures
 
@@ -338,7 +237,10 @@ async function main(): Promise<void> {
   if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
   const loadBefore = await machineLoad(3_000);
   if (loadBefore > 0.2) log(`warning: the machine is already busy (${loadBefore} cores) before the benchmark starts; figures will be low`);
-  const service = await startService();
+  const service = await startService({
+    prefix: 'cartero-bench-',
+    nodeOptions: [process.env.BENCH_CHILD_NODE_OPTIONS ?? '', ...benchPreloads({ cpuProfile: !!CPU_PROF_DIR, countQueries: COUNT_QUERIES })],
+  });
   let pool: Pool | undefined;
   let stopped: Awaited<ReturnType<typeof stopService>> | undefined;
   try {

@@ -1,0 +1,128 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { projectRoot } from '../runtime/paths.js';
+import { freePort } from '../runtime/ports.js';
+import { childrenOf } from './proc.js';
+
+/**
+ * The service as a user starts it, for the benchmarks: `node dist/runtime/start.js` (embedded
+ * Postgres, ClickHouse, the mailbox simulator, web and worker) on a fresh or given DATA_DIR and
+ * a free port, in its own process group so stopping it is what Ctrl-C does.
+ */
+export interface Service {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  dataDir: string;
+  webPid: number;
+  workerPid: number;
+  /** The embedded postmaster (0 if not found). */
+  postgresPid: number;
+  stderr: () => string;
+}
+
+const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+
+/** `--import` flags for the service's processes: profiler and query counter when asked for. */
+export function benchPreloads(opts: { cpuProfile: boolean; countQueries: boolean }): string[] {
+  const preload = (file: string) => `--import=${pathToFileURL(join(projectRoot, 'dist', 'bench', file)).href}`;
+  return [...(opts.cpuProfile ? [preload('cpu-profiler.js')] : []), ...(opts.countQueries ? [preload('pg-query-counter.js')] : [])];
+}
+
+export async function startService(opts: { dataDir?: string; prefix: string; nodeOptions?: string[] }): Promise<Service> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), opts.prefix));
+  // mkdtemp makes a 0700 directory; the embedded Postgres runs as another user and must traverse
+  // it (sql/embedded.ts would fall back to /var/lib/cartero, which the benchmark would not clean).
+  chmodSync(dataDir, 0o755);
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
+  // The embedded default, whatever the calling shell has set.
+  delete env.DATABASE_URL;
+  delete env.CLICKHOUSE_URL;
+  delete env.SMTP_URL;
+  const nodeOptions = [env.NODE_OPTIONS ?? '', ...(opts.nodeOptions ?? [])].join(' ').trim();
+  if (nodeOptions) env.NODE_OPTIONS = nodeOptions;
+  else delete env.NODE_OPTIONS;
+
+  const child = spawn(process.execPath, [join(projectRoot, 'dist', 'runtime', 'start.js')], {
+    cwd: projectRoot,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err = (err + d).slice(-20_000)));
+  const started = Date.now();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`service not running after 180 s\nstdout:\n${out}\nstderr:\n${err}`)), 180_000);
+      const onData = () => {
+        if (/running at/.test(out)) {
+          clearTimeout(timer);
+          child.stdout!.off('data', onData);
+          child.off('exit', onExit);
+          resolve();
+        }
+      };
+      const onExit = (code: number | null, signal: string | null) => {
+        clearTimeout(timer);
+        reject(new Error(`service exited during start (code ${code}, signal ${signal})\nstdout:\n${out}\nstderr:\n${err}`));
+      };
+      child.stdout!.on('data', onData);
+      child.once('exit', onExit);
+    });
+  } catch (e) {
+    if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+    if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    throw e;
+  }
+  log(`service running after ${((Date.now() - started) / 1000).toFixed(1)} s (DATA_DIR ${dataDir})`);
+  const kids = childrenOf(child.pid!);
+  const web = kids.find((c) => c.args.includes(join('dist', 'runtime', 'web.js')));
+  const worker = kids.find((c) => c.args.includes(join('dist', 'runtime', 'worker.js')));
+  const pm = join(dataDir, 'postgres', 'data', 'postmaster.pid');
+  const postgresPid = existsSync(pm) ? Number(readFileSync(pm, 'utf8').split('\n')[0]) : 0;
+  const service: Service = {
+    child,
+    url: `http://127.0.0.1:${port}`,
+    port,
+    dataDir,
+    webPid: web?.pid ?? 0,
+    workerPid: worker?.pid ?? 0,
+    postgresPid,
+    stderr: () => err,
+  };
+  if (!web || !worker) {
+    await stopService(service);
+    if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    throw new Error(`web or worker not found among the children of ${child.pid}: ${JSON.stringify(kids)}`);
+  }
+  return service;
+}
+
+/** SIGINT to the service's process group (Ctrl-C), SIGKILL after 60 s; its exit and how long it took. */
+export async function stopService(service: Service): Promise<{ code: number | null; signal: string | null; ms: number }> {
+  const started = Date.now();
+  const { child } = service;
+  if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, signal: child.signalCode, ms: 0 };
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  process.kill(-child.pid!, 'SIGINT');
+  let timer: NodeJS.Timeout | undefined;
+  const result = await Promise.race([exited, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), 60_000)))]);
+  clearTimeout(timer);
+  if (!result) {
+    log('service did not stop within 60 s after SIGINT; sending SIGKILL to its process group');
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+    return { ...(await exited), ms: Date.now() - started };
+  }
+  return { ...result, ms: Date.now() - started };
+}
