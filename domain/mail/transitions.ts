@@ -14,6 +14,8 @@ export interface MoveFields {
   smtpTry?: boolean;
   /** Set with a move to bounced (6). */
   bounceClass?: 'hard' | 'soft';
+  /** Where a bounce was learnt: the SMTP reply (default) or a delivery status notification. */
+  bounceSource?: 'smtp' | 'dsn';
 }
 
 export interface MoveLog {
@@ -39,14 +41,16 @@ export interface MovedMail {
 
 /**
  * Timestamps follow the move: queued_at at every hand-off to SMTP, sent_at and delay (seconds
- * since received_at) on sent. One statement for any number of moves (the worker moves a batch
+ * since received_at) on sent. A move to bounced also records the bounce (mail_bounces, which the
+ * soft-bounce threshold job counts) and, when hard, restricts the address (spec: permanent
+ * bounce -> hard_bounce), in the same statement so no bounce path can skip them. One statement for any number of moves (the worker moves a batch
  * at once): the UPDATEs and their log rows in one round trip. The `from` guard travels as a
  * bit mask of allowed statuses (bit n = status n), so each move can carry its own.
  */
 const MOVE = `
 WITH r AS (
-  SELECT * FROM unnest($2::text[], $3::smallint[], $4::int[], $5::text[], $6::int[], $7::text[], $8::int[], $9::text[], $10::text[], $11::int[])
-    AS r(mail_id, status, smtp_try, bounce_class, from_mask, reason, smtp_code, smtp_enhanced, smtp_reply, attempt)
+  SELECT * FROM unnest($2::text[], $3::smallint[], $4::int[], $5::text[], $6::int[], $7::text[], $8::int[], $9::text[], $10::text[], $11::int[], $12::text[])
+    AS r(mail_id, status, smtp_try, bounce_class, from_mask, reason, smtp_code, smtp_enhanced, smtp_reply, attempt, bounce_source)
 ), moved AS (
   UPDATE mails m
      SET status = r.status,
@@ -58,8 +62,16 @@ WITH r AS (
          updated_at = now()
     FROM r
    WHERE m.instance_id = $1 AND m.mail_id = r.mail_id AND (r.from_mask IS NULL OR (r.from_mask >> m.status) & 1 = 1)
-  RETURNING m.mail_id, m.status, m.attempts, m.bounce_class, m.queued_at, m.sent_at, m.delay, m.updated_at,
-            r.smtp_try, r.reason, r.smtp_code, r.smtp_enhanced, r.smtp_reply, r.attempt
+  RETURNING m.mail_id, m.status, m.attempts, m.bounce_class, m.queued_at, m.sent_at, m.delay, m.updated_at, m.to_email,
+            r.smtp_try, r.reason, r.smtp_code, r.smtp_enhanced, r.smtp_reply, r.attempt, r.bounce_source
+), bounces AS (
+  INSERT INTO mail_bounces (instance_id, mail_id, recipient, class, source, smtp_enhanced, diagnostic)
+  SELECT $1, mail_id, lower(to_email), bounce_class, coalesce(bounce_source, 'smtp'), smtp_enhanced, coalesce(smtp_reply, reason)
+    FROM moved WHERE status = ${MailStatus.bounced}
+), hard_restrictions AS (
+  INSERT INTO mail_restrictions (instance_id, recipient, reason)
+  SELECT DISTINCT $1::bigint, lower(to_email), 'hard_bounce' FROM moved WHERE status = ${MailStatus.bounced} AND bounce_class = 'hard'
+  ON CONFLICT (instance_id, recipient) WHERE deleted_at IS NULL DO NOTHING
 ), logged AS (
   INSERT INTO mail_logs (instance_id, mail_id, status, reason, smtp_code, smtp_enhanced, smtp_reply, attempt)
   SELECT $1, mail_id, status, reason, smtp_code, smtp_enhanced, smtp_reply, CASE WHEN smtp_try = 1 THEN attempts ELSE attempt END
@@ -96,6 +108,7 @@ export async function moveMails(tenant: Tenant, client: Client, moves: readonly 
     col((m) => m.log?.smtpEnhanced ?? null),
     col((m) => m.log?.smtpReply ?? null),
     col((m) => m.log?.attempt ?? null),
+    col((m) => m.fields?.bounceSource ?? null),
   ] });
   return rows;
 }

@@ -1,0 +1,67 @@
+import type { Client } from '../../sql/pool.js';
+import type { Tenant } from '../tenancy/context.js';
+
+/** The reasons Cartero writes (spec: Restriction vocabulary; `unspecified` is never emitted). */
+export const RESTRICTION_REASONS = ['unspecified', 'unsubscribe', 'soft_bounce', 'hard_bounce'] as const;
+export type RestrictionReason = (typeof RESTRICTION_REASONS)[number];
+
+export interface RestrictionRow {
+  id: number;
+  recipient: string;
+  reason: string | null;
+  scope: null;
+  restricted_at: Date;
+  deleted_at: Date | null;
+}
+
+/** Restrictions are kept per address, compared case-insensitively (stored lower-case). */
+export const restrictionAddress = (recipient: string): string => recipient.trim().toLowerCase();
+
+/**
+ * Put an address under restriction, in the caller's tenant transaction. An address has at most
+ * one restriction in force (unique partial index): if one is already in force it is kept as it
+ * is (its reason and date tell the first cause) and returned with created false.
+ */
+export async function restrict(
+  tenant: Tenant,
+  client: Client,
+  recipient: string,
+  reason: RestrictionReason,
+): Promise<{ restriction: RestrictionRow; created: boolean }> {
+  const address = restrictionAddress(recipient);
+  const inserted = await client.query<RestrictionRow>(
+    `INSERT INTO mail_restrictions (instance_id, recipient, reason) VALUES ($1, $2, $3)
+     ON CONFLICT (instance_id, recipient) WHERE deleted_at IS NULL DO NOTHING
+     RETURNING id, recipient, reason, NULL AS scope, restricted_at, deleted_at`,
+    [tenant.instanceId, address, reason],
+  );
+  if (inserted.rows[0]) return { restriction: inserted.rows[0], created: true };
+  const current = await client.query<RestrictionRow>(
+    `SELECT id, recipient, reason, NULL AS scope, restricted_at, deleted_at FROM mail_restrictions
+      WHERE instance_id = $1 AND recipient = $2 AND deleted_at IS NULL`,
+    [tenant.instanceId, address],
+  );
+  if (!current.rows[0]) throw new Error('restriction neither inserted nor found (concurrent lift?)');
+  return { restriction: current.rows[0], created: false };
+}
+
+/**
+ * Lift the restriction in force on an address (sets deleted_at; the row stays as history, and an
+ * unsubscribe event that caused it is not touched). `onlyReason` limits the lift to one cause: a
+ * recipient resubscribing lifts their unsubscribe, never a hard bounce. Undefined when nothing
+ * was in force (or not for that reason).
+ */
+export async function lift(
+  tenant: Tenant,
+  client: Client,
+  recipient: string,
+  onlyReason?: RestrictionReason,
+): Promise<RestrictionRow | undefined> {
+  const { rows } = await client.query<RestrictionRow>(
+    `UPDATE mail_restrictions SET deleted_at = now()
+      WHERE instance_id = $1 AND recipient = $2 AND deleted_at IS NULL AND ($3::text IS NULL OR reason = $3)
+      RETURNING id, recipient, reason, NULL AS scope, restricted_at, deleted_at`,
+    [tenant.instanceId, restrictionAddress(recipient), onlyReason ?? null],
+  );
+  return rows[0];
+}
