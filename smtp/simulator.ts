@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { appendFile, link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import nodemailer from 'nodemailer';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 
 /**
@@ -12,9 +13,18 @@ import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMT
  *   softbounce*  452 4.2.2 at RCPT (mailbox full), on every try
  *   defer*       451 4.3.0 at the end of DATA the first time a (recipient, Message-ID) pair is
  *                seen, 250 on every later try of that message
- *   complaint*   250, stored, then `onComplaint` (the bounces issue turns it into an ARF report,
- *                see buildArfComplaint, sent to Cartero's inbound path)
+ *   complaint*   250, stored, then `onComplaint`, and, with `inboundUrl`, a real ARF report
+ *                (buildArfComplaint) sent over SMTP to inboundUrl, addressed to the message's
+ *                envelope sender (Cartero's VERP return path), as a feedback loop would
+ *   dsnbounce*   250, stored, then, with `inboundUrl`, a late asynchronous bounce: a real RFC 3464
+ *                DSN (buildDeliveryStatusNotification: Action failed, Status 5.1.1) sent from the
+ *                null sender to inboundUrl for the envelope sender, as a remote MTA that
+ *                accepted the mail and then could not deliver it would (without inboundUrl,
+ *                just 250 and stored)
  *   anything else 250, stored
+ *
+ * Reports to inboundUrl are sent after the 250, each over its own connection; a 4xx or a
+ * connection failure is retried twice (after 1 s and 3 s), a 5xx is logged and dropped.
  *
  * Local parts are matched case-insensitively by prefix, so `bounce+mail123@x` bounces too.
  *
@@ -59,14 +69,20 @@ export interface MailboxSimulatorOptions {
   host?: string;
   /** Called after the 250 of a message to a `complaint*` recipient (once per such recipient). */
   onComplaint?: (complaint: SimulatedComplaint) => void | Promise<void>;
+  /**
+   * `smtp://host:port` of Cartero's inbound listener: where `complaint*` recipients send their
+   * ARF report and `dsnbounce*` recipients their DSN. Without it neither report is sent.
+   */
+  inboundUrl?: string;
   log?: (m: string) => void;
 }
 
-type Behaviour = 'bounce' | 'softbounce' | 'defer' | 'complaint' | 'deliver';
+type Behaviour = 'bounce' | 'softbounce' | 'dsnbounce' | 'defer' | 'complaint' | 'deliver';
 
 // Longest prefixes first: no prefix is a prefix of another today, but keep it that way on edits.
 const PREFIXES: Array<[string, Behaviour]> = [
   ['softbounce', 'softbounce'],
+  ['dsnbounce', 'dsnbounce'],
   ['complaint', 'complaint'],
   ['bounce', 'bounce'],
   ['defer', 'defer'],
@@ -129,7 +145,12 @@ export async function startMailboxSimulator(opts: MailboxSimulatorOptions): Prom
         (result) => {
           done(result.error, result.message);
           // After the 250 is on its way, as a receiving mailbox provider would do it.
-          for (const complaint of result.complaints) void notifyComplaint(complaint);
+          for (const complaint of result.complaints) {
+            void notifyComplaint(complaint);
+            sendReport('ARF report', complaint, ARF_FROM, buildArfComplaint(complaint));
+          }
+          // DSNs come from the null sender (RFC 3464 section 2), so they never bounce back.
+          for (const bounce of result.dsnBounces) sendReport('DSN', bounce, '', buildDeliveryStatusNotification(bounce));
         },
         (err: Error) => {
           log(`mailbox simulator: could not store a message: ${err.message}`);
@@ -139,7 +160,10 @@ export async function startMailboxSimulator(opts: MailboxSimulatorOptions): Prom
     });
   };
 
-  async function receive(raw: Buffer, session: SMTPServerSession): Promise<{ error?: Error; message?: string; complaints: SimulatedComplaint[] }> {
+  async function receive(
+    raw: Buffer,
+    session: SMTPServerSession,
+  ): Promise<{ error?: Error; message?: string; complaints: SimulatedComplaint[]; dsnBounces: SimulatedComplaint[] }> {
     const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
     const recipients = session.envelope.rcptTo.map((r) => r.address);
     const messageId = headerValue(raw, 'message-id');
@@ -151,15 +175,42 @@ export async function startMailboxSimulator(opts: MailboxSimulatorOptions): Prom
     const firstTries = recipients.filter((r) => behaviourOf(r) === 'defer' && !deferState.seen(r, messageKey));
     if (firstTries.length > 0) {
       await deferState.record(firstTries, messageKey);
-      return { error: reply(451, `4.3.0 <${firstTries[0]}>: Temporary failure, try again later`), complaints: [] };
+      return { error: reply(451, `4.3.0 <${firstTries[0]}>: Temporary failure, try again later`), complaints: [], dsnBounces: [] };
     }
 
     const arrivalDate = new Date();
     const file = await storeMessage(dir, raw, { mailFrom, recipients, messageId, arrivalDate });
-    const complaints = recipients
-      .filter((r) => behaviourOf(r) === 'complaint')
-      .map((recipient) => ({ recipient, messageId, mailFrom, raw, arrivalDate, file }));
-    return { message: `2.0.0 Ok: queued as ${file.slice(dir.length + 1)}`, complaints };
+    const about = (behaviour: Behaviour) =>
+      recipients.filter((r) => behaviourOf(r) === behaviour).map((recipient) => ({ recipient, messageId, mailFrom, raw, arrivalDate, file }));
+    return { message: `2.0.0 Ok: queued as ${file.slice(dir.length + 1)}`, complaints: about('complaint'), dsnBounces: about('dsnbounce') };
+  }
+
+  /**
+   * A report to the inbound listener, from its own connection (as a mailbox provider's system
+   * would). Tracked, so stop() waits for reports still on their way.
+   */
+  function sendReport(kind: string, original: SimulatedComplaint, envelopeFrom: string, raw: string): void {
+    const inboundUrl = opts.inboundUrl;
+    if (!inboundUrl) return;
+    if (!original.mailFrom) return log(`mailbox simulator: no ${kind} for ${original.recipient}: the message had a null sender`);
+    void track(
+      (async () => {
+        for (const pause of [1_000, 3_000, 0]) {
+          const transport = nodemailer.createTransport({ url: inboundUrl, pool: false, ignoreTLS: true, connectionTimeout: 5_000, socketTimeout: 15_000 });
+          try {
+            await transport.sendMail({ envelope: { from: envelopeFrom, to: [original.mailFrom] }, raw });
+            return;
+          } catch (err) {
+            const code = (err as { responseCode?: number }).responseCode;
+            log(`mailbox simulator: ${kind} for ${original.recipient} to ${inboundUrl} failed: ${(err as Error).message}`);
+            if ((code !== undefined && code >= 500) || pause === 0) return;
+            await new Promise((r) => setTimeout(r, pause));
+          } finally {
+            transport.close();
+          }
+        }
+      })(),
+    );
   }
 
   async function notifyComplaint(complaint: SimulatedComplaint): Promise<void> {
@@ -400,6 +451,84 @@ export function buildArfComplaint(original: ArfOriginal): string {
     '',
     `--${boundary}`,
     'Content-Type: message/rfc822-headers',
+    ...(eightBit ? ['Content-Transfer-Encoding: 8bit'] : []),
+    '',
+    headers,
+    '',
+    `--${boundary}--`,
+    '',
+  ];
+  return lines.join('\r\n');
+}
+
+export interface DsnOptions {
+  /** failed (default) or delayed. */
+  action?: 'failed' | 'delayed';
+  /** RFC 3463 status; 5.1.1 by default (4.4.7 by default for delayed). */
+  status?: string;
+  /** The remote server's reply, written as `Diagnostic-Code: smtp; <it>`. */
+  diagnostic?: string;
+}
+
+const DSN_MTA = 'mailbox-simulator.invalid';
+
+/**
+ * An RFC 3464 delivery status notification about a message, as a remote MTA that accepted it
+ * and later gave up (or is still trying) sends it back to the envelope sender:
+ * multipart/report; report-type=delivery-status with a human-readable part, the
+ * message/delivery-status (per-message Reporting-MTA and Arrival-Date, then the recipient's
+ * Final-Recipient, Action, Status, Remote-MTA, Diagnostic-Code) and the original's header
+ * section as text/rfc822-headers (which carries its Message-ID). Built by hand like the ARF one.
+ */
+export function buildDeliveryStatusNotification(original: ArfOriginal, opts: DsnOptions = {}): string {
+  const action = opts.action ?? 'failed';
+  const status = opts.status ?? (action === 'delayed' ? '4.4.7' : '5.1.1');
+  const diagnostic =
+    opts.diagnostic ??
+    (action === 'delayed'
+      ? `451 ${status} <${original.recipient}>: Temporary failure, still trying`
+      : `550 ${status} <${original.recipient}>: Recipient address rejected: User unknown`);
+  const boundary = `----=_DSN_${randomBytes(12).toString('hex')}`;
+  const now = new Date();
+  const headers = headerSection(original.raw).replace(/\r?\n/g, '\r\n');
+  const eightBit = /[^\x00-\x7f]/.test(headers);
+  const about = original.messageId ? ` ${original.messageId}` : '';
+  const lines = [
+    `From: Mail Delivery System <MAILER-DAEMON@${DSN_MTA}>`,
+    `To: <${original.mailFrom}>`,
+    `Subject: ${action === 'failed' ? 'Undelivered Mail Returned to Sender' : 'Delayed Mail (still being retried)'}`,
+    `Date: ${rfc5322Date(now)}`,
+    `Message-ID: <dsn-${randomBytes(12).toString('hex')}@${DSN_MTA}>`,
+    'Auto-Submitted: auto-replied',
+    'MIME-Version: 1.0',
+    `Content-Type: multipart/report; report-type=delivery-status; boundary="${boundary}"`,
+    '',
+    'This is a MIME-encapsulated message.',
+    '',
+    `--${boundary}`,
+    'Content-Type: text/plain; charset=us-ascii',
+    'Content-Transfer-Encoding: 7bit',
+    '',
+    action === 'failed'
+      ? `Your message${about} could not be delivered to <${original.recipient}>. (Generated by the Cartero mailbox simulator.)`
+      : `Your message${about} to <${original.recipient}> has not been delivered yet; delivery is still being retried.`,
+    '',
+    `--${boundary}`,
+    'Content-Type: message/delivery-status',
+    '',
+    `Reporting-MTA: dns; ${DSN_MTA}`,
+    `Arrival-Date: ${rfc5322Date(original.arrivalDate ?? now)}`,
+    '',
+    `Final-Recipient: rfc822; ${original.recipient}`,
+    `Original-Recipient: rfc822; ${original.recipient}`,
+    `Action: ${action}`,
+    `Status: ${status}`,
+    `Remote-MTA: dns; mx.${DSN_MTA}`,
+    `Diagnostic-Code: smtp; ${diagnostic}`,
+    ...(action === 'delayed' ? [`Will-Retry-Until: ${rfc5322Date(new Date(now.getTime() + 4 * 86_400_000))}`] : []),
+    '',
+    `--${boundary}`,
+    'Content-Type: text/rfc822-headers',
     ...(eightBit ? ['Content-Transfer-Encoding: 8bit'] : []),
     '',
     headers,

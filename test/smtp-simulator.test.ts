@@ -255,3 +255,53 @@ t.test('a taken port is an error, not a silent second server', async (t) => {
   const sim = await simulator(t, dir);
   await t.rejects(startMailboxSimulator({ dir, port: sim.port }), { code: 'EADDRINUSE' });
 });
+
+t.test('with inboundUrl: complaint* sends an ARF report and dsnbounce* a DSN, over SMTP, to the envelope sender', async (t) => {
+  // A second simulator stands in for Cartero's inbound listener: it stores what it receives.
+  const inboundDir = await tempDir(t);
+  const inbound = await simulator(t, inboundDir);
+  const dir = await tempDir(t);
+  const complaints: SimulatedComplaint[] = [];
+  const sim = await startMailboxSimulator({ dir, inboundUrl: inbound.url, onComplaint: (c) => void complaints.push(c) });
+  t.teardown(() => sim.stop());
+
+  // Not Cartero's `bounce+` form: the stand-in would refuse that at RCPT (its bounce* behaviour).
+  const verp = 'rp+01J9ZZZZZZZZZZZZZZZZZZZZZZ@sender.example';
+  const sendFrom = (to: string, messageId: string) =>
+    nodemailer
+      .createTransport({ host: '127.0.0.1', port: sim.port, secure: false, ignoreTLS: true })
+      .sendMail({ envelope: { from: verp, to: [to] }, from: 'news@sender.example', to, subject: 'Offers', text: 'Body text', messageId });
+  t.match((await sendFrom('complaint@example.com', '<c1@cartero.test>')).response, /^250 /);
+  t.match((await sendFrom('dsnbounce@example.com', '<d1@cartero.test>')).response, /^250 /, 'dsnbounce: 250 first, like a remote MTA that accepts and later gives up');
+  await sim.stop(); // waits for the reports on their way
+  t.equal((await emlFiles(dir)).length, 2, 'both originals stored');
+  t.same(complaints.map((c) => c.recipient), ['complaint@example.com'], 'onComplaint still called');
+
+  const reports = await Promise.all((await emlFiles(inboundDir)).map(async (f) => ({ raw: await readFile(join(inboundDir, f), 'utf8') })));
+  t.equal(reports.length, 2, 'two reports reached the inbound server');
+  const arf = reports.find((r) => r.raw.includes('report-type=feedback-report'));
+  const dsn = reports.find((r) => r.raw.includes('report-type=delivery-status'));
+  t.ok(arf && dsn, 'one ARF report, one DSN');
+  t.match(arf!.raw, /^Return-Path: <complaints@mailbox-simulator\.invalid>\r\nX-Simulator-Rcpt-To: rp\+01J9Z+@sender\.example\r\n/, 'ARF to the envelope sender');
+  t.match(dsn!.raw, /^Return-Path: <>\r\nX-Simulator-Rcpt-To: rp\+01J9Z+@sender\.example\r\n/, 'DSN from the null sender to the envelope sender');
+
+  const parsed = await simpleParser(dsn!.raw, { keepDeliveryStatus: true });
+  const status = parsed.attachments.find((a) => a.contentType === 'message/delivery-status');
+  t.ok(status, 'a message/delivery-status part');
+  const text = status!.content.toString();
+  t.match(text, /^Reporting-MTA: dns; mailbox-simulator\.invalid\r$/m);
+  t.match(text, /^Final-Recipient: rfc822; dsnbounce@example\.com\r$/m);
+  t.match(text, /^Action: failed\r$/m);
+  t.match(text, /^Status: 5\.1\.1\r$/m);
+  t.match(text, /^Diagnostic-Code: smtp; 550 5\.1\.1 <dsnbounce@example\.com>: Recipient address rejected: User unknown\r$/m);
+  const original = parsed.attachments.find((a) => a.contentType === 'text/rfc822-headers');
+  t.match(original?.content.toString(), /^Message-ID: <d1@cartero\.test>\r?$/im, 'the original headers, with its Message-ID');
+});
+
+t.test('without inboundUrl, dsnbounce* is an ordinary 250 and stored', async (t) => {
+  const dir = await tempDir(t);
+  const sim = await simulator(t, dir);
+  t.match((await send(sim, { to: 'DSNBounce@example.com' })).response, /^250 /);
+  await sim.stop();
+  t.equal((await emlFiles(dir)).length, 1);
+});

@@ -7,6 +7,7 @@ import { registerHeartbeat } from './heartbeat.js';
 import { registerHousekeeping } from './housekeeping.js';
 import { jobQueue } from '../runtime/queue.js';
 import { registerSendMail } from './send-mail.js';
+import { registerSoftBounces } from './soft-bounces.js';
 
 /** What job handlers get from the worker process (runtime/worker.ts). */
 export interface JobDeps {
@@ -22,6 +23,7 @@ export interface JobDeps {
 export async function registerJobs(boss: PgBoss, deps: JobDeps): Promise<void> {
   await registerHeartbeat(boss, deps.pool, deps.workerId);
   await registerHousekeeping(boss, { pool: deps.pool, queue: jobQueue(deps.config.databaseUrl!), logger: deps.logger });
+  await registerSoftBounces(boss, { pool: deps.pool, logger: deps.logger });
   if (deps.smtp) {
     await registerSendMail(boss, { pool: deps.pool, smtp: deps.smtp, publicUrl: deps.config.publicUrl, logger: deps.logger });
   } else {

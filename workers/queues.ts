@@ -23,11 +23,26 @@ export interface SendMailJob {
   mail_id: string;
 }
 
+/**
+ * The soft-bounce threshold job: one per instance with new soft bounces. Data: SoftBouncesJob,
+ * sent with singletonKey = the instance id. Policy short: at most one job per instance waits in
+ * the queue, so a burst of bounces makes one job; one may wait while another runs, so bounces
+ * recorded during a run are not missed (the evaluation itself is safe to run twice at once).
+ */
+export const SOFT_BOUNCES_QUEUE = 'restrictions.soft-bounces';
+export interface SoftBouncesJob {
+  instance_id: number;
+}
+/** The minute sweep that enqueues the threshold job for every instance with unevaluated soft bounces. */
+export const SOFT_BOUNCES_SWEEP_QUEUE = 'restrictions.soft-bounces-sweep';
+
 export function queueDefs(): QueueDef[] {
   return [
     { name: 'worker.heartbeat', policy: 'singleton' },
     { name: 'mail.release-onhold', policy: 'singleton' },
     { name: 'mail.retention', policy: 'singleton' },
+    { name: SOFT_BOUNCES_QUEUE, policy: 'short', retryLimit: 5, retryDelay: 30, retryBackoff: true, expireInSeconds: 600 },
+    { name: SOFT_BOUNCES_SWEEP_QUEUE, policy: 'singleton' },
     {
       name: SEND_MAIL_QUEUE,
       // Deferred (4xx) mails are retried with exponential backoff; after the last try the

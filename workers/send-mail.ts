@@ -11,6 +11,7 @@ import { trackingSecret } from '../domain/tracking/secret.js';
 import type { SmtpTransport } from '../smtp/transport.js';
 import { query, type Pool } from '../sql/pool.js';
 import { SEND_MAIL_QUEUE, type SendMailJob } from './queues.js';
+import { softBounceNotifier } from './soft-bounces.js';
 
 /**
  * The send worker: one pg-boss job per mail (data SendMailJob), fetched in batches.
@@ -60,7 +61,8 @@ export async function registerSendMail(boss: PgBoss, deps: SendMailDeps): Promis
   const batchSize = intEnv('SEND_BATCH_SIZE', SEND_DEFAULTS.batchSize, 1);
   const loops = intEnv('SEND_CONCURRENCY', SEND_DEFAULTS.loops, 1);
   const logger = deps.logger.child({ queue: SEND_MAIL_QUEUE });
-  const recorder = new OutcomeRecorder(deps.pool);
+  // After a commit that recorded soft bounces, the threshold job (not this hot path) counts them.
+  const recorder = new OutcomeRecorder(deps.pool, softBounceNotifier(boss, logger));
   for (let i = 0; i < loops; i++) {
     let workerId: string | undefined;
     workerId = await boss.work<unknown>(
@@ -243,7 +245,11 @@ class OutcomeRecorder {
   private readonly pending = new Map<number, { tenant: Tenant; items: Array<{ move: Move; done: (err?: unknown) => void }> }>();
   private readonly flushing = new Set<number>();
 
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    /** Called after a commit that moved mails to soft bounced; must not throw. */
+    private readonly onSoftBounce: (instanceId: number) => void = () => {},
+  ) {}
 
   record(tenant: Tenant, move: Move): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -275,7 +281,8 @@ class OutcomeRecorder {
   private async write(tenant: Tenant, moves: Move[]): Promise<void> {
     for (const pause of [250, 1_000, 4_000, 0]) {
       try {
-        await withTenant(this.pool, tenant, (c) => moveMails(tenant, c, moves));
+        const moved = await withTenant(this.pool, tenant, (c) => moveMails(tenant, c, moves));
+        if (moved.some((m) => m.status === MailStatus.bounced && m.bounce_class === 'soft')) this.onSoftBounce(tenant.instanceId);
         return;
       } catch (err) {
         if (!(err instanceof DependencyUnavailable) || pause === 0) throw err;

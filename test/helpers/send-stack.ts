@@ -34,12 +34,24 @@ export interface SendStack {
 }
 
 /** Variables a worker must not inherit from the test runner's environment. */
-const INHERITED = ['DATABASE_URL', 'CLICKHOUSE_URL', 'SMTP_URL', 'PUBLIC_URL', 'DATA_DIR', 'PORT'];
+const INHERITED = ['DATABASE_URL', 'CLICKHOUSE_URL', 'SMTP_URL', 'PUBLIC_URL', 'DATA_DIR', 'PORT', 'INBOUND_SMTP_PORT'];
 
-export async function startSendStack(t: Teardown, opts: { label: string; publicUrl: string }): Promise<SendStack> {
+export interface SendStackOptions {
+  label: string;
+  publicUrl: string;
+  /**
+   * A port for the inbound DSN/ARF listener: the simulator sends its complaint* and dsnbounce*
+   * reports to smtp://127.0.0.1:PORT, and workers get INBOUND_SMTP_PORT=PORT (whoever listens
+   * there, a worker or the test, receives them).
+   */
+  inboundSmtpPort?: number;
+}
+
+export async function startSendStack(t: Teardown, opts: SendStackOptions): Promise<SendStack> {
   const dbs = await testDatabases(t, opts.label);
   const mailboxDir = mkdtempSync(join(tmpdir(), 'cartero-mailbox-'));
-  const simulator = await startMailboxSimulator({ dir: mailboxDir });
+  const inboundUrl = opts.inboundSmtpPort ? `smtp://127.0.0.1:${opts.inboundSmtpPort}` : undefined;
+  const simulator = await startMailboxSimulator({ dir: mailboxDir, ...(inboundUrl ? { inboundUrl } : {}) });
   t.teardown(async () => {
     await simulator.stop();
     await rm(mailboxDir, { recursive: true, force: true });
@@ -57,6 +69,7 @@ export async function startSendStack(t: Teardown, opts: { label: string; publicU
         SEND_RETRY_DELAY_SECONDS: process.env.SEND_RETRY_DELAY_SECONDS,
         SEND_JOB_EXPIRE_SECONDS: process.env.SEND_JOB_EXPIRE_SECONDS,
         QUEUE_MAINTENANCE_SECONDS: process.env.QUEUE_MAINTENANCE_SECONDS,
+        ...(opts.inboundSmtpPort ? { INBOUND_SMTP_PORT: String(opts.inboundSmtpPort) } : {}),
         ...extra,
       },
       INHERITED,

@@ -1,0 +1,63 @@
+import { MailStatus } from '../mail/status.js';
+import { moveMail } from '../mail/transitions.js';
+import type { Tenant } from '../tenancy/context.js';
+import { query, type Client, type Pool } from '../../sql/pool.js';
+import type { DsnVerdict } from './dsn.js';
+
+/** The mail a report names and the instance it belongs to. */
+export interface MailOwner {
+  tenant: Tenant;
+  mailId: string;
+  toEmail: string;
+}
+
+/**
+ * Whose mail an id is: a report arrives with a mail id and no tenant, so this one read runs as
+ * the service role (mails.mail_id is unique across instances). Everything after it runs in that
+ * tenant's transaction.
+ */
+export async function mailOwner(pool: Pool, mailId: string): Promise<MailOwner | undefined> {
+  const { rows } = await query<{ instance_id: number; slug: string; tz: string | null; to_email: string }>(
+    pool,
+    `SELECT m.instance_id, i.slug, i.tz, m.to_email FROM mails m JOIN instances i ON i.id = m.instance_id WHERE m.mail_id = $1`,
+    [mailId],
+    'cartero_bounce_mail_owner',
+  );
+  const r = rows[0];
+  return r ? { tenant: { instanceId: r.instance_id, slug: r.slug, tz: r.tz }, mailId, toEmail: r.to_email } : undefined;
+}
+
+/** A late report concerns a mail that was handed to SMTP: queued, sent or deferred. */
+const REPORTABLE = [MailStatus.queued, MailStatus.sent, MailStatus.deferred] as const;
+
+export type DsnEffect = 'bounced' | 'logged' | 'unchanged';
+
+/**
+ * Applies a DSN verdict to a mail, in the tenant's transaction. Failed: the mail moves to
+ * bounced (a mail already sent too: the remote MTA accepted it and gave up later), which also
+ * records the bounce and, when hard, the restriction (domain/mail/transitions.ts). Delayed: a
+ * log entry at the mail's current status, nothing else (the remote MTA is still trying).
+ * 'unchanged' when the mail is not in a reportable status (already bounced, dropped...).
+ */
+export async function applyDsn(tenant: Tenant, client: Client, mailId: string, verdict: DsnVerdict): Promise<DsnEffect> {
+  if (verdict.kind === 'none') return 'unchanged';
+  const log = { smtpCode: verdict.smtpCode ?? null, smtpEnhanced: verdict.status ?? null, smtpReply: verdict.diagnostic ?? null };
+  if (verdict.kind === 'failed') {
+    const moved = await moveMail(
+      tenant,
+      client,
+      mailId,
+      MailStatus.bounced,
+      { from: REPORTABLE, bounceClass: verdict.bounceClass ?? 'soft', bounceSource: 'dsn' },
+      { reason: 'dsn', ...log },
+    );
+    return moved ? 'bounced' : 'unchanged';
+  }
+  const { rowCount } = await client.query(
+    `INSERT INTO mail_logs (instance_id, mail_id, status, reason, smtp_code, smtp_enhanced, smtp_reply)
+     SELECT instance_id, mail_id, status, 'dsn_delayed', $3, $4, $5 FROM mails
+      WHERE instance_id = $1 AND mail_id = $2 AND status = ANY ($6::smallint[])`,
+    [tenant.instanceId, mailId, log.smtpCode, log.smtpEnhanced, log.smtpReply, REPORTABLE],
+  );
+  return rowCount ? 'logged' : 'unchanged';
+}

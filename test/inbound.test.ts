@@ -1,0 +1,497 @@
+// Fast retries for this file's queue: read when testDatabases creates the queues (release step).
+process.env.SEND_RETRY_DELAY_SECONDS = '1';
+process.env.SEND_RETRY_LIMIT = '2';
+
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import nodemailer from 'nodemailer';
+import { pino } from 'pino';
+import t from 'tap';
+import { dsnVerdict, parseDeliveryStatus, readDsn } from '../domain/bounces/dsn.js';
+import { parseFieldBlocks } from '../domain/bounces/fields.js';
+import { mailIdFromOriginal, mailIdFromVerp } from '../domain/bounces/identify.js';
+import { parseReportMessage } from '../domain/bounces/report-message.js';
+import { readArf } from '../domain/complaints/arf.js';
+import { acceptSend } from '../domain/mail/accept.js';
+import { newId } from '../domain/mail/ids.js';
+import { loadConfig } from '../runtime/config.js';
+import { jobQueue } from '../runtime/queue.js';
+import { startWorker } from '../runtime/worker.js';
+import { startInboundSmtp } from '../smtp/inbound.js';
+import { buildArfComplaint, buildDeliveryStatusNotification, startMailboxSimulator, type DsnOptions } from '../smtp/simulator.js';
+import { createPool } from '../sql/pool.js';
+import { testDatabases } from './helpers/databases.js';
+import { makeSenders, makeTenant } from './helpers/fixtures.js';
+
+/**
+ * The loop back from sent mail over SMTP: DSNs and ARF reports delivered to the inbound
+ * listener (real smtp-server on loopback) land in Postgres as bounces, restrictions and
+ * complaints; the mailbox simulator's complaint* and dsnbounce* recipients do it end to end
+ * (worker -> simulator -> inbound -> Postgres). The parsers are also checked on hand-written
+ * reports in the shapes real MTAs and feedback loops send.
+ */
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+// ---- parsers, on reports written the way real systems write them -----------------------------
+
+const POSTFIX_STATUS = [
+  'Reporting-MTA: dns; mx.example.net',
+  'X-Postfix-Queue-ID: 3F2A11234',
+  'Arrival-Date: Thu,  5 Nov 2026 12:01:02 +0000 (UTC)',
+  '',
+  'Final-Recipient: rfc822; other@example.org',
+  'Action: delivered',
+  'Status: 2.0.0',
+  '',
+  'Final-Recipient: rfc822; Ann@Example.org',
+  'Original-Recipient: rfc822;ann@example.org',
+  'Action: failed',
+  'Status: 5.1.1',
+  'Remote-MTA: dns; mx.example.org',
+  'Diagnostic-Code: smtp; 550 5.1.1 <ann@example.org>: Recipient address rejected:',
+  '    User unknown in virtual mailbox table',
+  '',
+].join('\r\n');
+
+t.test('field blocks: unfolding, repeats, odd lines, blank-ish separators', async (t) => {
+  const blocks = parseFieldBlocks('A: 1\nB: two\n  folded\nnot a field\nA: again\n \t\nC:3\r\n\r\n\r\n');
+  t.same(blocks.map((b) => Object.fromEntries(b)), [{ a: ['1', 'again'], b: ['two folded'] }, { c: ['3'] }]);
+  t.same(parseFieldBlocks(''), []);
+});
+
+t.test('DSN fields: per-message block, one block per recipient', async (t) => {
+  const { message, recipients } = parseDeliveryStatus(POSTFIX_STATUS);
+  t.same(message.get('reporting-mta'), ['dns; mx.example.net']);
+  t.same(recipients, [
+    { finalRecipient: 'other@example.org', originalRecipient: undefined, action: 'delivered', status: '2.0.0', remoteMta: undefined },
+    {
+      finalRecipient: 'ann@example.org',
+      originalRecipient: 'ann@example.org',
+      action: 'failed',
+      status: '5.1.1',
+      diagnostic: '550 5.1.1 <ann@example.org>: Recipient address rejected: User unknown in virtual mailbox table',
+      diagnosticType: 'smtp',
+      remoteMta: 'mx.example.org',
+    },
+  ]);
+  // Status with a comment and leading zeros, Action with a comment: normalized.
+  const odd = parseDeliveryStatus('Reporting-MTA: dns; x\n\nFinal-Recipient: rfc822; <b@x.org>\nAction: Failed (gave up)\nStatus: 5.02.002 (mailbox full)\n');
+  t.match(odd.recipients, [{ finalRecipient: 'b@x.org', action: 'failed', status: '5.2.2' }]);
+});
+
+t.test('DSN verdicts: hard or soft by status, the mail recipient\'s block first', async (t) => {
+  const report = { recipients: parseDeliveryStatus(POSTFIX_STATUS).recipients };
+  t.same(dsnVerdict(report, 'ANN@example.org'), {
+    kind: 'failed',
+    bounceClass: 'hard',
+    status: '5.1.1',
+    smtpCode: 550,
+    diagnostic: '550 5.1.1 <ann@example.org>: Recipient address rejected: User unknown in virtual mailbox table',
+  });
+  t.same(dsnVerdict(report, 'other@example.org'), { kind: 'none', why: 'action delivered' }, 'the other block is about a delivery');
+  const one = (fields: string) => ({ recipients: parseDeliveryStatus(`Reporting-MTA: dns; x\n\nFinal-Recipient: rfc822; c@x.org\n${fields}`).recipients });
+  t.match(dsnVerdict(one('Action: failed\nStatus: 4.4.7\n'), 'c@x.org'), { kind: 'failed', bounceClass: 'soft', status: '4.4.7' });
+  t.match(dsnVerdict(one('Action: failed\nStatus: 5.2.2\n'), 'c@x.org'), { kind: 'failed', bounceClass: 'soft', status: '5.2.2' }, 'mailbox full: soft, like a synchronous 552 5.2.2');
+  t.match(dsnVerdict(one('Action: failed\nStatus: 5.1.10\n'), 'c@x.org'), { kind: 'failed', bounceClass: 'hard', status: '5.1.10' });
+  t.match(dsnVerdict(one('Action: failed\nDiagnostic-Code: smtp; 550 5.1.1 no such user\n'), 'c@x.org'), { kind: 'failed', bounceClass: 'hard', status: '5.1.1', smtpCode: 550 }, 'status from the diagnostic');
+  t.match(dsnVerdict(one('Action: failed\n'), 'c@x.org'), { kind: 'failed', bounceClass: 'soft' }, 'a failure that says nothing about the address');
+  t.match(dsnVerdict(one('Action: delayed\nStatus: 4.4.1\nDiagnostic-Code: X-Unix; connection timed out\n'), 'c@x.org'), { kind: 'delayed', status: '4.4.1', diagnostic: 'connection timed out' });
+  t.same(dsnVerdict({ recipients: [] }, 'c@x.org'), { kind: 'none', why: 'no recipient block' });
+  // A forward rewrote the address: no block names the mail's recipient, the failure still counts.
+  t.match(dsnVerdict(one('Action: failed\nStatus: 5.1.1\n'), 'someone-else@x.org'), { kind: 'failed', bounceClass: 'hard' });
+});
+
+t.test('mail ids: from VERP addresses (any case) and from returned headers', async (t) => {
+  const id = newId();
+  t.equal(mailIdFromVerp(`bounce+${id}@send.example`), id);
+  t.equal(mailIdFromVerp(`bounce+${id.toLowerCase()}@send.example`), id, 'a lower-cased local part still names the mail');
+  t.equal(mailIdFromVerp(`BOUNCE+${id}@SEND.EXAMPLE`), id);
+  t.equal(mailIdFromVerp(`bounce+${id}x@send.example`), undefined);
+  t.equal(mailIdFromVerp(`bounce+${id.slice(0, 25)}U@send.example`), undefined, 'U is not in the ULID alphabet');
+  t.equal(mailIdFromVerp(`news+${id}@send.example`), undefined);
+  const headers = (text: string) => parseFieldBlocks(text)[0];
+  t.equal(mailIdFromOriginal(headers(`Message-ID: <${id.toLowerCase()}@send.example>\n`)), id);
+  t.equal(mailIdFromOriginal(headers(`X-Cartero-Mail-Id: ${id}\nMessage-ID: <other@x>\n`)), id);
+  t.equal(mailIdFromOriginal(headers('Message-ID: <8787KJKJ3K4J3K4J3K4J3.mail@example.net>\n')), undefined);
+  t.equal(mailIdFromOriginal(undefined), undefined);
+});
+
+t.test('a whole DSN as Postfix sends it: status part and the returned original', async (t) => {
+  const id = newId();
+  const boundary = '3F2A11234.1730808062/mx.example.net';
+  const raw = [
+    'From: MAILER-DAEMON@mx.example.net (Mail Delivery System)',
+    `To: bounce+${id.toLowerCase()}@send.example`,
+    'Subject: Undelivered Mail Returned to Sender',
+    'Auto-Submitted: auto-replied',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/report; report-type=delivery-status;',
+    `\tboundary="${boundary}"`,
+    '',
+    'This is a MIME-encapsulated message.',
+    '',
+    `--${boundary}`,
+    'Content-Description: Notification',
+    'Content-Type: text/plain; charset=us-ascii',
+    '',
+    "I'm sorry to have to inform you that your message could not be delivered.",
+    '',
+    `--${boundary}`,
+    'Content-Description: Delivery report',
+    'Content-Type: message/delivery-status',
+    '',
+    POSTFIX_STATUS,
+    `--${boundary}`,
+    'Content-Description: Undelivered Message',
+    'Content-Type: message/rfc822',
+    'Content-Transfer-Encoding: 8bit',
+    '',
+    `Return-Path: <bounce+${id}@send.example>`,
+    `Message-ID: <${id}@send.example>`,
+    'Subject: Hello',
+    '',
+    'Body',
+    '',
+    `--${boundary}--`,
+    '',
+  ].join('\r\n');
+  const parsed = await parseReportMessage(raw);
+  const dsn = readDsn(parsed);
+  t.equal(dsn?.reportingMta, 'mx.example.net');
+  t.same(dsn?.recipients.map((r) => [r.finalRecipient, r.action]), [['other@example.org', 'delivered'], ['ann@example.org', 'failed']]);
+  t.equal(mailIdFromOriginal(dsn?.original), id, 'the returned original names the mail');
+  t.match(dsnVerdict(dsn!, 'ann@example.org'), { kind: 'failed', bounceClass: 'hard', status: '5.1.1', smtpCode: 550 });
+  t.equal(readArf(parsed), undefined, 'not a feedback report');
+});
+
+// RFC 5965 appendix B, with the original's Message-ID made one of Cartero's (given per test).
+function rfc5965Report(messageId: string, feedbackType = 'abuse'): string {
+  return [
+    'From: <abusedesk@example.com>',
+    'Date: Thu, 8 Mar 2005 17:40:36 EDT',
+    'Subject: FW: Earn money',
+    'To: <fbl@feedback.cartero.test>',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/report; report-type=feedback-report;',
+    '     boundary="part1_13d.2e68ed54_boundary"',
+    '',
+    '--part1_13d.2e68ed54_boundary',
+    'Content-Type: text/plain; charset="US-ASCII"',
+    'Content-Transfer-Encoding: 7bit',
+    '',
+    'This is an email abuse report for an email message received from IP',
+    '192.0.2.1 on Thu, 8 Mar 2005 14:00:00 EDT.',
+    '',
+    '--part1_13d.2e68ed54_boundary',
+    'Content-Type: message/feedback-report',
+    '',
+    `Feedback-Type: ${feedbackType}`,
+    'User-Agent: SomeGenerator/1.0',
+    'Version: 1',
+    'Original-Mail-From: <somespammer@example.net>',
+    'Original-Rcpt-To: <user@example.com>',
+    'Arrival-Date: Thu, 8 Mar 2005 14:00:00 EDT',
+    'Reporting-MTA: dns; mail.example.com',
+    'Source-IP: 192.0.2.1',
+    'Authentication-Results: mail.example.com;',
+    '               spf=fail smtp.mail=somespammer@example.com',
+    'Reported-Domain: example.net',
+    'Removal-Recipient: user@example.com',
+    '',
+    '--part1_13d.2e68ed54_boundary',
+    'Content-Type: message/rfc822',
+    'Content-Disposition: inline',
+    '',
+    'From: <somespammer@example.net>',
+    'Received: from mailserver.example.net (mailserver.example.net',
+    '     [192.0.2.1]) by example.com with ESMTP id M63d4137594e46;',
+    '     Thu, 08 Mar 2005 14:00:00 -0400',
+    'To: <Undisclosed Recipients>',
+    'Subject: Earn money',
+    'MIME-Version: 1.0',
+    'Content-type: text/plain',
+    `Message-ID: ${messageId}`,
+    'Date: Thu, 02 Sep 2004 12:31:03 -0500',
+    '',
+    'Spam Spam Spam',
+    'Spam Spam Spam',
+    '--part1_13d.2e68ed54_boundary--',
+    '',
+  ].join('\r\n');
+}
+
+t.test('ARF: the RFC 5965 example reads, and names the mail by its Message-ID', async (t) => {
+  const id = newId();
+  const arf = readArf(await parseReportMessage(rfc5965Report(`<${id}@send.example>`)));
+  t.ok(arf, 'a feedback report');
+  t.match(arf, {
+    feedbackType: 'abuse',
+    userAgent: 'SomeGenerator/1.0',
+    version: '1',
+    originalMailFrom: 'somespammer@example.net',
+    originalRcptTo: ['user@example.com'],
+  });
+  t.equal(arf!.arrivalDate?.toISOString(), '2005-03-08T18:00:00.000Z');
+  t.equal(mailIdFromOriginal(arf!.original), id);
+  t.equal(readDsn(await parseReportMessage(rfc5965Report('<x@y>'))), undefined, 'not a DSN');
+});
+
+// ---- the listener, the worker and the simulator ----------------------------------------------
+
+const dbs = await testDatabases(t, 'inbound');
+const logger = pino({ level: 'warn' }, pino.destination(2));
+const softBounceCalls: number[] = [];
+const inbound = await startInboundSmtp({ pool: dbs.pool, port: 0, logger, onSoftBounce: (id) => softBounceCalls.push(id) });
+t.teardown(() => inbound.close());
+const mailboxDir = mkdtempSync(join(tmpdir(), 'cartero-mailbox-'));
+const simulator = await startMailboxSimulator({ dir: mailboxDir, inboundUrl: `smtp://127.0.0.1:${inbound.port}` });
+t.teardown(async () => {
+  await simulator.stop();
+  await rm(mailboxDir, { recursive: true, force: true });
+});
+
+const a = await makeTenant(dbs.pool);
+await makeSenders(dbs.pool, a.tenant, { domain: 'send.example', senders: [{ email: 'news', name: 'News' }] });
+const queue = jobQueue(dbs.databaseUrl);
+const addresses = ['dsn-hard', 'dsn-soft', 'dsn-delayed', 'dsn-lower', 'arf-verp', 'arf-fixed', 'not-a-report', 'complaint-e2e', 'dsnbounce-e2e'].map(
+  (l) => `${l}@example.org`,
+);
+const accepted = await acceptSend(a.tenant, dbs.pool, queue, {
+  from: 'news@send.example',
+  to: addresses.map((email) => ({ email })),
+  subject: 'Hello {{email}}',
+  text: 'Body for {{email}}',
+});
+const ids = Object.fromEntries(accepted.mails.map((m) => [m.to.split('@')[0]!, m.mail_id])) as Record<string, string>;
+
+const worker = await startWorker(loadConfig({ DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, SMTP_URL: simulator.url, PUBLIC_URL: 'https://cartero.test', LOG_LEVEL: 'warn' }), logger);
+t.teardown(() => worker.stop());
+
+interface MailRow {
+  status: number;
+  bounce_class: string | null;
+}
+interface LogRow {
+  status: number;
+  reason: string | null;
+  smtp_code: number | null;
+  smtp_enhanced: string | null;
+  smtp_reply: string | null;
+}
+const mail = async (id: string) => (await dbs.pool.query<MailRow>('SELECT status, bounce_class FROM mails WHERE mail_id = $1', [id])).rows[0]!;
+const logs = async (id: string) =>
+  (await dbs.pool.query<LogRow>('SELECT status, reason, smtp_code, smtp_enhanced, smtp_reply FROM mail_logs WHERE mail_id = $1 ORDER BY id', [id])).rows;
+const bounces = async (id: string) =>
+  (await dbs.pool.query('SELECT recipient, class, source, smtp_enhanced, diagnostic, evaluated FROM mail_bounces WHERE mail_id = $1 ORDER BY id', [id])).rows;
+const restrictions = async (recipient: string) =>
+  (await dbs.pool.query('SELECT instance_id, recipient, reason, deleted_at FROM mail_restrictions WHERE recipient = $1 ORDER BY id', [recipient])).rows;
+const complaints = async (id: string) =>
+  (await dbs.pool.query('SELECT instance_id, recipient, feedback_type, reported_by, arrival_date FROM mail_complaints WHERE mail_id = $1', [id])).rows;
+const events = async (id: string) => (await dbs.pool.query('SELECT instance_id, kind FROM mail_events WHERE mail_id = $1 ORDER BY id', [id])).rows;
+
+// Every mail is sent (the simulator answers 250 to all of these) before reports come back.
+await waitFor('every mail sent', async () => {
+  const { rows } = await dbs.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM mails WHERE msg_id = $1 AND status IN (3, 6)', [accepted.msg_id]);
+  return rows[0]!.n === addresses.length ? true : undefined;
+});
+
+/** What a remote MTA has of the mail: the stored message, its envelope sender, its recipient. */
+function original(local: string) {
+  const id = ids[local]!;
+  const file = readdirSync(mailboxDir).find((f) => f.endsWith('.eml') && f.includes(id));
+  if (!file) throw new Error(`no stored message for ${local}`);
+  return { raw: readFileSync(join(mailboxDir, file)), recipient: `${local}@example.org`, mailFrom: `bounce+${id}@send.example`, messageId: `<${id}@send.example>` };
+}
+function dsnFor(local: string, opts?: DsnOptions): string {
+  return buildDeliveryStatusNotification(original(local), opts);
+}
+
+/** One delivery to the listener over its own connection; the final SMTP reply. */
+async function deliver(to: string, raw: string, from = ''): Promise<{ code: number; response: string }> {
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: inbound.port, secure: false, ignoreTLS: true });
+  try {
+    const info = await transport.sendMail({ envelope: { from, to: [to] }, raw });
+    return { code: Number(info.response.slice(0, 3)), response: info.response };
+  } catch (err) {
+    const e = err as { responseCode?: number; response?: string; message: string };
+    return { code: e.responseCode ?? 0, response: e.response ?? e.message };
+  } finally {
+    transport.close();
+  }
+}
+
+t.test('a 5.1.1 DSN for a sent mail: bounced hard, logged as dsn, hard_bounce restriction', async (t) => {
+  const id = ids['dsn-hard']!;
+  t.equal((await mail(id)).status, 3, 'sent first');
+  const r = await deliver(`bounce+${id}@send.example`, dsnFor('dsn-hard'));
+  t.equal(r.code, 250, r.response);
+  t.same(await mail(id), { status: 6, bounce_class: 'hard' });
+  const l = await logs(id);
+  t.same(l.map((x) => x.status), [1, 2, 3, 6]);
+  t.same(l[3], {
+    status: 6,
+    reason: 'dsn',
+    smtp_code: 550,
+    smtp_enhanced: '5.1.1',
+    smtp_reply: '550 5.1.1 <dsn-hard@example.org>: Recipient address rejected: User unknown',
+  });
+  t.same(await bounces(id), [
+    { recipient: 'dsn-hard@example.org', class: 'hard', source: 'dsn', smtp_enhanced: '5.1.1', diagnostic: l[3]!.smtp_reply, evaluated: false },
+  ]);
+  t.same(await restrictions('dsn-hard@example.org'), [{ instance_id: a.tenant.instanceId, recipient: 'dsn-hard@example.org', reason: 'hard_bounce', deleted_at: null }]);
+
+  // The same DSN again (an MTA retrying after a lost 250): nothing more happens.
+  t.equal((await deliver(`bounce+${id}@send.example`, dsnFor('dsn-hard'))).code, 250);
+  t.equal((await logs(id)).length, 4, 'no new log row');
+  t.equal((await bounces(id)).length, 1, 'no second bounce');
+  t.equal((await restrictions('dsn-hard@example.org')).length, 1);
+});
+
+t.test('a failed DSN with a 4.x.x status: soft bounce, no restriction, threshold job notified', async (t) => {
+  const id = ids['dsn-soft']!;
+  const before = softBounceCalls.length;
+  const r = await deliver(`bounce+${id}@send.example`, dsnFor('dsn-soft', { status: '4.4.7', diagnostic: '421 4.4.7 Message expired' }));
+  t.equal(r.code, 250, r.response);
+  t.same(await mail(id), { status: 6, bounce_class: 'soft' });
+  t.match((await logs(id)).at(-1), { status: 6, reason: 'dsn', smtp_code: 421, smtp_enhanced: '4.4.7', smtp_reply: '421 4.4.7 Message expired' });
+  t.match(await bounces(id), [{ class: 'soft', source: 'dsn', smtp_enhanced: '4.4.7' }]);
+  t.same(await restrictions('dsn-soft@example.org'), [], 'a soft bounce alone restricts nothing');
+  t.same(softBounceCalls.slice(before), [a.tenant.instanceId], 'onSoftBounce called once, with the instance');
+});
+
+t.test('a delayed DSN: a log row at the current status, nothing else', async (t) => {
+  const id = ids['dsn-delayed']!;
+  const r = await deliver(`bounce+${id}@send.example`, dsnFor('dsn-delayed', { action: 'delayed' }));
+  t.equal(r.code, 250, r.response);
+  t.same(await mail(id), { status: 3, bounce_class: null }, 'still sent');
+  const l = await logs(id);
+  t.same(l.map((x) => [x.status, x.reason]), [[1, 'accepted'], [2, 'handed_to_smtp'], [3, null], [3, 'dsn_delayed']]);
+  t.match(l[3], { smtp_code: 451, smtp_enhanced: '4.4.7', smtp_reply: /still trying/ });
+  t.same(await bounces(id), []);
+  t.same(await restrictions('dsn-delayed@example.org'), []);
+});
+
+t.test('RCPT TO the VERP address of no mail: 550 5.1.1', async (t) => {
+  const unknown = newId();
+  const r = await deliver(`bounce+${unknown}@send.example`, dsnFor('dsn-delayed'));
+  t.equal(r.code, 550);
+  t.match(r.response, /^550 5\.1\.1 /);
+  const malformed = await deliver('bounce+not-a-mail-id@send.example', dsnFor('dsn-delayed'));
+  t.equal(malformed.code, 550);
+  t.equal((await logs(ids['dsn-delayed']!)).length, 4, 'the mail named inside the report is untouched');
+});
+
+t.test('a lower-cased mail id in the VERP address still finds the mail', async (t) => {
+  const id = ids['dsn-lower']!;
+  const r = await deliver(`bounce+${id.toLowerCase()}@send.example`, dsnFor('dsn-lower'));
+  t.equal(r.code, 250, r.response);
+  t.same(await mail(id), { status: 6, bounce_class: 'hard' });
+  t.match((await logs(id)).at(-1), { status: 6, reason: 'dsn', smtp_enhanced: '5.1.1' });
+});
+
+t.test('an ARF report: one complaint row and one outbox event, no restriction; a resend adds nothing', async (t) => {
+  const id = ids['arf-verp']!;
+  const report = buildArfComplaint({ ...original('arf-verp'), arrivalDate: new Date('2026-11-05T12:00:00Z') });
+  const r = await deliver(`bounce+${id}@send.example`, report, 'fbl@provider.example');
+  t.equal(r.code, 250, r.response);
+  const expected = [
+    { instance_id: a.tenant.instanceId, recipient: 'arf-verp@example.org', feedback_type: 'abuse', reported_by: 'Cartero-MailboxSimulator/1.0', arrival_date: new Date('2026-11-05T12:00:00Z') },
+  ];
+  t.same(await complaints(id), expected);
+  t.same(await events(id), [{ instance_id: a.tenant.instanceId, kind: 'complaint' }]);
+  t.same(await restrictions('arf-verp@example.org'), [], 'a complaint alone does not restrict');
+  t.same(await mail(id), { status: 3, bounce_class: null }, 'the mail stays sent');
+
+  const again = await deliver(`bounce+${id}@send.example`, report, 'fbl@provider.example');
+  t.equal(again.code, 250);
+  t.same(await complaints(id), expected, 'still one complaint');
+  t.equal((await events(id)).length, 1, 'still one event');
+});
+
+t.test('a feedback loop reporting to a fixed address: the mail is found by the original Message-ID', async (t) => {
+  const id = ids['arf-fixed']!;
+  const r = await deliver('fbl@feedback.cartero.test', rfc5965Report(`<${id}@send.example>`), 'abusedesk@example.com');
+  t.equal(r.code, 250, r.response);
+  t.same(await complaints(id), [
+    { instance_id: a.tenant.instanceId, recipient: 'arf-fixed@example.org', feedback_type: 'abuse', reported_by: 'SomeGenerator/1.0', arrival_date: new Date('2005-03-08T18:00:00Z') },
+  ]);
+  t.equal((await events(id)).length, 1);
+
+  // not-spam is the opposite of a complaint; a report about a mail that is not ours is ignored.
+  const other = ids['not-a-report']!;
+  t.equal((await deliver('fbl@feedback.cartero.test', rfc5965Report(`<${other}@send.example>`, 'not-spam'))).code, 250);
+  t.equal((await deliver('fbl@feedback.cartero.test', rfc5965Report('<8787KJKJ3K4J3K4J3K4J3.mail@example.net>'))).code, 250);
+  t.same(await complaints(other), []);
+  t.same(await events(other), []);
+});
+
+t.test('messages that are no report: 550 at a plain address, 250 and ignored at a VERP address', async (t) => {
+  const id = ids['not-a-report']!;
+  const plain = 'From: someone@example.org\r\nTo: x@y\r\nSubject: Out of office\r\n\r\nI am away until Monday.\r\n';
+  const r = await deliver('postmaster@feedback.cartero.test', plain, 'someone@example.org');
+  t.equal(r.code, 550);
+  t.match(r.response, /^550 5\.1\.1 /);
+  const before = await logs(id);
+  t.equal((await deliver(`bounce+${id}@send.example`, plain, 'someone@example.org')).code, 250, 'an auto-reply to the return path');
+  const garbage = 'Content-Type: multipart/report; report-type=delivery-status; boundary="b"\r\n\r\n--b\r\nContent-Type: message/delivery-status\r\n\r\nnonsense without fields\r\n--b--\r\n';
+  t.equal((await deliver(`bounce+${id}@send.example`, garbage)).code, 250, 'an unreadable DSN: 250, never a 5xx loop');
+  t.same(await logs(id), before, 'nothing changed');
+  t.same(await mail(id), { status: 3, bounce_class: null });
+});
+
+t.test('Postgres unreachable: 451 so the reporting MTA retries', async (t) => {
+  // A listener whose pool points at a port where nothing listens: a real connection failure.
+  const deadPool = createPool('postgres://127.0.0.1:1/nothing', { max: 1 });
+  const down = await startInboundSmtp({ pool: deadPool, port: 0, logger });
+  t.teardown(async () => {
+    await down.close();
+    await deadPool.end();
+  });
+  const send = async (to: string, raw: string) => {
+    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: down.port, secure: false, ignoreTLS: true });
+    try {
+      await transport.sendMail({ envelope: { from: '', to: [to] }, raw });
+      return 250;
+    } catch (err) {
+      return (err as { responseCode?: number }).responseCode;
+    } finally {
+      transport.close();
+    }
+  };
+  t.equal(await send(`bounce+${ids['not-a-report']}@send.example`, dsnFor('not-a-report')), 451, 'at RCPT');
+  t.equal(await send('fbl@feedback.cartero.test', rfc5965Report(`<${ids['not-a-report']}@send.example>`)), 451, 'after DATA');
+});
+
+t.test('simulator complaint* recipient: a real ARF report through the listener (simulator -> inbound -> Postgres)', async (t) => {
+  const id = ids['complaint-e2e']!;
+  const rows = await waitFor('the complaint row', async () => {
+    const c = await complaints(id);
+    return c.length ? c : undefined;
+  }, 30_000);
+  t.match(rows, [{ instance_id: a.tenant.instanceId, recipient: 'complaint-e2e@example.org', feedback_type: 'abuse', reported_by: 'Cartero-MailboxSimulator/1.0' }]);
+  t.same(await events(id), [{ instance_id: a.tenant.instanceId, kind: 'complaint' }]);
+  t.same(await mail(id), { status: 3, bounce_class: null });
+  t.same(await restrictions('complaint-e2e@example.org'), []);
+});
+
+t.test('simulator dsnbounce* recipient: sent, then a late DSN makes it a hard bounce', async (t) => {
+  const id = ids['dsnbounce-e2e']!;
+  await waitFor('the bounce', async () => ((await mail(id)).status === 6 ? true : undefined), 30_000);
+  t.same(await mail(id), { status: 6, bounce_class: 'hard' });
+  const l = await logs(id);
+  t.same(l.map((x) => [x.status, x.reason]), [[1, 'accepted'], [2, 'handed_to_smtp'], [3, null], [6, 'dsn']], 'sent (250) first, bounced by the DSN');
+  t.match(l[3], { smtp_code: 550, smtp_enhanced: '5.1.1', smtp_reply: /User unknown/ });
+  t.match(await bounces(id), [{ class: 'hard', source: 'dsn' }]);
+  t.match(await restrictions('dsnbounce-e2e@example.org'), [{ reason: 'hard_bounce', deleted_at: null }]);
+});
