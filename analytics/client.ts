@@ -27,7 +27,11 @@ export function databaseOf(url: string): string {
  *
  * `database` overrides the URL's database; the migrator uses `default` to create the real one.
  */
-export function createClickHouseClient(url: string, database: string = databaseOf(url)): ClickHouseClient {
+export function createClickHouseClient(
+  url: string,
+  database: string = databaseOf(url),
+  opts: { requestTimeoutMs?: number } = {},
+): ClickHouseClient {
   const server = new URL(url);
   server.pathname = '/';
   return createClient({
@@ -38,6 +42,7 @@ export function createClickHouseClient(url: string, database: string = databaseO
     // Its own logger prints every failed request to stderr in a non-JSON format; failures reach
     // our code as errors and are logged (or answered 503) there, once, through pino.
     log: { level: ClickHouseLogLevel.OFF },
+    ...(opts.requestTimeoutMs ? { request_timeout: opts.requestTimeoutMs } : {}),
   });
 }
 

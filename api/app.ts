@@ -12,6 +12,9 @@ import { accessLog, requestId, requestIdOf } from './request-context.js';
 import { bodyReader, compileInputs, normalizeQuery } from './request-input.js';
 import type { AppDeps, Route } from './route.js';
 import { routes as publicRoutes } from './routes/index.js';
+import { mountTracking, TRACKING_PATHS } from './tracking.js';
+import { HitRecorder } from '../domain/tracking/record.js';
+import { trackingSecret } from '../domain/tracking/secret.js';
 
 function expressPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
@@ -79,12 +82,14 @@ export function createApp(deps: AppDeps, extraRoutes: Route[] = []): express.Exp
     res.json(openapi);
   });
 
+  mountTracking(app, { pool: deps.pool, recorder: new HitRecorder(deps.pool), secret: () => trackingSecret(deps.pool), logger: deps.logger });
   for (const route of routes) mount(app, route, deps);
 
   // Unknown route: 404 not_found; a known path with another verb: 405 with Allow.
   const known = [
     ...routes.map((r) => ({ re: pathMatcher(r.path), method: r.method.toUpperCase() })),
-    ...['/healthz', '/readyz', '/metrics', '/v1/openapi.json'].map((p) => ({ re: pathMatcher(p), method: 'GET' })),
+    ...['/healthz', '/readyz', '/metrics', '/v1/openapi.json', ...TRACKING_PATHS].map((p) => ({ re: pathMatcher(p), method: 'GET' })),
+    { re: pathMatcher('/u/{token}'), method: 'POST' },
   ];
   app.use((req, res) => {
     const allowed = [...new Set(known.filter((k) => k.re.test(req.path)).map((k) => k.method))];

@@ -11,6 +11,13 @@ export interface Config {
   /** Express "trust proxy" value: false, true, a hop count or a list of trusted subnets. */
   trustProxy: boolean | number | string;
   logLevel: string;
+  /**
+   * INBOUND_SMTP_PORT: the worker listens there for bounces (DSN) and complaints (ARF) sent to
+   * the VERP return path (smtp/inbound.ts); unset, a worker does not listen. `npm start` sets it.
+   */
+  inboundSmtpPort: number | undefined;
+  /** INBOUND_SMTP_HOST: the listener's address; 127.0.0.1 unless told (0.0.0.0 to be an MX). */
+  inboundSmtpHost: string;
 }
 
 function parseTrustProxy(raw: string | undefined): boolean | number | string {
@@ -38,5 +45,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     logLevel: env.LOG_LEVEL || 'info',
+    inboundSmtpPort: env.INBOUND_SMTP_PORT ? parsePort(env.INBOUND_SMTP_PORT, 0) : undefined,
+    inboundSmtpHost: env.INBOUND_SMTP_HOST || '127.0.0.1',
   };
 }

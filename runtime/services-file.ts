@@ -10,6 +10,8 @@ export interface ServicesFile {
   clickhouse?: { port: number; url: string };
   /** The mailbox simulator (smtp/simulator.ts), when SMTP_URL is not set. */
   smtp?: { port: number; url: string };
+  /** The worker's inbound SMTP listener for bounces and complaints (INBOUND_SMTP_PORT). */
+  inbound_smtp?: { port: number; url: string };
   web?: { port: number; url: string; pid: number };
 }
 

@@ -49,6 +49,7 @@ async function main(): Promise<void> {
   let pgServer: EmbeddedPostgres | undefined;
   let chServer: EmbeddedClickHouse | undefined;
   let simulator: MailboxSimulator | undefined;
+  let inboundPort = 0;
   try {
     if (!config.databaseUrl) {
       pgServer = await startEmbeddedPostgres({ dir: join(config.dataDir, 'postgres'), port: await preferredPort(recorded.postgres?.port) });
@@ -64,12 +65,14 @@ async function main(): Promise<void> {
       stops.push(chServer.stop);
       logger.info({ port: chServer.port }, 'embedded clickhouse ready');
     }
+    // The worker's listener for bounces and complaints: the simulator reports to it, as remote
+    // MTAs and feedback loops report to a real deployment's MX.
+    inboundPort = config.inboundSmtpPort ?? (await preferredPort(recorded.inbound_smtp?.port));
     if (!config.smtpUrl) {
       simulator = await startMailboxSimulator({
         dir: join(config.dataDir, 'mailbox'),
         port: await preferredPort(recorded.smtp?.port),
-        // The bounces issue turns this into an ARF report to Cartero's inbound path.
-        onComplaint: (c) => logger.info({ recipient: c.recipient, messageId: c.messageId }, 'simulated complaint (not delivered to Cartero yet)'),
+        inboundUrl: `smtp://127.0.0.1:${inboundPort}`,
         log: (m) => logger.debug(m),
       });
       stops.push(simulator.stop);
@@ -87,6 +90,7 @@ async function main(): Promise<void> {
     ...(pgServer ? { postgres: { port: pgServer.port, url: databaseUrl } } : {}),
     ...(chServer ? { clickhouse: { port: chServer.port, url: clickhouseUrl } } : {}),
     ...(simulator ? { smtp: { port: simulator.port, url: smtpUrl } } : {}),
+    inbound_smtp: { port: inboundPort, url: `smtp://127.0.0.1:${inboundPort}` },
     web: { port: config.port, url, pid: process.pid },
   });
 
@@ -104,6 +108,7 @@ async function main(): Promise<void> {
     SMTP_URL: smtpUrl,
     PORT: String(config.port),
     DATA_DIR: config.dataDir,
+    INBOUND_SMTP_PORT: String(inboundPort),
   };
   for (const dyno of ['web', 'worker']) {
     const child = spawn(process.execPath, [join(projectRoot, 'dist', 'runtime', `${dyno}.js`)], { env, stdio: ['ignore', 'inherit', 'inherit'] });

@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { createClickHouseClient } from '../analytics/client.js';
 import { createSmtpTransport } from '../smtp/transport.js';
+import { startEventPump } from '../workers/event-pump.js';
+import { startInboundSmtp, type InboundSmtp } from '../smtp/inbound.js';
+import { softBounceNotifier } from '../workers/soft-bounces.js';
 import { createPool } from '../sql/pool.js';
 import { registerJobs } from '../workers/index.js';
 import type { Config } from './config.js';
@@ -11,6 +15,8 @@ import { required } from './shutdown.js';
 
 export interface WorkerProcess {
   workerId: string;
+  /** Where the inbound SMTP listener listens, when INBOUND_SMTP_PORT is set. */
+  inboundSmtpPort: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -25,9 +31,28 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
   // One pooled SMTP client per process, shared by every send job.
   const smtp = config.smtpUrl ? createSmtpTransport(config.smtpUrl) : undefined;
   await registerJobs(boss, { pool, config, logger, workerId, smtp });
+  // The event pump counts tracking events and ships them to ClickHouse (workers/event-pump.ts).
+  // Its own client: a bounded request timeout, so an unanswering server only delays shipping.
+  const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl), undefined, { requestTimeoutMs: 10_000 });
+  const pump = startEventPump({ pool, clickhouse, logger });
+  let inbound: InboundSmtp | undefined;
+  if (config.inboundSmtpPort !== undefined) {
+    inbound = await startInboundSmtp({
+      pool,
+      host: config.inboundSmtpHost,
+      port: config.inboundSmtpPort,
+      logger,
+      onSoftBounce: softBounceNotifier(boss, logger),
+    });
+    logger.info({ port: inbound.port }, 'inbound SMTP listening for bounces and complaints');
+  }
   return {
     workerId,
+    inboundSmtpPort: inbound?.port,
     async stop() {
+      await inbound?.close();
+      await pump.stop();
+      await clickhouse.close();
       // Graceful: running jobs finish (or are retried by another worker after expiry).
       await boss.stop({ graceful: true, wait: true, timeout: 15_000 });
       smtp?.close();
@@ -38,5 +63,5 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
 
 runDyno(import.meta.url, 'worker', async (config, logger) => {
   const worker = await startWorker(config, logger);
-  return { stop: () => worker.stop(), describe: { workerId: worker.workerId } };
+  return { stop: () => worker.stop(), describe: { workerId: worker.workerId, inboundSmtpPort: worker.inboundSmtpPort } };
 });

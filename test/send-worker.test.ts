@@ -94,7 +94,7 @@ await makeSenders(dbs.pool, a.tenant, { domain: 'send.example', senders: [{ emai
 await makeSenders(dbs.pool, a.tenant, { domain: 'later.example', senders: [{ email: 'news', name: 'Later' }] });
 const optinId = (await dbs.pool.query<{ id: number }>("SELECT id FROM senders WHERE email_address = 'optin@send.example'")).rows[0]!.id;
 await setSenderConsentRequired(a.tenant, dbs.pool, optinId, true);
-await dbs.pool.query(`INSERT INTO mail_restrictions (instance_id, recipient, reason) VALUES ($1, 'blocked@example.org', 'unsubscribed')`, [a.tenant.instanceId]);
+await dbs.pool.query(`INSERT INTO mail_restrictions (instance_id, recipient, reason) VALUES ($1, 'blocked@example.org', 'unsubscribe')`, [a.tenant.instanceId]);
 
 const quota0 = await makeTenant(dbs.pool);
 await makeSenders(dbs.pool, quota0.tenant, { domain: 'quota0.example', senders: [{ email: 'news', name: 'Q0' }] });
@@ -145,7 +145,7 @@ const q1 = await acceptSend(quota1.tenant, dbs.pool, queue, { from: 'news@quota1
 const allIds = [normal, outcomes, bulk, consent, unverified, q0, q1].flatMap((s) => s.mails.map((m) => m.mail_id));
 
 // ---- the worker, in-process, on the real simulator -------------------------------------------
-const config = loadConfig({ DATABASE_URL: dbs.databaseUrl, SMTP_URL: simulator.url, PUBLIC_URL: PUBLIC_URL, LOG_LEVEL: 'warn' });
+const config = loadConfig({ DATABASE_URL: dbs.databaseUrl, SMTP_URL: simulator.url, PUBLIC_URL: PUBLIC_URL, LOG_LEVEL: 'warn', CLICKHOUSE_URL: dbs.clickhouseUrl });
 const worker = await startWorker(config, pino({ level: 'warn' }, pino.destination(2)));
 t.teardown(() => worker.stop());
 
@@ -259,7 +259,7 @@ t.test('gates: restricted, consent, unverified domain, quota', async (t) => {
     t.same((await logs(id)).map((x) => [x.status, x.reason]), [[1, 'accepted'], [4, reason]]);
     t.same(emlFiles(id), [], 'never contacted');
   };
-  await dropped(blocked, 'restricted:unsubscribed');
+  await dropped(blocked, 'restricted:unsubscribe');
   await dropped(consent.mails[0]!.mail_id, 'no_consent');
   await dropped(unverified.mails[0]!.mail_id, 'sender_domain_unverified');
 

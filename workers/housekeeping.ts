@@ -3,7 +3,11 @@ import type { Logger } from 'pino';
 import type { JobQueue } from '../domain/jobs.js';
 import { instancesWithMailsOnHold, releaseOnHold, requeueStrandedMails } from '../domain/mail/onhold.js';
 import { purgeExpiredMails } from '../domain/mail/retention.js';
-import type { Pool } from '../sql/pool.js';
+import { deleteShipped } from '../domain/tracking/outbox.js';
+import { withTransaction, type Pool } from '../sql/pool.js';
+
+/** Hours a shipped outbox event stays in Postgres (scanner detection looks back at recent clicks). */
+export const SHIPPED_EVENTS_KEEP_HOURS = 24;
 
 export const RELEASE_ONHOLD_QUEUE = 'mail.release-onhold';
 export const RETENTION_QUEUE = 'mail.retention';
@@ -11,7 +15,8 @@ export const RETENTION_QUEUE = 'mail.retention';
 /**
  * Scheduled housekeeping, as pg-boss schedules (one run per tick across all workers):
  * every minute, mails on hold go back to the queue where the quota allows (a new month, or a
- * raise) and mails left without a send job get one; every night, mails past the 3-month online window are purged.
+ * raise), mails left without a send job get one, and tracking events ClickHouse has had for a
+ * day leave the Postgres outbox; every night, mails past the 3-month online window are purged.
  */
 export async function registerHousekeeping(boss: PgBoss, deps: { pool: Pool; queue: JobQueue; logger: Logger }): Promise<void> {
   await boss.work(RELEASE_ONHOLD_QUEUE, async () => {
@@ -21,6 +26,14 @@ export async function registerHousekeeping(boss: PgBoss, deps: { pool: Pool; que
     }
     const stranded = await requeueStrandedMails(deps.pool, deps.queue);
     if (stranded) deps.logger.warn({ requeued: stranded }, 'mails without a send job requeued');
+    // In batches of short transactions, so the tracking endpoints' inserts never wait long.
+    let deleted = 0;
+    for (;;) {
+      const n = await withTransaction(deps.pool, (c) => deleteShipped(c, SHIPPED_EVENTS_KEEP_HOURS));
+      deleted += n;
+      if (n === 0) break;
+    }
+    if (deleted) deps.logger.info({ deleted }, 'shipped tracking events removed from the outbox');
   });
   await boss.work(RETENTION_QUEUE, async () => {
     const purged = await purgeExpiredMails(deps.pool);

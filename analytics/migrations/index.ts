@@ -1,7 +1,8 @@
 import { migration as init } from './001_init.js';
+import { migration as mailEvents } from './002_mail_events.js';
 import type { Migration } from './migration.js';
 
 export type { Migration };
 
 /** Applied in this order; append only. A released migration is never edited, only followed. */
-export const migrations: readonly Migration[] = [init];
+export const migrations: readonly Migration[] = [init, mailEvents];

@@ -27,7 +27,18 @@ export interface Mail {
   custom_group_code: string | null;
 }
 
-const MAIL_COLUMNS = `m.mail_id, m.msg_id, m.to_email AS "to", m.subject, m.sender, m.status, m.opens, m.clicks,
+/**
+ * opens and clicks are right the moment a tracking endpoint answered: the row's counts (settled
+ * by the event pump, workers/event-pump.ts) plus the events still waiting in the outbox at
+ * stage 0, a handful at most, read through the outbox's mail_id index.
+ */
+const MAIL_FROM = `mails m LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE e.kind = 'open')::int AS opens, count(*) FILTER (WHERE e.kind = 'click')::int AS clicks
+      FROM mail_events e WHERE e.mail_id = m.mail_id AND e.stage = 0) pending ON true`;
+const OPENS = 'm.opens + coalesce(pending.opens, 0)';
+const CLICKS = 'm.clicks + coalesce(pending.clicks, 0)';
+
+const MAIL_COLUMNS = `m.mail_id, m.msg_id, m.to_email AS "to", m.subject, m.sender, m.status, ${OPENS} AS opens, ${CLICKS} AS clicks,
   m.received_at, m.queued_at, m.sent_at, NULL AS schedule_at, m.delay, m.custom_msg_id, m.custom_group_code`;
 
 /**
@@ -46,7 +57,7 @@ function checkRetention(mailId: string): void {
 export async function getMail(tenant: Tenant, pool: Pool, mailId: string): Promise<Mail> {
   checkRetention(mailId);
   const { rows } = await withTenant(pool, tenant, (c) =>
-    c.query<Mail>(`SELECT ${MAIL_COLUMNS} FROM mails m WHERE m.instance_id = $1 AND m.mail_id = $2`, [tenant.instanceId, mailId]),
+    c.query<Mail>(`SELECT ${MAIL_COLUMNS} FROM ${MAIL_FROM} WHERE m.instance_id = $1 AND m.mail_id = $2`, [tenant.instanceId, mailId]),
   );
   if (!rows[0]) throw new NotFoundError('mail', mailId);
   return rows[0];
@@ -108,7 +119,7 @@ export async function listMails(tenant: Tenant, pool: Pool, f: MailFilter): Prom
   const { limit, offset } = window(f);
   const { rows } = await withTenant(pool, tenant, (c) =>
     c.query<Mail>(
-      `SELECT ${MAIL_COLUMNS} FROM mails m
+      `SELECT ${MAIL_COLUMNS} FROM ${MAIL_FROM}
         WHERE m.instance_id = $1
           AND m.received_at >= $2 AND ($3::timestamptz IS NULL OR m.received_at < $3)
           AND ($4::text IS NULL OR m.msg_id = $4)
@@ -119,7 +130,7 @@ export async function listMails(tenant: Tenant, pool: Pool, f: MailFilter): Prom
           AND ($11::text IS NULL OR m.custom_group_code = $11)
           AND ($12::text IS NULL OR m.subject ILIKE $12)
           AND ($13::smallint IS NULL OR m.status = $13)
-          AND (CASE $14::text WHEN 'opened' THEN m.opens > 0 WHEN 'unopened' THEN m.status = 3 AND m.opens = 0 ELSE true END)
+          AND (CASE $14::text WHEN 'opened' THEN ${OPENS} > 0 WHEN 'unopened' THEN m.status = 3 AND ${OPENS} = 0 ELSE true END)
         ORDER BY m.received_at DESC, m.id DESC
         LIMIT $15 OFFSET $16`,
       [

@@ -1,0 +1,46 @@
+import type { ClickHouseClient } from './client.js';
+
+/** One row of ClickHouse's mail_events (analytics/migrations/002_mail_events.ts). */
+export interface MailEventRow {
+  instance_id: number;
+  event_type: 'open' | 'click' | 'unsubscribe' | 'complaint';
+  occurred_at: Date;
+  event_id: number;
+  mail_id: string;
+  msg_id: string;
+  recipient: string;
+  sender_id: number | null;
+  sender: string | null;
+  subject: string;
+  custom_msg_id: string | null;
+  custom_group_code: string | null;
+  mail_received_at: Date;
+  sent_at: Date | null;
+  url: string | null;
+  user_agent: string;
+  ip: string;
+  machine: string;
+}
+
+// DateTime64(3) accepts 'YYYY-MM-DD hh:mm:ss.sss' in JSONEachRow; ISO's T and Z are not parsed
+// by the default (basic) date-time input format.
+const chTime = (d: Date): string => d.toISOString().replace('T', ' ').replace('Z', '');
+
+/**
+ * One multi-row JSONEachRow insert per batch. async_insert is off: the pump marks the rows shipped
+ * in Postgres only after ClickHouse acknowledged them as written.
+ */
+export async function insertMailEvents(ch: ClickHouseClient, rows: readonly MailEventRow[]): Promise<void> {
+  if (!rows.length) return;
+  await ch.insert({
+    table: 'mail_events',
+    format: 'JSONEachRow',
+    values: rows.map((r) => ({
+      ...r,
+      occurred_at: chTime(r.occurred_at),
+      mail_received_at: chTime(r.mail_received_at),
+      sent_at: r.sent_at ? chTime(r.sent_at) : null,
+    })),
+    clickhouse_settings: { async_insert: 0, log_comment: 'event pump' },
+  });
+}

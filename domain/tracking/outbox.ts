@@ -1,0 +1,115 @@
+import type { Client } from '../../sql/pool.js';
+import { BURST_SECONDS } from './machine.js';
+
+/**
+ * The worker side of the mail_events outbox (sql/migrations/005_tracking.sql). These run in the
+ * event pump's transaction as the service role: the pump serves every instance, and each row
+ * carries its own instance_id to ClickHouse.
+ */
+export interface OutboxEvent {
+  id: number;
+  instance_id: number;
+  mail_id: string;
+  kind: 'open' | 'click' | 'unsubscribe' | 'complaint';
+  url: string | null;
+  user_agent: string | null;
+  ip: string | null;
+  occurred_at: Date;
+  machine: string | null;
+  stage: number;
+  /** The mail's attributes; null when the mail was purged before its event was pumped. */
+  msg_id: string | null;
+  to_email: string | null;
+  sender_id: number | null;
+  sender: string | null;
+  subject: string | null;
+  custom_msg_id: string | null;
+  custom_group_code: string | null;
+  received_at: Date | null;
+  sent_at: Date | null;
+}
+
+const CLAIM = (stage: 0 | 1) => `
+SELECT e.id, e.instance_id, e.mail_id, e.kind, e.url, e.user_agent, host(e.ip) AS ip, e.occurred_at, e.machine, e.stage,
+       m.msg_id, m.to_email, m.sender_id, m.sender, m.subject, m.custom_msg_id, m.custom_group_code, m.received_at, m.sent_at
+  FROM mail_events e LEFT JOIN mails m ON m.mail_id = e.mail_id
+ WHERE e.stage = ${stage}
+ ORDER BY e.id
+ LIMIT $1
+ FOR UPDATE OF e SKIP LOCKED`;
+
+/** Oldest events not yet counted (stage 0), locked for this transaction; other pumps skip them. */
+export async function claimNew(c: Client, limit: number): Promise<OutboxEvent[]> {
+  return (await c.query<OutboxEvent>({ name: 'outbox_claim_new', text: CLAIM(0), values: [limit] })).rows;
+}
+
+/** Oldest counted events ClickHouse has not acknowledged yet (stage 1). */
+export async function claimUnshipped(c: Client, limit: number): Promise<OutboxEvent[]> {
+  return (await c.query<OutboxEvent>({ name: 'outbox_claim_unshipped', text: CLAIM(1), values: [limit] })).rows;
+}
+
+/** Clicks of these mails around [from, to] (widened by the burst window), any stage. */
+export async function clicksAround(
+  c: Client,
+  mailIds: readonly string[],
+  from: Date,
+  to: Date,
+): Promise<Array<{ id: number; mail_id: string; url: string | null; occurred_at: Date; machine: string | null; stage: number }>> {
+  const { rows } = await c.query(
+    `SELECT id, mail_id, url, occurred_at, machine, stage FROM mail_events
+      WHERE mail_id = ANY($1::text[]) AND kind = 'click'
+        AND occurred_at BETWEEN $2::timestamptz - make_interval(secs => $4) AND $3::timestamptz + make_interval(secs => $4)`,
+    [mailIds, from, to, BURST_SECONDS],
+  );
+  return rows;
+}
+
+/**
+ * Add counted opens and clicks to their mails. Mails in id order, so two pumps touching the same
+ * mails lock them in the same order.
+ */
+export async function addCounts(c: Client, counts: Map<string, { opens: number; clicks: number }>): Promise<void> {
+  if (!counts.size) return;
+  const ids = [...counts.keys()].sort();
+  await c.query(
+    `WITH locked AS (SELECT id, mail_id FROM mails WHERE mail_id = ANY($1::text[]) ORDER BY mail_id FOR UPDATE)
+     UPDATE mails m SET opens = m.opens + x.opens, clicks = m.clicks + x.clicks
+       FROM locked JOIN unnest($1::text[], $2::int[], $3::int[]) AS x(mail_id, opens, clicks) USING (mail_id)
+      WHERE m.id = locked.id`,
+    [ids, ids.map((id) => counts.get(id)!.opens), ids.map((id) => counts.get(id)!.clicks)],
+  );
+}
+
+/** Move events to a stage, recording their machine flag. */
+export async function setStage(c: Client, events: ReadonlyArray<{ id: number; machine: string | null }>, stage: 1 | 2): Promise<void> {
+  if (!events.length) return;
+  await c.query(
+    `UPDATE mail_events e SET stage = $3, machine = x.machine
+       FROM unnest($1::bigint[], $2::text[]) AS x(id, machine) WHERE e.id = x.id`,
+    [events.map((e) => e.id), events.map((e) => e.machine), stage],
+  );
+}
+
+/**
+ * Flag events counted earlier that a newer event revealed as machine-made (the first click of a
+ * burst); shipped ones go back to stage 1 so ClickHouse gets the flagged version (it replaces
+ * the row: same key, later shipped_at).
+ */
+export async function reflag(c: Client, events: ReadonlyArray<{ id: number; machine: string }>): Promise<void> {
+  if (!events.length) return;
+  await c.query(
+    `UPDATE mail_events e SET machine = x.machine, stage = CASE WHEN e.stage = 2 THEN 1 ELSE e.stage END
+       FROM unnest($1::bigint[], $2::text[]) AS x(id, machine) WHERE e.id = x.id AND e.machine IS NULL`,
+    [events.map((e) => e.id), events.map((e) => e.machine)],
+  );
+}
+
+/** Housekeeping: shipped events older than `keepHours` leave Postgres (ClickHouse keeps them). */
+export async function deleteShipped(c: Client, keepHours: number, batch = 10_000): Promise<number> {
+  const { rowCount } = await c.query(
+    `DELETE FROM mail_events WHERE id IN (
+       SELECT id FROM mail_events WHERE stage = 2 AND occurred_at < now() - make_interval(hours => $1) LIMIT $2)`,
+    [keepHours, batch],
+  );
+  return rowCount ?? 0;
+}

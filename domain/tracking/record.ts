@@ -1,0 +1,87 @@
+import type { Pool } from '../../sql/pool.js';
+import { asDependencyError } from '../../sql/pool.js';
+
+/** One hit on a public tracking link, as the web dyno saw it. */
+export interface TrackingHit {
+  kind: 'open' | 'click';
+  mailId: string;
+  /** The clicked URL (clicks only): the one signed into the token, never client text. */
+  url?: string;
+  userAgent?: string;
+  ip?: string;
+  at: Date;
+  /** Known at the request already (a HEAD on a click link is a scanner); the pump adds others. */
+  machine?: string;
+}
+
+// Long user agents are kept, but bounded: a client can send any header.
+const MAX_USER_AGENT = 512;
+const MAX_BATCH = 1_000;
+
+/**
+ * A hit becomes durable as a row of the mail_events outbox before its endpoint answers. The
+ * instance comes from the mail row (the token names only the mail), and a mail that no longer
+ * exists (purged, or never ours) simply inserts nothing.
+ */
+const INSERT = `
+INSERT INTO mail_events (instance_id, mail_id, kind, url, user_agent, ip, occurred_at, machine)
+SELECT m.instance_id, m.mail_id, h.kind, h.url, h.user_agent, h.ip::inet, h.occurred_at, h.machine
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[])
+    AS h(mail_id, kind, url, user_agent, ip, occurred_at, machine)
+  JOIN mails m ON m.mail_id = h.mail_id`;
+
+interface Pending {
+  hit: TrackingHit;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Group commit for tracking hits: while one INSERT is in flight the hits that arrive wait and go
+ * together in the next one, so under load Postgres sees one transaction (one WAL flush) per batch
+ * instead of one per hit, and each hit still answers only after its own row is committed. At low
+ * rates a batch is a single hit and costs one round trip, as a plain INSERT would.
+ */
+export class HitRecorder {
+  private queue: Pending[] = [];
+  private flushing = false;
+
+  constructor(private readonly pool: Pool) {}
+
+  record(hit: TrackingHit): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ hit, resolve, reject });
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    try {
+      while (this.queue.length) {
+        const batch = this.queue.splice(0, MAX_BATCH);
+        try {
+          await this.pool.query({ name: 'cartero_record_hits', text: INSERT, values: columns(batch.map((p) => p.hit)) });
+          for (const p of batch) p.resolve();
+        } catch (err) {
+          const failure = asDependencyError(err);
+          for (const p of batch) p.reject(failure);
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+}
+
+function columns(hits: TrackingHit[]): unknown[] {
+  return [
+    hits.map((h) => h.mailId),
+    hits.map((h) => h.kind),
+    hits.map((h) => h.url ?? null),
+    hits.map((h) => (h.userAgent ? h.userAgent.slice(0, MAX_USER_AGENT) : null)),
+    hits.map((h) => h.ip ?? null),
+    hits.map((h) => h.at),
+    hits.map((h) => h.machine ?? null),
+  ];
+}

@@ -1,0 +1,119 @@
+import type { Client, Pool } from '../../sql/pool.js';
+import { query } from '../../sql/pool.js';
+import { lift, restrict } from '../restrictions/restrictions.js';
+import { withTenant, type Tenant } from '../tenancy/context.js';
+
+/** The mail an unsubscribe link names, with what its pages show. */
+export interface UnsubscribeTarget {
+  tenant: Tenant;
+  mailId: string;
+  recipient: string;
+  sender: string | null;
+  /** The unsubscribe row of this mail exists and the address is under an unsubscribe restriction. */
+  unsubscribed: boolean;
+}
+
+/**
+ * The links carry only a mail id; the instance is the mail's own, looked up as the service (the
+ * public link has no API key). Undefined for a mail that no longer exists (purged by retention).
+ */
+export async function findUnsubscribeTarget(pool: Pool, mailId: string): Promise<UnsubscribeTarget | undefined> {
+  const { rows } = await query<{ instance_id: number; slug: string; tz: string | null; to_email: string; sender: string | null; unsubscribed: boolean }>(
+    pool,
+    `SELECT m.instance_id, i.slug, i.tz, m.to_email, m.sender,
+            EXISTS (SELECT 1 FROM mail_restrictions r
+                     WHERE r.instance_id = m.instance_id AND r.recipient = lower(m.to_email)
+                       AND r.deleted_at IS NULL AND r.reason = 'unsubscribe') AS unsubscribed
+       FROM mails m JOIN instances i ON i.id = m.instance_id
+      WHERE m.mail_id = $1`,
+    [mailId],
+    'unsubscribe-target',
+  );
+  const r = rows[0];
+  if (!r) return undefined;
+  return {
+    tenant: { instanceId: r.instance_id, slug: r.slug, tz: r.tz },
+    mailId,
+    recipient: r.to_email,
+    sender: r.sender,
+    unsubscribed: r.unsubscribed,
+  };
+}
+
+export interface UnsubscribeInput {
+  /** 'one_click': RFC 8058 POST from the mail client; 'page': the confirmation page's form. */
+  method: 'one_click' | 'page';
+  reason?: string | null;
+  comment?: string | null;
+  userAgent?: string | null;
+  ip?: string | null;
+}
+
+const MAX_REASON = 200;
+const MAX_COMMENT = 2_000;
+const MAX_USER_AGENT = 512;
+
+/**
+ * Spec (States and transitions): an unsubscribe writes an event row and puts the address under
+ * a restriction with reason unsubscribe. The event row is one per mail: the first unsubscribe is
+ * kept, and a later one only completes a missing reason or comment. The restriction is ensured
+ * every time (someone who resubscribed and unsubscribes again is restricted again; a restriction
+ * already in force for another reason is kept). An outbox event goes to analytics and webhooks
+ * when something new happened. All in one tenant transaction.
+ */
+export async function unsubscribe(
+  tenant: Tenant,
+  pool: Pool,
+  target: UnsubscribeTarget,
+  input: UnsubscribeInput,
+): Promise<{ firstTime: boolean; restricted: boolean }> {
+  return withTenant(pool, tenant, async (c) => {
+    const event = await c.query<{ inserted: boolean }>(
+      `INSERT INTO mail_unsubscribes (instance_id, mail_id, recipient, method, reason, comment, user_agent, ip)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::inet)
+       ON CONFLICT (mail_id) DO UPDATE
+         SET reason = coalesce(mail_unsubscribes.reason, EXCLUDED.reason),
+             comment = coalesce(mail_unsubscribes.comment, EXCLUDED.comment),
+             updated_at = CASE WHEN (mail_unsubscribes.reason IS NULL AND EXCLUDED.reason IS NOT NULL)
+                                 OR (mail_unsubscribes.comment IS NULL AND EXCLUDED.comment IS NOT NULL)
+                               THEN now() ELSE mail_unsubscribes.updated_at END
+       RETURNING (xmax = 0) AS inserted`,
+      [
+        tenant.instanceId,
+        target.mailId,
+        target.recipient,
+        input.method,
+        clip(input.reason, MAX_REASON),
+        clip(input.comment, MAX_COMMENT),
+        clip(input.userAgent, MAX_USER_AGENT),
+        input.ip ?? null,
+      ],
+    );
+    const firstTime = event.rows[0]!.inserted;
+    const { created } = await restrict(tenant, c, target.recipient, 'unsubscribe');
+    if (firstTime || created) await outbox(tenant, c, target.mailId, input);
+    return { firstTime, restricted: created };
+  });
+}
+
+/**
+ * Spec: a recipient who resubscribes lifts the restriction (deleted_at set) and the original
+ * unsubscribe event is not modified. Only an unsubscribe restriction is lifted this way: a link
+ * in a mail never lifts a hard bounce.
+ */
+export async function resubscribe(tenant: Tenant, pool: Pool, target: UnsubscribeTarget): Promise<boolean> {
+  return withTenant(pool, tenant, async (c) => (await lift(tenant, c, target.recipient, 'unsubscribe')) !== undefined);
+}
+
+async function outbox(tenant: Tenant, c: Client, mailId: string, input: UnsubscribeInput): Promise<void> {
+  await c.query(
+    `INSERT INTO mail_events (instance_id, mail_id, kind, user_agent, ip) VALUES ($1, $2, 'unsubscribe', $3, $4::inet)`,
+    [tenant.instanceId, mailId, clip(input.userAgent, MAX_USER_AGENT), input.ip ?? null],
+  );
+}
+
+function clip(value: string | null | undefined, max: number): string | null {
+  if (value === undefined || value === null) return null;
+  const v = value.trim();
+  return v === '' ? null : v.slice(0, max);
+}

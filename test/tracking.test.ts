@@ -1,0 +1,272 @@
+import { readFileSync } from 'node:fs';
+import { simpleParser } from 'mailparser';
+import t, { type Test } from 'tap';
+import { startEmbeddedClickHouse } from '../analytics/embedded/server.js';
+import { createClickHouseClient } from '../analytics/client.js';
+import { trackingSecret } from '../domain/tracking/secret.js';
+import { clickToken, openToken, signToken, unsubscribeToken } from '../domain/tracking/tokens.js';
+import { makeSenders, makeTenant } from './helpers/fixtures.js';
+import { mailApi, messagesOf, startSendStack, waitFor } from './helpers/send-stack.js';
+
+/**
+ * Tracking end to end: real mail from the simulator, its pixel and links fetched over HTTP from
+ * the web app, a worker dyno (its own process) pumping the outbox into the real ClickHouse.
+ */
+const PUBLIC_URL = 'https://links.cartero.test';
+const stack = await startSendStack(t, { label: 'tracking', publicUrl: PUBLIC_URL });
+const { dbs } = stack;
+const a = await makeTenant(dbs.pool, { scopes: ['mail:send', 'mail:read'] });
+await makeSenders(dbs.pool, a.tenant, { domain: 'track.example', senders: [{ email: 'news', name: 'News' }] });
+const api = mailApi(stack.url, a.headers);
+stack.spawnWorker();
+const secret = await trackingSecret(dbs.pool);
+let ch = createClickHouseClient(dbs.clickhouseUrl);
+t.teardown(() => ch.close());
+
+const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
+/** A link of a mail, pointed at the test's web app instead of PUBLIC_URL. */
+const local = (link: string) => stack.url + link.slice(PUBLIC_URL.length);
+
+async function sendOne(to: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const r = await api.send({
+    from: 'news@track.example',
+    to: [{ email: to }],
+    subject: 'Tracked',
+    html: '<html><body><p>Hi</p><a href="https://shop.example/a?x=1">A</a> <a href="https://shop.example/b">B</a></body></html>',
+    ...extra,
+  });
+  if (r.status !== 202) throw new Error(`send: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.mails[0].mail_id;
+}
+
+/** The tracking links of a delivered mail, read from the message the simulator stored. */
+async function linksOf(mailId: string): Promise<{ pixel: string; clicks: string[]; unsubscribe: string }> {
+  const files = messagesOf(stack.mailboxDir, mailId);
+  if (files.length !== 1) throw new Error(`${files.length} messages stored for ${mailId}`);
+  const parsed = await simpleParser(readFileSync(files[0]!.file));
+  const html = String(parsed.html);
+  const pixel = html.match(/<img[^>]+src="([^"]+\/t\/o\/[^"]+)"/)![1]!;
+  const clicks = [...html.matchAll(/href="([^"]+\/t\/c\/[^"]+)"/g)].map((m) => m[1]!);
+  const unsubscribe = files[0]!.headers.find(([k]) => k === 'list-unsubscribe')![1].replace(/^<|>$/g, '');
+  return { pixel, clicks, unsubscribe };
+}
+
+async function chRows(mailId: string): Promise<any[]> {
+  const rs = await ch.query({
+    query: `SELECT event_type, mail_id, msg_id, recipient, url, user_agent, ip, machine, subject, sender
+              FROM mail_events FINAL WHERE mail_id = {m:String} ORDER BY occurred_at, event_id`,
+    query_params: { m: mailId },
+    format: 'JSONEachRow',
+  });
+  return rs.json();
+}
+
+async function delivered(t: Test, to: string): Promise<string> {
+  const id = await sendOne(to);
+  const m = await api.waitFinal(id);
+  t.equal(m.status, 3, `${to} delivered`);
+  return id;
+}
+
+t.test('opens and clicks of a real mail are counted at once and reach ClickHouse', async (t) => {
+  const id = await delivered(t, 'reader@example.org');
+  await new Promise((r) => setTimeout(r, 2_100)); // past the prefetch window of delivery
+  const links = await linksOf(id);
+  t.ok(links.pixel.startsWith(`${PUBLIC_URL}/t/o/`), 'pixel on PUBLIC_URL');
+  t.equal(links.clicks.length, 2, 'both links tracked');
+
+  const px = await fetch(local(links.pixel), { headers: { 'user-agent': BROWSER } });
+  t.equal(px.status, 200);
+  t.equal(px.headers.get('content-type'), 'image/gif');
+  t.match(px.headers.get('cache-control'), /no-store/);
+  const gif = Buffer.from(await px.arrayBuffer());
+  t.equal(gif.subarray(0, 6).toString(), 'GIF89a', 'a GIF');
+  t.same([gif.readUInt16LE(6), gif.readUInt16LE(8)], [1, 1], '1x1');
+
+  const click = await fetch(local(links.clicks[1]!), { redirect: 'manual', headers: { 'user-agent': BROWSER } });
+  t.equal(click.status, 302);
+  t.equal(click.headers.get('location'), 'https://shop.example/b', 'redirects to the original URL');
+
+  // Counted the moment the endpoints answered (pending outbox rows are part of the count).
+  let m = await api.mail(id);
+  t.equal(m.opens, 1, 'one open');
+  t.equal(m.clicks, 1, 'one click');
+
+  await new Promise((r) => setTimeout(r, 1_500)); // a human-paced second click
+  await fetch(local(links.clicks[0]!), { redirect: 'manual', headers: { 'user-agent': BROWSER } });
+  await fetch(local(links.pixel), { headers: { 'user-agent': BROWSER } });
+  m = await api.mail(id);
+  t.same([m.opens, m.clicks], [2, 2]);
+
+  const rows = await waitFor('4 events in ClickHouse', async () => {
+    const r = await chRows(id);
+    return r.length === 4 ? r : undefined;
+  }, 20_000);
+  t.same(rows.map((r) => r.event_type).sort(), ['click', 'click', 'open', 'open']);
+  const c = rows.find((r) => r.event_type === 'click' && r.url === 'https://shop.example/b');
+  t.ok(c, 'click row with url_redirect');
+  t.equal(c.recipient, 'reader@example.org');
+  t.equal(c.sender, 'news@track.example');
+  t.equal(c.subject, 'Tracked');
+  t.equal(c.user_agent, BROWSER, 'user agent recorded');
+  t.match(c.ip, /127\.0\.0\.1/, 'ip recorded');
+  t.same(rows.map((r) => r.machine), ['', '', '', ''], 'browser events are not flagged');
+  // The pump settled the counts into the row: the same numbers once nothing is pending.
+  const settled = await dbs.pool.query(`SELECT opens, clicks FROM mails WHERE mail_id = $1`, [id]);
+  t.same(settled.rows[0], { opens: 2, clicks: 2 });
+});
+
+t.test('no open redirect: tampered or foreign tokens never redirect', async (t) => {
+  const id = await delivered(t, 'careful@example.org');
+  const good = clickToken(secret, id, 'https://shop.example/a');
+  const [body, sig] = good.split('.');
+  const forged = Buffer.from(JSON.stringify({ kind: 'click', mail_id: id, url: 'https://evil.example/' })).toString('base64url');
+  const cases: Array<[string, string]> = [
+    ['payload swapped, signature kept', `${forged}.${sig}`],
+    ['signature of another secret', signToken('not-the-secret', { kind: 'click', mail_id: id, url: 'https://evil.example/' })],
+    ['open token on the click path', openToken(secret, id)],
+    ['signed javascript: URL', signToken(secret, { kind: 'click', mail_id: id, url: 'javascript:alert(1)' })],
+    ['truncated', body!],
+    ['garbage', 'abc'],
+  ];
+  for (const [what, token] of cases) {
+    const r = await fetch(`${stack.url}/t/c/${token}`, { redirect: 'manual' });
+    t.equal(r.status, 404, what);
+    t.equal(r.headers.get('location'), null, `${what}: no Location`);
+  }
+  const html = await fetch(`${stack.url}/t/c/${forged}.${sig}`, { redirect: 'manual', headers: { accept: 'text/html' } });
+  t.equal(html.status, 404);
+  t.match(html.headers.get('content-type'), /text\/html/, 'a browser gets a page');
+
+  const px = await fetch(`${stack.url}/t/o/${forged}.${sig}`);
+  t.equal(px.status, 200, 'a bad pixel token still gets the image');
+  const m = await api.mail(id);
+  t.same([m.opens, m.clicks], [0, 0], 'and nothing is recorded');
+});
+
+t.test('machine-made opens and clicks are flagged, not dropped', async (t) => {
+  const id = await delivered(t, 'scanned@example.org');
+  await new Promise((r) => setTimeout(r, 2_100)); // past the prefetch window of delivery
+  const links = await linksOf(id);
+  await fetch(local(links.pixel), { headers: { 'user-agent': 'Mozilla/5.0' } }); // Apple MPP
+  await fetch(local(links.pixel), { headers: { 'user-agent': BROWSER } });
+  // A scanner following every link at once.
+  await fetch(local(links.clicks[0]!), { redirect: 'manual', headers: { 'user-agent': BROWSER } });
+  await fetch(local(links.clicks[1]!), { redirect: 'manual', headers: { 'user-agent': BROWSER } });
+  const head = await fetch(local(links.clicks[0]!), { method: 'HEAD', redirect: 'manual', headers: { 'user-agent': BROWSER } });
+  t.equal(head.status, 302);
+  await fetch(local(links.clicks[0]!), { redirect: 'manual', headers: { 'user-agent': 'python-requests/2.31' } });
+
+  const m = await api.mail(id);
+  t.same([m.opens, m.clicks], [2, 4], 'every event counted');
+  const rows = await waitFor('6 events in ClickHouse', async () => {
+    const r = await chRows(id);
+    return r.length === 6 ? r : undefined;
+  }, 20_000);
+  const opens = rows.filter((r) => r.event_type === 'open');
+  t.same(opens.map((r) => r.machine).sort(), ['', 'privacy_proxy']);
+  const clicks = rows.filter((r) => r.event_type === 'click').map((r) => r.machine);
+  t.same(clicks.sort(), ['click_burst', 'click_burst', 'head_request', 'link_scanner']);
+  const pg = await dbs.pool.query(`SELECT machine FROM mail_events WHERE mail_id = $1 AND kind = 'click' ORDER BY id`, [id]);
+  t.same(pg.rows.map((r) => r.machine), ['click_burst', 'click_burst', 'head_request', 'link_scanner'], 'the outbox holds the same flags');
+});
+
+t.test('one-click unsubscribe: event row, restriction, and the next send is dropped', async (t) => {
+  const id = await delivered(t, 'Leaving@Example.org');
+  const { unsubscribe } = await linksOf(id);
+  t.equal(unsubscribe, `${PUBLIC_URL}/u/${unsubscribeToken(secret, id)}`);
+
+  const page = await fetch(local(unsubscribe));
+  t.equal(page.status, 200);
+  t.match(await page.text(), /leaving@example\.org/);
+  const none = await dbs.pool.query(`SELECT count(*)::int AS n FROM mail_unsubscribes WHERE mail_id = $1`, [id]);
+  t.equal(none.rows[0].n, 0, 'showing the page unsubscribes nobody (scanners fetch it)');
+
+  const r = await fetch(local(unsubscribe), {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'List-Unsubscribe=One-Click',
+  });
+  t.equal(r.status, 200);
+  const unsub = await dbs.pool.query(`SELECT instance_id, recipient, method, reason, comment FROM mail_unsubscribes WHERE mail_id = $1`, [id]);
+  t.same(unsub.rows, [{ instance_id: a.tenant.instanceId, recipient: 'leaving@example.org', method: 'one_click', reason: null, comment: null }]);
+  const restr = await dbs.pool.query(`SELECT recipient, reason, deleted_at FROM mail_restrictions WHERE instance_id = $1 AND recipient = 'leaving@example.org'`, [
+    a.tenant.instanceId,
+  ]);
+  t.same(restr.rows, [{ recipient: 'leaving@example.org', reason: 'unsubscribe', deleted_at: null }]);
+
+  // Later the page's form completes the reason; the first unsubscribe is kept.
+  await fetch(local(unsubscribe), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'reason=too_frequent&comment=weekly%20is%20plenty' });
+  const again = await dbs.pool.query(`SELECT method, reason, comment FROM mail_unsubscribes WHERE mail_id = $1`, [id]);
+  t.same(again.rows, [{ method: 'one_click', reason: 'too_frequent', comment: 'weekly is plenty' }], 'one row, reason completed');
+  const events = await dbs.pool.query(`SELECT count(*)::int AS n FROM mail_events WHERE mail_id = $1 AND kind = 'unsubscribe'`, [id]);
+  t.equal(events.rows[0].n, 1, 'one unsubscribe event');
+  await waitFor('unsubscribe in ClickHouse', async () => ((await chRows(id)).some((r) => r.event_type === 'unsubscribe') ? true : undefined), 20_000);
+
+  const next = await sendOne('leaving@example.org');
+  const dropped = await api.waitFinal(next);
+  t.equal(dropped.status, 4, 'next send dropped');
+  t.same((await api.logs(next)).map((l: any) => [l.status, l.reason]), [[1, 'accepted'], [4, 'restricted:unsubscribe']]);
+
+  // Resubscribing lifts the restriction and leaves the event row alone.
+  const re = await fetch(local(unsubscribe), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'action=resubscribe' });
+  t.equal(re.status, 200);
+  const lifted = await dbs.pool.query(`SELECT reason, deleted_at IS NOT NULL AS lifted FROM mail_restrictions WHERE recipient = 'leaving@example.org'`);
+  t.same(lifted.rows, [{ reason: 'unsubscribe', lifted: true }]);
+  const kept = await dbs.pool.query(`SELECT method, reason FROM mail_unsubscribes WHERE mail_id = $1`, [id]);
+  t.same(kept.rows, [{ method: 'one_click', reason: 'too_frequent' }], 'the unsubscribe event is not modified');
+  const third = await sendOne('leaving@example.org');
+  t.equal((await api.waitFinal(third)).status, 3, 'sent again after resubscribing');
+
+  const bad = await fetch(`${stack.url}/u/${openToken(secret, id)}`, { method: 'POST', body: 'List-Unsubscribe=One-Click' });
+  t.equal(bad.status, 404, 'an open token cannot unsubscribe');
+});
+
+t.test('ClickHouse down while 1,000 opens arrive: all counted once when it is back', async (t) => {
+  const id = await delivered(t, 'outage@example.org');
+  const { pixel } = await linksOf(id);
+  const port = Number(new URL(dbs.clickhouse.url).port);
+  await dbs.clickhouse.stop();
+
+  const total = 1_000;
+  let next = 0;
+  const statuses: number[] = [];
+  await Promise.all(
+    Array.from({ length: 20 }, async () => {
+      while (next < total) {
+        next++;
+        const r = await fetch(local(pixel), { headers: { 'user-agent': BROWSER } });
+        await r.arrayBuffer();
+        statuses.push(r.status);
+      }
+    }),
+  );
+  t.equal(statuses.filter((s) => s === 200).length, total, 'every hit answered');
+  t.equal((await api.mail(id)).opens, total, 'counted while ClickHouse is down');
+  await waitFor('the pump to count them all', async () => {
+    const r = await dbs.pool.query(`SELECT count(*) FILTER (WHERE stage = 0)::int AS fresh, count(*)::int AS n FROM mail_events WHERE mail_id = $1`, [id]);
+    return r.rows[0].fresh === 0 && r.rows[0].n === total ? true : undefined;
+  }, 20_000);
+  const waiting = await dbs.pool.query(`SELECT count(*)::int AS n FROM mail_events WHERE mail_id = $1 AND stage = 1`, [id]);
+  t.equal(waiting.rows[0].n, total, 'all waiting in the outbox');
+
+  const restarted = await startEmbeddedClickHouse({ dir: dbs.clickhouse.dir, port });
+  t.teardown(() => restarted.stop());
+  await ch.close();
+  ch = createClickHouseClient(dbs.clickhouseUrl);
+  const counted = await waitFor('1,000 opens in ClickHouse', async () => {
+    // Errors while the restarted server comes up are retried like an empty answer.
+    const rs = await ch.query({
+      query: `SELECT count() AS n, uniqExact(event_id) AS ids FROM mail_events FINAL WHERE mail_id = {m:String} AND event_type = 'open'`,
+      query_params: { m: id },
+      format: 'JSONEachRow',
+    }).catch(() => undefined);
+    if (!rs) return undefined;
+    const [row] = (await rs.json()) as Array<{ n: string; ids: string }>;
+    return Number(row!.n) === total ? row : undefined;
+  }, 90_000, 500);
+  t.equal(Number(counted.ids), total, 'each event once');
+  const shipped = await dbs.pool.query(`SELECT count(*)::int AS n FROM mail_events WHERE mail_id = $1 AND stage = 2`, [id]);
+  t.equal(shipped.rows[0].n, total, 'all marked shipped');
+  t.equal((await api.mail(id)).opens, total, 'the mail still counts each once');
+});

@@ -1,0 +1,173 @@
+import type { Logger } from 'pino';
+import { insertMailEvents, type MailEventRow } from '../analytics/mail-events.js';
+import type { ClickHouseClient } from '../analytics/client.js';
+import { burstClicks, machineReason } from '../domain/tracking/machine.js';
+import { addCounts, claimNew, claimUnshipped, clicksAround, reflag, setStage, type OutboxEvent } from '../domain/tracking/outbox.js';
+import { withTransaction, type Pool } from '../sql/pool.js';
+
+/**
+ * The event pump: moves the mail_events outbox forward, continuously (tracking's lag target is
+ * seconds, below pg-boss's one-minute schedules). One transaction per tick:
+ *   1. claim the oldest new events (stage 0) and, unless ClickHouse is backing off, the oldest
+ *      counted-but-unshipped ones (stage 1), FOR UPDATE SKIP LOCKED (pumps of several workers
+ *      share the work);
+ *   2. flag machine-made events (domain/tracking/machine.ts);
+ *   3. insert them all into ClickHouse in one batch;
+ *   4. add the new opens and clicks to mails.opens / mails.clicks;
+ *   5. mark them shipped (stage 2), or counted only (stage 1) if ClickHouse failed.
+ * Counting never waits for ClickHouse: during an outage events keep being counted and wait at
+ * stage 1; ClickHouse is retried with backoff and gets the backlog when it is back. A crash
+ * between 3 and the commit re-ships the batch, which ClickHouse's ReplacingMergeTree collapses.
+ */
+export interface EventPumpOptions {
+  pool: Pool;
+  clickhouse: ClickHouseClient;
+  logger: Logger;
+  /** Pause between ticks that found less than a full batch. */
+  intervalMs?: number;
+  batchSize?: number;
+  /** Run the loop (default); tests drive tick() themselves. */
+  auto?: boolean;
+}
+
+export interface EventPump {
+  /** One tick now (tests); resolves with what it did. */
+  tick(): Promise<TickResult>;
+  stop(): Promise<void>;
+}
+
+export interface TickResult {
+  counted: number;
+  shipped: number;
+  clickhouseFailed: boolean;
+}
+
+export const PUMP_DEFAULTS = { intervalMs: 200, batchSize: 2_000 } as const;
+const BACKOFF_MIN_MS = 1_000;
+const BACKOFF_MAX_MS = 30_000;
+
+export function startEventPump(opts: EventPumpOptions): EventPump {
+  const intervalMs = opts.intervalMs ?? PUMP_DEFAULTS.intervalMs;
+  const batchSize = opts.batchSize ?? PUMP_DEFAULTS.batchSize;
+  const logger = opts.logger.child({ job: 'event-pump' });
+  let backoffMs = 0;
+  let retryClickHouseAt = 0;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> = Promise.resolve();
+
+  async function tick(): Promise<TickResult> {
+    const tryClickHouse = Date.now() >= retryClickHouseAt;
+    return withTransaction(opts.pool, async (c) => {
+      const fresh = await claimNew(c, batchSize);
+      const backlog = tryClickHouse ? await claimUnshipped(c, batchSize) : [];
+      if (!fresh.length && !backlog.length) return { counted: 0, shipped: 0, clickhouseFailed: false };
+
+      const flags = await flagFresh(c, fresh);
+      const live = [...fresh, ...backlog].filter((e) => e.to_email !== null);
+      let shipped = false;
+      if (tryClickHouse && live.length) {
+        try {
+          await insertMailEvents(opts.clickhouse, live.map((e) => toRow(e, flags.get(e.id) ?? e.machine)));
+          shipped = true;
+          if (backoffMs) logger.info({ backlog: backlog.length }, 'clickhouse is back: shipping the backlog');
+          backoffMs = 0;
+        } catch (err) {
+          backoffMs = Math.min(backoffMs ? backoffMs * 2 : BACKOFF_MIN_MS, BACKOFF_MAX_MS);
+          retryClickHouseAt = Date.now() + backoffMs;
+          logger.warn({ err: (err as Error).message, retryInMs: backoffMs }, 'clickhouse insert failed: events wait in the outbox');
+        }
+      } else if (!live.length) {
+        shipped = true; // only events of purged mails: nothing to ship, nothing to keep waiting
+      }
+
+      const counts = new Map<string, { opens: number; clicks: number }>();
+      for (const e of fresh) {
+        if (e.kind !== 'open' && e.kind !== 'click') continue;
+        const n = counts.get(e.mail_id) ?? { opens: 0, clicks: 0 };
+        if (e.kind === 'open') n.opens++;
+        else n.clicks++;
+        counts.set(e.mail_id, n);
+      }
+      await addCounts(c, counts);
+      const withFlags = (es: OutboxEvent[]) => es.map((e) => ({ id: e.id, machine: flags.get(e.id) ?? e.machine }));
+      await setStage(c, withFlags(fresh), shipped ? 2 : 1);
+      if (shipped) await setStage(c, withFlags(backlog), 2);
+      return { counted: fresh.length, shipped: shipped ? live.length : 0, clickhouseFailed: tryClickHouse && !shipped };
+    });
+  }
+
+  /**
+   * Machine flags of the new events, and those of earlier clicks that a new click turns into a
+   * burst (written at once with reflag: they are not in this batch).
+   */
+  async function flagFresh(c: Parameters<typeof claimNew>[0], fresh: OutboxEvent[]): Promise<Map<number, string | null>> {
+    const flags = new Map<number, string | null>();
+    for (const e of fresh) {
+      flags.set(e.id, machineReason({ kind: e.kind, userAgent: e.user_agent, occurredAt: e.occurred_at, sentAt: e.sent_at, machine: e.machine }));
+    }
+    const clicks = fresh.filter((e) => e.kind === 'click');
+    if (!clicks.length) return flags;
+    const times = clicks.map((e) => e.occurred_at.getTime());
+    const around = await clicksAround(c, [...new Set(clicks.map((e) => e.mail_id))], new Date(Math.min(...times)), new Date(Math.max(...times)));
+    const byMail = new Map<string, typeof around>();
+    for (const a of around) byMail.set(a.mail_id, [...(byMail.get(a.mail_id) ?? []), a]);
+    const earlier: Array<{ id: number; machine: string }> = [];
+    for (const list of byMail.values()) {
+      for (const id of burstClicks(list.map((a) => ({ id: a.id, url: a.url, occurredAt: a.occurred_at })))) {
+        if (flags.has(id)) {
+          if (!flags.get(id)) flags.set(id, 'click_burst');
+        } else if (!list.find((a) => a.id === id)!.machine) {
+          earlier.push({ id, machine: 'click_burst' });
+        }
+      }
+    }
+    await reflag(c, earlier);
+    return flags;
+  }
+
+  async function loop(): Promise<void> {
+    if (stopped) return;
+    let full = false;
+    try {
+      const r = await (running = tick());
+      full = r.counted === batchSize;
+    } catch (err) {
+      logger.error({ err }, 'event pump tick failed');
+    }
+    if (!stopped) timer = setTimeout(() => void loop(), full ? 0 : intervalMs);
+  }
+  if (opts.auto ?? true) timer = setTimeout(() => void loop(), 0);
+
+  return {
+    tick: () => (running = tick()) as Promise<TickResult>,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running.catch(() => {});
+    },
+  };
+}
+
+function toRow(e: OutboxEvent, machine: string | null): MailEventRow {
+  return {
+    instance_id: e.instance_id,
+    event_type: e.kind,
+    occurred_at: e.occurred_at,
+    event_id: e.id,
+    mail_id: e.mail_id,
+    msg_id: e.msg_id!,
+    recipient: e.to_email!,
+    sender_id: e.sender_id,
+    sender: e.sender,
+    subject: e.subject ?? '',
+    custom_msg_id: e.custom_msg_id,
+    custom_group_code: e.custom_group_code,
+    mail_received_at: e.received_at!,
+    sent_at: e.sent_at,
+    url: e.url,
+    user_agent: e.user_agent ?? '',
+    ip: e.ip ?? '',
+    machine: machine ?? '',
+  };
+}
