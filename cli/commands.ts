@@ -7,6 +7,8 @@ import { createInstance, getInstanceBySlug, setInstanceAllowList, setInstanceEna
 import { createApiKey, revokeApiKey } from '../domain/tenancy/api-keys.js';
 import { addDomain, setDomainChecks, type DnsCheckState } from '../domain/domains/domains.js';
 import { createSender, setSenderConsentRequired } from '../domain/senders/senders.js';
+import { lift, restrict, restrictionAddress, RESTRICTION_REASONS, type RestrictionReason } from '../domain/restrictions/restrictions.js';
+import { withTenant } from '../domain/tenancy/context.js';
 
 /** Parsed flags: strings, repeatable flags as arrays, boolean switches as true. */
 export type Flags = Record<string, string | boolean | Array<string | boolean> | undefined>;
@@ -71,6 +73,18 @@ function checkState(flags: Flags, name: string): DnsCheckState | undefined {
   const v = optStr(flags, name);
   if (v === undefined) return undefined;
   if (v !== 'pending' && v !== 'approved' && v !== 'failed') throw new UsageError(`--${name} must be approved, pending or failed`);
+  return v;
+}
+
+function restrictionReason(flags: Flags, name: string): RestrictionReason {
+  const v = str(flags, name);
+  if (!(RESTRICTION_REASONS as readonly string[]).includes(v)) throw new UsageError(`--${name} must be one of ${RESTRICTION_REASONS.join(', ')}`);
+  return v as RestrictionReason;
+}
+
+function emailAddress(flags: Flags, name: string): string {
+  const v = str(flags, name);
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v.trim())) throw new UsageError(`--${name} must be an email address`);
   return v;
 }
 
@@ -174,6 +188,32 @@ export const commands: Command[] = [
     usage: '--instance S --id N --value true|false',
     flags: { instance: { type: 'string' }, id: { type: 'string' }, value: { type: 'string' } },
     run: async (pool, f) => setSenderConsentRequired(await tenantOf(pool, str(f, 'instance')), pool, id(f, 'id'), bool(f, 'value')),
+  },
+  {
+    // Panel-only creation, so `unspecified` is accepted here though Cartero itself never writes it.
+    name: 'restriction add',
+    usage: `--instance S --recipient R --reason ${RESTRICTION_REASONS.join('|')}`,
+    flags: { instance: { type: 'string' }, recipient: { type: 'string' }, reason: { type: 'string' } },
+    run: async (pool, f) => {
+      const recipient = emailAddress(f, 'recipient');
+      const reason = restrictionReason(f, 'reason');
+      const tenant = await tenantOf(pool, str(f, 'instance'));
+      // created false: one was already in force, and it is kept as it was (reason and date of the first cause).
+      const { restriction, created } = await withTenant(pool, tenant, (c) => restrict(tenant, c, recipient, reason));
+      return { ...restriction, created };
+    },
+  },
+  {
+    name: 'restriction lift',
+    usage: '--instance S --recipient R',
+    flags: { instance: { type: 'string' }, recipient: { type: 'string' } },
+    run: async (pool, f) => {
+      const recipient = emailAddress(f, 'recipient');
+      const tenant = await tenantOf(pool, str(f, 'instance'));
+      const lifted = await withTenant(pool, tenant, (c) => lift(tenant, c, recipient));
+      if (!lifted) throw new AppError(404, 'restriction_not_found', `no restriction in force for ${restrictionAddress(recipient)}`);
+      return lifted;
+    },
   },
 ];
 

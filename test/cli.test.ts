@@ -141,6 +141,49 @@ t.test('key revoke: the key then gets 401', async (t) => {
   t.equal(res.body.code, 'unauthorized');
 });
 
+t.test('restriction add and lift, seen over HTTP', async (t) => {
+  const mailKey = (await ok('key', 'create', '--instance', slug, '--scopes', 'mail:read')).key;
+  const listed = async (q = '') => (await get(`/v1/mail-restrictions?recipient=example.org${q}`, auth(mailKey, slug))).body.data;
+
+  const added = await ok('restriction', 'add', '--instance', slug, '--recipient', 'Ann@Example.org', '--reason', 'hard_bounce');
+  t.same(Object.keys(added).sort(), ['created', 'deleted_at', 'id', 'reason', 'recipient', 'restricted_at', 'scope']);
+  t.match(added, { recipient: 'ann@example.org', reason: 'hard_bounce', scope: null, deleted_at: null, created: true });
+  t.ok(Math.abs(Date.parse(added.restricted_at) - Date.now()) < 60_000, 'restricted_at is now, as an ISO date-time');
+  t.same(await listed(), [{ id: added.id, recipient: 'ann@example.org', reason: 'hard_bounce', scope: null, restricted_at: added.restricted_at, deleted_at: null }]);
+
+  const again = await ok('restriction', 'add', '--instance', slug, '--recipient', 'ann@example.org', '--reason', 'unsubscribe');
+  t.match(again, { id: added.id, reason: 'hard_bounce', restricted_at: added.restricted_at, deleted_at: null, created: false },
+    'already in force: kept as it was, created false');
+  t.equal((await listed()).length, 1, 'no second row');
+
+  const panel = await ok('restriction', 'add', '--instance', slug, '--recipient', 'bob@example.org', '--reason', 'unspecified');
+  t.match(panel, { recipient: 'bob@example.org', reason: 'unspecified', created: true }, 'unspecified is allowed from the panel side');
+
+  const lifted = await ok('restriction', 'lift', '--instance', slug, '--recipient', 'ANN@example.org');
+  t.match(lifted, { id: added.id, recipient: 'ann@example.org', reason: 'hard_bounce', restricted_at: added.restricted_at, scope: null });
+  t.ok(Math.abs(Date.parse(lifted.deleted_at) - Date.now()) < 60_000, 'deleted_at is now');
+  t.same((await listed('&active=true')).map((r: any) => r.id), [panel.id], 'no longer in force');
+  t.same((await listed('&active=false')).map((r: any) => [r.id, r.deleted_at]), [[added.id, lifted.deleted_at]], 'kept as history');
+
+  const missing = await cli('restriction', 'lift', '--instance', slug, '--recipient', 'ann@example.org');
+  failed(t, missing, /restriction lift: restriction_not_found: no restriction in force for ann@example\.org/, 'lift with none in force');
+  t.equal(missing.code, 1, 'a refusal, not a usage error');
+
+  const readded = await ok('restriction', 'add', '--instance', slug, '--recipient', 'ann@example.org', '--reason', 'unsubscribe');
+  t.match(readded, { reason: 'unsubscribe', created: true, deleted_at: null }, 'a lifted address can be restricted again');
+  t.not(readded.id, added.id, 'as a new row of its history');
+
+  const bad = await cli('restriction', 'add', '--instance', slug, '--recipient', 'carol@example.org', '--reason', 'bogus');
+  failed(t, bad, /--reason must be one of unspecified, unsubscribe, soft_bounce, hard_bounce/, 'bad --reason');
+  t.equal(bad.code, 2, 'usage error');
+  failed(t, await cli('restriction', 'add', '--instance', slug, '--recipient', 'carol@example.org'), /--reason is required/, 'missing --reason');
+  failed(t, await cli('restriction', 'add', '--instance', slug, '--recipient', 'not-an-address', '--reason', 'hard_bounce'),
+    /--recipient must be an email address/, 'bad --recipient');
+  failed(t, await cli('restriction', 'lift', '--instance', 'no-such-instance', '--recipient', 'carol@example.org'),
+    /instance.*no-such-instance.*not found/, 'unknown instance');
+  t.notOk((await listed()).some((r: any) => r.recipient === 'carol@example.org'), 'the failures wrote nothing');
+});
+
 t.test('errors: non-zero exit, empty stdout, a clear message on stderr', async (t) => {
   failed(t, await cli('frobnicate', 'now'), /unknown command: frobnicate now/, 'unknown command');
   failed(t, await cli(), /usage: cartero/, 'no command');

@@ -1,0 +1,69 @@
+import type { Pool } from '../../sql/pool.js';
+import { retentionStart } from '../mail/ids.js';
+import type { Page, PageRequest } from '../pagination.js';
+import { toPage, window } from '../pagination.js';
+import { likePrefix } from '../text.js';
+import type { Tenant } from '../tenancy/context.js';
+import { withTenant } from '../tenancy/context.js';
+import { toUtcRange, type LocalDateFilter } from '../time/local-date-range.js';
+
+/** One unsubscribe event: the row of mail_unsubscribes with what identifies its mail. */
+export interface Unsubscribe {
+  id: number;
+  mail_id: string;
+  msg_id: string;
+  recipient: string;
+  sender: string | null;
+  subject: string;
+  method: 'one_click' | 'page';
+  reason: string | null;
+  comment: string | null;
+  unsubscribed_at: Date;
+  updated_at: Date;
+  custom_msg_id: string | null;
+  custom_group_code: string | null;
+}
+
+/** The activity listings' filters that apply to an event log (dates on unsubscribed_at). */
+export interface UnsubscribeFilter extends PageRequest, LocalDateFilter {
+  recipient?: string;
+  recipient_operator?: 'eq' | 'starts_with';
+  mail_id?: string;
+  msg_id?: string;
+}
+
+/**
+ * GET /v1/mail-unsubscribes: newest first. An event log bounded by the retention of its mail
+ * (spec): the rows go with their mail at the purge, and a mail already outside the online window
+ * but not yet purged is left out too, so the listing never depends on when the purge last ran.
+ * total_items is null, as in the activity listings.
+ */
+export async function listUnsubscribes(tenant: Tenant, pool: Pool, f: UnsubscribeFilter): Promise<Page<Unsubscribe>> {
+  const range = toUtcRange(f, tenant.tz);
+  const recipient = f.recipient == null ? null : f.recipient.toLowerCase();
+  const { limit, offset } = window(f);
+  const { rows } = await withTenant(pool, tenant, (c) =>
+    c.query<Unsubscribe>({
+      name: 'unsubscribes-page',
+      text: `SELECT u.id, u.mail_id, m.msg_id, u.recipient, m.sender, m.subject, u.method, u.reason, u.comment,
+                    u.unsubscribed_at, u.updated_at, m.custom_msg_id, m.custom_group_code
+               FROM mail_unsubscribes u
+               JOIN mails m ON m.instance_id = u.instance_id AND m.mail_id = u.mail_id
+              WHERE u.instance_id = $1
+                AND m.received_at >= $2
+                AND ($3::timestamptz IS NULL OR u.unsubscribed_at >= $3)
+                AND ($4::timestamptz IS NULL OR u.unsubscribed_at < $4)
+                AND ($5::text IS NULL OR (CASE WHEN $6 THEN lower(u.recipient) LIKE $7 ELSE lower(u.recipient) = $5 END))
+                AND ($8::text IS NULL OR u.mail_id = $8)
+                AND ($9::text IS NULL OR m.msg_id = $9)
+              ORDER BY u.unsubscribed_at DESC, u.id DESC
+              LIMIT $10 OFFSET $11`,
+      values: [
+        tenant.instanceId, retentionStart(), range.from, range.to,
+        recipient, f.recipient_operator === 'starts_with', recipient === null ? null : likePrefix(recipient),
+        f.mail_id ?? null, f.msg_id ?? null, limit, offset,
+      ],
+    }),
+  );
+  return toPage(rows, f, null);
+}
