@@ -3,7 +3,10 @@ import type { ClickHouseClient } from './client.js';
 /** One row of ClickHouse's mail_events (analytics/migrations/002_mail_events.ts). */
 export interface MailEventRow {
   instance_id: number;
-  event_type: 'open' | 'click' | 'unsubscribe' | 'complaint';
+  /** open, click, unsubscribe, complaint, or the status a delivery move reached (STATUS_EVENT). */
+  event_type: string;
+  /** 1-7 for a delivery move, else null. */
+  status: number | null;
   occurred_at: Date;
   event_id: number;
   mail_id: string;
@@ -22,6 +25,17 @@ export interface MailEventRow {
   machine: string;
 }
 
+/** event_type of a delivery move to each status. */
+export const STATUS_EVENT: Record<number, string> = {
+  1: 'received',
+  2: 'queued',
+  3: 'sent',
+  4: 'dropped',
+  5: 'deferred',
+  6: 'bounced',
+  7: 'onhold',
+};
+
 // DateTime64(3) accepts 'YYYY-MM-DD hh:mm:ss.sss' in JSONEachRow; ISO's T and Z are not parsed
 // by the default (basic) date-time input format.
 const chTime = (d: Date): string => d.toISOString().replace('T', ' ').replace('Z', '');
@@ -39,6 +53,44 @@ export async function insertMailEvents(ch: ClickHouseClient, rows: readonly Mail
       ...r,
       occurred_at: chTime(r.occurred_at),
       mail_received_at: chTime(r.mail_received_at),
+      sent_at: r.sent_at ? chTime(r.sent_at) : null,
+    })),
+    clickhouse_settings: { async_insert: 0, log_comment: 'event pump' },
+  });
+}
+
+/** One row of ClickHouse's mails mirror (analytics/migrations/003_mails_mirror.ts). */
+export interface MailMirrorRow {
+  instance_id: number;
+  received_at: Date;
+  mail_id: string;
+  msg_id: string;
+  recipient: string;
+  subject: string;
+  sender_id: number | null;
+  sender: string | null;
+  status: number;
+  bounce_class: string;
+  opens: number;
+  clicks: number;
+  queued_at: Date | null;
+  sent_at: Date | null;
+  delay: number | null;
+  custom_msg_id: string | null;
+  custom_group_code: string | null;
+  /** UInt64 as a decimal string (microseconds; beyond a JS number's exact range). */
+  version: string;
+}
+
+export async function insertMailSnapshots(ch: ClickHouseClient, rows: readonly MailMirrorRow[]): Promise<void> {
+  if (!rows.length) return;
+  await ch.insert({
+    table: 'mails',
+    format: 'JSONEachRow',
+    values: rows.map((r) => ({
+      ...r,
+      received_at: chTime(r.received_at),
+      queued_at: r.queued_at ? chTime(r.queued_at) : null,
       sent_at: r.sent_at ? chTime(r.sent_at) : null,
     })),
     clickhouse_settings: { async_insert: 0, log_comment: 'event pump' },

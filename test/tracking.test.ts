@@ -54,7 +54,7 @@ async function linksOf(mailId: string): Promise<{ pixel: string; clicks: string[
 async function chRows(mailId: string): Promise<any[]> {
   const rs = await ch.query({
     query: `SELECT event_type, mail_id, msg_id, recipient, url, user_agent, ip, machine, subject, sender
-              FROM mail_events FINAL WHERE mail_id = {m:String} ORDER BY occurred_at, event_id`,
+              FROM mail_events FINAL WHERE mail_id = {m:String} AND status IS NULL ORDER BY occurred_at, event_id`,
     query_params: { m: mailId },
     format: 'JSONEachRow',
   });
@@ -114,6 +114,19 @@ t.test('opens and clicks of a real mail are counted at once and reach ClickHouse
   // The pump settled the counts into the row: the same numbers once nothing is pending.
   const settled = await dbs.pool.query(`SELECT opens, clicks FROM mails WHERE mail_id = $1`, [id]);
   t.same(settled.rows[0], { opens: 2, clicks: 2 });
+  // The delivery history and the mirror of the mail row reach ClickHouse through the same pump.
+  const moves = await ch.query({
+    query: `SELECT event_type, status FROM mail_events FINAL WHERE mail_id = {m:String} AND status IS NOT NULL ORDER BY status`,
+    query_params: { m: id },
+    format: 'JSONEachRow',
+  });
+  t.same(await moves.json(), [{ event_type: 'received', status: 1 }, { event_type: 'queued', status: 2 }, { event_type: 'sent', status: 3 }]);
+  const mirror = await ch.query({
+    query: `SELECT status, opens, clicks, recipient, subject FROM mails FINAL WHERE mail_id = {m:String}`,
+    query_params: { m: id },
+    format: 'JSONEachRow',
+  });
+  t.same(await mirror.json(), [{ status: 3, opens: 2, clicks: 2, recipient: 'reader@example.org', subject: 'Tracked' }], 'the mirror row is current');
 });
 
 t.test('no open redirect: tampered or foreign tokens never redirect', async (t) => {
@@ -244,10 +257,10 @@ t.test('ClickHouse down while 1,000 opens arrive: all counted once when it is ba
   t.equal(statuses.filter((s) => s === 200).length, total, 'every hit answered');
   t.equal((await api.mail(id)).opens, total, 'counted while ClickHouse is down');
   await waitFor('the pump to count them all', async () => {
-    const r = await dbs.pool.query(`SELECT count(*) FILTER (WHERE stage = 0)::int AS fresh, count(*)::int AS n FROM mail_events WHERE mail_id = $1`, [id]);
+    const r = await dbs.pool.query(`SELECT count(*) FILTER (WHERE stage = 0)::int AS fresh, count(*)::int AS n FROM mail_events WHERE mail_id = $1 AND kind = 'open'`, [id]);
     return r.rows[0].fresh === 0 && r.rows[0].n === total ? true : undefined;
   }, 20_000);
-  const waiting = await dbs.pool.query(`SELECT count(*)::int AS n FROM mail_events WHERE mail_id = $1 AND stage = 1`, [id]);
+  const waiting = await dbs.pool.query(`SELECT count(*)::int AS n FROM mail_events WHERE mail_id = $1 AND kind = 'open' AND stage = 1`, [id]);
   t.equal(waiting.rows[0].n, total, 'all waiting in the outbox');
 
   const restarted = await startEmbeddedClickHouse({ dir: dbs.clickhouse.dir, port });
@@ -266,7 +279,7 @@ t.test('ClickHouse down while 1,000 opens arrive: all counted once when it is ba
     return Number(row!.n) === total ? row : undefined;
   }, 90_000, 500);
   t.equal(Number(counted.ids), total, 'each event once');
-  const shipped = await dbs.pool.query(`SELECT count(*)::int AS n FROM mail_events WHERE mail_id = $1 AND stage = 2`, [id]);
+  const shipped = await dbs.pool.query(`SELECT count(*)::int AS n FROM mail_events WHERE mail_id = $1 AND kind = 'open' AND stage = 2`, [id]);
   t.equal(shipped.rows[0].n, total, 'all marked shipped');
   t.equal((await api.mail(id)).opens, total, 'the mail still counts each once');
 });

@@ -1,20 +1,35 @@
 import type { Logger } from 'pino';
-import { insertMailEvents, type MailEventRow } from '../analytics/mail-events.js';
+import { insertMailEvents, insertMailSnapshots, STATUS_EVENT, type MailEventRow, type MailMirrorRow } from '../analytics/mail-events.js';
 import type { ClickHouseClient } from '../analytics/client.js';
 import { burstClicks, machineReason } from '../domain/tracking/machine.js';
-import { addCounts, claimNew, claimUnshipped, clicksAround, reflag, setStage, type OutboxEvent } from '../domain/tracking/outbox.js';
+import {
+  addCounts,
+  claimNew,
+  claimUnshipped,
+  clicksAround,
+  lockMails,
+  reflag,
+  setStage,
+  snapshotMails,
+  type MailSnapshot,
+  type OutboxEvent,
+} from '../domain/tracking/outbox.js';
 import { withTransaction, type Pool } from '../sql/pool.js';
 
 /**
  * The event pump: moves the mail_events outbox forward, continuously (tracking's lag target is
- * seconds, below pg-boss's one-minute schedules). One transaction per tick:
+ * seconds, below pg-boss's one-minute schedules). The outbox holds opens, clicks, unsubscribes,
+ * complaints and every delivery move ('status', written by a trigger on mail_logs). One
+ * transaction per tick:
  *   1. claim the oldest new events (stage 0) and, unless ClickHouse is backing off, the oldest
  *      counted-but-unshipped ones (stage 1), FOR UPDATE SKIP LOCKED (pumps of several workers
  *      share the work);
  *   2. flag machine-made events (domain/tracking/machine.ts);
- *   3. insert them all into ClickHouse in one batch;
- *   4. add the new opens and clicks to mails.opens / mails.clicks;
- *   5. mark them shipped (stage 2), or counted only (stage 1) if ClickHouse failed.
+ *   3. lock the mails they touch, add the new opens and clicks to mails.opens / mails.clicks and
+ *      read the mails' current rows;
+ *   4. insert the events and those mail snapshots (the mirror of the sent and unopened
+ *      listings) into ClickHouse;
+ *   5. mark the events shipped (stage 2), or counted only (stage 1) if ClickHouse failed.
  * Counting never waits for ClickHouse: during an outage events keep being counted and wait at
  * stage 1; ClickHouse is retried with backoff and gets the backlog when it is back. A crash
  * between 3 and the commit re-ships the batch, which ClickHouse's ReplacingMergeTree collapses.
@@ -65,22 +80,6 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
 
       const flags = await flagFresh(c, fresh);
       const live = [...fresh, ...backlog].filter((e) => e.to_email !== null);
-      let shipped = false;
-      if (tryClickHouse && live.length) {
-        try {
-          await insertMailEvents(opts.clickhouse, live.map((e) => toRow(e, flags.get(e.id) ?? e.machine)));
-          shipped = true;
-          if (backoffMs) logger.info({ backlog: backlog.length }, 'clickhouse is back: shipping the backlog');
-          backoffMs = 0;
-        } catch (err) {
-          backoffMs = Math.min(backoffMs ? backoffMs * 2 : BACKOFF_MIN_MS, BACKOFF_MAX_MS);
-          retryClickHouseAt = Date.now() + backoffMs;
-          logger.warn({ err: (err as Error).message, retryInMs: backoffMs }, 'clickhouse insert failed: events wait in the outbox');
-        }
-      } else if (!live.length) {
-        shipped = true; // only events of purged mails: nothing to ship, nothing to keep waiting
-      }
-
       const counts = new Map<string, { opens: number; clicks: number }>();
       for (const e of fresh) {
         if (e.kind !== 'open' && e.kind !== 'click') continue;
@@ -89,7 +88,27 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
         else n.clicks++;
         counts.set(e.mail_id, n);
       }
+      const shipping = tryClickHouse && live.length > 0;
+      const touched = shipping ? [...new Set(live.map((e) => e.mail_id))] : [...counts.keys()];
+      await lockMails(c, touched);
       await addCounts(c, counts);
+
+      let shipped = !live.length; // only events of purged mails: nothing to ship, nothing to wait for
+      if (shipping) {
+        const snapshots = await snapshotMails(c, touched);
+        try {
+          await insertMailEvents(opts.clickhouse, live.map((e) => toRow(e, flags.get(e.id) ?? e.machine)));
+          await insertMailSnapshots(opts.clickhouse, snapshots.map(toMirrorRow));
+          shipped = true;
+          if (backoffMs) logger.info({ backlog: backlog.length }, 'clickhouse is back: shipping the backlog');
+          backoffMs = 0;
+        } catch (err) {
+          backoffMs = Math.min(backoffMs ? backoffMs * 2 : BACKOFF_MIN_MS, BACKOFF_MAX_MS);
+          retryClickHouseAt = Date.now() + backoffMs;
+          logger.warn({ err: (err as Error).message, retryInMs: backoffMs }, 'clickhouse insert failed: events wait in the outbox');
+        }
+      }
+
       const withFlags = (es: OutboxEvent[]) => es.map((e) => ({ id: e.id, machine: flags.get(e.id) ?? e.machine }));
       await setStage(c, withFlags(fresh), shipped ? 2 : 1);
       if (shipped) await setStage(c, withFlags(backlog), 2);
@@ -149,10 +168,34 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
   };
 }
 
+function toMirrorRow(m: MailSnapshot): MailMirrorRow {
+  return {
+    instance_id: m.instance_id,
+    received_at: m.received_at,
+    mail_id: m.mail_id,
+    msg_id: m.msg_id,
+    recipient: m.to_email,
+    subject: m.subject,
+    sender_id: m.sender_id,
+    sender: m.sender,
+    status: m.status,
+    bounce_class: m.bounce_class ?? '',
+    opens: m.opens,
+    clicks: m.clicks,
+    queued_at: m.queued_at,
+    sent_at: m.sent_at,
+    delay: m.delay,
+    custom_msg_id: m.custom_msg_id,
+    custom_group_code: m.custom_group_code,
+    version: m.version,
+  };
+}
+
 function toRow(e: OutboxEvent, machine: string | null): MailEventRow {
   return {
     instance_id: e.instance_id,
-    event_type: e.kind,
+    event_type: e.kind === 'status' ? STATUS_EVENT[e.status!]! : e.kind,
+    status: e.status,
     occurred_at: e.occurred_at,
     event_id: e.id,
     mail_id: e.mail_id,

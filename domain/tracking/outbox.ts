@@ -10,7 +10,9 @@ export interface OutboxEvent {
   id: number;
   instance_id: number;
   mail_id: string;
-  kind: 'open' | 'click' | 'unsubscribe' | 'complaint';
+  kind: 'open' | 'click' | 'unsubscribe' | 'complaint' | 'status';
+  /** The status a 'status' event moved the mail to (1-7). */
+  status: number | null;
   url: string | null;
   user_agent: string | null;
   ip: string | null;
@@ -30,7 +32,7 @@ export interface OutboxEvent {
 }
 
 const CLAIM = (stage: 0 | 1) => `
-SELECT e.id, e.instance_id, e.mail_id, e.kind, e.url, e.user_agent, host(e.ip) AS ip, e.occurred_at, e.machine, e.stage,
+SELECT e.id, e.instance_id, e.mail_id, e.kind, e.status, e.url, e.user_agent, host(e.ip) AS ip, e.occurred_at, e.machine, e.stage,
        m.msg_id, m.to_email, m.sender_id, m.sender, m.subject, m.custom_msg_id, m.custom_group_code, m.received_at, m.sent_at
   FROM mail_events e LEFT JOIN mails m ON m.mail_id = e.mail_id
  WHERE e.stage = ${stage}
@@ -65,19 +67,65 @@ export async function clicksAround(
 }
 
 /**
- * Add counted opens and clicks to their mails. Mails in id order, so two pumps touching the same
- * mails lock them in the same order.
+ * Lock the mails a batch touches, in mail_id order (two pumps, or a pump and a send worker,
+ * never wait on each other in a cycle), so the counts added and the snapshots read after are
+ * those of the committed rows plus this transaction's own changes.
  */
+export async function lockMails(c: Client, mailIds: readonly string[]): Promise<void> {
+  if (!mailIds.length) return;
+  await c.query({
+    name: 'outbox_lock_mails',
+    text: `SELECT 1 FROM mails WHERE mail_id = ANY($1::text[]) ORDER BY mail_id FOR UPDATE`,
+    values: [mailIds],
+  });
+}
+
+/** Add counted opens and clicks to their (locked) mails. */
 export async function addCounts(c: Client, counts: Map<string, { opens: number; clicks: number }>): Promise<void> {
   if (!counts.size) return;
-  const ids = [...counts.keys()].sort();
+  const ids = [...counts.keys()];
   await c.query(
-    `WITH locked AS (SELECT id, mail_id FROM mails WHERE mail_id = ANY($1::text[]) ORDER BY mail_id FOR UPDATE)
-     UPDATE mails m SET opens = m.opens + x.opens, clicks = m.clicks + x.clicks
-       FROM locked JOIN unnest($1::text[], $2::int[], $3::int[]) AS x(mail_id, opens, clicks) USING (mail_id)
-      WHERE m.id = locked.id`,
+    `UPDATE mails m SET opens = m.opens + x.opens, clicks = m.clicks + x.clicks
+       FROM unnest($1::text[], $2::int[], $3::int[]) AS x(mail_id, opens, clicks)
+      WHERE m.mail_id = x.mail_id`,
     [ids, ids.map((id) => counts.get(id)!.opens), ids.map((id) => counts.get(id)!.clicks)],
   );
+}
+
+export interface MailSnapshot {
+  instance_id: number;
+  received_at: Date;
+  mail_id: string;
+  msg_id: string;
+  to_email: string;
+  subject: string;
+  sender_id: number | null;
+  sender: string | null;
+  status: number;
+  bounce_class: string | null;
+  opens: number;
+  clicks: number;
+  queued_at: Date | null;
+  sent_at: Date | null;
+  delay: number | null;
+  custom_msg_id: string | null;
+  custom_group_code: string | null;
+  /** Microseconds of the Postgres clock at this read: orders snapshots (newest wins). */
+  version: string;
+}
+
+/** The current rows of (locked) mails, for ClickHouse's mirror. */
+export async function snapshotMails(c: Client, mailIds: readonly string[]): Promise<MailSnapshot[]> {
+  if (!mailIds.length) return [];
+  const { rows } = await c.query<MailSnapshot>({
+    name: 'outbox_snapshot_mails',
+    text: `SELECT instance_id, received_at, mail_id, msg_id, to_email, subject, sender_id, sender, status, bounce_class,
+                  opens, clicks, queued_at, sent_at, delay, custom_msg_id, custom_group_code,
+                  (extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text AS version
+             FROM mails WHERE mail_id = ANY($1::text[])`,
+    values: [mailIds],
+  });
+  return rows;
 }
 
 /** Move events to a stage, recording their machine flag. */
