@@ -1,0 +1,283 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Page, PageRequest } from '../../domain/pagination.js';
+import { toPage, window } from '../../domain/pagination.js';
+import type { Tenant } from '../../domain/tenancy/context.js';
+import { toUtcRange, type LocalDateFilter } from '../../domain/time/local-date-range.js';
+import type { ActivityQuery } from './query.js';
+
+/** The common filters of the activity listings (spec: Common filters of the activity listings). */
+export interface ActivityFilter extends LocalDateFilter {
+  msg_id?: string;
+  mail_id?: string;
+  sender_id?: number;
+  recipient?: string;
+  /** Ignored without `recipient`; eq when omitted. */
+  recipient_operator?: 'eq' | 'starts_with';
+  custom_msg_id?: string;
+  custom_group_code?: string;
+  /** Partial, case-insensitive. */
+  subject?: string;
+}
+
+export type GroupBy = 'none' | 'mail_id' | 'msg_id';
+
+/** Opens and clicks: the common filters, the row shape, and the machine-made exclusion. */
+export interface EventActivityFilter extends ActivityFilter {
+  /** none when omitted. */
+  group_by?: GroupBy;
+  /** Leave out events flagged as machine-made (docs/tracking.md); false when omitted. */
+  exclude_machine?: boolean;
+}
+
+/**
+ * Rows [offset, offset + limit) of a query's ordered result. Builders take it optionally: without
+ * it (the exports) the query has no LIMIT; with it (the listings) the LIMIT goes where it makes the
+ * query cheapest, which is not always the outermost SELECT (see opens.ts, msg_id mode).
+ */
+export interface PageWindow {
+  limit: number;
+  offset: number;
+}
+
+/**
+ * ClickHouse settings every activity query runs with, listing or export: date-times as ISO 8601
+ * UTC (2026-11-22T10:00:00.000Z, the API's format) and 64-bit integers as JSON numbers.
+ */
+export const ACTIVITY_SETTINGS = {
+  date_time_output_format: 'iso',
+  output_format_json_quote_64bit_integers: 0,
+} as const;
+
+/** DateTime64(3, 'UTC') parameter text: ClickHouse reads it in the type's zone (UTC). */
+export function chDateTime(d: Date): string {
+  return d.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+export const DATETIME_PARAM = `DateTime64(3, 'UTC')`;
+
+export interface Where {
+  /** Conditions joined with AND; always starts with the tenant. */
+  sql: string;
+  params: Record<string, unknown>;
+}
+
+/**
+ * The common filters as one WHERE clause and its parameters, for `mail_events` (time column
+ * occurred_at, the event's time) or the `mails` mirror (received_at): both tables name the mail's
+ * attributes alike. Only the shape of the clause depends on which filters are present; every
+ * value is a `{name:Type}` parameter. Dates are the spec's local dates in tz (else the instance's
+ * zone, else UTC), converted once by toUtcRange (422 for a bad zone or date).
+ *
+ * Recipients are stored lower-case, so the filter value is lower-cased (exact or prefix). The
+ * subject filter is a case-insensitive substring (positionCaseInsensitiveUTF8: no pattern, so
+ * nothing to escape). A `+` sent unencoded arrives here as a space and matches no address.
+ */
+export function activityWhere(
+  tenant: Tenant,
+  f: ActivityFilter,
+  timeColumn: 'occurred_at' | 'received_at',
+  eventType?: 'open' | 'click',
+): Where {
+  const range = toUtcRange(f, tenant.tz);
+  const conditions = ['instance_id = {instance_id:UInt64}'];
+  const params: Record<string, unknown> = { instance_id: tenant.instanceId };
+  const add = (condition: string, name: string, value: unknown) => {
+    conditions.push(condition);
+    params[name] = value;
+  };
+  // The type is ours, not the client's, but stays a parameter like everything else.
+  if (eventType) add('event_type = {event_type:String}', 'event_type', eventType);
+  if (range.from) add(`${timeColumn} >= {from:${DATETIME_PARAM}}`, 'from', chDateTime(range.from));
+  if (range.to) add(`${timeColumn} < {to:${DATETIME_PARAM}}`, 'to', chDateTime(range.to));
+  if (f.msg_id !== undefined) add('msg_id = {msg_id:String}', 'msg_id', f.msg_id);
+  if (f.mail_id !== undefined) add('mail_id = {mail_id:String}', 'mail_id', f.mail_id);
+  if (f.sender_id !== undefined) add('sender_id = {sender_id:UInt64}', 'sender_id', f.sender_id);
+  if (f.recipient !== undefined) {
+    const recipient = f.recipient.toLowerCase();
+    if (f.recipient_operator === 'starts_with') add('startsWith(recipient, {recipient:String})', 'recipient', recipient);
+    else add('recipient = {recipient:String}', 'recipient', recipient);
+  }
+  if (f.custom_msg_id !== undefined) add('custom_msg_id = {custom_msg_id:String}', 'custom_msg_id', f.custom_msg_id);
+  if (f.custom_group_code !== undefined) add('custom_group_code = {custom_group_code:String}', 'custom_group_code', f.custom_group_code);
+  if (f.subject !== undefined) add('positionCaseInsensitiveUTF8(subject, {subject:String}) > 0', 'subject', f.subject);
+  return { sql: conditions.join(' AND '), params };
+}
+
+/** The common filters over one event type of `mail_events`, in its key order (tenant, type, time). */
+export function eventWhere(tenant: Tenant, f: ActivityFilter, eventType: 'open' | 'click'): Where {
+  return activityWhere(tenant, f, 'occurred_at', eventType);
+}
+
+/** ` LIMIT ... OFFSET ...` of a page window, parameters included; '' without one. */
+export function limitClause(page: PageWindow | undefined, params: Record<string, unknown>): string {
+  if (!page) return '';
+  params.page_limit = page.limit;
+  params.page_offset = page.offset;
+  return ' LIMIT {page_limit:UInt32} OFFSET {page_offset:UInt64}';
+}
+
+/**
+ * The newest version of each row of a ReplacingMergeTree, newest-first in key order, filtered.
+ * Both tables can hold a row more than once until merges catch up (a re-shipped event batch, a
+ * mail's successive snapshots), and conditions on columns that change between versions
+ * (`machine`, a mail's status and counts) must see the newest version only.
+ *
+ * - Whole range (an export): FINAL, which streams in constant memory.
+ * - A page: FINAL cannot read in key order, so it would merge the whole range to return 21 rows;
+ *   instead read in key order without FINAL, keep the first (newest `version`) row of each key
+ *   with LIMIT 1 BY, filter, and stop once the page is full. Both forms return the same rows.
+ */
+export function latestRows(o: {
+  table: string;
+  where: Where;
+  /** Conditions on columns that change between versions, applied to the newest version only. */
+  after: string[];
+  /** The sorting key (without tenant and fixed prefix), descending: 'occurred_at DESC, event_id DESC'. */
+  keyDesc: string;
+  /** The same key columns, for LIMIT 1 BY. */
+  key: string;
+  version: string;
+  select: string;
+  page?: PageWindow;
+  params: Record<string, unknown>;
+}): string {
+  const after = o.after.length ? o.after.join(' AND ') : '';
+  if (!o.page) {
+    return `SELECT ${o.select} FROM ${o.table} FINAL WHERE ${o.where.sql}${after ? ` AND ${after}` : ''} ORDER BY ${o.keyDesc}`;
+  }
+  // `SELECT *` inside, on purpose: ClickHouse still reads only the columns used above, and with an
+  // explicit list (26.7) the outer ORDER BY loses the "already sorted" property and becomes a
+  // full sort, which reads the whole range instead of stopping at the page.
+  return `SELECT ${o.select}
+    FROM (SELECT * FROM ${o.table} WHERE ${o.where.sql}
+          ORDER BY ${o.keyDesc}, ${o.version} DESC LIMIT 1 BY ${o.key})
+    ${after ? `WHERE ${after}` : ''}
+    ORDER BY ${o.keyDesc}${limitClause(o.page, o.params)}`;
+}
+
+// ---- Pieces of the grouped opens and clicks listings (opens.ts, clicks.ts).
+
+/** Conditions on the newest version of an event (a re-shipped event may carry a new flag). */
+export function machineCondition(f: EventActivityFilter): string[] {
+  return f.exclude_machine ? ["machine = ''"] : [];
+}
+
+/**
+ * The grouped listings (group_by mail_id or msg_id).
+ *
+ * Exports aggregate every group of the range in one pass over the deduplicated events (FINAL).
+ *
+ * A page does not need every group: its groups are ordered by their latest event, so they are
+ * the first distinct keys met when reading the events newest first, which is the table's key
+ * order read backwards. The first pass reads that way, drops duplicate copies of an event (and,
+ * with exclude_machine, flagged events, judged on their newest copy), keeps the first row of each
+ * key and stops after the page's keys: for the first pages it reads a small part of the range.
+ * The second pass aggregates the events of those keys only (a key filter ClickHouse applies
+ * while reading, helped by the mail_id / msg_id bloom filter indexes). Both passes see the same
+ * events, so the order of the keys and the rows agree.
+ *
+ * The events reach the aggregation as a subquery `e`: the grouping SELECT has no WHERE of its
+ * own, so its output aliases (msg_id, sender...) never shadow the filters' columns.
+ *
+ * `SELECT *` in the nested subqueries, on purpose: ClickHouse reads only the columns used in the
+ * end, and with an explicit list (26.7) an outer ORDER BY loses the "already sorted" property of
+ * its input and becomes a full sort, which reads the whole range instead of stopping early.
+ */
+function newestEvents(where: string, after: string[], order: string, key: string): string {
+  const deduped = `SELECT * FROM mail_events WHERE ${where} ORDER BY ${order}, shipped_at DESC LIMIT 1 BY ${key}`;
+  return after.length ? `SELECT * FROM (${deduped}) WHERE ${after.join(' AND ')}` : deduped;
+}
+
+function pageKeys(key: 'mail_id' | 'msg_id', where: Where, after: string[], page: PageWindow, params: Record<string, unknown>): string {
+  const events = newestEvents(where.sql, after, `occurred_at DESC, ${key} DESC, event_id DESC`, `occurred_at, ${key}, event_id`);
+  return `SELECT ${key} FROM (SELECT * FROM (${events}) ORDER BY occurred_at DESC, ${key} DESC LIMIT 1 BY ${key})
+      ORDER BY occurred_at DESC, ${key} DESC${limitClause(page, params)}`;
+}
+
+/** The events `e` to aggregate: all of the range (export), or those of the page's keys. */
+function eventsToGroup(q: GroupedQuery, keyFilter: string): string {
+  if (!q.page) return `(SELECT ${q.columns} FROM mail_events FINAL WHERE ${[q.where.sql, ...q.after].join(' AND ')}) AS e`;
+  return `(${newestEvents(`${q.where.sql} AND ${keyFilter}`, q.after, 'occurred_at DESC, event_id DESC', 'occurred_at, event_id')}) AS e`;
+}
+
+export interface GroupedQuery {
+  where: Where;
+  /** Conditions on the newest copy of an event (machineCondition). */
+  after: string[];
+  /** Columns of mail_events the aggregates read (for the one-pass form). */
+  columns: string;
+  /** The SELECT list over `e`, grouped by the key. */
+  aggregates: string;
+  /** Alias of max(e.occurred_at) in `aggregates`: the listing's order. */
+  last: string;
+  page?: PageWindow;
+  params: Record<string, unknown>;
+}
+
+/** group_by=mail_id: one row per recipient, latest event first. */
+export function groupedByMail(q: GroupedQuery): string {
+  const keys = q.page ? `mail_id IN (${pageKeys('mail_id', q.where, q.after, q.page, q.params)})` : '';
+  return `SELECT ${q.aggregates}
+    FROM ${eventsToGroup(q, keys)}
+    GROUP BY e.mail_id
+    ORDER BY ${q.last} DESC, mail_id DESC`;
+}
+
+/**
+ * group_by=msg_id: one row per message, latest event first, with rcpt_count: the recipients of
+ * the message in the `mails` mirror, whatever their status (uniqExact(mail_id) rather than FINAL:
+ * the mirror holds one row per snapshot of a mail). The lookup reads the tenant's key prefix
+ * through the msg_id bloom filter index, so only the granules of the listed messages: the page's
+ * msg_ids are a scalar, computed once and read by both the second pass and the lookup.
+ * `select` is the final SELECT list over `g` (the aggregates) and `r.n` (rcpt_count).
+ */
+export function groupedByMessage(q: GroupedQuery & { select: string }): string {
+  const ids = q.page
+    ? `(SELECT arrayJoin(page_ids))`
+    : `(SELECT msg_id FROM mail_events WHERE ${q.where.sql})`; // a superset is harmless: only listed messages are joined
+  return `${q.page ? `WITH (SELECT groupArray(msg_id) FROM (${pageKeys('msg_id', q.where, q.after, q.page, q.params)})) AS page_ids
+    ` : ''}SELECT ${q.select}
+    FROM (SELECT ${q.aggregates} FROM ${eventsToGroup(q, `msg_id IN ${ids}`)} GROUP BY e.msg_id) AS g
+    LEFT JOIN (SELECT msg_id, uniqExact(mail_id) AS n FROM mails
+               WHERE instance_id = {instance_id:UInt64} AND msg_id IN ${ids}
+               GROUP BY msg_id) AS r ON r.msg_id = g.msg_id
+    ORDER BY ${q.last} DESC, msg_id DESC`;
+}
+
+/**
+ * A message's subject, or null when its recipients' subjects differ (merge tags render a subject
+ * per recipient).
+ */
+export const messageSubject = 'if(min(e.subject) = max(e.subject), min(e.subject), NULL)';
+
+/** A count for total_items: one number, `{name:Type}` parameters like its listing. */
+export interface CountQuery {
+  name: string;
+  sql: string;
+  params: Record<string, unknown>;
+}
+
+/**
+ * Run a listing: its query with the page window of `req` (one row more than the page, so has_more
+ * is exact without a count) and, where the listing has one, its count alongside.
+ */
+export async function fetchPage<T>(
+  ch: ClickHouseClient,
+  build: (page: PageWindow) => ActivityQuery,
+  req: PageRequest,
+  count?: CountQuery,
+): Promise<Page<T>> {
+  const q = build(window(req));
+  const [rows, total] = await Promise.all([
+    ch
+      .query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', clickhouse_settings: { ...ACTIVITY_SETTINGS, log_comment: q.name } })
+      .then((rs) => rs.json<T>()),
+    count
+      ? ch
+          .query({ query: count.sql, query_params: count.params, format: 'JSONEachRow', clickhouse_settings: { ...ACTIVITY_SETTINGS, log_comment: count.name } })
+          .then((rs) => rs.json<{ n: number }>())
+          .then((r) => Number(r[0]?.n ?? 0))
+      : Promise.resolve(null),
+  ]);
+  return toPage(rows, req, total);
+}
