@@ -1,5 +1,6 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { createApp } from '../api/app.js';
+import { trackingFastPath } from '../api/tracking.js';
 import type { Route } from '../api/route.js';
 import { createClickHouseClient } from '../analytics/client.js';
 import { createPool } from '../sql/pool.js';
@@ -21,9 +22,13 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
   const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl));
   const queue = jobQueue(config.databaseUrl!);
   const app = createApp({ pool, clickhouse, config, logger, queue }, extraRoutes);
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, () => resolve(s));
-    s.once('error', reject);
+  // Opens and clicks are answered ahead of Express (api/tracking.ts, trackingFastPath: the hot
+  // path of tracking); every other request, and any tracking request it does not take, is Express's.
+  const fast = trackingFastPath(app);
+  const server = createServer(fast ? (req, res) => void (fast(req, res) || app(req, res)) : app);
+  await new Promise<void>((resolve, reject) => {
+    server.listen(config.port, () => resolve());
+    server.once('error', reject);
   });
   // Behind a router keep-alive connections must outlive its idle timeout, or requests race closes.
   server.keepAliveTimeout = 65_000;

@@ -7,6 +7,7 @@ import { trackingSecret } from '../domain/tracking/secret.js';
 import { clickToken, openToken, signToken, unsubscribeToken } from '../domain/tracking/tokens.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { mailApi, messagesOf, startSendStack, waitFor } from './helpers/send-stack.js';
+import { startTestWeb } from './helpers/web.js';
 
 /**
  * Tracking end to end: real mail from the simulator, its pixel and links fetched over HTTP from
@@ -155,6 +156,81 @@ t.test('no open redirect: tampered or foreign tokens never redirect', async (t) 
   t.equal(px.status, 200, 'a bad pixel token still gets the image');
   const m = await api.mail(id);
   t.same([m.opens, m.clicks], [0, 0], 'and nothing is recorded');
+});
+
+t.test('opens and clicks answered ahead of Express keep the HTTP conventions', async (t) => {
+  // runtime/web.ts answers GET/HEAD /t/o and /t/c without Express (api/tracking.ts, fast path);
+  // these are the conventions its answers share with every other answer of the web process.
+  const id = await delivered(t, 'conventions@example.org');
+  const pixel = `/t/o/${openToken(secret, id)}`;
+  const click = `/t/c/${clickToken(secret, id, 'https://shop.example/a b?x=1')}`;
+  const ids = new Set<string>();
+  const fresh = (r: Response, what: string) => {
+    const rid = r.headers.get('x-request-id');
+    t.match(rid, /^[A-Za-z0-9._:-]{8,}$/, `${what}: X-Request-Id`);
+    ids.add(String(rid));
+  };
+
+  const px = await fetch(stack.url + pixel);
+  fresh(px, 'pixel');
+  t.same(
+    ['cache-control', 'pragma', 'expires', 'content-type', 'content-length'].map((h) => px.headers.get(h)),
+    ['no-store, no-cache, must-revalidate, private, max-age=0', 'no-cache', '0', 'image/gif', '42'],
+    'pixel headers',
+  );
+  const headPx = await fetch(stack.url + pixel, { method: 'HEAD' });
+  fresh(headPx, 'HEAD pixel');
+  t.same([headPx.status, headPx.headers.get('content-length'), (await headPx.arrayBuffer()).byteLength], [200, '42', 0], 'HEAD: headers, no body');
+
+  const c = await fetch(stack.url + click, { redirect: 'manual' });
+  fresh(c, 'click');
+  t.same(
+    ['location', 'cache-control', 'referrer-policy', 'vary', 'content-type'].map((h) => c.headers.get(h)),
+    ['https://shop.example/a%20b?x=1', 'no-store, no-cache, must-revalidate, private, max-age=0', 'no-referrer', 'Accept', 'text/plain; charset=utf-8'],
+    'click headers as Express\'s res.redirect sets them',
+  );
+  t.equal(await c.text(), 'Found. Redirecting to https://shop.example/a%20b?x=1');
+  const html = await fetch(stack.url + click, { redirect: 'manual', headers: { accept: 'text/html' } });
+  fresh(html, 'click (html)');
+  t.match(html.headers.get('content-type'), /^text\/html/, 'a browser gets the html body');
+  // Another spelling of the path goes through Express's router: the same answer.
+  const slash = await fetch(`${stack.url}${click}/`, { redirect: 'manual' });
+  fresh(slash, 'click via Express');
+  t.same([slash.status, slash.headers.get('location'), slash.headers.get('vary')], [302, c.headers.get('location'), 'Accept']);
+  t.equal(ids.size, 5, 'a fresh id per answer');
+
+  for (const path of [pixel, click]) {
+    const kept = await fetch(stack.url + path, { redirect: 'manual', headers: { 'x-request-id': 'router-abc-12345' } });
+    t.equal(kept.headers.get('x-request-id'), 'router-abc-12345', `${path.slice(0, 4)}: a plain incoming id is kept`);
+    const junk = await fetch(stack.url + path, { redirect: 'manual', headers: { 'x-request-id': 'no spaces <script>' } });
+    t.not(junk.headers.get('x-request-id'), 'no spaces <script>', `${path.slice(0, 4)}: junk is replaced`);
+    // Other methods are Express's 405, as on every other path.
+    const post = await fetch(stack.url + path, { method: 'POST' });
+    t.equal(post.status, 405, `POST ${path.slice(0, 4)}: 405`);
+    t.equal(post.headers.get('allow'), 'GET, HEAD');
+    t.match(post.headers.get('content-type'), /^application\/problem\+json/);
+    t.equal((await post.json()).trace_id, post.headers.get('x-request-id'));
+  }
+
+  // The client address honours TRUST_PROXY exactly as Express's req.ip does.
+  const proxied = await startTestWeb(t, dbs, { env: { TRUST_PROXY: 'loopback' } });
+  const xff = { 'x-forwarded-for': '203.0.113.9, 198.51.100.7', 'user-agent': BROWSER };
+  await fetch(stack.url + pixel, { headers: xff });
+  await fetch(proxied.url + pixel, { headers: xff });
+  await fetch(proxied.url + click, { redirect: 'manual', headers: xff });
+  const ips = await dbs.pool.query(`SELECT kind, host(ip) AS ip FROM mail_events WHERE mail_id = $1 AND user_agent = $2 ORDER BY id`, [id, BROWSER]);
+  t.same(ips.rows, [
+    { kind: 'open', ip: '::ffff:127.0.0.1' },
+    { kind: 'open', ip: '198.51.100.7' },
+    { kind: 'click', ip: '198.51.100.7' },
+  ], 'forwarded address believed only from a trusted proxy, only its own hop');
+
+  const metrics = await (await fetch(`${stack.url}/metrics`)).text();
+  for (const [method, route, status] of [['GET', '/t/o/{token}', '200'], ['HEAD', '/t/o/{token}', '200'], ['GET', '/t/c/{token}', '302']]) {
+    const line = metrics.split('\n').find((l) => l.startsWith(`cartero_http_request_duration_seconds_count{method="${method}",route="${route}",status="${status}"}`));
+    t.ok(line && Number(line.split(' ')[1]) > 0, `/metrics counts ${method} ${route} ${status}`);
+  }
+  t.notMatch(metrics, /route="\/t\/[oc]\/ey/, 'no token in a label');
 });
 
 t.test('machine-made opens and clicks are flagged, not dropped', async (t) => {
