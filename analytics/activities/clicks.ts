@@ -2,6 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Page, PageRequest } from '../../domain/pagination.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
 import {
+  eventCountSql,
   eventWhere,
   fetchPage,
   groupedByMail,
@@ -150,7 +151,7 @@ export function clicksCountQuery(tenant: Tenant, f: EventActivityFilter): CountQ
   const where = eventWhere(tenant, f, 'click');
   return {
     name: 'clicks.count',
-    sql: `SELECT count() AS n FROM mail_events FINAL WHERE ${[where.sql, ...machineCondition(f)].join(' AND ')}`,
+    sql: eventCountSql(where, f),
     params: where.params,
   };
 }

@@ -2,6 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Page, PageRequest } from '../../domain/pagination.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
 import {
+  eventCountSql,
   eventWhere,
   fetchPage,
   groupedByMail,
@@ -131,7 +132,7 @@ export function opensCountQuery(tenant: Tenant, f: EventActivityFilter): CountQu
   const where = eventWhere(tenant, f, 'open');
   return {
     name: 'opens.count',
-    sql: `SELECT count() AS n FROM mail_events FINAL WHERE ${[where.sql, ...machineCondition(f)].join(' AND ')}`,
+    sql: eventCountSql(where, f),
     params: where.params,
   };
 }
