@@ -359,3 +359,16 @@ t.test('ClickHouse down while 1,000 opens arrive: all counted once when it is ba
   t.equal(shipped.rows[0].n, total, 'all marked shipped');
   t.equal((await api.mail(id)).opens, total, 'the mail still counts each once');
 });
+
+t.test('a form field with a NUL byte unsubscribes instead of failing with a 500', async (t) => {
+  const id = await delivered(t, 'nul@example.org');
+  const { unsubscribe } = await linksOf(id);
+  const r = await fetch(local(unsubscribe), {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'reason=other&comment=a%00b',
+  });
+  t.equal(r.status, 200);
+  const row = await dbs.pool.query(`SELECT method, reason, comment FROM mail_unsubscribes WHERE mail_id = $1`, [id]);
+  t.same(row.rows, [{ method: 'page', reason: 'other', comment: 'ab' }]);
+});

@@ -8,6 +8,7 @@ import {
   claimUnshipped,
   clicksAround,
   lockMails,
+  markShipped,
   reflag,
   setStage,
   snapshotMails,
@@ -25,11 +26,11 @@ import { withTransaction, type Pool } from '../sql/pool.js';
  *      counted-but-unshipped ones (stage 1), FOR UPDATE SKIP LOCKED (pumps of several workers
  *      share the work);
  *   2. flag machine-made events (domain/tracking/machine.ts);
- *   3. lock the mails they touch, add the new opens and clicks to mails.opens / mails.clicks and
- *      read the mails' current rows;
- *   4. insert the events and those mail snapshots (the mirror of the sent and unopened
- *      listings) into ClickHouse;
- *   5. mark the events shipped (stage 2), or counted only (stage 1) if ClickHouse failed.
+ *   3. lock the mails they touch, add the new opens and clicks to mails.opens / mails.clicks,
+ *      read the mails' current rows, and mark the new events counted (stage 1); commit;
+ *   4. outside any transaction, insert the events and those mail snapshots (the mirror of the
+ *      sent and unopened listings) into ClickHouse;
+ *   5. mark the events shipped (stage 2), unless a newer flag was written meanwhile.
  * Counting never waits for ClickHouse: during an outage events keep being counted and wait at
  * stage 1; ClickHouse is retried with backoff and gets the backlog when it is back. A crash
  * between 3 and the commit re-ships the batch, which ClickHouse's ReplacingMergeTree collapses.
@@ -73,10 +74,12 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
 
   async function tick(): Promise<TickResult> {
     const tryClickHouse = Date.now() >= retryClickHouseAt;
-    return withTransaction(opts.pool, async (c) => {
+    // 1. Count and flag in one short transaction; ClickHouse is never called while it holds locks
+    //    (a slow ClickHouse must not hold up the send worker's moves of the same mails).
+    const counted = await withTransaction(opts.pool, async (c) => {
       const fresh = await claimNew(c, batchSize);
       const backlog = tryClickHouse ? await claimUnshipped(c, batchSize) : [];
-      if (!fresh.length && !backlog.length) return { counted: 0, shipped: 0, clickhouseFailed: false };
+      if (!fresh.length && !backlog.length) return undefined;
 
       const flags = await flagFresh(c, fresh);
       const live = [...fresh, ...backlog].filter((e) => e.to_email !== null);
@@ -92,28 +95,31 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
       const touched = shipping ? [...new Set(live.map((e) => e.mail_id))] : [...counts.keys()];
       await lockMails(c, touched);
       await addCounts(c, counts);
-
-      let shipped = !live.length; // only events of purged mails: nothing to ship, nothing to wait for
-      if (shipping) {
-        const snapshots = await snapshotMails(c, touched);
-        try {
-          await insertMailEvents(opts.clickhouse, live.map((e) => toRow(e, flags.get(e.id) ?? e.machine)));
-          await insertMailSnapshots(opts.clickhouse, snapshots.map(toMirrorRow));
-          shipped = true;
-          if (backoffMs) logger.info({ backlog: backlog.length }, 'clickhouse is back: shipping the backlog');
-          backoffMs = 0;
-        } catch (err) {
-          backoffMs = Math.min(backoffMs ? backoffMs * 2 : BACKOFF_MIN_MS, BACKOFF_MAX_MS);
-          retryClickHouseAt = Date.now() + backoffMs;
-          logger.warn({ err: (err as Error).message, retryInMs: backoffMs }, 'clickhouse insert failed: events wait in the outbox');
-        }
-      }
-
-      const withFlags = (es: OutboxEvent[]) => es.map((e) => ({ id: e.id, machine: flags.get(e.id) ?? e.machine }));
-      await setStage(c, withFlags(fresh), shipped ? 2 : 1);
-      if (shipped) await setStage(c, withFlags(backlog), 2);
-      return { counted: fresh.length, shipped: shipped ? live.length : 0, clickhouseFailed: tryClickHouse && !shipped };
+      const snapshots = shipping ? await snapshotMails(c, touched) : [];
+      const flagged = (e: OutboxEvent) => ({ id: e.id, machine: flags.has(e.id) ? flags.get(e.id)! : e.machine });
+      // Events of purged mails have nothing to ship: done.
+      await setStage(c, fresh.filter((e) => e.to_email !== null).map(flagged), 1);
+      await setStage(c, [...fresh, ...backlog].filter((e) => e.to_email === null).map(flagged), 2);
+      return { fresh: fresh.length, shipping, live: live.map(flagged), rows: live.map((e) => toRow(e, flagged(e).machine)), snapshots };
     });
+    if (!counted) return { counted: 0, shipped: 0, clickhouseFailed: false };
+    if (!counted.shipping) return { counted: counted.fresh, shipped: 0, clickhouseFailed: false };
+
+    // 2. Ship, then mark shipped. A crash in between re-ships the rows later, which ClickHouse's
+    //    ReplacingMergeTree collapses; two pumps shipping the same backlog likewise.
+    try {
+      await insertMailEvents(opts.clickhouse, counted.rows);
+      await insertMailSnapshots(opts.clickhouse, counted.snapshots.map(toMirrorRow));
+    } catch (err) {
+      backoffMs = Math.min(backoffMs ? backoffMs * 2 : BACKOFF_MIN_MS, BACKOFF_MAX_MS);
+      retryClickHouseAt = Date.now() + backoffMs;
+      logger.warn({ err: (err as Error).message, retryInMs: backoffMs }, 'clickhouse insert failed: events wait in the outbox');
+      return { counted: counted.fresh, shipped: 0, clickhouseFailed: true };
+    }
+    if (backoffMs) logger.info('clickhouse is back: the backlog is being shipped');
+    backoffMs = 0;
+    await withTransaction(opts.pool, (c) => markShipped(c, counted.live));
+    return { counted: counted.fresh, shipped: counted.rows.length, clickhouseFailed: false };
   }
 
   /**

@@ -285,9 +285,15 @@ class OutcomeRecorder {
         if (moved.some((m) => m.status === MailStatus.bounced && m.bounce_class === 'soft')) this.onSoftBounce(tenant.instanceId);
         return;
       } catch (err) {
-        if (!(err instanceof DependencyUnavailable) || pause === 0) throw err;
+        if (!(err instanceof DependencyUnavailable || isTransientConflict(err)) || pause === 0) throw err;
         await new Promise((r) => setTimeout(r, pause));
       }
     }
   }
+}
+
+/** Deadlock or serialization failure: the transaction was rolled back whole and can simply rerun. */
+function isTransientConflict(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return code === '40P01' || code === '40001';
 }

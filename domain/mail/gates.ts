@@ -59,7 +59,8 @@ export async function loadSendContexts(tenant: Tenant, client: Client, mailIds: 
        LEFT JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id
        LEFT JOIN mail_restrictions r ON r.instance_id = m.instance_id AND r.recipient = lower(m.to_email) AND r.deleted_at IS NULL
       WHERE m.instance_id = $1 AND m.mail_id = ANY ($2::text[])
-      ORDER BY m.id
+      -- mail_id order: the order every transaction that locks several mails uses (no deadlocks).
+      ORDER BY m.mail_id
         FOR UPDATE OF m`,
     [tenant.instanceId, [...mailIds]],
   );

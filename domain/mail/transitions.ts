@@ -51,6 +51,10 @@ const MOVE = `
 WITH r AS (
   SELECT * FROM unnest($2::text[], $3::smallint[], $4::int[], $5::text[], $6::int[], $7::text[], $8::int[], $9::text[], $10::text[], $11::int[], $12::text[])
     AS r(mail_id, status, smtp_try, bounce_class, from_mask, reason, smtp_code, smtp_enhanced, smtp_reply, attempt, bounce_source)
+), locked AS (
+  -- Row locks in mail_id order, as the event pump takes them (domain/tracking/outbox.ts): two
+  -- transactions moving overlapping mails never wait on each other in a cycle.
+  SELECT m.id FROM mails m WHERE m.instance_id = $1 AND m.mail_id = ANY($2::text[]) ORDER BY m.mail_id FOR UPDATE
 ), moved AS (
   UPDATE mails m
      SET status = r.status,
@@ -62,6 +66,7 @@ WITH r AS (
          updated_at = now()
     FROM r
    WHERE m.instance_id = $1 AND m.mail_id = r.mail_id AND (r.from_mask IS NULL OR (r.from_mask >> m.status) & 1 = 1)
+     AND m.id IN (SELECT id FROM locked)
   RETURNING m.mail_id, m.status, m.attempts, m.bounce_class, m.queued_at, m.sent_at, m.delay, m.updated_at, m.to_email,
             r.smtp_try, r.reason, r.smtp_code, r.smtp_enhanced, r.smtp_reply, r.attempt, r.bounce_source
 ), bounces AS (

@@ -139,6 +139,20 @@ export async function setStage(c: Client, events: ReadonlyArray<{ id: number; ma
 }
 
 /**
+ * Mark shipped events stage 2, each only if it still holds the flag that was shipped: an event
+ * re-flagged meanwhile (reflag) stays at stage 1 and ships again with its new flag.
+ */
+export async function markShipped(c: Client, events: ReadonlyArray<{ id: number; machine: string | null }>): Promise<void> {
+  if (!events.length) return;
+  await c.query(
+    `UPDATE mail_events e SET stage = 2
+       FROM unnest($1::bigint[], $2::text[]) AS x(id, machine)
+      WHERE e.id = x.id AND e.stage = 1 AND e.machine IS NOT DISTINCT FROM x.machine`,
+    [events.map((e) => e.id), events.map((e) => e.machine)],
+  );
+}
+
+/**
  * Flag events counted earlier that a newer event revealed as machine-made (the first click of a
  * burst); shipped ones go back to stage 1 so ClickHouse gets the flagged version (it replaces
  * the row: same key, later shipped_at).

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { Client, Pool } from '../../sql/pool.js';
 import { query } from '../../sql/pool.js';
 import { lift, restrict } from '../restrictions/restrictions.js';
@@ -86,7 +87,7 @@ export async function unsubscribe(
         clip(input.reason, MAX_REASON),
         clip(input.comment, MAX_COMMENT),
         clip(input.userAgent, MAX_USER_AGENT),
-        input.ip ?? null,
+        inetOrNull(input.ip),
       ],
     );
     const firstTime = event.rows[0]!.inserted;
@@ -108,12 +109,21 @@ export async function resubscribe(tenant: Tenant, pool: Pool, target: Unsubscrib
 async function outbox(tenant: Tenant, c: Client, mailId: string, input: UnsubscribeInput): Promise<void> {
   await c.query(
     `INSERT INTO mail_events (instance_id, mail_id, kind, user_agent, ip) VALUES ($1, $2, 'unsubscribe', $3, $4::inet)`,
-    [tenant.instanceId, mailId, clip(input.userAgent, MAX_USER_AGENT), input.ip ?? null],
+    [tenant.instanceId, mailId, clip(input.userAgent, MAX_USER_AGENT), inetOrNull(input.ip)],
   );
 }
 
 function clip(value: string | null | undefined, max: number): string | null {
   if (value === undefined || value === null) return null;
-  const v = value.trim();
+  // Postgres text cannot hold NUL: a form field carrying one would otherwise be a 500.
+  const v = value.replace(/\u0000/g, '').trim();
   return v === '' ? null : v.slice(0, max);
+}
+
+/**
+ * The client address as Postgres inet, or null. Behind TRUST_PROXY it comes from
+ * X-Forwarded-For, which the client writes: anything that is not an address is dropped.
+ */
+export function inetOrNull(ip: string | null | undefined): string | null {
+  return ip && isIP(ip) ? ip : null;
 }
