@@ -68,6 +68,7 @@ t.test('field blocks: unfolding, repeats, odd lines, blank-ish separators', asyn
   const blocks = parseFieldBlocks('A: 1\nB: two\n  folded\nnot a field\nA: again\n \t\nC:3\r\n\r\n\r\n');
   t.same(blocks.map((b) => Object.fromEntries(b)), [{ a: ['1', 'again'], b: ['two folded'] }, { c: ['3'] }]);
   t.same(parseFieldBlocks(''), []);
+  t.same(parseFieldBlocks('Diagnostic-Code: smtp; 550\u0000 gone\n')[0]!.get('diagnostic-code'), ['smtp; 550 gone'], 'NUL dropped');
 });
 
 t.test('DSN fields: per-message block, one block per recipient', async (t) => {

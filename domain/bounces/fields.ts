@@ -18,7 +18,9 @@ export function parseFieldBlocks(text: string): FieldBlock[] {
   const blocks: FieldBlock[] = [];
   let current: FieldBlock | undefined;
   let last: { name: string; index: number } | undefined;
-  for (const line of text.replace(/\r\n?/g, '\n').split('\n')) {
+  // NUL cannot be stored in Postgres text: a report carrying one would fail with a 451 on every
+  // retry of the reporting MTA, so it is dropped here, where every report field is read.
+  for (const line of text.replace(/\u0000/g, '').replace(/\r\n?/g, '\n').split('\n')) {
     if (line.trim() === '') {
       // An empty line (or one of only white space, which some MTAs emit) ends a block.
       if (current?.size) blocks.push(current);
