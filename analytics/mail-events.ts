@@ -1,3 +1,4 @@
+import type { MailSnapshot } from '../domain/tracking/outbox.js';
 import type { ClickHouseClient } from './client.js';
 
 /** One row of ClickHouse's mail_events (analytics/migrations/002_mail_events.ts). */
@@ -59,28 +60,8 @@ export async function insertMailEvents(ch: ClickHouseClient, rows: readonly Mail
   });
 }
 
-/** One row of ClickHouse's mails mirror (analytics/migrations/003_mails_mirror.ts). */
-export interface MailMirrorRow {
-  instance_id: number;
-  received_at: Date;
-  mail_id: string;
-  msg_id: string;
-  recipient: string;
-  subject: string;
-  sender_id: number | null;
-  sender: string | null;
-  status: number;
-  bounce_class: string;
-  opens: number;
-  clicks: number;
-  queued_at: Date | null;
-  sent_at: Date | null;
-  delay: number | null;
-  custom_msg_id: string | null;
-  custom_group_code: string | null;
-  /** UInt64 as a decimal string (microseconds; beyond a JS number's exact range). */
-  version: string;
-}
+/** One row of ClickHouse's mails mirror: the snapshot the pump reads (domain/tracking/outbox.ts). */
+export type MailMirrorRow = MailSnapshot;
 
 export async function insertMailSnapshots(ch: ClickHouseClient, rows: readonly MailMirrorRow[]): Promise<void> {
   if (!rows.length) return;

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { insertMailEvents, insertMailSnapshots, STATUS_EVENT, type MailEventRow, type MailMirrorRow } from '../analytics/mail-events.js';
+import { insertMailEvents, insertMailSnapshots, STATUS_EVENT, type MailEventRow } from '../analytics/mail-events.js';
 import type { ClickHouseClient } from '../analytics/client.js';
 import { burstClicks, machineReason } from '../domain/tracking/machine.js';
 import {
@@ -12,7 +12,6 @@ import {
   reflag,
   setStage,
   snapshotMails,
-  type MailSnapshot,
   type OutboxEvent,
 } from '../domain/tracking/outbox.js';
 import { withTransaction, type Pool } from '../sql/pool.js';
@@ -109,7 +108,7 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
     //    ReplacingMergeTree collapses; two pumps shipping the same backlog likewise.
     try {
       await insertMailEvents(opts.clickhouse, counted.rows);
-      await insertMailSnapshots(opts.clickhouse, counted.snapshots.map(toMirrorRow));
+      await insertMailSnapshots(opts.clickhouse, counted.snapshots);
     } catch (err) {
       backoffMs = Math.min(backoffMs ? backoffMs * 2 : BACKOFF_MIN_MS, BACKOFF_MAX_MS);
       retryClickHouseAt = Date.now() + backoffMs;
@@ -171,29 +170,6 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
       if (timer) clearTimeout(timer);
       await running.catch(() => {});
     },
-  };
-}
-
-function toMirrorRow(m: MailSnapshot): MailMirrorRow {
-  return {
-    instance_id: m.instance_id,
-    received_at: m.received_at,
-    mail_id: m.mail_id,
-    msg_id: m.msg_id,
-    recipient: m.to_email,
-    subject: m.subject,
-    sender_id: m.sender_id,
-    sender: m.sender,
-    status: m.status,
-    bounce_class: m.bounce_class ?? '',
-    opens: m.opens,
-    clicks: m.clicks,
-    queued_at: m.queued_at,
-    sent_at: m.sent_at,
-    delay: m.delay,
-    custom_msg_id: m.custom_msg_id,
-    custom_group_code: m.custom_group_code,
-    version: m.version,
   };
 }
 

@@ -2,22 +2,12 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Page, PageRequest } from '../../domain/pagination.js';
 import { toPage, window } from '../../domain/pagination.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
-import { toUtcRange, type LocalDateFilter } from '../../domain/time/local-date-range.js';
+import { toUtcRange } from '../../domain/time/local-date-range.js';
+import type { ActivityFilter } from '../../domain/mail/mails.js';
 import type { ActivityQuery } from './query.js';
 
-/** The common filters of the activity listings (spec: Common filters of the activity listings). */
-export interface ActivityFilter extends LocalDateFilter {
-  msg_id?: string;
-  mail_id?: string;
-  sender_id?: number;
-  recipient?: string;
-  /** Ignored without `recipient`; eq when omitted. */
-  recipient_operator?: 'eq' | 'starts_with';
-  custom_msg_id?: string;
-  custom_group_code?: string;
-  /** Partial, case-insensitive. */
-  subject?: string;
-}
+/** The common filters of the activity listings, defined once with GET /v1/mails's. */
+export type { ActivityFilter };
 
 export type GroupBy = 'none' | 'mail_id' | 'msg_id';
 

@@ -1,11 +1,9 @@
 import type { Pool } from '../../sql/pool.js';
-import { retentionStart } from '../mail/ids.js';
-import type { Page, PageRequest } from '../pagination.js';
-import { toPage, window } from '../pagination.js';
-import { likePrefix } from '../text.js';
+import { eventLogValues, type EventLogFilter } from '../mail/event-log-filter.js';
+import type { Page } from '../pagination.js';
+import { toPage } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
-import { toUtcRange, type LocalDateFilter } from '../time/local-date-range.js';
 
 /** One feedback-loop complaint (ARF): the row of mail_complaints with what identifies its mail. */
 export interface Complaint {
@@ -24,12 +22,7 @@ export interface Complaint {
 }
 
 /** The activity listings' filters that apply to an event log (dates on complained_at). */
-export interface ComplaintFilter extends PageRequest, LocalDateFilter {
-  recipient?: string;
-  recipient_operator?: 'eq' | 'starts_with';
-  mail_id?: string;
-  msg_id?: string;
-}
+export type ComplaintFilter = EventLogFilter;
 
 /**
  * GET /v1/mail-complaints: newest first, bounded by the retention of the complained-of mail (as
@@ -37,9 +30,6 @@ export interface ComplaintFilter extends PageRequest, LocalDateFilter {
  * total_items is null, as in the activity listings.
  */
 export async function listComplaints(tenant: Tenant, pool: Pool, f: ComplaintFilter): Promise<Page<Complaint>> {
-  const range = toUtcRange(f, tenant.tz);
-  const recipient = f.recipient == null ? null : f.recipient.toLowerCase();
-  const { limit, offset } = window(f);
   const { rows } = await withTenant(pool, tenant, (c) =>
     c.query<Complaint>({
       name: 'complaints-page',
@@ -56,11 +46,7 @@ export async function listComplaints(tenant: Tenant, pool: Pool, f: ComplaintFil
                 AND ($9::text IS NULL OR m.msg_id = $9)
               ORDER BY k.complained_at DESC, k.id DESC
               LIMIT $10 OFFSET $11`,
-      values: [
-        tenant.instanceId, retentionStart(), range.from, range.to,
-        recipient, f.recipient_operator === 'starts_with', recipient === null ? null : likePrefix(recipient),
-        f.mail_id ?? null, f.msg_id ?? null, limit, offset,
-      ],
+      values: eventLogValues(tenant, f),
     }),
   );
   return toPage(rows, f, null);

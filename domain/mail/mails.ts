@@ -92,16 +92,25 @@ export async function listMailLogs(tenant: Tenant, pool: Pool, mailId: string, r
   });
 }
 
-/** The common filters of the activity listings (spec: Common filters), plus sent's own. */
-export interface MailFilter extends PageRequest, LocalDateFilter {
+/**
+ * The common filters of the activity listings (spec: Common filters of the activity listings),
+ * shared by GET /v1/mails here and the ClickHouse listings (analytics/activities/filters.ts).
+ */
+export interface ActivityFilter extends LocalDateFilter {
   msg_id?: string;
   mail_id?: string;
   sender_id?: number;
   recipient?: string;
+  /** Ignored without `recipient`; eq when omitted. */
   recipient_operator?: 'eq' | 'starts_with';
   custom_msg_id?: string;
   custom_group_code?: string;
+  /** Partial, case-insensitive. */
   subject?: string;
+}
+
+/** GET /v1/mails: the common filters plus sent's own. */
+export interface MailFilter extends PageRequest, ActivityFilter {
   status?: number;
   opened?: 'all' | 'opened' | 'unopened';
 }

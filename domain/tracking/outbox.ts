@@ -92,17 +92,19 @@ export async function addCounts(c: Client, counts: Map<string, { opens: number; 
   );
 }
 
+/** A mail's current row as ClickHouse's mirror holds it (analytics/migrations/003_mails_mirror.ts). */
 export interface MailSnapshot {
   instance_id: number;
   received_at: Date;
   mail_id: string;
   msg_id: string;
-  to_email: string;
+  recipient: string;
   subject: string;
   sender_id: number | null;
   sender: string | null;
   status: number;
-  bounce_class: string | null;
+  /** hard, soft, or '' when not bounced. */
+  bounce_class: string;
   opens: number;
   clicks: number;
   queued_at: Date | null;
@@ -110,7 +112,7 @@ export interface MailSnapshot {
   delay: number | null;
   custom_msg_id: string | null;
   custom_group_code: string | null;
-  /** Microseconds of the Postgres clock at this read: orders snapshots (newest wins). */
+  /** Microseconds of the Postgres clock at this read, as a decimal string (beyond a JS number's exact range): orders snapshots, newest wins. */
   version: string;
 }
 
@@ -119,7 +121,8 @@ export async function snapshotMails(c: Client, mailIds: readonly string[]): Prom
   if (!mailIds.length) return [];
   const { rows } = await c.query<MailSnapshot>({
     name: 'outbox_snapshot_mails',
-    text: `SELECT instance_id, received_at, mail_id, msg_id, to_email, subject, sender_id, sender, status, bounce_class,
+    text: `SELECT instance_id, received_at, mail_id, msg_id, to_email AS recipient, subject, sender_id, sender, status,
+                  coalesce(bounce_class, '') AS bounce_class,
                   opens, clicks, queued_at, sent_at, delay, custom_msg_id, custom_group_code,
                   (extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text AS version
              FROM mails WHERE mail_id = ANY($1::text[])`,

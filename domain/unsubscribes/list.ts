@@ -1,11 +1,9 @@
 import type { Pool } from '../../sql/pool.js';
-import { retentionStart } from '../mail/ids.js';
-import type { Page, PageRequest } from '../pagination.js';
-import { toPage, window } from '../pagination.js';
-import { likePrefix } from '../text.js';
+import { eventLogValues, type EventLogFilter } from '../mail/event-log-filter.js';
+import type { Page } from '../pagination.js';
+import { toPage } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
-import { toUtcRange, type LocalDateFilter } from '../time/local-date-range.js';
 
 /** One unsubscribe event: the row of mail_unsubscribes with what identifies its mail. */
 export interface Unsubscribe {
@@ -25,12 +23,7 @@ export interface Unsubscribe {
 }
 
 /** The activity listings' filters that apply to an event log (dates on unsubscribed_at). */
-export interface UnsubscribeFilter extends PageRequest, LocalDateFilter {
-  recipient?: string;
-  recipient_operator?: 'eq' | 'starts_with';
-  mail_id?: string;
-  msg_id?: string;
-}
+export type UnsubscribeFilter = EventLogFilter;
 
 /**
  * GET /v1/mail-unsubscribes: newest first. An event log bounded by the retention of its mail
@@ -39,9 +32,6 @@ export interface UnsubscribeFilter extends PageRequest, LocalDateFilter {
  * total_items is null, as in the activity listings.
  */
 export async function listUnsubscribes(tenant: Tenant, pool: Pool, f: UnsubscribeFilter): Promise<Page<Unsubscribe>> {
-  const range = toUtcRange(f, tenant.tz);
-  const recipient = f.recipient == null ? null : f.recipient.toLowerCase();
-  const { limit, offset } = window(f);
   const { rows } = await withTenant(pool, tenant, (c) =>
     c.query<Unsubscribe>({
       name: 'unsubscribes-page',
@@ -58,11 +48,7 @@ export async function listUnsubscribes(tenant: Tenant, pool: Pool, f: Unsubscrib
                 AND ($9::text IS NULL OR m.msg_id = $9)
               ORDER BY u.unsubscribed_at DESC, u.id DESC
               LIMIT $10 OFFSET $11`,
-      values: [
-        tenant.instanceId, retentionStart(), range.from, range.to,
-        recipient, f.recipient_operator === 'starts_with', recipient === null ? null : likePrefix(recipient),
-        f.mail_id ?? null, f.msg_id ?? null, limit, offset,
-      ],
+      values: eventLogValues(tenant, f),
     }),
   );
   return toPage(rows, f, null);

@@ -1,0 +1,34 @@
+import type { PageRequest } from '../pagination.js';
+import { window } from '../pagination.js';
+import { likePrefix } from '../text.js';
+import type { Tenant } from '../tenancy/context.js';
+import { toUtcRange, type LocalDateFilter } from '../time/local-date-range.js';
+import { retentionStart } from './ids.js';
+
+/**
+ * The activity listings' filters that apply to an event log of mails (unsubscribes, complaints):
+ * dates on the event's time, recipient with its operator, mail_id, msg_id.
+ */
+export interface EventLogFilter extends PageRequest, LocalDateFilter {
+  recipient?: string;
+  recipient_operator?: 'eq' | 'starts_with';
+  mail_id?: string;
+  msg_id?: string;
+}
+
+/**
+ * The parameters of an event-log page query, in this order: $1 instance, $2 retention start (on
+ * the mail's reception), $3/$4 the UTC bounds of the event time, $5 recipient (lower-cased),
+ * $6 starts_with?, $7 its LIKE prefix, $8 mail_id, $9 msg_id, $10 limit, $11 offset. One place,
+ * so every event log reads its filters the same way.
+ */
+export function eventLogValues(tenant: Tenant, f: EventLogFilter): unknown[] {
+  const range = toUtcRange(f, tenant.tz);
+  const recipient = f.recipient == null ? null : f.recipient.toLowerCase();
+  const { limit, offset } = window(f);
+  return [
+    tenant.instanceId, retentionStart(), range.from, range.to,
+    recipient, f.recipient_operator === 'starts_with', recipient === null ? null : likePrefix(recipient),
+    f.mail_id ?? null, f.msg_id ?? null, limit, offset,
+  ];
+}
