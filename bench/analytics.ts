@@ -46,7 +46,7 @@
  * privacy_proxy and 3 % of clicks link_scanner. Every figure is a single sequential client on
  * loopback; the bench process, web, Postgres and ClickHouse share the same cores.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -63,7 +63,7 @@ import { createSender } from '../domain/senders/senders.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
 import { readServices } from '../runtime/services-file.js';
-import { startService, stopService, type Service } from './service.js';
+import { checkStopped, cleanUp, runBench, startService, stopService, type Service } from './service.js';
 import { childrenOf, coresBetween, cpuSeconds, machineJiffies, machineLoad, memoryMiB, percentile, postgresCpuSeconds, round, sleep, type Jiffies } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -999,20 +999,11 @@ async function main(): Promise<void> {
     process.stdout.write(markdown(meta, fx, load, pgLoad, cells, exports, range, cpu, endpoints));
     process.stdout.write('\nClickHouse EXPLAIN indexes=1 of the opens group_by=mail_id page (no filter):\n```\n' + explain + '```\n');
     process.stdout.write('\n```json\n' + JSON.stringify(summary, null, 2) + '\n```\n');
-    if (stopped.code !== 0) {
-      log(`service exited with ${stopped.code ?? stopped.signal}; its stderr:\n${service.stderr().slice(-3000)}`);
-      process.exitCode = 1;
-    }
+    checkStopped(service, stopped);
     log(`HTTP listing time in total: ${round(httpMs / 1000, 1)} s`);
   } finally {
-    if (pool) await pool.end().catch(() => {});
-    if (!stopped) await stopService(service).catch(() => {});
-    if (process.env.BENCH_KEEP_DATA === '1') log(`DATA_DIR kept: ${service.dataDir}`);
-    else rmSync(service.dataDir, { recursive: true, force: true });
+    await cleanUp(service, stopped, [() => pool?.end()]);
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

@@ -50,7 +50,7 @@ import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
 import { readServices } from '../runtime/services-file.js';
 import { SEND_DEFAULTS } from '../workers/send-mail.js';
-import { benchPreloads, startService, stopService, type Service } from './service.js';
+import { benchPreloads, checkStopped, cleanUp, runBench, startService, stopService, type Service } from './service.js';
 import { childrenOf, coresBetween, cpuSeconds, machineJiffies, machineLoad, memoryMiB, percentile, round, sleep, type Jiffies } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -636,19 +636,10 @@ async function main(): Promise<void> {
       log('some mails were not sent or not stored: see the summary');
       process.exitCode = 1;
     }
-    if (stopped.code !== 0) {
-      log(`service exited with ${stopped.code ?? stopped.signal}; its stderr:\n${service.stderr().slice(-3000)}`);
-      process.exitCode = 1;
-    }
+    checkStopped(service, stopped);
   } finally {
-    if (pool) await pool.end().catch(() => {});
-    if (!stopped) await stopService(service).catch(() => {});
-    if (process.env.BENCH_KEEP_DATA === '1') log(`DATA_DIR kept: ${service.dataDir}`);
-    else rmSync(service.dataDir, { recursive: true, force: true });
+    await cleanUp(service, stopped, [() => pool?.end()]);
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

@@ -35,7 +35,7 @@ import { createSender } from '../domain/senders/senders.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
 import { readServices } from '../runtime/services-file.js';
-import { benchPreloads, startService, stopService, type Service } from './service.js';
+import { benchPreloads, checkStopped, cleanUp, runBench, startService, stopService, type Service } from './service.js';
 import { childrenOf, coresBetween, cpuSeconds, machineJiffies, machineLoad, memoryMiB, postgresCpuSeconds, round, sleep } from './proc.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
@@ -321,19 +321,10 @@ async function main(): Promise<void> {
     };
     process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
     if (!summary.all_2xx_no_errors) process.exitCode = 1;
-    if (stopped.code !== 0) {
-      log(`service exited with ${stopped.code ?? stopped.signal}; its stderr:\n${service.stderr().slice(-3000)}`);
-      process.exitCode = 1;
-    }
+    checkStopped(service, stopped);
   } finally {
-    if (pool) await pool.end().catch(() => {});
-    if (!stopped) await stopService(service).catch(() => {});
-    if (process.env.BENCH_KEEP_DATA === '1') log(`DATA_DIR kept: ${service.dataDir}`);
-    else rmSync(service.dataDir, { recursive: true, force: true });
+    await cleanUp(service, stopped, [() => pool?.end()]);
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);

@@ -126,3 +126,31 @@ export async function stopService(service: Service): Promise<{ code: number | nu
   }
   return { ...result, ms: Date.now() - started };
 }
+
+export type Stopped = Awaited<ReturnType<typeof stopService>>;
+
+/** A stop that was not clean fails the bench, with the service's last words. */
+export function checkStopped(service: Service, stopped: Stopped): void {
+  if (stopped.code === 0) return;
+  log(`service exited with ${stopped.code ?? stopped.signal}; its stderr:\n${service.stderr().slice(-3000)}`);
+  process.exitCode = 1;
+}
+
+/**
+ * The end of every bench, whatever happened: close its clients, stop the service if the bench did
+ * not, and remove the temp DATA_DIR (kept with BENCH_KEEP_DATA=1).
+ */
+export async function cleanUp(service: Service, stopped: Stopped | undefined, close: Array<() => Promise<unknown> | undefined>): Promise<void> {
+  for (const c of close) await c()?.catch(() => {});
+  if (!stopped) await stopService(service).catch(() => {});
+  if (process.env.BENCH_KEEP_DATA === '1') log(`DATA_DIR kept: ${service.dataDir}`);
+  else rmSync(service.dataDir, { recursive: true, force: true });
+}
+
+/** Run a bench's main; an uncaught failure prints and exits 1. */
+export function runBench(main: () => Promise<void>): void {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -47,7 +47,7 @@
  * Postgres, ClickHouse): the figures are for service + load generator sharing the machine, a
  * lower bound for the service alone.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import autocannonUntyped from 'autocannon';
@@ -62,7 +62,7 @@ import { trackingSecret } from '../domain/tracking/secret.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
 import { readServices } from '../runtime/services-file.js';
-import { benchPreloads, startService, stopService, type Service } from './service.js';
+import { benchPreloads, checkStopped, cleanUp, runBench, startService, stopService, type Service } from './service.js';
 import { childrenOf, coresBetween, cpuSeconds, machineJiffies, machineLoad, percentile, postgresCpuSeconds, round, sleep, type Jiffies } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -645,20 +645,10 @@ async function main(): Promise<void> {
       log('some hits failed, were not counted, or did not reach ClickHouse: see the summary');
       process.exitCode = 1;
     }
-    if (stopped.code !== 0) {
-      log(`service exited with ${stopped.code ?? stopped.signal}; its stderr:\n${service.stderr().slice(-3000)}`);
-      process.exitCode = 1;
-    }
+    checkStopped(service, stopped);
   } finally {
-    if (ch) await ch.close().catch(() => {});
-    if (pool) await pool.end().catch(() => {});
-    if (!stopped) await stopService(service).catch(() => {});
-    if (process.env.BENCH_KEEP_DATA === '1') log(`DATA_DIR kept: ${service.dataDir}`);
-    else rmSync(service.dataDir, { recursive: true, force: true });
+    await cleanUp(service, stopped, [() => ch?.close(), () => pool?.end()]);
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main);
