@@ -24,6 +24,7 @@ import { buildArfComplaint, buildDeliveryStatusNotification, startMailboxSimulat
 import { createPool } from '../sql/pool.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
+import { waitFor } from './helpers/send-stack.js';
 
 /**
  * The loop back from sent mail over SMTP: DSNs and ARF reports delivered to the inbound
@@ -32,16 +33,6 @@ import { makeSenders, makeTenant } from './helpers/fixtures.js';
  * (worker -> simulator -> inbound -> Postgres). The parsers are also checked on hand-written
  * reports in the shapes real MTAs and feedback loops send.
  */
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 // ---- parsers, on reports written the way real systems write them -----------------------------
 

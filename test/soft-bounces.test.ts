@@ -22,6 +22,7 @@ import { startMailboxSimulator } from '../smtp/simulator.js';
 import { SOFT_BOUNCES_QUEUE, SOFT_BOUNCES_SWEEP_QUEUE } from '../workers/soft-bounces.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
+import { sleep, waitFor } from './helpers/send-stack.js';
 
 /**
  * Restrictions from bounces, with the worker in-process on the real simulator: a synchronous
@@ -30,16 +31,6 @@ import { makeSenders, makeTenant } from './helpers/fixtures.js';
  * the send worker enqueues after committing a soft bounce and the minute sweep enqueues for
  * anything left unevaluated.
  */
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 const dbs = await testDatabases(t, 'softbounces');
 const mailboxDir = mkdtempSync(join(tmpdir(), 'cartero-mailbox-'));
