@@ -3,6 +3,7 @@ import { simpleParser } from 'mailparser';
 import t, { type Test } from 'tap';
 import { startEmbeddedClickHouse } from '../analytics/embedded/server.js';
 import { createClickHouseClient } from '../analytics/client.js';
+import { insertMailEvents } from '../analytics/mail-events.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { clickToken, openToken, signToken, unsubscribeToken } from '../domain/tracking/tokens.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
@@ -311,6 +312,19 @@ t.test('one-click unsubscribe: event row, restriction, and the next send is drop
   t.equal(bad.status, 404, 'an open token cannot unsubscribe');
 });
 
+t.test('a batch shipped twice counts once in ClickHouse', async (t) => {
+  const row = {
+    instance_id: 999_001, event_type: 'open', status: null, occurred_at: new Date('2026-11-01T10:00:00Z'), event_id: 424_242,
+    mail_id: 'M-RESHIP', msg_id: 'G', recipient: 'r@example.org', sender_id: null, sender: null, subject: 's',
+    custom_msg_id: null, custom_group_code: null, mail_received_at: new Date('2026-11-01T09:00:00Z'), sent_at: null,
+    url: null, user_agent: 'ua', ip: '', machine: '',
+  };
+  await insertMailEvents(ch, [row]);
+  await insertMailEvents(ch, [row, { ...row, event_id: 424_243 }]); // the retry carries the same event again
+  const rs = await ch.query({ query: `SELECT count() AS n FROM mail_events FINAL WHERE instance_id = 999001`, format: 'JSONEachRow' });
+  t.same(await rs.json(), [{ n: '2' }], 'two events, not three rows');
+});
+
 t.test('ClickHouse down while 1,000 opens arrive: all counted once when it is back', async (t) => {
   const id = await delivered(t, 'outage@example.org');
   const { pixel } = await linksOf(id);
@@ -371,4 +385,15 @@ t.test('a form field with a NUL byte unsubscribes instead of failing with a 500'
   t.equal(r.status, 200);
   const row = await dbs.pool.query(`SELECT method, reason, comment FROM mail_unsubscribes WHERE mail_id = $1`, [id]);
   t.same(row.rows, [{ method: 'page', reason: 'other', comment: 'ab' }]);
+});
+
+t.test('RFC 8058 one-click sent as multipart/form-data unsubscribes too', async (t) => {
+  const id = await delivered(t, 'multipart@example.org');
+  const { unsubscribe } = await linksOf(id);
+  const form = new FormData();
+  form.set('List-Unsubscribe', 'One-Click');
+  const r = await fetch(local(unsubscribe), { method: 'POST', body: form });
+  t.equal(r.status, 200);
+  const row = await dbs.pool.query(`SELECT method FROM mail_unsubscribes WHERE mail_id = $1`, [id]);
+  t.same(row.rows, [{ method: 'one_click' }]);
 });
