@@ -36,3 +36,22 @@ export function toPage<T>(rows: T[], req: PageRequest, total: number | null): Pa
     },
   };
 }
+
+/**
+ * The envelope from rows fetched with window() whose query also selects
+ * `count(*) OVER ()::int AS total_count`: the count of the filtered rows before LIMIT/OFFSET, so
+ * the listing and its total_items are one statement instead of two. A page past the end has no
+ * row to carry the count: only then does `countPastEnd` run.
+ */
+export async function toCountedPage<T>(
+  rows: Array<T & { total_count: number }>,
+  req: PageRequest,
+  countPastEnd: () => Promise<number>,
+): Promise<Page<T>> {
+  const total = rows[0] ? rows[0].total_count : await countPastEnd();
+  return toPage(
+    rows.map(({ total_count: _, ...row }) => row as T),
+    req,
+    total,
+  );
+}

@@ -60,10 +60,25 @@ t.test('pagination has_more and totals across pages', async (t) => {
   t.same(p1.body.pagination, { page: 1, page_size: 2, has_more: true, total_items: 3, total_pages: 2 });
   const p2 = await get('/v1/senders?page_size=2&page=2');
   t.same(p2.body.data.map((s: any) => s.id), [draftId]);
-  t.equal(p2.body.pagination.has_more, false);
+  t.same(p2.body.pagination, { page: 2, page_size: 2, has_more: false, total_items: 3, total_pages: 2 });
+  // Past the end no row carries the window count: the total still comes (a separate count).
   const p3 = await get('/v1/senders?page_size=2&page=3');
   t.same(p3.body.data, []);
-  t.equal(p3.body.pagination.has_more, false);
+  t.same(p3.body.pagination, { page: 3, page_size: 2, has_more: false, total_items: 3, total_pages: 2 });
+  const filtered = await get('/v1/senders?page_size=1&page=5&is_domain_verified=true');
+  t.same(filtered.body.pagination, { page: 5, page_size: 1, has_more: false, total_items: 2, total_pages: 2 });
+});
+
+t.test('times are the API format, Postgres time to the millisecond', async (t) => {
+  const { rows } = await dbs.pool.query<{ created: string }>(
+    'SELECT floor(extract(epoch FROM created_at) * 1000)::bigint::text AS created FROM senders WHERE id = $1',
+    [newsId],
+  );
+  for (const body of [(await get('/v1/senders')).body.data[0], (await get(`/v1/senders/${newsId}`)).body]) {
+    t.match(body.created_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    t.equal(new Date(body.created_at).getTime(), Number(rows[0]!.created));
+    t.match(body.updated_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  }
 });
 
 t.test('domain_is_verified is recomputed at each query', async (t) => {

@@ -1,7 +1,8 @@
 import { AppError, NotFoundError } from '../errors.js';
 import type { Pool } from '../../sql/pool.js';
 import type { PageRequest, Page } from '../pagination.js';
-import { toPage, window } from '../pagination.js';
+import { toCountedPage, window } from '../pagination.js';
+import { isoUtc } from '../../sql/iso-time.js';
 import { likeContains } from '../text.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
@@ -14,8 +15,9 @@ export interface Sender {
   domain_id: number;
   domain_is_verified: boolean;
   is_consent_required: boolean;
-  created_at: Date;
-  updated_at: Date;
+  /** ISO 8601 UTC with milliseconds, as the API writes every time (isoUtc). */
+  created_at: string;
+  updated_at: string;
 }
 
 export interface SenderFilter extends PageRequest {
@@ -25,9 +27,12 @@ export interface SenderFilter extends PageRequest {
 }
 
 // domain_is_verified is read from the domain row at each query (spec: recomputed at each query).
-const SELECT = `SELECT s.id, s.name, s.email_address, s.domain_id, d.is_verified AS domain_is_verified,
-                       s.is_consent_required, s.created_at, s.updated_at
-                  FROM senders s JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id`;
+// Times are formatted by Postgres: parsing them into Dates only to print them again cost the
+// listing about a fifth of its throughput (docs/performance.md, GET /v1/senders).
+const COLUMNS = `s.id, s.name, s.email_address, s.domain_id, d.is_verified AS domain_is_verified,
+                 s.is_consent_required, ${isoUtc('s.created_at')} AS created_at, ${isoUtc('s.updated_at')} AS updated_at`;
+const FROM = `FROM senders s JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id`;
+const SELECT = `SELECT ${COLUMNS} ${FROM}`;
 
 // Filters are bound as nullable parameters so the statement text is constant (one plan, no string building).
 const FILTER = `s.instance_id = $1
@@ -45,13 +50,15 @@ export async function listSenders(tenant: Tenant, pool: Pool, f: SenderFilter): 
   ];
   return withTenant(pool, tenant, async (c) => {
     // Named: the listing is the hot path of the API, planned once per connection.
-    const rows = await c.query<Sender>({ name: 'senders-page', text: `${SELECT} WHERE ${FILTER} ORDER BY s.id LIMIT $5 OFFSET $6`, values: [...params, limit, offset] });
-    const total = await c.query<{ n: number }>({
-      name: 'senders-count',
-      text: `SELECT count(*)::int AS n FROM senders s JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id WHERE ${FILTER}`,
-      values: params,
+    const rows = await c.query<Sender & { total_count: number }>({
+      name: 'senders-page',
+      text: `SELECT ${COLUMNS}, count(*) OVER ()::int AS total_count ${FROM} WHERE ${FILTER} ORDER BY s.id LIMIT $5 OFFSET $6`,
+      values: [...params, limit, offset],
     });
-    return toPage(rows.rows, f, total.rows[0]!.n);
+    return toCountedPage(rows.rows, f, async () => {
+      const total = await c.query<{ n: number }>({ name: 'senders-count', text: `SELECT count(*)::int AS n ${FROM} WHERE ${FILTER}`, values: params });
+      return total.rows[0]!.n;
+    });
   });
 }
 
