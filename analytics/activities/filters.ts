@@ -184,8 +184,8 @@ export function machineCondition(f: EventActivityFilter): string[] {
  * end, and with an explicit list (26.7) an outer ORDER BY loses the "already sorted" property of
  * its input and becomes a full sort, which reads the whole range instead of stopping early.
  */
-function newestEvents(where: string, after: string[], order: string, key: string): string {
-  const deduped = `SELECT * FROM mail_events WHERE ${where} ORDER BY ${order}, shipped_at DESC LIMIT 1 BY ${key}`;
+function newestEvents(where: string, after: string[], order: string, key: string, table = 'mail_events'): string {
+  const deduped = `SELECT * FROM ${table} WHERE ${where} ORDER BY ${order}, shipped_at DESC LIMIT 1 BY ${key}`;
   return after.length ? `SELECT * FROM (${deduped}) WHERE ${after.join(' AND ')}` : deduped;
 }
 
@@ -210,10 +210,14 @@ function pageFilter(key: 'mail_id' | 'msg_id'): string {
   return `${key} IN (SELECT arrayJoin(page.1)) AND occurred_at >= page.2`;
 }
 
-/** The events `e` to aggregate: all of the range (export), or those of the page's keys. */
-function eventsToGroup(q: GroupedQuery, keyFilter: string): string {
+/**
+ * The events `e` to aggregate: all of the range (export), or those of the page's keys, read from
+ * `pageTable`: mail_events, or for msg_id its copy sorted by message (mail_events_by_msg, same
+ * rows and columns of opens and clicks; analytics/migrations/004_events_by_message.ts).
+ */
+function eventsToGroup(q: GroupedQuery, keyFilter: string, pageTable = 'mail_events'): string {
   if (!q.page) return `(SELECT ${q.columns} FROM mail_events FINAL WHERE ${[q.where.sql, ...q.after].join(' AND ')}) AS e`;
-  return `(${newestEvents(`${q.where.sql} AND ${keyFilter}`, q.after, 'occurred_at DESC, event_id DESC', 'occurred_at, event_id')}) AS e`;
+  return `(${newestEvents(`${q.where.sql} AND ${keyFilter}`, q.after, 'occurred_at DESC, event_id DESC', 'occurred_at, event_id', pageTable)}) AS e`;
 }
 
 export interface GroupedQuery {
@@ -242,19 +246,22 @@ export function groupedByMail(q: GroupedQuery): string {
 /**
  * group_by=msg_id: one row per message, latest event first, with rcpt_count: the recipients of
  * the message in the `mails` mirror, whatever their status (uniqExact(mail_id) rather than FINAL:
- * the mirror holds one row per snapshot of a mail). The lookup reads the tenant's key prefix
- * through the msg_id bloom filter index, so only the granules of the listed messages: the page's
- * msg_ids are a scalar, computed once and read by both the second pass and the lookup.
- * `select` is the final SELECT list over `g` (the aggregates) and `r.n` (rcpt_count).
+ * the mirror holds one row per snapshot of a mail). The page's msg_ids are a scalar, computed
+ * once and read by both the second pass and the lookup. The second pass reads the page's
+ * messages from mail_events_by_msg, where each message's events are contiguous (from
+ * mail_events, with a campaign filter, it read 1.8 M rows for 70 k). The lookup reads the
+ * mirror's key range from the page's earliest reception on (the mirror is sorted by reception),
+ * through the msg_id bloom filter index. `select` is the final SELECT list over `g` (the
+ * aggregates) and `r.n` (rcpt_count).
  */
 export function groupedByMessage(q: GroupedQuery & { select: string }): string {
-  const ids = q.page
-    ? `(SELECT arrayJoin(page.1))`
-    : `(SELECT msg_id FROM mail_events WHERE ${q.where.sql})`; // a superset is harmless: only listed messages are joined
+  const lookup = q.page
+    ? 'received_at >= page.2 AND msg_id IN (SELECT arrayJoin(page.1))'
+    : `msg_id IN (SELECT msg_id FROM mail_events WHERE ${q.where.sql})`; // a superset is harmless: only listed messages are joined
   return `${q.page ? pageScalar('msg_id', q.where, q.after, q.page, q.params) : ''}SELECT ${q.select}
-    FROM (SELECT ${q.aggregates} FROM ${eventsToGroup(q, pageFilter('msg_id'))} GROUP BY e.msg_id) AS g
+    FROM (SELECT ${q.aggregates} FROM ${eventsToGroup(q, pageFilter('msg_id'), 'mail_events_by_msg')} GROUP BY e.msg_id) AS g
     LEFT JOIN (SELECT msg_id, uniqExact(mail_id) AS n FROM mails
-               WHERE instance_id = {instance_id:UInt64} AND msg_id IN ${ids}
+               WHERE instance_id = {instance_id:UInt64} AND ${lookup}
                GROUP BY msg_id) AS r ON r.msg_id = g.msg_id
     ORDER BY ${q.last} DESC, msg_id DESC`;
 }
