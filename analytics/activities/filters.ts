@@ -173,9 +173,10 @@ export function machineCondition(f: EventActivityFilter): string[] {
  * order read backwards. The first pass reads that way, drops duplicate copies of an event (and,
  * with exclude_machine, flagged events, judged on their newest copy), keeps the first row of each
  * key and stops after the page's keys: for the first pages it reads a small part of the range.
- * The second pass aggregates the events of those keys only (a key filter ClickHouse applies
- * while reading, helped by the mail_id / msg_id bloom filter indexes). Both passes see the same
- * events, so the order of the keys and the rows agree.
+ * The second pass aggregates the events of those keys only: for mail_id a key filter on
+ * mail_events, helped by its mail_id bloom filter index; for msg_id the messages' key ranges in
+ * mail_events_by_msg. Both passes see the same events, so the order of the keys and the rows
+ * agree.
  *
  * The events reach the aggregation as a subquery `e`: the grouping SELECT has no WHERE of its
  * own, so its output aliases (msg_id, sender...) never shadow the filters' columns.
@@ -184,8 +185,8 @@ export function machineCondition(f: EventActivityFilter): string[] {
  * end, and with an explicit list (26.7) an outer ORDER BY loses the "already sorted" property of
  * its input and becomes a full sort, which reads the whole range instead of stopping early.
  */
-function newestEvents(where: string, after: string[], order: string, key: string, table = 'mail_events'): string {
-  const deduped = `SELECT * FROM ${table} WHERE ${where} ORDER BY ${order}, shipped_at DESC LIMIT 1 BY ${key}`;
+function newestEvents(where: string, after: string[], order: string, key: string): string {
+  const deduped = `SELECT * FROM mail_events WHERE ${where} ORDER BY ${order}, shipped_at DESC LIMIT 1 BY ${key}`;
   return after.length ? `SELECT * FROM (${deduped}) WHERE ${after.join(' AND ')}` : deduped;
 }
 
@@ -211,13 +212,13 @@ function pageFilter(key: 'mail_id' | 'msg_id'): string {
 }
 
 /**
- * The events `e` to aggregate: all of the range (export), or those of the page's keys, read from
- * `pageTable`: mail_events, or for msg_id its copy sorted by message (mail_events_by_msg, same
- * rows and columns of opens and clicks; analytics/migrations/004_events_by_message.ts).
+ * The events `e` to aggregate, each once (FINAL: the newest copy, judged by `after` after the
+ * merge), from `table`: every event of the range (the exports), or with `keyFilter` those of the
+ * page's keys only.
  */
-function eventsToGroup(q: GroupedQuery, keyFilter: string, pageTable = 'mail_events'): string {
-  if (!q.page) return `(SELECT ${q.columns} FROM mail_events FINAL WHERE ${[q.where.sql, ...q.after].join(' AND ')}) AS e`;
-  return `(${newestEvents(`${q.where.sql} AND ${keyFilter}`, q.after, 'occurred_at DESC, event_id DESC', 'occurred_at, event_id', pageTable)}) AS e`;
+function finalEvents(q: GroupedQuery, table: string, keyFilter?: string): string {
+  const conditions = [q.where.sql, ...(keyFilter ? [keyFilter] : []), ...q.after];
+  return `(SELECT ${q.columns} FROM ${table} FINAL WHERE ${conditions.join(' AND ')}) AS e`;
 }
 
 export interface GroupedQuery {
@@ -237,8 +238,13 @@ export interface GroupedQuery {
 /** group_by=mail_id: one row per recipient, latest event first. */
 export function groupedByMail(q: GroupedQuery): string {
   const head = q.page ? pageScalar('mail_id', q.where, q.after, q.page, q.params) : '';
+  // The page's events are spread over the range in mail_events: read newest first and
+  // deduplicated there (FINAL would merge every part of the range).
+  const events = q.page
+    ? `(${newestEvents(`${q.where.sql} AND ${pageFilter('mail_id')}`, q.after, 'occurred_at DESC, event_id DESC', 'occurred_at, event_id')}) AS e`
+    : finalEvents(q, 'mail_events');
   return `${head}SELECT ${q.aggregates}
-    FROM ${eventsToGroup(q, pageFilter('mail_id'))}
+    FROM ${events}
     GROUP BY e.mail_id
     ORDER BY ${q.last} DESC, mail_id DESC`;
 }
@@ -249,19 +255,23 @@ export function groupedByMail(q: GroupedQuery): string {
  * the mirror holds one row per snapshot of a mail). The page's msg_ids are a scalar, computed
  * once and read by both the second pass and the lookup. The second pass reads the page's
  * messages from mail_events_by_msg, where each message's events are contiguous (from
- * mail_events, with a campaign filter, it read 1.8 M rows for 70 k). The lookup reads the
- * mirror's key range from the page's earliest reception on (the mirror is sorted by reception),
- * through the msg_id bloom filter index. `select` is the final SELECT list over `g` (the
- * aggregates) and `r.n` (rcpt_count).
+ * mail_events, with a campaign filter, it read 1.8 M rows for 70 k), with FINAL: over those
+ * short key ranges merging is cheaper than sorting the rows to keep each event's newest copy
+ * (45 against 84 ms for a campaign's page; docs/performance.md). The lookup reads the tenant's
+ * key prefix of the mirror through its msg_id bloom filter index. It is not bounded by page.2:
+ * that would undercount a message whose recipients were not all received at once (the service
+ * never does that, but the cost of the bound's saving, ~5 ms, is a wrong total if it ever did).
+ * `select` is the final SELECT list over `g` (the aggregates) and `r.n` (rcpt_count).
  */
 export function groupedByMessage(q: GroupedQuery & { select: string }): string {
-  const lookup = q.page
-    ? 'received_at >= page.2 AND msg_id IN (SELECT arrayJoin(page.1))'
-    : `msg_id IN (SELECT msg_id FROM mail_events WHERE ${q.where.sql})`; // a superset is harmless: only listed messages are joined
+  const events = q.page ? finalEvents(q, 'mail_events_by_msg', pageFilter('msg_id')) : finalEvents(q, 'mail_events');
+  const ids = q.page
+    ? `(SELECT arrayJoin(page.1))`
+    : `(SELECT msg_id FROM mail_events WHERE ${q.where.sql})`; // a superset is harmless: only listed messages are joined
   return `${q.page ? pageScalar('msg_id', q.where, q.after, q.page, q.params) : ''}SELECT ${q.select}
-    FROM (SELECT ${q.aggregates} FROM ${eventsToGroup(q, pageFilter('msg_id'), 'mail_events_by_msg')} GROUP BY e.msg_id) AS g
+    FROM (SELECT ${q.aggregates} FROM ${events} GROUP BY e.msg_id) AS g
     LEFT JOIN (SELECT msg_id, uniqExact(mail_id) AS n FROM mails
-               WHERE instance_id = {instance_id:UInt64} AND ${lookup}
+               WHERE instance_id = {instance_id:UInt64} AND msg_id IN ${ids}
                GROUP BY msg_id) AS r ON r.msg_id = g.msg_id
     ORDER BY ${q.last} DESC, msg_id DESC`;
 }
