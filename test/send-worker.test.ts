@@ -18,7 +18,7 @@ import { loadConfig } from '../runtime/config.js';
 import { createBoss, jobQueue } from '../runtime/queue.js';
 import { startWorker } from '../runtime/worker.js';
 import { startMailboxSimulator } from '../smtp/simulator.js';
-import { SEND_MAIL_QUEUE } from '../workers/queues.js';
+import { SEND_MAIL_QUEUE } from '../domain/jobs.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 

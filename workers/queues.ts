@@ -1,3 +1,5 @@
+import { SEND_MAIL_QUEUE } from '../domain/jobs.js';
+
 /**
  * Every pg-boss queue and its policy, created by the release step (runtime/queue.ts) so web
  * dynos can enqueue in their own transactions without DDL. One place for retry settings.
@@ -16,12 +18,6 @@ function intEnv(name: string, fallback: number): number {
   return Number.isFinite(v) && v >= 0 && process.env[name] !== '' && process.env[name] !== undefined ? v : fallback;
 }
 
-/** The send job: one per mail. Data: SendMailJob. */
-export const SEND_MAIL_QUEUE = 'mail.send';
-export interface SendMailJob {
-  instance_id: number;
-  mail_id: string;
-}
 
 /**
  * The soft-bounce threshold job: one per instance with new soft bounces. Data: SoftBouncesJob,

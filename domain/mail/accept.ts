@@ -1,9 +1,8 @@
 import type { Pool } from '../../sql/pool.js';
 import { NotFoundError, RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
-import type { JobQueue } from '../jobs.js';
+import { SEND_MAIL_QUEUE, type JobQueue, type SendMailJob } from '../jobs.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
-import { SEND_MAIL_QUEUE, type SendMailJob } from '../../workers/queues.js';
 import { takeSendTokens, type SendLimits } from './bandwidth.js';
 import { newId } from './ids.js';
 import { checkTemplate, recipientVariables, renderHtml, renderText, type Variables } from './merge-tags.js';

@@ -1,9 +1,8 @@
 import type { Pool } from '../../sql/pool.js';
 import { query } from '../../sql/pool.js';
-import type { JobQueue } from '../jobs.js';
+import { SEND_MAIL_QUEUE, type JobQueue } from '../jobs.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
-import { SEND_MAIL_QUEUE } from '../../workers/queues.js';
 import { MailStatus } from './status.js';
 
 /**
