@@ -1,6 +1,4 @@
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { TEST_DIR } from './env.js';
+import { removeStaleClickHouseDirs } from './env.js';
 
-/** Runs once after the suite: per-file ClickHouse dirs a crashed file may have left behind. */
-rmSync(join(TEST_DIR, 'clickhouse'), { recursive: true, force: true });
+/** Runs once after the suite: per-file ClickHouse dirs a crashed file left behind (env.ts). */
+removeStaleClickHouseDirs();

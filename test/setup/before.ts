@@ -1,9 +1,9 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../../sql/embedded.js';
 import { freePort } from '../../runtime/ports.js';
-import { TEST_DIR, TEST_ENV_FILE, type TestEnv } from './env.js';
+import { removeStaleClickHouseDirs, TEST_DIR, TEST_ENV_FILE, type TestEnv } from './env.js';
 
 /**
  * Runs once before the suite (tap's `before`): finds a Postgres that can create one database
@@ -33,7 +33,7 @@ async function postgresAdminUrl(): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  rmSync(join(TEST_DIR, 'clickhouse'), { recursive: true, force: true });
+  removeStaleClickHouseDirs();
   mkdirSync(TEST_DIR, { recursive: true });
   const admin = await postgresAdminUrl();
   const env: TestEnv = { postgresAdminUrl: admin };

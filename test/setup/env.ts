@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../../runtime/paths.js';
 
@@ -13,4 +13,28 @@ export const TEST_ENV_FILE = join(TEST_DIR, 'env.json');
 
 export function testEnv(): TestEnv {
   return JSON.parse(readFileSync(TEST_ENV_FILE, 'utf8')) as TestEnv;
+}
+
+/**
+ * Per-file ClickHouse dirs (.data/test/clickhouse/<database>) are removed by each file's own
+ * teardown; a file that crashed leaves its dir behind. Those are removed here, before and after
+ * a run, but only once they are older than any test file can run (tap's timeout is 300 s), so a
+ * second run of the suite in the same checkout never deletes the dirs of one still running.
+ */
+export function removeStaleClickHouseDirs(olderThanMs = 60 * 60 * 1000): void {
+  const root = join(TEST_DIR, 'clickhouse');
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return; // no dir yet
+  }
+  for (const name of names) {
+    const dir = join(root, name);
+    try {
+      if (Date.now() - statSync(dir).mtimeMs > olderThanMs) rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // removed meanwhile by its own teardown
+    }
+  }
 }
