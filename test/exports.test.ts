@@ -135,76 +135,6 @@ async function waitFor(check: () => Promise<boolean>, ms: number): Promise<boole
   return check();
 }
 
-t.test('formula guard: every case of the spec, in cells and headers, evaluated by ClickHouse in a real export', async (t) => {
-  const r = await rawGet('/v1/test-fixtures/export/guard');
-  t.equal(r.status, 200);
-  t.ok(r.complete);
-  t.equal(r.headers['content-type'], 'text/csv; charset=utf-8');
-  t.match(r.headers['content-disposition'], /^attachment; filename="cases-\d{8}\.csv"$/);
-  t.equal(r.headers['content-length'], undefined, 'streamed: no Content-Length');
-  t.equal(r.headers['transfer-encoding'], 'chunked');
-  t.ok(r.headers['x-request-id']);
-  t.same([...r.body.subarray(0, 3)], [0xef, 0xbb, 0xbf], 'UTF-8 BOM first');
-  const expected =
-    GUARDED_HEADERS.map(cell).join(',') + '\r\n' +
-    GUARDED.map((v, i) => {
-      const n = i + 1;
-      const at = n % 2 === 0 ? null : new Date(Date.UTC(2026, 10, 22, 10, 0, n, 120)).toISOString();
-      return [String(n), cell(v), cell(at), '"v"', '"v"', '"v"', '"v"', '"v"'].join(',') + '\r\n';
-    }).join('');
-  t.equal(r.body.subarray(3).toString('utf8'), expected);
-  // The same rows, spelled out, for the record of the spec's cases.
-  const text = r.body.toString('utf8');
-  for (const line of ['2,"-1200.50",,', `3,"'+56912345678",`, `4,"'=SUM(A1)",,`, `5,"''=x",`, `6,"'\tab",,`, `7,"'\rcr",`, '12,,,']) {
-    t.ok(text.includes(`\r\n${line}`), JSON.stringify(line));
-  }
-});
-
-t.test('JSON format: the same rows with values unchanged', async (t) => {
-  const r = await rawGet('/v1/test-fixtures/export/guard?format=json');
-  t.equal(r.status, 200);
-  t.equal(r.headers['content-type'], 'application/json; charset=utf-8');
-  t.match(r.headers['content-disposition'], /^attachment; filename="cases-\d{8}\.json"$/);
-  t.equal(r.headers['content-length'], undefined);
-  const rows = JSON.parse(r.body.toString('utf8'));
-  t.same(
-    rows,
-    GUARD_CELLS.map((v, i) => ({
-      n: i + 1,
-      cell: v,
-      at: (i + 1) % 2 === 0 ? null : new Date(Date.UTC(2026, 10, 22, 10, 0, i + 1, 120)).toISOString(),
-      '=SUM(A1)': 'v', '+h': 'v', "'-h": 'v', '-5': 'v', '@h': 'v',
-    })),
-  );
-});
-
-t.test('422 for an unknown format, before anything is streamed', async (t) => {
-  const r = await rawGet('/v1/test-fixtures/export/guard?format=xlsx');
-  t.equal(r.status, 422);
-  t.match(JSON.parse(r.body.toString()), { status: 422, errors: [{ pointer: '/format', code: 'enum' }] });
-});
-
-t.test('a failure after streaming started breaks the download; no error text enters the file', async (t) => {
-  for (const format of EXPORT_FORMATS) {
-    const r = await rawGet(`/v1/test-fixtures/export/fails?format=${format}`);
-    t.equal(r.status, 200, 'headers were already sent');
-    t.notOk(r.complete, `${format}: the response is destroyed, not ended`);
-    t.ok(r.body.length > 1_000_000, `${format}: rows were streamed before the failure (${r.body.length} bytes)`);
-    const text = r.body.toString('utf8');
-    t.notOk(/Exception|__exception__|boom/.test(text), `${format}: no ClickHouse error in the body`);
-    t.notOk(text.includes('"type"') && text.includes('trace_id'), `${format}: no problem object in the body`);
-  }
-});
-
-t.test('a client that disconnects stops the ClickHouse query, even one that has not written a byte yet', async (t) => {
-  const requestId = `exports-test-${randomBytes(6).toString('hex')}`;
-  const req = http.get(url + '/v1/test-fixtures/export/silent', { headers: { ...a.headers, 'x-request-id': requestId } });
-  req.on('error', () => {});
-  t.ok(await waitFor(async () => (await runningExports(requestId)) === 1, 5_000), 'the query runs while the client waits');
-  req.destroy();
-  t.ok(await waitFor(async () => (await runningExports(requestId)) === 0, 5_000), 'and is gone once the client left');
-});
-
 // ---------------------------------------------------------------------------------------------
 // The public export routes over fixture rows inserted straight into ClickHouse (as the event
 // pump writes them): 20 messages of 8 recipients each, whose custom_msg_id, custom_group_code and
@@ -294,6 +224,79 @@ await ch.command({
           FROM numbers({rows:UInt64})`,
   query_params: { iid: big.tenant.instanceId, t0: chTime(D0), rows: BIG_ROWS },
   clickhouse_settings: { async_insert: 0 },
+});
+
+// Every fixture is loaded above, before the first subtest: tap ends the root test once its
+// queued subtests are done, so a subtest queued before a top-level await could let it end (and
+// its teardown stop ClickHouse) while the fixtures were still loading.
+t.test('formula guard: every case of the spec, in cells and headers, evaluated by ClickHouse in a real export', async (t) => {
+  const r = await rawGet('/v1/test-fixtures/export/guard');
+  t.equal(r.status, 200);
+  t.ok(r.complete);
+  t.equal(r.headers['content-type'], 'text/csv; charset=utf-8');
+  t.match(r.headers['content-disposition'], /^attachment; filename="cases-\d{8}\.csv"$/);
+  t.equal(r.headers['content-length'], undefined, 'streamed: no Content-Length');
+  t.equal(r.headers['transfer-encoding'], 'chunked');
+  t.ok(r.headers['x-request-id']);
+  t.same([...r.body.subarray(0, 3)], [0xef, 0xbb, 0xbf], 'UTF-8 BOM first');
+  const expected =
+    GUARDED_HEADERS.map(cell).join(',') + '\r\n' +
+    GUARDED.map((v, i) => {
+      const n = i + 1;
+      const at = n % 2 === 0 ? null : new Date(Date.UTC(2026, 10, 22, 10, 0, n, 120)).toISOString();
+      return [String(n), cell(v), cell(at), '"v"', '"v"', '"v"', '"v"', '"v"'].join(',') + '\r\n';
+    }).join('');
+  t.equal(r.body.subarray(3).toString('utf8'), expected);
+  // The same rows, spelled out, for the record of the spec's cases.
+  const text = r.body.toString('utf8');
+  for (const line of ['2,"-1200.50",,', `3,"'+56912345678",`, `4,"'=SUM(A1)",,`, `5,"''=x",`, `6,"'\tab",,`, `7,"'\rcr",`, '12,,,']) {
+    t.ok(text.includes(`\r\n${line}`), JSON.stringify(line));
+  }
+});
+
+t.test('JSON format: the same rows with values unchanged', async (t) => {
+  const r = await rawGet('/v1/test-fixtures/export/guard?format=json');
+  t.equal(r.status, 200);
+  t.equal(r.headers['content-type'], 'application/json; charset=utf-8');
+  t.match(r.headers['content-disposition'], /^attachment; filename="cases-\d{8}\.json"$/);
+  t.equal(r.headers['content-length'], undefined);
+  const rows = JSON.parse(r.body.toString('utf8'));
+  t.same(
+    rows,
+    GUARD_CELLS.map((v, i) => ({
+      n: i + 1,
+      cell: v,
+      at: (i + 1) % 2 === 0 ? null : new Date(Date.UTC(2026, 10, 22, 10, 0, i + 1, 120)).toISOString(),
+      '=SUM(A1)': 'v', '+h': 'v', "'-h": 'v', '-5': 'v', '@h': 'v',
+    })),
+  );
+});
+
+t.test('422 for an unknown format, before anything is streamed', async (t) => {
+  const r = await rawGet('/v1/test-fixtures/export/guard?format=xlsx');
+  t.equal(r.status, 422);
+  t.match(JSON.parse(r.body.toString()), { status: 422, errors: [{ pointer: '/format', code: 'enum' }] });
+});
+
+t.test('a failure after streaming started breaks the download; no error text enters the file', async (t) => {
+  for (const format of EXPORT_FORMATS) {
+    const r = await rawGet(`/v1/test-fixtures/export/fails?format=${format}`);
+    t.equal(r.status, 200, 'headers were already sent');
+    t.notOk(r.complete, `${format}: the response is destroyed, not ended`);
+    t.ok(r.body.length > 1_000_000, `${format}: rows were streamed before the failure (${r.body.length} bytes)`);
+    const text = r.body.toString('utf8');
+    t.notOk(/Exception|__exception__|boom/.test(text), `${format}: no ClickHouse error in the body`);
+    t.notOk(text.includes('"type"') && text.includes('trace_id'), `${format}: no problem object in the body`);
+  }
+});
+
+t.test('a client that disconnects stops the ClickHouse query, even one that has not written a byte yet', async (t) => {
+  const requestId = `exports-test-${randomBytes(6).toString('hex')}`;
+  const req = http.get(url + '/v1/test-fixtures/export/silent', { headers: { ...a.headers, 'x-request-id': requestId } });
+  req.on('error', () => {});
+  t.ok(await waitFor(async () => (await runningExports(requestId)) === 1, 5_000), 'the query runs while the client waits');
+  req.destroy();
+  t.ok(await waitFor(async () => (await runningExports(requestId)) === 0, 5_000), 'and is gone once the client left');
 });
 
 /** RFC 4180 with CRLF line ends; an unquoted empty cell is NULL, a quoted one the empty text. */
