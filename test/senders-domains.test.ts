@@ -109,6 +109,11 @@ t.test('domains listing and record', async (t) => {
   const list = await get('/v1/domains');
   t.equal(list.status, 200);
   t.same(list.body.data.map((d: any) => d.domain), ['verified.example', 'pending.example']);
+  t.same(list.body.pagination, { page: 1, page_size: 20, has_more: false, total_items: 2, total_pages: 1 });
+  t.same((await get('/v1/domains?page_size=1&page=2')).body.pagination, { page: 2, page_size: 1, has_more: false, total_items: 2, total_pages: 2 });
+  const past = await get('/v1/domains?page_size=1&page=3');
+  t.same(past.body.data, []);
+  t.same(past.body.pagination, { page: 3, page_size: 1, has_more: false, total_items: 2, total_pages: 2 }, 'past the end: the total still comes');
   const rec = await get(`/v1/domains/${list.body.data[1].id}`);
   domain(rec.body);
   t.match(rec.body, { domain: 'pending.example', is_verified: false, mx_status: 'pending', spf_status: 'pending', dkim_status: 'pending', dmarc_status: 'pending' });

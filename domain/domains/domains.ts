@@ -1,7 +1,7 @@
 import { AppError, NotFoundError } from '../errors.js';
 import type { Pool } from '../../sql/pool.js';
 import type { PageRequest, Page } from '../pagination.js';
-import { toPage, window } from '../pagination.js';
+import { toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 
@@ -37,12 +37,14 @@ export function normalizeDomainName(name: string): string {
 export async function listDomains(tenant: Tenant, pool: Pool, req: PageRequest): Promise<Page<Domain>> {
   const { limit, offset } = window(req);
   return withTenant(pool, tenant, async (c) => {
-    const rows = await c.query<Domain>(
-      `SELECT ${COLUMNS} FROM domains WHERE instance_id = $1 ORDER BY id LIMIT $2 OFFSET $3`,
+    const rows = await c.query<Domain & { total_count: number }>(
+      `SELECT ${COLUMNS}, count(*) OVER ()::int AS total_count FROM domains WHERE instance_id = $1 ORDER BY id LIMIT $2 OFFSET $3`,
       [tenant.instanceId, limit, offset],
     );
-    const total = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM domains WHERE instance_id = $1', [tenant.instanceId]);
-    return toPage(rows.rows, req, total.rows[0]!.n);
+    return toCountedPage(rows.rows, req, async () => {
+      const total = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM domains WHERE instance_id = $1', [tenant.instanceId]);
+      return total.rows[0]!.n;
+    });
   });
 }
 
