@@ -1,5 +1,5 @@
 import type { Pool } from '../../sql/pool.js';
-import { eventLogValues, type EventLogFilter } from '../mail/event-log-filter.js';
+import { eventLogClause, eventLogValues, type EventLogFilter } from '../mail/event-log-filter.js';
 import type { Page } from '../pagination.js';
 import { toPage } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
@@ -37,15 +37,7 @@ export async function listComplaints(tenant: Tenant, pool: Pool, f: ComplaintFil
                     k.arrival_date, k.complained_at, m.custom_msg_id, m.custom_group_code
                FROM mail_complaints k
                JOIN mails m ON m.instance_id = k.instance_id AND m.mail_id = k.mail_id
-              WHERE k.instance_id = $1
-                AND m.received_at >= $2
-                AND ($3::timestamptz IS NULL OR k.complained_at >= $3)
-                AND ($4::timestamptz IS NULL OR k.complained_at < $4)
-                AND ($5::text IS NULL OR (CASE WHEN $6 THEN lower(k.recipient) LIKE $7 ELSE lower(k.recipient) = $5 END))
-                AND ($8::text IS NULL OR k.mail_id = $8)
-                AND ($9::text IS NULL OR m.msg_id = $9)
-              ORDER BY k.complained_at DESC, k.id DESC
-              LIMIT $10 OFFSET $11`,
+              ${eventLogClause('k', 'complained_at')}`,
       values: eventLogValues(tenant, f),
     }),
   );

@@ -17,7 +17,26 @@ export interface EventLogFilter extends PageRequest, LocalDateFilter {
 }
 
 /**
- * The parameters of an event-log page query, in this order: $1 instance, $2 retention start (on
+ * The WHERE, ORDER BY and LIMIT of an event-log page query over `log` (alias of the event table,
+ * with `recipient`, `mail_id`, `id` and the event time `timeColumn`) joined to its mail as `m`,
+ * reading the parameters of eventLogValues by position. Newest first; the retention bound is on
+ * the mail's reception.
+ */
+export function eventLogClause(log: string, timeColumn: string): string {
+  const at = `${log}.${timeColumn}`;
+  return `WHERE ${log}.instance_id = $1
+                AND m.received_at >= $2
+                AND ($3::timestamptz IS NULL OR ${at} >= $3)
+                AND ($4::timestamptz IS NULL OR ${at} < $4)
+                AND ($5::text IS NULL OR (CASE WHEN $6 THEN lower(${log}.recipient) LIKE $7 ELSE lower(${log}.recipient) = $5 END))
+                AND ($8::text IS NULL OR ${log}.mail_id = $8)
+                AND ($9::text IS NULL OR m.msg_id = $9)
+              ORDER BY ${at} DESC, ${log}.id DESC
+              LIMIT $10 OFFSET $11`;
+}
+
+/**
+ * The parameters of an event-log page query (eventLogClause), in this order: $1 instance, $2 retention start (on
  * the mail's reception), $3/$4 the UTC bounds of the event time, $5 recipient (lower-cased),
  * $6 starts_with?, $7 its LIKE prefix, $8 mail_id, $9 msg_id, $10 limit, $11 offset. One place,
  * so every event log reads its filters the same way.

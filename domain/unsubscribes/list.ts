@@ -1,5 +1,5 @@
 import type { Pool } from '../../sql/pool.js';
-import { eventLogValues, type EventLogFilter } from '../mail/event-log-filter.js';
+import { eventLogClause, eventLogValues, type EventLogFilter } from '../mail/event-log-filter.js';
 import type { Page } from '../pagination.js';
 import { toPage } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
@@ -39,15 +39,7 @@ export async function listUnsubscribes(tenant: Tenant, pool: Pool, f: Unsubscrib
                     u.unsubscribed_at, u.updated_at, m.custom_msg_id, m.custom_group_code
                FROM mail_unsubscribes u
                JOIN mails m ON m.instance_id = u.instance_id AND m.mail_id = u.mail_id
-              WHERE u.instance_id = $1
-                AND m.received_at >= $2
-                AND ($3::timestamptz IS NULL OR u.unsubscribed_at >= $3)
-                AND ($4::timestamptz IS NULL OR u.unsubscribed_at < $4)
-                AND ($5::text IS NULL OR (CASE WHEN $6 THEN lower(u.recipient) LIKE $7 ELSE lower(u.recipient) = $5 END))
-                AND ($8::text IS NULL OR u.mail_id = $8)
-                AND ($9::text IS NULL OR m.msg_id = $9)
-              ORDER BY u.unsubscribed_at DESC, u.id DESC
-              LIMIT $10 OFFSET $11`,
+              ${eventLogClause('u', 'unsubscribed_at')}`,
       values: eventLogValues(tenant, f),
     }),
   );
