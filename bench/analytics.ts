@@ -63,8 +63,8 @@ import { createSender } from '../domain/senders/senders.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
 import { readServices } from '../runtime/services-file.js';
-import { checkStopped, cleanUp, runBench, startService, stopService, type Service } from './service.js';
-import { childrenOf, coresBetween, cpuSeconds, machineJiffies, machineLoad, memoryMiB, percentile, postgresCpuSeconds, round, sleep, type Jiffies } from './proc.js';
+import { checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type CpuSnapshot, type Service } from './service.js';
+import { coresBetween, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
   const v = Number(process.env[name]);
@@ -113,26 +113,6 @@ const fmt = (n: number | null | undefined, digits = 0) =>
 
 // ---------------------------------------------------------------- process accounting (/proc)
 
-interface CpuSnapshot {
-  web: number;
-  postgres: number;
-  clickhouse: number;
-  bench: number;
-  machine: Jiffies;
-  at: number;
-}
-function cpuSnapshot(s: Service): CpuSnapshot {
-  const kids = childrenOf(s.child.pid!);
-  const b = process.cpuUsage();
-  return {
-    web: cpuSeconds(s.webPid),
-    postgres: s.postgresPid ? postgresCpuSeconds(s.postgresPid) : 0,
-    clickhouse: kids.filter((k) => /clickhouse|chlauncher/.test(k.args)).reduce((sum, k) => sum + cpuSeconds(k.pid), 0),
-    bench: (b.user + b.system) / 1e6,
-    machine: machineJiffies(),
-    at: performance.now(),
-  };
-}
 interface CpuCores {
   web: number;
   postgres: number;

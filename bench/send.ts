@@ -50,8 +50,8 @@ import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
 import { readServices } from '../runtime/services-file.js';
 import { SEND_DEFAULTS } from '../workers/send-mail.js';
-import { benchPreloads, checkStopped, cleanUp, runBench, startService, stopService, type Service } from './service.js';
-import { childrenOf, coresBetween, cpuSeconds, machineJiffies, machineLoad, memoryMiB, percentile, round, sleep, type Jiffies } from './proc.js';
+import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type CpuSnapshot, type Service } from './service.js';
+import { coresBetween, cpuSeconds, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
   const v = Number(process.env[name]);
@@ -113,38 +113,10 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 // ---------------------------------------------------------------- the service
 
 
-interface CpuSnapshot {
-  worker: number;
-  web: number;
-  postgres: number;
-  /** start.js: the supervisor, which hosts the mailbox simulator. */
-  supervisor_simulator: number;
-  clickhouse: number;
-  bench: number;
-  machine: Jiffies;
-  at: number;
-}
-
-function cpuSnapshot(s: Service): CpuSnapshot {
-  const bench = process.cpuUsage();
-  const pgLive = s.postgresPid ? childrenOf(s.postgresPid).reduce((sum, c) => sum + cpuSeconds(c.pid), 0) : 0;
-  const ch = childrenOf(s.child.pid!).filter((c) => /clickhouse|chlauncher/.test(c.args));
-  return {
-    worker: cpuSeconds(s.workerPid),
-    web: cpuSeconds(s.webPid),
-    postgres: s.postgresPid ? cpuSeconds(s.postgresPid, true) + pgLive : 0,
-    supervisor_simulator: cpuSeconds(s.child.pid!),
-    clickhouse: ch.reduce((sum, c) => sum + cpuSeconds(c.pid), 0),
-    bench: (bench.user + bench.system) / 1e6,
-    machine: machineJiffies(),
-    at: performance.now(),
-  };
-}
-
 /** CPU seconds spent by each process between two snapshots, and cores used (CPU s / wall s). */
 function cpuBetween(a: CpuSnapshot, b: CpuSnapshot) {
   const wall = (b.at - a.at) / 1000;
-  const keys = ['worker', 'web', 'postgres', 'supervisor_simulator', 'clickhouse', 'bench'] as const;
+  const keys = ['worker', 'web', 'postgres', 'supervisor', 'clickhouse', 'bench'] as const;
   const seconds = Object.fromEntries(keys.map((k) => [k, round(b[k] - a[k], 1)])) as Record<(typeof keys)[number], number>;
   const cores = Object.fromEntries(keys.map((k) => [k, round((b[k] - a[k]) / wall, 2)])) as Record<(typeof keys)[number], number>;
   const machine = round(coresBetween(a.machine, b.machine).busy, 2);

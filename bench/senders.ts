@@ -22,7 +22,6 @@
  * autocannon runs inside this process, on the same two cores as the service: the figures are
  * for service + load generator sharing the machine, a lower bound for the service alone.
  */
-import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
@@ -35,8 +34,8 @@ import { createSender } from '../domain/senders/senders.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
 import { readServices } from '../runtime/services-file.js';
-import { benchPreloads, checkStopped, cleanUp, runBench, startService, stopService, type Service } from './service.js';
-import { childrenOf, coresBetween, cpuSeconds, machineJiffies, machineLoad, memoryMiB, postgresCpuSeconds, round, sleep } from './proc.js';
+import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type Service } from './service.js';
+import { coresBetween, machineLoad, memoryMiB, round, sleep } from './proc.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 10);
@@ -58,28 +57,6 @@ function webMemory(pid: number): { rss: number; hwm: number } {
   if (!m) throw new Error(`web process ${pid} has gone`);
   return m;
 }
-
-/** CPU seconds of every process of the running service, grouped. */
-interface ServiceCpu {
-  web: number;
-  postgres: number;
-  worker: number;
-  clickhouse: number;
-  supervisor: number;
-}
-function serviceCpu(service: { child: ChildProcess; webPid: number; postgresPid: number }): ServiceCpu {
-  const sup = service.child.pid!;
-  const kids = childrenOf(sup);
-  const sum = (pred: (args: string) => boolean) => kids.filter((k) => pred(k.args)).reduce((s, k) => s + cpuSeconds(k.pid), 0);
-  return {
-    web: cpuSeconds(service.webPid),
-    postgres: service.postgresPid ? postgresCpuSeconds(service.postgresPid) : 0,
-    worker: sum((a) => a.includes('worker.js')),
-    clickhouse: sum((a) => a.includes('chlauncher') || a.includes('clickhouse')),
-    supervisor: cpuSeconds(sup),
-  };
-}
-
 
 // ---------------------------------------------------------------- the service
 
@@ -169,22 +146,18 @@ async function measure(
 ): Promise<Row> {
   await sleep(1_000);
   const q0 = await queryCounts(service);
-  const s0 = serviceCpu(service);
-  const b0 = process.cpuUsage();
-  const m0 = machineJiffies();
-  const t0 = performance.now();
+  const s0 = cpuSnapshot(service);
   const r = await autocannon({ url: service.url + path, connections, duration, headers });
-  const wall = (performance.now() - t0) / 1000;
-  const b1 = process.cpuUsage(b0);
-  const m1 = machineJiffies();
-  const s1 = serviceCpu(service);
+  const s1 = cpuSnapshot(service);
+  const wall = (s1.at - s0.at) / 1000;
   // Requests still in flight when autocannon stops finish within a few ms.
   await sleep(200);
   const q1 = await queryCounts(service);
-  const per = (k: keyof ServiceCpu) => round((s1[k] - s0[k]) / wall, 2);
-  const bench = (b1.user + b1.system) / 1e6 / wall;
-  const machine = coresBetween(m0, m1);
-  const attributed = (Object.keys(s0) as Array<keyof ServiceCpu>).reduce((s, k) => s + (s1[k] - s0[k]) / wall, 0) + bench;
+  const SERVICE = ['web', 'postgres', 'worker', 'clickhouse', 'supervisor'] as const;
+  const per = (k: (typeof SERVICE)[number]) => round((s1[k] - s0[k]) / wall, 2);
+  const bench = (s1.bench - s0.bench) / wall;
+  const machine = coresBetween(s0.machine, s1.machine);
+  const attributed = SERVICE.reduce((s, k) => s + (s1[k] - s0[k]) / wall, 0) + bench;
   const row: Row = {
     name,
     path,

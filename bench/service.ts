@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../runtime/paths.js';
 import { freePort } from '../runtime/ports.js';
-import { childrenOf } from './proc.js';
+import { childrenOf, cpuSeconds, machineJiffies, postgresCpuSeconds, type Jiffies } from './proc.js';
 
 /**
  * The service as a user starts it, for the benchmarks: `node dist/runtime/start.js` (embedded
@@ -153,4 +153,37 @@ export function runBench(main: () => Promise<void>): void {
     console.error(err);
     process.exit(1);
   });
+}
+
+/** CPU seconds used so far by each part of the service and by this process, at one instant. */
+export interface CpuSnapshot {
+  web: number;
+  worker: number;
+  /** The postmaster with its reaped and live backends. */
+  postgres: number;
+  clickhouse: number;
+  /** The supervisor (runtime/start.js), which also runs the mailbox simulator. */
+  supervisor: number;
+  /** This process: the load generator (autocannon, the HTTP client, the bare loop). */
+  bench: number;
+  machine: Jiffies;
+  /** performance.now() of the snapshot. */
+  at: number;
+}
+
+/** One snapshot for every benchmark; each divides the difference of two by the wall time. */
+export function cpuSnapshot(s: Service): CpuSnapshot {
+  const bench = process.cpuUsage();
+  return {
+    web: cpuSeconds(s.webPid),
+    worker: cpuSeconds(s.workerPid),
+    postgres: s.postgresPid ? postgresCpuSeconds(s.postgresPid) : 0,
+    clickhouse: childrenOf(s.child.pid!)
+      .filter((c) => /clickhouse|chlauncher/.test(c.args))
+      .reduce((sum, c) => sum + cpuSeconds(c.pid), 0),
+    supervisor: cpuSeconds(s.child.pid!),
+    bench: (bench.user + bench.system) / 1e6,
+    machine: machineJiffies(),
+    at: performance.now(),
+  };
 }

@@ -62,8 +62,8 @@ import { trackingSecret } from '../domain/tracking/secret.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
 import { readServices } from '../runtime/services-file.js';
-import { benchPreloads, checkStopped, cleanUp, runBench, startService, stopService, type Service } from './service.js';
-import { childrenOf, coresBetween, cpuSeconds, machineJiffies, machineLoad, percentile, postgresCpuSeconds, round, sleep, type Jiffies } from './proc.js';
+import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type CpuSnapshot, type Service } from './service.js';
+import { coresBetween, machineLoad, percentile, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
   const v = Number(process.env[name]);
@@ -128,30 +128,6 @@ const autocannon = autocannonUntyped as unknown as (opts: CannonOptions) => Prom
 
 // ---------------------------------------------------------------- process accounting (/proc)
 
-interface CpuSnapshot {
-  web: number;
-  worker: number;
-  postgres: number;
-  clickhouse: number;
-  supervisor: number;
-  bench: number;
-  machine: Jiffies;
-  at: number;
-}
-function cpuSnapshot(s: Service): CpuSnapshot {
-  const kids = childrenOf(s.child.pid!);
-  const b = process.cpuUsage();
-  return {
-    web: cpuSeconds(s.webPid),
-    worker: cpuSeconds(s.workerPid),
-    postgres: s.postgresPid ? postgresCpuSeconds(s.postgresPid) : 0,
-    clickhouse: kids.filter((k) => /clickhouse|chlauncher/.test(k.args)).reduce((sum, k) => sum + cpuSeconds(k.pid), 0),
-    supervisor: cpuSeconds(s.child.pid!),
-    bench: (b.user + b.system) / 1e6,
-    machine: machineJiffies(),
-    at: performance.now(),
-  };
-}
 type CpuCores = { web: number; worker: number; postgres: number; clickhouse: number; supervisor: number; bench_autocannon: number; machine_busy: number; other: number; steal: number };
 function coresUsed(a: CpuSnapshot, b: CpuSnapshot): CpuCores {
   const wall = (b.at - a.at) / 1000;
