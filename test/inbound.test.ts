@@ -374,6 +374,11 @@ t.test('a delayed DSN: a log row at the current status, nothing else', async (t)
   t.match(l[3], { smtp_code: 451, smtp_enhanced: '4.4.7', smtp_reply: /still trying/ });
   t.same(await bounces(id), []);
   t.same(await restrictions('dsn-delayed@example.org'), []);
+  const { rows } = await dbs.pool.query<{ status: number }>(
+    "SELECT status FROM mail_events WHERE mail_id = $1 AND kind = 'status' ORDER BY id",
+    [id],
+  );
+  t.same(rows.map((r) => r.status), [1, 2, 3], 'delivery history: the three moves, no event for the note');
 });
 
 t.test('RCPT TO the VERP address of no mail: 550 5.1.1', async (t) => {

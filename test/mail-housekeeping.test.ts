@@ -75,7 +75,14 @@ t.test('mails left without a send job are requeued, others are not', async (t) =
   await dbs.pool.query("UPDATE mails SET status = 2 WHERE mail_id = $1", [fresh]);
   // The stranded mail's job failed on its last try; the others still have live jobs.
   await dbs.pool.query("UPDATE pgboss.job SET state = 'failed' WHERE data->>'mail_id' = $1", [stranded]);
+  const statusEvents = () => rows("SELECT status FROM mail_events WHERE mail_id = $1 AND kind = 'status'", [stranded]);
+  const eventsBefore = (await statusEvents()).length;
   t.equal(await requeueStrandedMails(dbs.pool, queue), 1);
+  t.same(
+    (await rows("SELECT reason, moved FROM mail_logs WHERE mail_id = $1 ORDER BY id DESC LIMIT 1", [stranded]))[0],
+    { reason: 'requeued_without_job', moved: false },
+  );
+  t.equal((await statusEvents()).length, eventsBefore, 'a note, not a move: no status event');
   const live = await rows(
     "SELECT data->>'mail_id' AS mail_id FROM pgboss.job WHERE name = 'mail.send' AND state = 'created' AND data->>'mail_id' = $1",
     [stranded],

@@ -78,8 +78,8 @@ export async function requeueStrandedMails(pool: Pool, queue: JobQueue, staleMin
     const tenant: Tenant = { instanceId: r.instance_id, slug: r.slug, tz: r.tz };
     await withTenant(pool, tenant, async (c) => {
       await c.query(
-        `INSERT INTO mail_logs (instance_id, mail_id, status, reason)
-         SELECT instance_id, mail_id, status, 'requeued_without_job' FROM mails WHERE instance_id = $1 AND mail_id = ANY($2)`,
+        `INSERT INTO mail_logs (instance_id, mail_id, status, reason, moved)
+         SELECT instance_id, mail_id, status, 'requeued_without_job', false FROM mails WHERE instance_id = $1 AND mail_id = ANY($2)`,
         [tenant.instanceId, r.mail_ids],
       );
       await c.query('UPDATE mails SET updated_at = now() WHERE instance_id = $1 AND mail_id = ANY($2)', [tenant.instanceId, r.mail_ids]);
