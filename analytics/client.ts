@@ -5,6 +5,14 @@ export type { ClickHouseClient };
 export const DEFAULT_DATABASE = 'cartero';
 
 /**
+ * A Date as DateTime64(3, 'UTC') text (2026-11-22 10:00:00.123), for parameters and inserted
+ * rows: ClickHouse reads it in the column's zone, UTC.
+ */
+export function chDateTime(d: Date): string {
+  return d.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+/**
  * The database named by a CLICKHOUSE_URL: its path (`http://host:8123/cartero` → `cartero`),
  * `cartero` when the path is empty. Percent-escapes are decoded.
  */

@@ -1,5 +1,5 @@
 import type { MailSnapshot } from '../domain/tracking/outbox.js';
-import type { ClickHouseClient } from './client.js';
+import { chDateTime, type ClickHouseClient } from './client.js';
 
 /** One row of ClickHouse's mail_events (analytics/migrations/002_mail_events.ts). */
 export interface MailEventRow {
@@ -39,7 +39,6 @@ export const STATUS_EVENT: Record<number, string> = {
 
 // DateTime64(3) accepts 'YYYY-MM-DD hh:mm:ss.sss' in JSONEachRow; ISO's T and Z are not parsed
 // by the default (basic) date-time input format.
-const chTime = (d: Date): string => d.toISOString().replace('T', ' ').replace('Z', '');
 
 /**
  * One multi-row JSONEachRow insert per batch. async_insert is off: the pump marks the rows shipped
@@ -52,9 +51,9 @@ export async function insertMailEvents(ch: ClickHouseClient, rows: readonly Mail
     format: 'JSONEachRow',
     values: rows.map((r) => ({
       ...r,
-      occurred_at: chTime(r.occurred_at),
-      mail_received_at: chTime(r.mail_received_at),
-      sent_at: r.sent_at ? chTime(r.sent_at) : null,
+      occurred_at: chDateTime(r.occurred_at),
+      mail_received_at: chDateTime(r.mail_received_at),
+      sent_at: r.sent_at ? chDateTime(r.sent_at) : null,
     })),
     clickhouse_settings: { async_insert: 0, log_comment: 'event pump' },
   });
@@ -70,9 +69,9 @@ export async function insertMailSnapshots(ch: ClickHouseClient, rows: readonly M
     format: 'JSONEachRow',
     values: rows.map((r) => ({
       ...r,
-      received_at: chTime(r.received_at),
-      queued_at: r.queued_at ? chTime(r.queued_at) : null,
-      sent_at: r.sent_at ? chTime(r.sent_at) : null,
+      received_at: chDateTime(r.received_at),
+      queued_at: r.queued_at ? chDateTime(r.queued_at) : null,
+      sent_at: r.sent_at ? chDateTime(r.sent_at) : null,
     })),
     clickhouse_settings: { async_insert: 0, log_comment: 'event pump' },
   });

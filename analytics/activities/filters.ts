@@ -5,6 +5,7 @@ import type { Tenant } from '../../domain/tenancy/context.js';
 import { toUtcRange } from '../../domain/time/local-date-range.js';
 import type { ActivityFilter } from '../../domain/mail/mails.js';
 import type { ActivityQuery } from './query.js';
+import { chDateTime } from '../client.js';
 
 /** The common filters of the activity listings, defined once with GET /v1/mails's. */
 export type { ActivityFilter };
@@ -48,11 +49,6 @@ export const PAGE_SETTINGS = {
   read_in_order_use_buffering: 0,
   max_block_size: '8192',
 } as const;
-
-/** DateTime64(3, 'UTC') parameter text: ClickHouse reads it in the type's zone (UTC). */
-export function chDateTime(d: Date): string {
-  return d.toISOString().replace('T', ' ').replace('Z', '');
-}
 
 export const DATETIME_PARAM = `DateTime64(3, 'UTC')`;
 

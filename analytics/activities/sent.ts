@@ -1,16 +1,13 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Page, PageRequest } from '../../domain/pagination.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
-import { activityWhere, fetchPage, latestRows, type ActivityFilter, type PageWindow } from './filters.js';
+import type { MailFilter } from '../../domain/mail/mails.js';
+import { activityWhere, fetchPage, latestRows, type PageWindow } from './filters.js';
 import type { ActivityQuery } from './query.js';
 import { NO_RECORDED_OPEN } from './unopened.js';
 
-/** The sent listing's own filters on top of the common ones (spec: GET /v1/activities/sent). */
-export interface SentActivityFilter extends ActivityFilter {
-  status?: number;
-  /** opened: with opens; unopened: delivered without opens; all or omitted: no filter. */
-  opened?: 'all' | 'opened' | 'unopened';
-}
+/** GET /v1/mails's filters without paging: the sent listing is the same rows (spec). */
+export type SentActivityFilter = Omit<MailFilter, keyof PageRequest>;
 
 const COLUMNS = [
   { name: 'mail_id', kind: 'text' },

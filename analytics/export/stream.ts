@@ -166,8 +166,6 @@ export function exportFilename(basename: string, format: ExportFormat, now = new
  */
 export async function streamExport(ch: ClickHouseClient, query: ActivityQuery, res: ServerResponse, target: ExportTarget): Promise<void> {
   const { format } = target;
-  const columns = pickColumns(query, target.columns);
-  const header = format === 'csv' ? await csvHeaderLine(ch, columns.map((c) => c.name)) : undefined;
   const headers = {
     'Content-Type': CONTENT_TYPES[format],
     'Content-Disposition': `attachment; filename="${exportFilename(target.basename, format)}"`,
@@ -178,6 +176,8 @@ export async function streamExport(ch: ClickHouseClient, query: ActivityQuery, r
     res.writeHead(200, headers).end();
     return;
   }
+  const columns = pickColumns(query, target.columns);
+  const header = format === 'csv' ? await csvHeaderLine(ch, columns.map((c) => c.name)) : undefined;
 
   const abort = new AbortController();
   const onClose = () => abort.abort();
