@@ -6,9 +6,13 @@ import type { Logger } from 'pino';
 // request can be followed across hops; anything else is replaced.
 const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
+/** The request's id: its X-Request-Id if plain text, else a new one (also the tracking fast path's). */
+export function requestIdFrom(incoming: string | string[] | undefined): string {
+  return typeof incoming === 'string' && ACCEPTABLE_ID.test(incoming) ? incoming : randomUUID();
+}
+
 export function requestId(req: Request, res: Response, next: NextFunction): void {
-  const incoming = req.get('x-request-id');
-  const id = incoming && ACCEPTABLE_ID.test(incoming) ? incoming : randomUUID();
+  const id = requestIdFrom(req.get('x-request-id'));
   res.locals.requestId = id;
   res.setHeader('X-Request-Id', id);
   next();

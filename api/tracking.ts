@@ -11,7 +11,7 @@ import { findUnsubscribeTarget, resubscribe, unsubscribe, type UnsubscribeTarget
 import type { Pool } from '../sql/pool.js';
 import type { HttpMetrics } from './metrics.js';
 import { problem, sendProblem } from './problem.js';
-import { requestIdOf } from './request-context.js';
+import { requestIdFrom, requestIdOf } from './request-context.js';
 import { unsubscribePage, type PageState } from './unsubscribe-page.js';
 
 /**
@@ -165,9 +165,8 @@ type TrustProxy = (addr: string, hop: number) => boolean;
 const proxyaddr = require('proxy-addr') as (req: IncomingMessage, trust: TrustProxy) => string;
 const accepts = require('accepts') as (req: IncomingMessage) => { types(types: string[]): string | false };
 const encodeUrl = require('encodeurl') as (url: string) => string;
+const escapeHtml = require('escape-html') as (text: string) => string;
 
-// As api/request-context.ts: a plain incoming X-Request-Id is kept, anything else is replaced.
-const ACCEPTABLE_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 // The links exactly as domain/mail/render.ts writes them (the token is base64url "." base64url).
 // Any other spelling Express's router also accepts (a trailing slash, another case, a
 // percent-escape) is left to it, as are other methods (405) and the unsubscribe links.
@@ -214,8 +213,7 @@ function fastPath(app: express.Express, deps: TrackingDeps): TrackingFastPath {
     }
     const method = req.method!;
     const head = method === 'HEAD';
-    const incoming = req.headers['x-request-id'];
-    const reqId = typeof incoming === 'string' && ACCEPTABLE_ID.test(incoming) ? incoming : randomUUID();
+    const reqId = requestIdFrom(req.headers['x-request-id']);
     let status: number;
     if (kind === 'o') {
       const token = readTrackingToken(secret, raw, 'open');
@@ -307,8 +305,3 @@ function fastPath(app: express.Express, deps: TrackingDeps): TrackingFastPath {
   };
 }
 
-// escape-html, as Express's redirect body uses it.
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
-}

@@ -1,11 +1,12 @@
+import { createRequire } from 'node:module';
 import type { UnsubscribeTarget } from '../domain/tracking/unsubscribe.js';
 
 export type PageState =
   | { step: 'confirm' | 'unsubscribed' | 'resubscribed'; target: UnsubscribeTarget }
   | { step: 'invalid'; detail: string };
 
-const escape = (s: string): string =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+// escape-html (Express's own), CommonJS without type declarations.
+const escape = createRequire(import.meta.url)('escape-html') as (text: string) => string;
 
 /**
  * The small page behind a mail's unsubscribe link. It posts back to its own URL (relative
