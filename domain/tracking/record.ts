@@ -1,5 +1,5 @@
 import type { Pool } from '../../sql/pool.js';
-import { inetOrNull } from './unsubscribe.js';
+import { clientAddress } from '../tenancy/ip.js';
 import { asDependencyError } from '../../sql/pool.js';
 
 /** One hit on a public tracking link, as the web dyno saw it. */
@@ -82,7 +82,7 @@ function columns(hits: TrackingHit[]): unknown[] {
     hits.map((h) => h.url ?? null),
     hits.map((h) => (h.userAgent ? h.userAgent.replace(/\u0000/g, '').slice(0, MAX_USER_AGENT) : null)),
     // One unparseable address would fail the whole batch's INSERT (the inet cast).
-    hits.map((h) => inetOrNull(h.ip)),
+    hits.map((h) => clientAddress(h.ip ?? undefined)),
     hits.map((h) => h.at),
     hits.map((h) => h.machine ?? null),
   ];

@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { clientAddress } from '../tenancy/ip.js';
 import type { Client, Pool } from '../../sql/pool.js';
 import { query } from '../../sql/pool.js';
 import { lift, restrict } from '../restrictions/restrictions.js';
@@ -87,7 +87,7 @@ export async function unsubscribe(
         clip(input.reason, MAX_REASON),
         clip(input.comment, MAX_COMMENT),
         clip(input.userAgent, MAX_USER_AGENT),
-        inetOrNull(input.ip),
+        clientAddress(input.ip ?? undefined),
       ],
     );
     const firstTime = event.rows[0]!.inserted;
@@ -109,7 +109,7 @@ export async function resubscribe(tenant: Tenant, pool: Pool, target: Unsubscrib
 async function outbox(tenant: Tenant, c: Client, mailId: string, input: UnsubscribeInput): Promise<void> {
   await c.query(
     `INSERT INTO mail_events (instance_id, mail_id, kind, user_agent, ip) VALUES ($1, $2, 'unsubscribe', $3, $4::inet)`,
-    [tenant.instanceId, mailId, clip(input.userAgent, MAX_USER_AGENT), inetOrNull(input.ip)],
+    [tenant.instanceId, mailId, clip(input.userAgent, MAX_USER_AGENT), clientAddress(input.ip ?? undefined)],
   );
 }
 
@@ -120,10 +120,3 @@ function clip(value: string | null | undefined, max: number): string | null {
   return v === '' ? null : v.slice(0, max);
 }
 
-/**
- * The client address as Postgres inet, or null. Behind TRUST_PROXY it comes from
- * X-Forwarded-For, which the client writes: anything that is not an address is dropped.
- */
-export function inetOrNull(ip: string | null | undefined): string | null {
-  return ip && isIP(ip) ? ip : null;
-}
