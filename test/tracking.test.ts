@@ -325,6 +325,28 @@ t.test('a batch shipped twice counts once in ClickHouse', async (t) => {
   t.same(await rs.json(), [{ n: '2' }], 'two events, not three rows');
 });
 
+t.test('a batch the pump ships again (its commit lost) counts once, in Postgres and ClickHouse', async (t) => {
+  const id = await delivered(t, 'reship@example.org');
+  const { pixel } = await linksOf(id);
+  for (let i = 0; i < 5; i++) await (await fetch(local(pixel), { headers: { 'user-agent': BROWSER } })).arrayBuffer();
+  const stages = async () =>
+    (await dbs.pool.query(`SELECT count(*) FILTER (WHERE stage = 2)::int AS shipped, count(*)::int AS n FROM mail_events WHERE mail_id = $1 AND kind = 'open'`, [id])).rows[0];
+  await waitFor('the five opens shipped', async () => ((await stages()).shipped === 5 ? true : undefined), 20_000);
+  // The state a worker leaves when it dies after ClickHouse took the batch and before it marked
+  // the events shipped: counted (stage 1), not shipped. The pump must ship them again.
+  await dbs.pool.query(`UPDATE mail_events SET stage = 1 WHERE mail_id = $1 AND kind = 'open'`, [id]);
+  await waitFor('the pump to ship them again', async () => ((await stages()).shipped === 5 ? true : undefined), 20_000);
+  t.equal((await api.mail(id)).opens, 5, 'mails.opens counts each once');
+  const rs = await ch.query({
+    query: `SELECT count() AS n, uniqExact(event_id) AS ids FROM mail_events FINAL WHERE mail_id = {m:String} AND event_type = 'open'`,
+    query_params: { m: id },
+    format: 'JSONEachRow',
+  });
+  t.same(await rs.json(), [{ n: '5', ids: '5' }], 'ClickHouse: five events');
+  const mirror = await ch.query({ query: 'SELECT opens FROM mails FINAL WHERE mail_id = {m:String}', query_params: { m: id }, format: 'JSONEachRow' });
+  t.same(await mirror.json(), [{ opens: 5 }], 'the mirror counts five');
+});
+
 t.test('ClickHouse down while 1,000 opens arrive: all counted once when it is back', async (t) => {
   const id = await delivered(t, 'outage@example.org');
   const { pixel } = await linksOf(id);

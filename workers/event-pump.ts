@@ -41,21 +41,12 @@ export interface EventPumpOptions {
   /** Pause between ticks that found less than a full batch. */
   intervalMs?: number;
   batchSize?: number;
-  /** Run the loop (default); tests drive tick() themselves. */
-  auto?: boolean;
 }
 
 export interface EventPump {
-  /** One tick now (tests); resolves with what it did. */
-  tick(): Promise<TickResult>;
   stop(): Promise<void>;
 }
 
-export interface TickResult {
-  counted: number;
-  shipped: number;
-  clickhouseFailed: boolean;
-}
 
 export const PUMP_DEFAULTS = { intervalMs: 200, batchSize: 2_000 } as const;
 const BACKOFF_MIN_MS = 1_000;
@@ -71,7 +62,8 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();
 
-  async function tick(): Promise<TickResult> {
+  /** One tick; resolves with the number of new events it counted (a full batch: tick again at once). */
+  async function tick(): Promise<number> {
     const tryClickHouse = Date.now() >= retryClickHouseAt;
     // 1. Count and flag in one short transaction; ClickHouse is never called while it holds locks
     //    (a slow ClickHouse must not hold up the send worker's moves of the same mails).
@@ -101,8 +93,8 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
       await setStage(c, [...fresh, ...backlog].filter((e) => e.to_email === null).map(flagged), 2);
       return { fresh: fresh.length, shipping, live: live.map(flagged), rows: live.map((e) => toRow(e, flagged(e).machine)), snapshots };
     });
-    if (!counted) return { counted: 0, shipped: 0, clickhouseFailed: false };
-    if (!counted.shipping) return { counted: counted.fresh, shipped: 0, clickhouseFailed: false };
+    if (!counted) return 0;
+    if (!counted.shipping) return counted.fresh;
 
     // 2. Ship, then mark shipped. A crash in between re-ships the rows later, which ClickHouse's
     //    ReplacingMergeTree collapses; two pumps shipping the same backlog likewise.
@@ -113,12 +105,12 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
       backoffMs = Math.min(backoffMs ? backoffMs * 2 : BACKOFF_MIN_MS, BACKOFF_MAX_MS);
       retryClickHouseAt = Date.now() + backoffMs;
       logger.warn({ err: (err as Error).message, retryInMs: backoffMs }, 'clickhouse insert failed: events wait in the outbox');
-      return { counted: counted.fresh, shipped: 0, clickhouseFailed: true };
+      return counted.fresh;
     }
     if (backoffMs) logger.info('clickhouse is back: the backlog is being shipped');
     backoffMs = 0;
     await withTransaction(opts.pool, (c) => markShipped(c, counted.live));
-    return { counted: counted.fresh, shipped: counted.rows.length, clickhouseFailed: false };
+    return counted.fresh;
   }
 
   /**
@@ -154,17 +146,16 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
     if (stopped) return;
     let full = false;
     try {
-      const r = await (running = tick());
-      full = r.counted === batchSize;
+      const fresh = await (running = tick());
+      full = fresh === batchSize;
     } catch (err) {
       logger.error({ err }, 'event pump tick failed');
     }
     if (!stopped) timer = setTimeout(() => void loop(), full ? 0 : intervalMs);
   }
-  if (opts.auto ?? true) timer = setTimeout(() => void loop(), 0);
+  timer = setTimeout(() => void loop(), 0);
 
   return {
-    tick: () => (running = tick()) as Promise<TickResult>,
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
