@@ -7,6 +7,7 @@ import { FINAL_STATUSES, MailStatus } from '../domain/mail/status.js';
 import { moveMails, type Move } from '../domain/mail/transitions.js';
 import type { Tenant } from '../domain/tenancy/context.js';
 import { withTenant } from '../domain/tenancy/context.js';
+import { loadTenants } from '../domain/tenancy/instances.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import type { SmtpTransport } from '../smtp/transport.js';
 import { query, type Pool } from '../sql/pool.js';
@@ -167,15 +168,6 @@ export function parseJobData(data: unknown): SendMailJob | undefined {
   return { instance_id: d.instance_id, mail_id: d.mail_id };
 }
 
-/** The tenant context of each instance of the batch (a service-level read of our own table). */
-async function loadTenants(pool: Pool, ids: number[]): Promise<Map<number, Tenant>> {
-  const { rows } = await query<{ id: number; slug: string; tz: string | null }>(
-    pool,
-    'SELECT id, slug, tz FROM instances WHERE id = ANY ($1::bigint[])',
-    [ids],
-  );
-  return new Map(rows.map((r) => [r.id, { instanceId: r.id, slug: r.slug, tz: r.tz }]));
-}
 
 interface Prepared {
   mailId: string;

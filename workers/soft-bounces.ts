@@ -1,7 +1,8 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { evaluateSoftBounces, instancesWithPendingSoftBounces, softBounceSettings } from '../domain/restrictions/soft-bounces.js';
-import { query, type Pool } from '../sql/pool.js';
+import { loadTenants } from '../domain/tenancy/instances.js';
+import type { Pool } from '../sql/pool.js';
 import { SOFT_BOUNCES_QUEUE, SOFT_BOUNCES_SWEEP_QUEUE, type SoftBouncesJob } from './queues.js';
 
 export { SOFT_BOUNCES_QUEUE, SOFT_BOUNCES_SWEEP_QUEUE };
@@ -47,12 +48,11 @@ export async function registerSoftBounces(boss: PgBoss, deps: { pool: Pool; logg
         logger.error({ jobId: job.id, data: job.data }, 'malformed soft-bounce job ignored');
         continue;
       }
-      const { rows } = await query<{ slug: string; tz: string | null }>(deps.pool, 'SELECT slug, tz FROM instances WHERE id = $1', [data.instance_id]);
-      if (!rows[0]) {
+      const tenant = (await loadTenants(deps.pool, [data.instance_id])).get(data.instance_id);
+      if (!tenant) {
         logger.error({ instanceId: data.instance_id }, 'soft-bounce job for an unknown instance ignored');
         continue;
       }
-      const tenant = { instanceId: data.instance_id, slug: rows[0].slug, tz: rows[0].tz };
       const result = await evaluateSoftBounces(tenant, deps.pool, settings);
       if (result.restricted.length) {
         logger.info({ instance: tenant.slug, restricted: result.restricted, ...settings }, 'addresses restricted after repeated soft bounces');

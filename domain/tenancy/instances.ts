@@ -3,6 +3,7 @@ import { AppError, NotFoundError } from '../errors.js';
 import type { Pool } from '../../sql/pool.js';
 import { query } from '../../sql/pool.js';
 import { normalizeCidr } from './ip.js';
+import type { Tenant } from './context.js';
 
 /** Instance administration (panel-only: reached through the CLI, never the public API). */
 export interface Instance {
@@ -96,4 +97,14 @@ export async function setInstanceLimits(pool: Pool, slug: string, change: SendLi
   );
   if (!rows[0]) throw new NotFoundError('instance', slug);
   return rows[0];
+}
+
+/** The tenants of these instance ids (workers get ids in their job data); unknown ids are absent. */
+export async function loadTenants(pool: Pool, ids: number[]): Promise<Map<number, Tenant>> {
+  const { rows } = await query<{ id: number; slug: string; tz: string | null }>(
+    pool,
+    'SELECT id, slug, tz FROM instances WHERE id = ANY ($1::bigint[])',
+    [ids],
+  );
+  return new Map(rows.map((r) => [r.id, { instanceId: r.id, slug: r.slug, tz: r.tz }]));
 }
