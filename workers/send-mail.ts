@@ -10,7 +10,7 @@ import { withTenant } from '../domain/tenancy/context.js';
 import { loadTenants } from '../domain/tenancy/instances.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import type { SmtpTransport } from '../smtp/transport.js';
-import { query, type Pool } from '../sql/pool.js';
+import type { Pool } from '../sql/pool.js';
 import { SEND_MAIL_QUEUE, type SendMailJob } from '../domain/jobs.js';
 import { softBounceNotifier } from './soft-bounces.js';
 

@@ -1,3 +1,4 @@
+import { isId } from '../mail/ids.js';
 import { field, type FieldBlock } from './fields.js';
 
 /**
@@ -9,12 +10,11 @@ import { field, type FieldBlock } from './fields.js';
  * Mail ids are upper-case ULIDs. Matching is case-insensitive because MTAs may lower-case the
  * local part (RFC 5321 lets the receiving domain treat it as it likes, and many do).
  */
-const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const VERP = /^bounce\+([0-9a-z]{26})@[^@\s]+$/i;
 
 function asMailId(candidate: string | undefined): string | undefined {
   const id = candidate?.trim().toUpperCase();
-  return id && ULID.test(id) ? id : undefined;
+  return id && isId(id) ? id : undefined;
 }
 
 /** The mail id of a VERP return path, undefined for any other address. */

@@ -13,9 +13,14 @@ export function newId(): string {
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
+/** Whether `id` has the shape of the ids we issue (an upper-case ULID). */
+export function isId(id: string): boolean {
+  return ULID.test(id);
+}
+
 /** Creation time of an id we issued; undefined for anything that is not one. */
 export function idTime(id: string): Date | undefined {
-  if (!ULID.test(id)) return undefined;
+  if (!isId(id)) return undefined;
   try {
     return new Date(decodeTime(id));
   } catch {
