@@ -131,9 +131,14 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
     const earlier: Array<{ id: number; machine: string }> = [];
     for (const list of byMail.values()) {
       for (const id of burstClicks(list.map((a) => ({ id: a.id, url: a.url, occurredAt: a.occurred_at })))) {
+        const other = list.find((a) => a.id === id)!;
         if (flags.has(id)) {
           if (!flags.get(id)) flags.set(id, 'click_burst');
-        } else if (!list.find((a) => a.id === id)!.machine) {
+        } else if (other.stage !== 0 && !other.machine) {
+          // Only clicks already judged: one still at stage 0 (arrived after this batch was
+          // claimed, or beyond it) gets its own reason first when its turn comes, and meets this
+          // burst then. Flagging it now made a scanner's click 'click_burst' instead of
+          // 'link_scanner', depending on where the batch boundary fell.
           earlier.push({ id, machine: 'click_burst' });
         }
       }
