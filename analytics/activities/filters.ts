@@ -166,13 +166,19 @@ export function machineCondition(f: EventActivityFilter): string[] {
  *
  * A page does not need every group: its groups are ordered by their latest event, so they are
  * the first distinct keys met when reading the events newest first, which is the table's key
- * order read backwards. The first pass reads that way, drops duplicate copies of an event (and,
- * with exclude_machine, flagged events, judged on their newest copy), keeps the first row of each
- * key and stops after the page's keys: for the first pages it reads a small part of the range.
- * The second pass aggregates the events of those keys only: for mail_id a key filter on
- * mail_events, helped by its mail_id bloom filter index; for msg_id the messages' key ranges in
- * mail_events_by_msg. Both passes see the same events, so the order of the keys and the rows
- * agree.
+ * order read backwards. The first pass reads that way, keeps the first row of each key and stops
+ * after the page's keys: for the first pages it reads a small part of the range. The second pass
+ * aggregates the events of those keys only: for mail_id a key filter on mail_events, helped by its
+ * mail_id bloom filter index; for msg_id the messages' key ranges in mail_events_by_msg. Both
+ * passes see the same events, so the order of the keys and the rows agree.
+ *
+ * Copies of an event (a re-shipped batch) are the same event: same event_id, same values, except
+ * the `machine` flag, which a re-shipment may change (the newest copy wins). So without
+ * conditions on the newest copy (`after`, i.e. exclude_machine) a page reads the events as they
+ * are: copies change neither a key's first row nor min/max/any/uniqExact, and the count counts
+ * distinct event_ids. Merging copies first (LIMIT 1 BY, or FINAL) cost more than that: opens by
+ * msg_id with a campaign filter, first pass 47 -> 36 ms, second 67 -> 45 ms (docs/performance.md).
+ * With `after`, both passes judge each event on its newest copy, then count rows.
  *
  * The events reach the aggregation as a subquery `e`: the grouping SELECT has no WHERE of its
  * own, so its output aliases (msg_id, sender...) never shadow the filters' columns.
@@ -187,59 +193,77 @@ function newestEvents(where: string, after: string[], order: string, key: string
 }
 
 /**
- * The first pass as one scalar `page`: `page.1` the page's keys, `page.2` the earliest reception
- * time of their mails. An event never precedes its mail's reception, and all the recipients of one
- * message share its reception time (one INSERT per send call, domain/mail/accept.ts), so every
- * event of the page's keys has `occurred_at >= page.2`: the second pass reads from there on
- * instead of the whole range (opens group_by=mail_id: 6.7 M rows read -> 535 k). For an empty
- * page, min() of nothing is the epoch: no bound, and no key either.
+ * The first pass as one scalar `page`: `page.1` the page's keys and, with `reception`, `page.2`
+ * the earliest reception time of their mails. An event never precedes its mail's reception, and
+ * all the recipients of one message share its reception time (one INSERT per send call,
+ * domain/mail/accept.ts), so every event of the page's keys has `occurred_at >= page.2`: the
+ * mail_id second pass, which reads mail_events in time order, reads from there on instead of the
+ * whole range (6.7 M rows read -> 535 k). The msg_id pass reads each message's key range in
+ * mail_events_by_msg, which that bound does not narrow. For an empty page, min() of nothing is the
+ * epoch: no bound, and no key either.
  */
-function pageScalar(key: 'mail_id' | 'msg_id', where: Where, after: string[], page: PageWindow, params: Record<string, unknown>): string {
-  const events = newestEvents(where.sql, after, `occurred_at DESC, ${key} DESC, event_id DESC`, `occurred_at, ${key}, event_id`);
-  const keys = `SELECT ${key}, mail_received_at FROM (SELECT * FROM (${events}) ORDER BY occurred_at DESC, ${key} DESC LIMIT 1 BY ${key})
+function pageScalar(
+  key: 'mail_id' | 'msg_id',
+  where: Where,
+  after: string[],
+  page: PageWindow,
+  params: Record<string, unknown>,
+  reception: boolean,
+): string {
+  const events = after.length
+    ? `(${newestEvents(where.sql, after, `occurred_at DESC, ${key} DESC, event_id DESC`, `occurred_at, ${key}, event_id`)})`
+    : `mail_events WHERE ${where.sql}`;
+  const keys = `SELECT ${key}${reception ? ', mail_received_at' : ''}
+      FROM (SELECT * FROM ${events} ORDER BY occurred_at DESC, ${key} DESC LIMIT 1 BY ${key})
       ORDER BY occurred_at DESC, ${key} DESC${limitClause(page, params)}`;
-  return `WITH (SELECT (groupArray(${key}), min(mail_received_at)) FROM (${keys})) AS page
+  const value = reception ? `(groupArray(${key}), min(mail_received_at))` : `tuple(groupArray(${key}))`;
+  return `WITH (SELECT ${value} FROM (${keys})) AS page
     `;
 }
 
-/** The second pass's condition on the page's keys and their earliest reception (pageScalar). */
-function pageFilter(key: 'mail_id' | 'msg_id'): string {
-  return `${key} IN (SELECT arrayJoin(page.1)) AND occurred_at >= page.2`;
-}
+const pageKeys = (key: 'mail_id' | 'msg_id') => `${key} IN (SELECT arrayJoin(page.1))`;
 
 /**
- * The events `e` to aggregate, each once (FINAL: the newest copy, judged by `after` after the
- * merge), from `table`: every event of the range (the exports), or with `keyFilter` those of the
- * page's keys only.
+ * The events `e` to aggregate, and the count of a group over them. Whole range (an export):
+ * FINAL, each event once. A page (`keyFilter`): the events of its keys, copies included unless
+ * `after` needs each event's newest copy, then merged by `merge` (see above).
  */
-function finalEvents(q: GroupedQuery, table: string, keyFilter?: string): string {
-  const conditions = [q.where.sql, ...(keyFilter ? [keyFilter] : []), ...q.after];
-  return `(SELECT ${q.columns} FROM ${table} FINAL WHERE ${conditions.join(' AND ')}) AS e`;
+function groupEvents(q: GroupedQuery, table: string, keyFilter?: string, merge?: 'final' | 'sort'): { events: string; count: string } {
+  const where = [q.where.sql, ...(keyFilter ? [keyFilter] : [])].join(' AND ');
+  if (keyFilter && !q.after.length) {
+    return { events: `(SELECT event_id, ${q.columns} FROM ${table} WHERE ${where}) AS e`, count: 'uniqExact(e.event_id)' };
+  }
+  if (keyFilter && merge === 'sort') {
+    return { events: `(${newestEvents(where, q.after, 'occurred_at DESC, event_id DESC', 'occurred_at, event_id')}) AS e`, count: 'count()' };
+  }
+  return { events: `(SELECT ${q.columns} FROM ${table} FINAL WHERE ${[where, ...q.after].join(' AND ')}) AS e`, count: 'count()' };
 }
 
 export interface GroupedQuery {
   where: Where;
   /** Conditions on the newest copy of an event (machineCondition). */
   after: string[];
-  /** Columns of mail_events the aggregates read (for the one-pass form). */
+  /** Columns of the events the aggregates read. */
   columns: string;
-  /** The SELECT list over `e`, grouped by the key. */
-  aggregates: string;
+  /** The SELECT list over `e`, grouped by the key, given the SQL of a group's event count. */
+  aggregates: (count: string) => string;
   /** Alias of max(e.occurred_at) in `aggregates`: the listing's order. */
   last: string;
   page?: PageWindow;
   params: Record<string, unknown>;
 }
 
-/** group_by=mail_id: one row per recipient, latest event first. */
+/**
+ * group_by=mail_id: one row per recipient, latest event first. The page's events are spread over
+ * the range in mail_events: with `after`, read newest first and deduplicated by sorting (FINAL
+ * would merge every part of the range).
+ */
 export function groupedByMail(q: GroupedQuery): string {
-  const head = q.page ? pageScalar('mail_id', q.where, q.after, q.page, q.params) : '';
-  // The page's events are spread over the range in mail_events: read newest first and
-  // deduplicated there (FINAL would merge every part of the range).
-  const events = q.page
-    ? `(${newestEvents(`${q.where.sql} AND ${pageFilter('mail_id')}`, q.after, 'occurred_at DESC, event_id DESC', 'occurred_at, event_id')}) AS e`
-    : finalEvents(q, 'mail_events');
-  return `${head}SELECT ${q.aggregates}
+  const head = q.page ? pageScalar('mail_id', q.where, q.after, q.page, q.params, true) : '';
+  const { events, count } = q.page
+    ? groupEvents(q, 'mail_events', `${pageKeys('mail_id')} AND occurred_at >= page.2`, 'sort')
+    : groupEvents(q, 'mail_events');
+  return `${head}SELECT ${q.aggregates(count)}
     FROM ${events}
     GROUP BY e.mail_id
     ORDER BY ${q.last} DESC, mail_id DESC`;
@@ -251,21 +275,22 @@ export function groupedByMail(q: GroupedQuery): string {
  * the mirror holds one row per snapshot of a mail). The page's msg_ids are a scalar, computed
  * once and read by both the second pass and the lookup. The second pass reads the page's
  * messages from mail_events_by_msg, where each message's events are contiguous (from
- * mail_events, with a campaign filter, it read 1.8 M rows for 70 k), with FINAL: over those
- * short key ranges merging is cheaper than sorting the rows to keep each event's newest copy
- * (45 against 84 ms for a campaign's page; docs/performance.md). The lookup reads the tenant's
- * key prefix of the mirror through its msg_id bloom filter index. It is not bounded by page.2:
- * that would undercount a message whose recipients were not all received at once (the service
- * never does that, but the cost of the bound's saving, ~5 ms, is a wrong total if it ever did).
- * `select` is the final SELECT list over `g` (the aggregates) and `r.n` (rcpt_count).
+ * mail_events, with a campaign filter, it read 1.8 M rows for 70 k); with `after`, with FINAL:
+ * over those short key ranges merging is cheaper than sorting the rows to keep each event's
+ * newest copy (45 against 84 ms for a campaign's page; docs/performance.md). The lookup reads the
+ * tenant's key prefix of the mirror through its msg_id bloom filter index. It is not bounded by
+ * the page's reception times: that would undercount a message whose recipients were not all
+ * received at once (the service never does that, but the cost of the bound's saving, ~5 ms, is a
+ * wrong total if it ever did). `select` is the final SELECT list over `g` (the aggregates) and
+ * `r.n` (rcpt_count).
  */
 export function groupedByMessage(q: GroupedQuery & { select: string }): string {
-  const events = q.page ? finalEvents(q, 'mail_events_by_msg', pageFilter('msg_id')) : finalEvents(q, 'mail_events');
+  const { events, count } = q.page ? groupEvents(q, 'mail_events_by_msg', pageKeys('msg_id'), 'final') : groupEvents(q, 'mail_events');
   const ids = q.page
     ? `(SELECT arrayJoin(page.1))`
     : `(SELECT msg_id FROM mail_events WHERE ${q.where.sql})`; // a superset is harmless: only listed messages are joined
-  return `${q.page ? pageScalar('msg_id', q.where, q.after, q.page, q.params) : ''}SELECT ${q.select}
-    FROM (SELECT ${q.aggregates} FROM ${events} GROUP BY e.msg_id) AS g
+  return `${q.page ? pageScalar('msg_id', q.where, q.after, q.page, q.params, false) : ''}SELECT ${q.select}
+    FROM (SELECT ${q.aggregates(count)} FROM ${events} GROUP BY e.msg_id) AS g
     LEFT JOIN (SELECT msg_id, uniqExact(mail_id) AS n FROM mails
                WHERE instance_id = {instance_id:UInt64} AND msg_id IN ${ids}
                GROUP BY msg_id) AS r ON r.msg_id = g.msg_id

@@ -1,6 +1,6 @@
 import { clicksQuery } from '../../analytics/activities/clicks.js';
-import type { ActivityFilter, EventActivityFilter, GroupBy } from '../../analytics/activities/filters.js';
-import { opensQuery } from '../../analytics/activities/opens.js';
+import type { ActivityFilter, EventActivityFilter } from '../../analytics/activities/filters.js';
+import { opensCsvColumns, opensQuery } from '../../analytics/activities/opens.js';
 import { sentQuery, type SentActivityFilter } from '../../analytics/activities/sent.js';
 import { unopenedQuery } from '../../analytics/activities/unopened.js';
 import { EXPORT_FORMATS, streamExport, type ExportFormat } from '../../analytics/export/stream.js';
@@ -33,16 +33,6 @@ function exportQuery(listing: Record<string, JsonSchema>): Record<string, JsonSc
     },
   };
 }
-
-/**
- * CSV columns of the opens export per group_by: exactly the spec's table. The JSON format
- * returns the listing's rows as they are (with group_by=mail_id they also carry sent_at).
- */
-const OPENS_CSV_COLUMNS: Record<GroupBy, readonly string[]> = {
-  none: ['mail_id', 'msg_id', 'to', 'sender', 'opened_at', 'sent_at', 'custom_msg_id', 'custom_group_code'],
-  mail_id: ['mail_id', 'msg_id', 'to', 'sender', 'open_count', 'first_opened_at', 'last_opened_at', 'custom_msg_id', 'custom_group_code'],
-  msg_id: ['msg_id', 'sender', 'subject', 'open_count', 'recipients_opened', 'rcpt_count', 'first_opened_at', 'last_opened_at', 'custom_msg_id', 'custom_group_code'],
-};
 
 const success = {
   status: 200,
@@ -93,10 +83,8 @@ export const activityExportRoutes = [
     operationId: 'exportOpens',
     summary: 'Export opens, per open, per recipient or per message (CSV or JSON)',
     description:
-      'CSV columns by group_by are the spec\'s: none: mail_id, msg_id, to, sender, opened_at, sent_at, custom_msg_id, ' +
-      'custom_group_code; mail_id: mail_id, msg_id, to, sender, open_count, first_opened_at, last_opened_at, custom_msg_id, ' +
-      'custom_group_code; msg_id: msg_id, sender, subject, open_count, recipients_opened, rcpt_count, first_opened_at, ' +
-      `last_opened_at, custom_msg_id, custom_group_code. JSON: the rows of GET /v1/activities/opens. ${STREAMING}`,
+      `CSV columns by group_by are the spec's: ${(['none', 'mail_id', 'msg_id'] as const).map((g) => `${g}: ${opensCsvColumns(g).join(', ')}`).join('; ')}. ` +
+      `JSON: the rows of GET /v1/activities/opens. ${STREAMING}`,
     tag: 'Activities',
     scope: 'mail:read',
     query: exportQuery(eventActivityQuery),
@@ -104,7 +92,7 @@ export const activityExportRoutes = [
     handler: send<EventActivityFilter>(
       'opens',
       ({ tenant, query }) => opensQuery(tenant, query),
-      (query) => (query.format === 'csv' ? OPENS_CSV_COLUMNS[query.group_by ?? 'none'] : undefined),
+      (query) => (query.format === 'csv' ? opensCsvColumns(query.group_by ?? 'none') : undefined),
     ),
   }),
   defineRoute<Exported<EventActivityFilter>>({

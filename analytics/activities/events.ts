@@ -1,0 +1,182 @@
+import type { Tenant } from '../../domain/tenancy/context.js';
+import {
+  eventWhere,
+  groupedByMail,
+  groupedByMessage,
+  latestRows,
+  machineCondition,
+  messageSubject,
+  type EventActivityFilter,
+  type GroupBy,
+  type PageWindow,
+} from './filters.js';
+import type { ActivityQuery } from './query.js';
+
+/**
+ * The opens and clicks listings (and their exports) are one query shape over `mail_events`, one
+ * range read on (instance_id, event_type, occurred_at) with dates on the event's time; they differ
+ * in the event type, in the words of their column names (opened_at / clicked_at, open_count /
+ * click_count...) and in the clicks' link columns. Each row shape (spec: Open rows, Click rows) is
+ * written once here as a list of columns with the SQL that computes each, so a listing's result
+ * columns, their order and their SQL cannot drift apart. The grouped counts come from the same
+ * filtered events as the detail rows, so they equal the sum of the detail rows.
+ */
+export interface EventKind {
+  type: 'open' | 'click';
+  /** Names the queries in logs: 'opens.group_by_msg_id'. */
+  plural: 'opens' | 'clicks';
+  /** The participle of the column names: opened_at, first_clicked_at, recipients_opened. */
+  done: 'opened' | 'clicked';
+  /** Clicks carry a link: url_redirect per event, links_clicked per group. */
+  links: boolean;
+}
+
+export const OPENS: EventKind = { type: 'open', plural: 'opens', done: 'opened', links: false };
+export const CLICKS: EventKind = { type: 'click', plural: 'clicks', done: 'clicked', links: true };
+
+interface Column {
+  name: string;
+  kind: 'text' | 'number' | 'datetime';
+  /** The value's SQL: over the events' columns (none), or an aggregate over `e` (grouped). */
+  sql: string;
+}
+
+/** The count of a group: its SQL depends on whether copies of an event may remain (filters.ts). */
+const COUNT = '{count}';
+
+const custom: Column[] = [
+  { name: 'custom_msg_id', kind: 'text', sql: 'any(e.custom_msg_id)' },
+  { name: 'custom_group_code', kind: 'text', sql: 'any(e.custom_group_code)' },
+];
+
+/** group_by=none: one row per event. */
+function perEvent(k: EventKind): Column[] {
+  return [
+    { name: 'mail_id', kind: 'text', sql: 'mail_id' },
+    { name: 'msg_id', kind: 'text', sql: 'msg_id' },
+    { name: 'to', kind: 'text', sql: 'recipient' },
+    { name: 'sender', kind: 'text', sql: "ifNull(sender, '')" },
+    ...(k.links ? [{ name: 'url_redirect', kind: 'text', sql: 'url' } as const] : []),
+    { name: `${k.done}_at`, kind: 'datetime', sql: 'occurred_at' },
+    { name: 'sent_at', kind: 'datetime', sql: 'sent_at' },
+    { name: 'custom_msg_id', kind: 'text', sql: 'custom_msg_id' },
+    { name: 'custom_group_code', kind: 'text', sql: 'custom_group_code' },
+  ];
+}
+
+/** group_by=mail_id: one row per recipient. links_clicked: the distinct URLs (NULLs skipped). */
+function perMail(k: EventKind): Column[] {
+  return [
+    { name: 'mail_id', kind: 'text', sql: 'e.mail_id' },
+    { name: 'msg_id', kind: 'text', sql: 'any(e.msg_id)' },
+    { name: 'to', kind: 'text', sql: 'any(e.recipient)' },
+    { name: 'sender', kind: 'text', sql: "ifNull(any(e.sender), '')" },
+    { name: `${k.type}_count`, kind: 'number', sql: `toUInt32(${COUNT})` },
+    ...(k.links ? [{ name: 'links_clicked', kind: 'number', sql: 'toUInt32(uniqExact(e.url))' } as const] : []),
+    { name: `first_${k.done}_at`, kind: 'datetime', sql: 'min(e.occurred_at)' },
+    { name: `last_${k.done}_at`, kind: 'datetime', sql: 'max(e.occurred_at)' },
+    { name: 'sent_at', kind: 'datetime', sql: 'max(e.sent_at)' },
+    ...custom,
+  ];
+}
+
+/**
+ * group_by=msg_id: one row per message. links_clicked of a message: distinct links per
+ * recipient, summed over recipients, i.e. the distinct (mail, url) pairs (uniqExact skips the
+ * pairs whose url is NULL). rcpt_count comes from the mirror (filters.ts, groupedByMessage).
+ */
+function perMessage(k: EventKind): Column[] {
+  return [
+    { name: 'msg_id', kind: 'text', sql: 'e.msg_id' },
+    { name: 'sender', kind: 'text', sql: "ifNull(any(e.sender), '')" },
+    { name: 'subject', kind: 'text', sql: messageSubject },
+    { name: `${k.type}_count`, kind: 'number', sql: `toUInt32(${COUNT})` },
+    { name: `recipients_${k.done}`, kind: 'number', sql: 'toUInt32(uniqExact(e.mail_id))' },
+    ...(k.links ? [{ name: 'links_clicked', kind: 'number', sql: 'toUInt32(uniqExact(e.mail_id, e.url))' } as const] : []),
+    { name: 'rcpt_count', kind: 'number', sql: RCPT_COUNT },
+    { name: `first_${k.done}_at`, kind: 'datetime', sql: 'min(e.occurred_at)' },
+    { name: `last_${k.done}_at`, kind: 'datetime', sql: 'max(e.occurred_at)' },
+    ...custom,
+  ];
+}
+
+/** Not an aggregate of the events: the recipients looked up in the mirror, `r.n`. */
+const RCPT_COUNT = 'toUInt32(r.n)';
+
+/** The events' columns the grouped aggregates read. */
+function readColumns(k: EventKind, mode: 'mail_id' | 'msg_id'): string {
+  const attributes = mode === 'mail_id' ? ['recipient', 'sent_at'] : ['subject'];
+  return ['mail_id', 'msg_id', 'sender', ...attributes, ...(k.links ? ['url'] : []), 'occurred_at', 'custom_msg_id', 'custom_group_code'].join(', ');
+}
+
+const alias = (name: string) => `\`${name}\``;
+const toResult = (columns: Column[]) => columns.map(({ name, kind }) => ({ name, kind }));
+const aggregates = (columns: Column[]) => (count: string) =>
+  columns.map((c) => `${c.sql.replace(COUNT, count)} AS ${alias(c.name)}`).join(',\n  ');
+
+/** The result columns of a listing, in the spec's order, and whether each is text (the CSV guard). */
+export function eventColumns(k: EventKind, mode: GroupBy): ReadonlyArray<{ name: string; kind: Column['kind'] }> {
+  return toResult(mode === 'none' ? perEvent(k) : mode === 'mail_id' ? perMail(k) : perMessage(k));
+}
+
+/**
+ * The listing's query (page given) or its export's (whole range), per group_by: detail rows
+ * newest first, or groups ordered by their latest event (filters.ts builds the passes).
+ * Machine-made events count like any other unless exclude_machine is set.
+ */
+export function eventActivityQuery(tenant: Tenant, k: EventKind, f: EventActivityFilter, page?: PageWindow): ActivityQuery {
+  const where = eventWhere(tenant, f, k.type);
+  const params = { ...where.params };
+  const after = machineCondition(f);
+  const mode = f.group_by ?? 'none';
+  const name = `${k.plural}.group_by_${mode}`;
+  const last = `last_${k.done}_at`;
+
+  if (mode === 'none') {
+    const columns = perEvent(k);
+    return {
+      name,
+      columns: toResult(columns),
+      params,
+      sql: latestRows({
+        table: 'mail_events',
+        where,
+        after,
+        keyDesc: 'occurred_at DESC, event_id DESC',
+        key: 'occurred_at, event_id',
+        version: 'shipped_at',
+        select: columns.map((c) => `${c.sql} AS ${alias(c.name)}`).join(', '),
+        page,
+        params,
+      }),
+    };
+  }
+
+  if (mode === 'mail_id') {
+    const columns = perMail(k);
+    return {
+      name,
+      columns: toResult(columns),
+      params,
+      sql: groupedByMail({ where, after, params, page, columns: readColumns(k, mode), aggregates: aggregates(columns), last }),
+    };
+  }
+
+  const columns = perMessage(k);
+  const grouped = columns.filter((c) => c.sql !== RCPT_COUNT);
+  return {
+    name,
+    columns: toResult(columns),
+    params,
+    sql: groupedByMessage({
+      where,
+      after,
+      params,
+      page,
+      columns: readColumns(k, mode),
+      aggregates: aggregates(grouped),
+      select: columns.map((c) => `${c.sql === RCPT_COUNT ? c.sql : `g.${alias(c.name)}`} AS ${alias(c.name)}`).join(', '),
+      last,
+    }),
+  };
+}
