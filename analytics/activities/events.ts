@@ -10,7 +10,7 @@ import {
   type GroupBy,
   type PageWindow,
 } from './filters.js';
-import type { ActivityQuery } from './query.js';
+import { resultColumns, selectList, type ActivityQuery, type ColumnSql, type ResultColumn } from './query.js';
 
 /**
  * The opens and clicks listings (and their exports) are one query shape over `mail_events`, one
@@ -34,12 +34,8 @@ export interface EventKind {
 export const OPENS: EventKind = { type: 'open', plural: 'opens', done: 'opened', links: false };
 export const CLICKS: EventKind = { type: 'click', plural: 'clicks', done: 'clicked', links: true };
 
-interface Column {
-  name: string;
-  kind: 'text' | 'number' | 'datetime';
-  /** The value's SQL: over the events' columns (none), or an aggregate over `e` (grouped). */
-  sql: string;
-}
+/** A column's SQL is over the events' columns (none), or an aggregate over `e` (grouped). */
+type Column = ColumnSql;
 
 /** The count of a group: its SQL depends on whether copies of an event may remain (filters.ts). */
 const COUNT = '{count}';
@@ -109,14 +105,11 @@ function readColumns(k: EventKind, mode: 'mail_id' | 'msg_id'): string {
   return ['mail_id', 'msg_id', 'sender', ...attributes, ...(k.links ? ['url'] : []), 'occurred_at', 'custom_msg_id', 'custom_group_code'].join(', ');
 }
 
-const alias = (name: string) => `\`${name}\``;
-const toResult = (columns: Column[]) => columns.map(({ name, kind }) => ({ name, kind }));
-const aggregates = (columns: Column[]) => (count: string) =>
-  columns.map((c) => `${c.sql.replace(COUNT, count)} AS ${alias(c.name)}`).join(',\n  ');
+const aggregates = (columns: Column[]) => (count: string) => selectList(columns.map((c) => ({ ...c, sql: c.sql.replace(COUNT, count) })));
 
 /** The result columns of a listing, in the spec's order, and whether each is text (the CSV guard). */
-export function eventColumns(k: EventKind, mode: GroupBy): ReadonlyArray<{ name: string; kind: Column['kind'] }> {
-  return toResult(mode === 'none' ? perEvent(k) : mode === 'mail_id' ? perMail(k) : perMessage(k));
+export function eventColumns(k: EventKind, mode: GroupBy): ResultColumn[] {
+  return resultColumns(mode === 'none' ? perEvent(k) : mode === 'mail_id' ? perMail(k) : perMessage(k));
 }
 
 /**
@@ -136,16 +129,16 @@ export function eventActivityQuery(tenant: Tenant, k: EventKind, f: EventActivit
     const columns = perEvent(k);
     return {
       name,
-      columns: toResult(columns),
+      columns: resultColumns(columns),
       params,
       sql: latestRows({
         table: 'mail_events',
-        where,
+        where: where.sql,
         after,
         keyDesc: 'occurred_at DESC, event_id DESC',
         key: 'occurred_at, event_id',
         version: 'shipped_at',
-        select: columns.map((c) => `${c.sql} AS ${alias(c.name)}`).join(', '),
+        select: selectList(columns),
         page,
         params,
       }),
@@ -156,7 +149,7 @@ export function eventActivityQuery(tenant: Tenant, k: EventKind, f: EventActivit
     const columns = perMail(k);
     return {
       name,
-      columns: toResult(columns),
+      columns: resultColumns(columns),
       params,
       sql: groupedByMail({ where, after, params, page, columns: readColumns(k, mode), aggregates: aggregates(columns), last }),
     };
@@ -166,7 +159,7 @@ export function eventActivityQuery(tenant: Tenant, k: EventKind, f: EventActivit
   const grouped = columns.filter((c) => c.sql !== RCPT_COUNT);
   return {
     name,
-    columns: toResult(columns),
+    columns: resultColumns(columns),
     params,
     sql: groupedByMessage({
       where,
@@ -175,7 +168,7 @@ export function eventActivityQuery(tenant: Tenant, k: EventKind, f: EventActivit
       page,
       columns: readColumns(k, mode),
       aggregates: aggregates(grouped),
-      select: columns.map((c) => `${c.sql === RCPT_COUNT ? c.sql : `g.${alias(c.name)}`} AS ${alias(c.name)}`).join(', '),
+      select: selectList(columns.map((c) => (c.sql === RCPT_COUNT ? c : { ...c, sql: `g.\`${c.name}\`` }))),
       last,
     }),
   };

@@ -126,7 +126,8 @@ export function limitClause(page: PageWindow | undefined, params: Record<string,
  */
 export function latestRows(o: {
   table: string;
-  where: Where;
+  /** The filters' conditions (Where.sql). */
+  where: string;
   /** Conditions on columns that change between versions, applied to the newest version only. */
   after: string[];
   /** The sorting key (without tenant and fixed prefix), descending: 'occurred_at DESC, event_id DESC'. */
@@ -140,16 +141,24 @@ export function latestRows(o: {
 }): string {
   const after = o.after.length ? o.after.join(' AND ') : '';
   if (!o.page) {
-    return `SELECT ${o.select} FROM ${o.table} FINAL WHERE ${o.where.sql}${after ? ` AND ${after}` : ''} ORDER BY ${o.keyDesc}`;
+    return `SELECT ${o.select} FROM ${o.table} FINAL WHERE ${o.where}${after ? ` AND ${after}` : ''} ORDER BY ${o.keyDesc}`;
   }
   // `SELECT *` inside, on purpose: ClickHouse still reads only the columns used above, and with an
   // explicit list (26.7) the outer ORDER BY loses the "already sorted" property and becomes a
   // full sort, which reads the whole range instead of stopping at the page.
   return `SELECT ${o.select}
-    FROM (SELECT * FROM ${o.table} WHERE ${o.where.sql}
+    FROM (SELECT * FROM ${o.table} WHERE ${o.where}
           ORDER BY ${o.keyDesc}, ${o.version} DESC LIMIT 1 BY ${o.key})
     ${after ? `WHERE ${after}` : ''}
     ORDER BY ${o.keyDesc}${limitClause(o.page, o.params)}`;
+}
+
+/**
+ * The newest snapshot of each mail of the `mails` mirror (the sent and unopened listings): newest
+ * reception first, ties by mail_id (ULIDs of one send grow like the Postgres ids).
+ */
+export function latestMails(o: { where: string; after: string[]; select: string; page?: PageWindow; params: Record<string, unknown> }): string {
+  return latestRows({ ...o, table: 'mails', keyDesc: 'received_at DESC, mail_id DESC', key: 'received_at, mail_id', version: 'version' });
 }
 
 // ---- Pieces of the grouped opens and clicks listings (opens.ts, clicks.ts).
@@ -193,14 +202,14 @@ function newestEvents(where: string, after: string[], order: string, key: string
 }
 
 /**
- * The first pass as one scalar `page`: `page.1` the page's keys and, with `reception`, `page.2`
- * the earliest reception time of their mails. An event never precedes its mail's reception, and
- * all the recipients of one message share its reception time (one INSERT per send call,
- * domain/mail/accept.ts), so every event of the page's keys has `occurred_at >= page.2`: the
- * mail_id second pass, which reads mail_events in time order, reads from there on instead of the
- * whole range (6.7 M rows read -> 535 k). The msg_id pass reads each message's key range in
- * mail_events_by_msg, which that bound does not narrow. For an empty page, min() of nothing is the
- * epoch: no bound, and no key either.
+ * The first pass as one scalar `page`: `page.1` the page's keys and, with `reception` (mail_id
+ * keys), `page.2` the earliest reception time of those mails. An event never precedes its mail's
+ * reception, so every event of the page's mails has `occurred_at >= page.2`: the mail_id second
+ * pass, which reads mail_events in time order, reads from there on instead of the whole range
+ * (6.7 M rows read -> 535 k). The msg_id pass reads each message's key range in
+ * mail_events_by_msg, which a time bound does not narrow (and a message's mails unseen by the
+ * first pass could have been received earlier than those seen). For an empty page, min() of
+ * nothing is the epoch: no bound, and no key either.
  */
 function pageScalar(
   key: 'mail_id' | 'msg_id',

@@ -2,7 +2,7 @@
  * One activity query (sent, opens, clicks, unopened; per group_by), as both its listing and its
  * export use it: a ClickHouse SELECT with `{name:Type}` parameters, its ORDER BY included and no
  * LIMIT, whose result columns are exactly `columns`, in the spec's order for that listing. The
- * listing adds LIMIT/OFFSET; the export streams the whole result (analytics/export.ts).
+ * listing adds LIMIT/OFFSET; the export streams the whole result (analytics/export/stream.ts).
  */
 export interface ActivityQuery {
   /** Named for logs and ClickHouse's query log (log_comment), e.g. 'opens.group_by_mail_id'. */
@@ -10,5 +10,23 @@ export interface ActivityQuery {
   sql: string;
   params: Record<string, unknown>;
   /** Result columns in order, and whether each is text (the CSV formula guard applies) or not. */
-  columns: ReadonlyArray<{ name: string; kind: 'text' | 'number' | 'datetime' }>;
+  columns: ReadonlyArray<ResultColumn>;
 }
+
+export interface ResultColumn {
+  name: string;
+  kind: 'text' | 'number' | 'datetime';
+}
+
+/**
+ * A result column with the SQL that computes it. A query's row shape is one list of these, from
+ * which both its SELECT list (selectList) and its `columns` (resultColumns) come, so the two
+ * cannot disagree on names or order.
+ */
+export interface ColumnSql extends ResultColumn {
+  sql: string;
+}
+
+export const selectList = (columns: readonly ColumnSql[]): string => columns.map((c) => `${c.sql} AS \`${c.name}\``).join(',\n  ');
+
+export const resultColumns = (columns: readonly ColumnSql[]): ResultColumn[] => columns.map(({ name, kind }) => ({ name, kind }));

@@ -2,36 +2,37 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Page, PageRequest } from '../../domain/pagination.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
 import type { MailFilter } from '../../domain/mail/mails.js';
-import { activityWhere, fetchPage, latestRows, type PageWindow } from './filters.js';
-import type { ActivityQuery } from './query.js';
+import { activityWhere, fetchPage, latestMails, type PageWindow } from './filters.js';
+import { resultColumns, selectList, type ActivityQuery, type ColumnSql } from './query.js';
 import { NO_RECORDED_OPEN } from './unopened.js';
 
 /** GET /v1/mails's filters without paging: the sent listing is the same rows (spec). */
 export type SentActivityFilter = Omit<MailFilter, keyof PageRequest>;
 
-const COLUMNS = [
-  { name: 'mail_id', kind: 'text' },
-  { name: 'msg_id', kind: 'text' },
-  { name: 'to', kind: 'text' },
-  { name: 'subject', kind: 'text' },
-  { name: 'sender', kind: 'text' },
-  { name: 'status', kind: 'number' },
-  { name: 'opens', kind: 'number' },
-  { name: 'clicks', kind: 'number' },
-  { name: 'received_at', kind: 'datetime' },
-  { name: 'queued_at', kind: 'datetime' },
-  { name: 'sent_at', kind: 'datetime' },
-  { name: 'schedule_at', kind: 'datetime' },
-  { name: 'delay', kind: 'number' },
-  { name: 'custom_msg_id', kind: 'text' },
-  { name: 'custom_group_code', kind: 'text' },
-] as const;
+/** The Mail row (spec), in its order: GET /v1/mails's fields, from the mirror. */
+const COLUMNS: ColumnSql[] = [
+  { name: 'mail_id', kind: 'text', sql: 'mail_id' },
+  { name: 'msg_id', kind: 'text', sql: 'msg_id' },
+  { name: 'to', kind: 'text', sql: 'recipient' },
+  { name: 'subject', kind: 'text', sql: 'subject' },
+  { name: 'sender', kind: 'text', sql: 'sender' },
+  { name: 'status', kind: 'number', sql: 'status' },
+  { name: 'opens', kind: 'number', sql: 'opens' },
+  { name: 'clicks', kind: 'number', sql: 'clicks' },
+  { name: 'received_at', kind: 'datetime', sql: 'received_at' },
+  { name: 'queued_at', kind: 'datetime', sql: 'queued_at' },
+  { name: 'sent_at', kind: 'datetime', sql: 'sent_at' },
+  // Always null, as in GET /v1/mails: scheduled sending is unavailable.
+  { name: 'schedule_at', kind: 'datetime', sql: "CAST(NULL, 'Nullable(DateTime64(3, \\'UTC\\'))')" },
+  { name: 'delay', kind: 'number', sql: 'delay' },
+  { name: 'custom_msg_id', kind: 'text', sql: 'custom_msg_id' },
+  { name: 'custom_group_code', kind: 'text', sql: 'custom_group_code' },
+];
 
 /**
  * GET /v1/activities/sent (and its export): the Mail rows of the `mails` mirror, the same rows and
- * order as GET /v1/mails (domain/mail/mails.ts) without its 3-month window: newest reception
- * first, ties by mail_id (ULIDs of one send grow like the Postgres ids). Status, opens and clicks
- * change between a mail's snapshots, so their filters see the newest snapshot only.
+ * order as GET /v1/mails (domain/mail/mails.ts) without its 3-month window. Status, opens and
+ * clicks change between a mail's snapshots, so their filters see the newest snapshot only.
  */
 export function sentQuery(tenant: Tenant, f: SentActivityFilter, page?: PageWindow): ActivityQuery {
   const where = activityWhere(tenant, f, 'received_at');
@@ -45,20 +46,9 @@ export function sentQuery(tenant: Tenant, f: SentActivityFilter, page?: PageWind
   if (f.opened === 'unopened') after.push(NO_RECORDED_OPEN);
   return {
     name: 'sent',
-    columns: COLUMNS,
+    columns: resultColumns(COLUMNS),
     params,
-    sql: latestRows({
-      table: 'mails',
-      where: { sql: where.sql, params },
-      after,
-      keyDesc: 'received_at DESC, mail_id DESC',
-      key: 'received_at, mail_id',
-      version: 'version',
-      select: `mail_id, msg_id, recipient AS \`to\`, subject, sender, status, opens, clicks, received_at, queued_at, sent_at,
-               CAST(NULL, 'Nullable(DateTime64(3, \\'UTC\\'))') AS schedule_at, delay, custom_msg_id, custom_group_code`,
-      page,
-      params,
-    }),
+    sql: latestMails({ where: where.sql, after, select: selectList(COLUMNS), page, params }),
   };
 }
 

@@ -1,8 +1,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Page, PageRequest } from '../../domain/pagination.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
-import { activityWhere, fetchPage, latestRows, type ActivityFilter, type PageWindow } from './filters.js';
-import type { ActivityQuery } from './query.js';
+import { activityWhere, fetchPage, latestMails, type ActivityFilter, type PageWindow } from './filters.js';
+import { resultColumns, selectList, type ActivityQuery, type ColumnSql } from './query.js';
 
 /**
  * "Delivered with no recorded open", on the newest snapshot of a mail in the `mails` mirror: status
@@ -23,17 +23,18 @@ export const NO_RECORDED_OPEN = `status = 3 AND opens = 0 AND mail_id NOT IN (
     SELECT mail_id FROM mail_events
      WHERE instance_id = {instance_id:UInt64} AND event_type = 'open' AND occurred_at >= now64(3) - INTERVAL 1 DAY)`;
 
-const COLUMNS = [
-  { name: 'mail_id', kind: 'text' },
-  { name: 'msg_id', kind: 'text' },
-  { name: 'to', kind: 'text' },
-  { name: 'subject', kind: 'text' },
-  { name: 'sender', kind: 'text' },
-  { name: 'received_at', kind: 'datetime' },
-  { name: 'sent_at', kind: 'datetime' },
-  { name: 'custom_msg_id', kind: 'text' },
-  { name: 'custom_group_code', kind: 'text' },
-] as const;
+/** The Unopened row (spec), in its order. */
+const COLUMNS: ColumnSql[] = [
+  { name: 'mail_id', kind: 'text', sql: 'mail_id' },
+  { name: 'msg_id', kind: 'text', sql: 'msg_id' },
+  { name: 'to', kind: 'text', sql: 'recipient' },
+  { name: 'subject', kind: 'text', sql: 'subject' },
+  { name: 'sender', kind: 'text', sql: 'sender' },
+  { name: 'received_at', kind: 'datetime', sql: 'received_at' },
+  { name: 'sent_at', kind: 'datetime', sql: 'sent_at' },
+  { name: 'custom_msg_id', kind: 'text', sql: 'custom_msg_id' },
+  { name: 'custom_group_code', kind: 'text', sql: 'custom_group_code' },
+];
 
 /**
  * GET /v1/activities/unopened (and its export): one row per delivered, unopened mail, newest
@@ -44,19 +45,9 @@ export function unopenedQuery(tenant: Tenant, f: ActivityFilter, page?: PageWind
   const params = { ...where.params };
   return {
     name: 'unopened',
-    columns: COLUMNS,
+    columns: resultColumns(COLUMNS),
     params,
-    sql: latestRows({
-      table: 'mails',
-      where,
-      after: [NO_RECORDED_OPEN],
-      keyDesc: 'received_at DESC, mail_id DESC',
-      key: 'received_at, mail_id',
-      version: 'version',
-      select: 'mail_id, msg_id, recipient AS `to`, subject, sender, received_at, sent_at, custom_msg_id, custom_group_code',
-      page,
-      params,
-    }),
+    sql: latestMails({ where: where.sql, after: [NO_RECORDED_OPEN], select: selectList(COLUMNS), page, params }),
   };
 }
 
