@@ -34,6 +34,95 @@ import { waitFor } from './helpers/send-stack.js';
  * reports in the shapes real MTAs and feedback loops send.
  */
 
+// ---- the listener, the worker and the simulator ----------------------------------------------
+// Started and loaded before the first subtest: tap may end the root test once its subtests are
+// done and a teardown is registered, so fixtures still loading after a subtest could meet a
+// stopped listener or database (test/exports.test.ts had exactly that failure).
+
+const dbs = await testDatabases(t, 'inbound');
+const logger = pino({ level: 'warn' }, pino.destination(2));
+const softBounceCalls: number[] = [];
+const inbound = await startInboundSmtp({ pool: dbs.pool, port: 0, logger, onSoftBounce: (id) => softBounceCalls.push(id) });
+t.teardown(() => inbound.close());
+const mailboxDir = mkdtempSync(join(tmpdir(), 'cartero-mailbox-'));
+const simulator = await startMailboxSimulator({ dir: mailboxDir, inboundUrl: `smtp://127.0.0.1:${inbound.port}` });
+t.teardown(async () => {
+  await simulator.stop();
+  await rm(mailboxDir, { recursive: true, force: true });
+});
+
+const a = await makeTenant(dbs.pool);
+await makeSenders(dbs.pool, a.tenant, { domain: 'send.example', senders: [{ email: 'news', name: 'News' }] });
+const queue = jobQueue(dbs.databaseUrl);
+const addresses = ['dsn-hard', 'dsn-soft', 'dsn-delayed', 'dsn-lower', 'arf-verp', 'arf-fixed', 'not-a-report', 'complaint-e2e', 'dsnbounce-e2e'].map(
+  (l) => `${l}@example.org`,
+);
+const accepted = await acceptSend(a.tenant, dbs.pool, queue, {
+  from: 'news@send.example',
+  to: addresses.map((email) => ({ email })),
+  subject: 'Hello {{email}}',
+  text: 'Body for {{email}}',
+});
+const ids = Object.fromEntries(accepted.mails.map((m) => [m.to.split('@')[0]!, m.mail_id])) as Record<string, string>;
+
+const worker = await startWorker(loadConfig({ DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, SMTP_URL: simulator.url, PUBLIC_URL: 'https://cartero.test', LOG_LEVEL: 'warn' }), logger);
+t.teardown(() => worker.stop());
+
+interface MailRow {
+  status: number;
+  bounce_class: string | null;
+}
+interface LogRow {
+  status: number;
+  reason: string | null;
+  smtp_code: number | null;
+  smtp_enhanced: string | null;
+  smtp_reply: string | null;
+}
+const mail = async (id: string) => (await dbs.pool.query<MailRow>('SELECT status, bounce_class FROM mails WHERE mail_id = $1', [id])).rows[0]!;
+const logs = async (id: string) =>
+  (await dbs.pool.query<LogRow>('SELECT status, reason, smtp_code, smtp_enhanced, smtp_reply FROM mail_logs WHERE mail_id = $1 ORDER BY id', [id])).rows;
+const bounces = async (id: string) =>
+  (await dbs.pool.query('SELECT recipient, class, source, smtp_enhanced, diagnostic, evaluated FROM mail_bounces WHERE mail_id = $1 ORDER BY id', [id])).rows;
+const restrictions = async (recipient: string) =>
+  (await dbs.pool.query('SELECT instance_id, recipient, reason, deleted_at FROM mail_restrictions WHERE recipient = $1 ORDER BY id', [recipient])).rows;
+const complaints = async (id: string) =>
+  (await dbs.pool.query('SELECT instance_id, recipient, feedback_type, reported_by, arrival_date FROM mail_complaints WHERE mail_id = $1', [id])).rows;
+// Outbox events other than delivery moves (every move also writes a 'status' event).
+const events = async (id: string) =>
+  (await dbs.pool.query(`SELECT instance_id, kind FROM mail_events WHERE mail_id = $1 AND kind <> 'status' ORDER BY id`, [id])).rows;
+
+// Every mail is sent (the simulator answers 250 to all of these) before reports come back.
+await waitFor('every mail sent', async () => {
+  const { rows } = await dbs.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM mails WHERE msg_id = $1 AND status IN (3, 6)', [accepted.msg_id]);
+  return rows[0]!.n === addresses.length ? true : undefined;
+});
+
+/** What a remote MTA has of the mail: the stored message, its envelope sender, its recipient. */
+function original(local: string) {
+  const id = ids[local]!;
+  const file = readdirSync(mailboxDir).find((f) => f.endsWith('.eml') && f.includes(id));
+  if (!file) throw new Error(`no stored message for ${local}`);
+  return { raw: readFileSync(join(mailboxDir, file)), recipient: `${local}@example.org`, mailFrom: `bounce+${id}@send.example`, messageId: `<${id}@send.example>` };
+}
+function dsnFor(local: string, opts?: DsnOptions): string {
+  return buildDeliveryStatusNotification(original(local), opts);
+}
+
+/** One delivery to the listener over its own connection; the final SMTP reply. */
+async function deliver(to: string, raw: string, from = ''): Promise<{ code: number; response: string }> {
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: inbound.port, secure: false, ignoreTLS: true });
+  try {
+    const info = await transport.sendMail({ envelope: { from, to: [to] }, raw });
+    return { code: Number(info.response.slice(0, 3)), response: info.response };
+  } catch (err) {
+    const e = err as { responseCode?: number; response?: string; message: string };
+    return { code: e.responseCode ?? 0, response: e.response ?? e.message };
+  } finally {
+    transport.close();
+  }
+}
+
 // ---- parsers, on reports written the way real systems write them -----------------------------
 
 const POSTFIX_STATUS = [
@@ -238,92 +327,6 @@ t.test('ARF: the RFC 5965 example reads, and names the mail by its Message-ID', 
   t.equal(mailIdFromOriginal(arf!.original), id);
   t.equal(readDsn(await parseReportMessage(rfc5965Report('<x@y>'))), undefined, 'not a DSN');
 });
-
-// ---- the listener, the worker and the simulator ----------------------------------------------
-
-const dbs = await testDatabases(t, 'inbound');
-const logger = pino({ level: 'warn' }, pino.destination(2));
-const softBounceCalls: number[] = [];
-const inbound = await startInboundSmtp({ pool: dbs.pool, port: 0, logger, onSoftBounce: (id) => softBounceCalls.push(id) });
-t.teardown(() => inbound.close());
-const mailboxDir = mkdtempSync(join(tmpdir(), 'cartero-mailbox-'));
-const simulator = await startMailboxSimulator({ dir: mailboxDir, inboundUrl: `smtp://127.0.0.1:${inbound.port}` });
-t.teardown(async () => {
-  await simulator.stop();
-  await rm(mailboxDir, { recursive: true, force: true });
-});
-
-const a = await makeTenant(dbs.pool);
-await makeSenders(dbs.pool, a.tenant, { domain: 'send.example', senders: [{ email: 'news', name: 'News' }] });
-const queue = jobQueue(dbs.databaseUrl);
-const addresses = ['dsn-hard', 'dsn-soft', 'dsn-delayed', 'dsn-lower', 'arf-verp', 'arf-fixed', 'not-a-report', 'complaint-e2e', 'dsnbounce-e2e'].map(
-  (l) => `${l}@example.org`,
-);
-const accepted = await acceptSend(a.tenant, dbs.pool, queue, {
-  from: 'news@send.example',
-  to: addresses.map((email) => ({ email })),
-  subject: 'Hello {{email}}',
-  text: 'Body for {{email}}',
-});
-const ids = Object.fromEntries(accepted.mails.map((m) => [m.to.split('@')[0]!, m.mail_id])) as Record<string, string>;
-
-const worker = await startWorker(loadConfig({ DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, SMTP_URL: simulator.url, PUBLIC_URL: 'https://cartero.test', LOG_LEVEL: 'warn' }), logger);
-t.teardown(() => worker.stop());
-
-interface MailRow {
-  status: number;
-  bounce_class: string | null;
-}
-interface LogRow {
-  status: number;
-  reason: string | null;
-  smtp_code: number | null;
-  smtp_enhanced: string | null;
-  smtp_reply: string | null;
-}
-const mail = async (id: string) => (await dbs.pool.query<MailRow>('SELECT status, bounce_class FROM mails WHERE mail_id = $1', [id])).rows[0]!;
-const logs = async (id: string) =>
-  (await dbs.pool.query<LogRow>('SELECT status, reason, smtp_code, smtp_enhanced, smtp_reply FROM mail_logs WHERE mail_id = $1 ORDER BY id', [id])).rows;
-const bounces = async (id: string) =>
-  (await dbs.pool.query('SELECT recipient, class, source, smtp_enhanced, diagnostic, evaluated FROM mail_bounces WHERE mail_id = $1 ORDER BY id', [id])).rows;
-const restrictions = async (recipient: string) =>
-  (await dbs.pool.query('SELECT instance_id, recipient, reason, deleted_at FROM mail_restrictions WHERE recipient = $1 ORDER BY id', [recipient])).rows;
-const complaints = async (id: string) =>
-  (await dbs.pool.query('SELECT instance_id, recipient, feedback_type, reported_by, arrival_date FROM mail_complaints WHERE mail_id = $1', [id])).rows;
-// Outbox events other than delivery moves (every move also writes a 'status' event).
-const events = async (id: string) =>
-  (await dbs.pool.query(`SELECT instance_id, kind FROM mail_events WHERE mail_id = $1 AND kind <> 'status' ORDER BY id`, [id])).rows;
-
-// Every mail is sent (the simulator answers 250 to all of these) before reports come back.
-await waitFor('every mail sent', async () => {
-  const { rows } = await dbs.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM mails WHERE msg_id = $1 AND status IN (3, 6)', [accepted.msg_id]);
-  return rows[0]!.n === addresses.length ? true : undefined;
-});
-
-/** What a remote MTA has of the mail: the stored message, its envelope sender, its recipient. */
-function original(local: string) {
-  const id = ids[local]!;
-  const file = readdirSync(mailboxDir).find((f) => f.endsWith('.eml') && f.includes(id));
-  if (!file) throw new Error(`no stored message for ${local}`);
-  return { raw: readFileSync(join(mailboxDir, file)), recipient: `${local}@example.org`, mailFrom: `bounce+${id}@send.example`, messageId: `<${id}@send.example>` };
-}
-function dsnFor(local: string, opts?: DsnOptions): string {
-  return buildDeliveryStatusNotification(original(local), opts);
-}
-
-/** One delivery to the listener over its own connection; the final SMTP reply. */
-async function deliver(to: string, raw: string, from = ''): Promise<{ code: number; response: string }> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: inbound.port, secure: false, ignoreTLS: true });
-  try {
-    const info = await transport.sendMail({ envelope: { from, to: [to] }, raw });
-    return { code: Number(info.response.slice(0, 3)), response: info.response };
-  } catch (err) {
-    const e = err as { responseCode?: number; response?: string; message: string };
-    return { code: e.responseCode ?? 0, response: e.response ?? e.message };
-  } finally {
-    transport.close();
-  }
-}
 
 t.test('a 5.1.1 DSN for a sent mail: bounced hard, logged as dsn, hard_bounce restriction', async (t) => {
   const id = ids['dsn-hard']!;

@@ -54,6 +54,90 @@ const daysAgo = (n: number, hoursUtc = 12) => {
 const isoDate = (d: Date) => d.toISOString().slice(0, 10);
 
 // ---------------------------------------------------------------------------------------------
+// Fixtures, all made before the first subtest: tap may end the root test once its subtests are
+// done and a teardown is registered, so a fixture still loading after a subtest could meet a
+// stopped web server or database (test/exports.test.ts had exactly that failure).
+
+// Restrictions.
+/** A restriction made the way Cartero makes them, then dated (and lifted) as the test needs. */
+async function restriction(tn: Tenant, recipient: string, reason: RestrictionReason, at: Date, lifted?: Date): Promise<number> {
+  return withTenant(dbs.pool, tn, async (c) => {
+    const { restriction: r } = await restrict(tn, c, recipient, reason);
+    if (lifted) await lift(tn, c, recipient);
+    await c.query('UPDATE mail_restrictions SET restricted_at = $2, deleted_at = $3 WHERE id = $1', [r.id, at, lifted ?? null]);
+    return r.id;
+  });
+}
+
+const tie = daysAgo(3);
+const hardAnn = await restriction(a.tenant, 'ann@example.com', 'hard_bounce', tie);
+const bobFirst = await restriction(a.tenant, 'Bob.Smith@Example.com', 'unsubscribe', daysAgo(2), daysAgo(2, 18));
+const bobAgain = await restriction(a.tenant, 'bob.smith@example.com', 'unsubscribe', daysAgo(1));
+const softCarol = await restriction(a.tenant, 'carol@other.test', 'soft_bounce', daysAgo(4), daysAgo(3, 6));
+const panelDave = await restriction(a.tenant, 'dave@example.com', 'unspecified', daysAgo(5));
+const sameTime = await restriction(a.tenant, 'erin@example.com', 'hard_bounce', tie);
+// Two years old: a restriction is state, not an event, and has no retention cut.
+const ancient = await restriction(a.tenant, 'old@ancient.example', 'hard_bounce', daysAgo(730));
+const otherAnn = await restriction(b.tenant, 'ann@example.com', 'hard_bounce', daysAgo(1));
+const otherOnly = await restriction(b.tenant, 'zed@b.example', 'unsubscribe', daysAgo(1));
+
+const ALL = [bobAgain, bobFirst, sameTime, hardAnn, softCarol, panelDave, ancient];
+
+// Mails, and unsubscribe and complaint rows of them.
+async function send(tn: TestTenant, from: string, to: string[], extra: Record<string, unknown> = {}) {
+  const res = await fetch(url + '/v1/mails/send', {
+    method: 'POST',
+    headers: { ...tn.headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ from, to: to.map((email) => ({ email })), subject: 'Weekly news', text: 'hello', ...extra }),
+  });
+  const body = (await res.json()) as any;
+  if (res.status !== 202) throw new Error(`send: ${res.status} ${JSON.stringify(body)}`);
+  // Received well before the events, inside the online window.
+  await dbs.pool.query("UPDATE mails SET received_at = now() - interval '10 days' WHERE msg_id = $1", [body.msg_id]);
+  return { msgId: body.msg_id as string, mailIds: body.mails.map((m: any) => m.mail_id as string) };
+}
+
+const m1 = await send(a, 'news@shop.example', ['ann@example.com', 'bob@example.com'], { custom_msg_id: 'camp-1', custom_group_code: 'weekly' });
+const m2 = await send(a, 'news@shop.example', ['ann.other@example.com']);
+const mb = await send(b, 'news@b.example', ['ann@example.com']);
+const [annMail, bobMail] = m1.mailIds as [string, string];
+const [otherAnnMail] = m2.mailIds as [string];
+const [bMail] = mb.mailIds as [string];
+
+// D is a UTC date; 23:30Z on D is already D+1 in Madrid (UTC+1 or +2).
+const D = daysAgo(6, 0);
+const at = (days: number, hh: number, mm = 0) => new Date(D.getTime() + days * DAY + (hh * 60 + mm) * 60_000);
+const local = (days: number) => isoDate(new Date(D.getTime() + days * DAY));
+
+async function unsubscribe(tn: Tenant, mailId: string, recipient: string, when: Date, extra: { method?: string; reason?: string; comment?: string } = {}) {
+  const { rows } = await dbs.pool.query(
+    `INSERT INTO mail_unsubscribes (instance_id, mail_id, recipient, method, reason, comment, user_agent, ip, unsubscribed_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, 'Mozilla/5.0', '203.0.113.9', $7, $7) RETURNING id`,
+    [tn.instanceId, mailId, recipient, extra.method ?? 'one_click', extra.reason ?? null, extra.comment ?? null, when],
+  );
+  return rows[0].id as number;
+}
+
+async function complaint(tn: Tenant, mailId: string, recipient: string, when: Date, extra: { reportedBy?: string; arrival?: Date } = {}) {
+  const { rows } = await dbs.pool.query(
+    `INSERT INTO mail_complaints (instance_id, mail_id, recipient, feedback_type, reported_by, arrival_date, complained_at)
+     VALUES ($1, $2, $3, 'abuse', $4, $5, $6) RETURNING id`,
+    [tn.instanceId, mailId, recipient, extra.reportedBy ?? null, extra.arrival ?? null, when],
+  );
+  return rows[0].id as number;
+}
+
+const u1 = await unsubscribe(a.tenant, annMail, 'ann@example.com', at(0, 23, 30));
+const u2 = await unsubscribe(a.tenant, bobMail, 'bob@example.com', at(2, 10), { method: 'page', reason: 'too_frequent', comment: 'weekly is plenty' });
+const u3 = await unsubscribe(a.tenant, otherAnnMail, 'ann.other@example.com', at(3, 10));
+const ub = await unsubscribe(b.tenant, bMail, 'ann@example.com', at(1, 10));
+
+const k1 = await complaint(a.tenant, annMail, 'ann@example.com', at(0, 23, 30), { reportedBy: 'Yahoo!-Mail-Feedback/2.0', arrival: at(0, 20) });
+const k2 = await complaint(a.tenant, otherAnnMail, 'ann.other@example.com', at(2, 10));
+const k3 = await complaint(a.tenant, bobMail, 'bob@example.com', at(3, 10));
+const kb = await complaint(b.tenant, bMail, 'ann@example.com', at(1, 10));
+
+// ---------------------------------------------------------------------------------------------
 // The shared auth and tenancy checks, for each of the three routes.
 
 t.test('auth matrix: 401, 403 scope, 403 disabled instance, 403 ip_not_allowed, cross-instance slug', async (t) => {
@@ -121,29 +205,6 @@ t.test('the OpenAPI document describes the three listings and their rows', async
 // ---------------------------------------------------------------------------------------------
 // GET /v1/mail-restrictions
 
-/** A restriction made the way Cartero makes them, then dated (and lifted) as the test needs. */
-async function restriction(tn: Tenant, recipient: string, reason: RestrictionReason, at: Date, lifted?: Date): Promise<number> {
-  return withTenant(dbs.pool, tn, async (c) => {
-    const { restriction: r } = await restrict(tn, c, recipient, reason);
-    if (lifted) await lift(tn, c, recipient);
-    await c.query('UPDATE mail_restrictions SET restricted_at = $2, deleted_at = $3 WHERE id = $1', [r.id, at, lifted ?? null]);
-    return r.id;
-  });
-}
-
-const tie = daysAgo(3);
-const hardAnn = await restriction(a.tenant, 'ann@example.com', 'hard_bounce', tie);
-const bobFirst = await restriction(a.tenant, 'Bob.Smith@Example.com', 'unsubscribe', daysAgo(2), daysAgo(2, 18));
-const bobAgain = await restriction(a.tenant, 'bob.smith@example.com', 'unsubscribe', daysAgo(1));
-const softCarol = await restriction(a.tenant, 'carol@other.test', 'soft_bounce', daysAgo(4), daysAgo(3, 6));
-const panelDave = await restriction(a.tenant, 'dave@example.com', 'unspecified', daysAgo(5));
-const sameTime = await restriction(a.tenant, 'erin@example.com', 'hard_bounce', tie);
-// Two years old: a restriction is state, not an event, and has no retention cut.
-const ancient = await restriction(a.tenant, 'old@ancient.example', 'hard_bounce', daysAgo(730));
-const otherAnn = await restriction(b.tenant, 'ann@example.com', 'hard_bounce', daysAgo(1));
-const otherOnly = await restriction(b.tenant, 'zed@b.example', 'unsubscribe', daysAgo(1));
-
-const ALL = [bobAgain, bobFirst, sameTime, hardAnn, softCarol, panelDave, ancient];
 
 t.test('rows: exactly the spec fields, scope null, ISO date-times, newest first, no retention cut', async (t) => {
   const r = await get('/v1/mail-restrictions');
@@ -231,58 +292,6 @@ t.test("another instance's restrictions never show, and it sees only its own", a
 // ---------------------------------------------------------------------------------------------
 // Unsubscribe and complaint event logs
 
-async function send(tn: TestTenant, from: string, to: string[], extra: Record<string, unknown> = {}) {
-  const res = await fetch(url + '/v1/mails/send', {
-    method: 'POST',
-    headers: { ...tn.headers, 'content-type': 'application/json' },
-    body: JSON.stringify({ from, to: to.map((email) => ({ email })), subject: 'Weekly news', text: 'hello', ...extra }),
-  });
-  const body = (await res.json()) as any;
-  if (res.status !== 202) throw new Error(`send: ${res.status} ${JSON.stringify(body)}`);
-  // Received well before the events, inside the online window.
-  await dbs.pool.query("UPDATE mails SET received_at = now() - interval '10 days' WHERE msg_id = $1", [body.msg_id]);
-  return { msgId: body.msg_id as string, mailIds: body.mails.map((m: any) => m.mail_id as string) };
-}
-
-const m1 = await send(a, 'news@shop.example', ['ann@example.com', 'bob@example.com'], { custom_msg_id: 'camp-1', custom_group_code: 'weekly' });
-const m2 = await send(a, 'news@shop.example', ['ann.other@example.com']);
-const mb = await send(b, 'news@b.example', ['ann@example.com']);
-const [annMail, bobMail] = m1.mailIds as [string, string];
-const [otherAnnMail] = m2.mailIds as [string];
-const [bMail] = mb.mailIds as [string];
-
-// D is a UTC date; 23:30Z on D is already D+1 in Madrid (UTC+1 or +2).
-const D = daysAgo(6, 0);
-const at = (days: number, hh: number, mm = 0) => new Date(D.getTime() + days * DAY + (hh * 60 + mm) * 60_000);
-const local = (days: number) => isoDate(new Date(D.getTime() + days * DAY));
-
-async function unsubscribe(tn: Tenant, mailId: string, recipient: string, when: Date, extra: { method?: string; reason?: string; comment?: string } = {}) {
-  const { rows } = await dbs.pool.query(
-    `INSERT INTO mail_unsubscribes (instance_id, mail_id, recipient, method, reason, comment, user_agent, ip, unsubscribed_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, 'Mozilla/5.0', '203.0.113.9', $7, $7) RETURNING id`,
-    [tn.instanceId, mailId, recipient, extra.method ?? 'one_click', extra.reason ?? null, extra.comment ?? null, when],
-  );
-  return rows[0].id as number;
-}
-
-async function complaint(tn: Tenant, mailId: string, recipient: string, when: Date, extra: { reportedBy?: string; arrival?: Date } = {}) {
-  const { rows } = await dbs.pool.query(
-    `INSERT INTO mail_complaints (instance_id, mail_id, recipient, feedback_type, reported_by, arrival_date, complained_at)
-     VALUES ($1, $2, $3, 'abuse', $4, $5, $6) RETURNING id`,
-    [tn.instanceId, mailId, recipient, extra.reportedBy ?? null, extra.arrival ?? null, when],
-  );
-  return rows[0].id as number;
-}
-
-const u1 = await unsubscribe(a.tenant, annMail, 'ann@example.com', at(0, 23, 30));
-const u2 = await unsubscribe(a.tenant, bobMail, 'bob@example.com', at(2, 10), { method: 'page', reason: 'too_frequent', comment: 'weekly is plenty' });
-const u3 = await unsubscribe(a.tenant, otherAnnMail, 'ann.other@example.com', at(3, 10));
-const ub = await unsubscribe(b.tenant, bMail, 'ann@example.com', at(1, 10));
-
-const k1 = await complaint(a.tenant, annMail, 'ann@example.com', at(0, 23, 30), { reportedBy: 'Yahoo!-Mail-Feedback/2.0', arrival: at(0, 20) });
-const k2 = await complaint(a.tenant, otherAnnMail, 'ann.other@example.com', at(2, 10));
-const k3 = await complaint(a.tenant, bobMail, 'bob@example.com', at(3, 10));
-const kb = await complaint(b.tenant, bMail, 'ann@example.com', at(1, 10));
 
 t.test('unsubscribes: rows and their mail, newest first', async (t) => {
   const r = await get('/v1/mail-unsubscribes');
