@@ -273,9 +273,13 @@ interface Load {
   instance_clicks: number;
   noise_events: number;
   mirror_mails: number;
-  parts_active: { mail_events: number; mails: number; mail_events_by_msg: number };
-  bytes_on_disk: { mail_events: number; mails: number; mail_events_by_msg: number };
+  /** Per table of TABLES. */
+  parts_active: Record<string, number>;
+  bytes_on_disk: Record<string, number>;
 }
+
+/** The service's ClickHouse tables whose parts and size the report gives. */
+const TABLES = ['mail_events', 'mails', 'mail_events_by_msg', 'mail_events_by_group'];
 
 async function loadClickHouse(ch: ClickHouse, f: Fixture): Promise<Load> {
   const params = {
@@ -345,7 +349,8 @@ async function loadClickHouse(ch: ClickHouse, f: Fixture): Promise<Load> {
   const parts = await chRows<{ table: string; parts: string; bytes: string }>(
     ch,
     `SELECT table, count() AS parts, sum(bytes_on_disk) AS bytes FROM system.parts
-      WHERE database = currentDatabase() AND active AND table IN ('mail_events', 'mails', 'mail_events_by_msg') GROUP BY table`,
+      WHERE database = currentDatabase() AND active AND table IN {tables:Array(String)} GROUP BY table`,
+    { tables: `[${TABLES.map((table) => `'${table}'`).join(',')}]` }, // an Array(String) parameter's text form
   );
   const p = Object.fromEntries(parts.map((r) => [r.table, r]));
   return {
@@ -358,16 +363,8 @@ async function loadClickHouse(ch: ClickHouse, f: Fixture): Promise<Load> {
     instance_clicks: by.click ?? 0,
     noise_events: await chNumber(ch, 'SELECT count() AS n FROM mail_events FINAL WHERE instance_id != {i:UInt64}', { i: f.instanceId }),
     mirror_mails: await chNumber(ch, 'SELECT count() AS n FROM mails FINAL WHERE instance_id = {i:UInt64}', { i: f.instanceId }),
-    parts_active: {
-      mail_events: Number(p.mail_events?.parts ?? 0),
-      mails: Number(p.mails?.parts ?? 0),
-      mail_events_by_msg: Number(p.mail_events_by_msg?.parts ?? 0),
-    },
-    bytes_on_disk: {
-      mail_events: Number(p.mail_events?.bytes ?? 0),
-      mails: Number(p.mails?.bytes ?? 0),
-      mail_events_by_msg: Number(p.mail_events_by_msg?.bytes ?? 0),
-    },
+    parts_active: Object.fromEntries(TABLES.map((table) => [table, Number(p[table]?.parts ?? 0)])),
+    bytes_on_disk: Object.fromEntries(TABLES.map((table) => [table, Number(p[table]?.bytes ?? 0)])),
   };
 }
 
@@ -766,7 +763,7 @@ function markdown(meta: Meta, fx: Fixture, load: Load, pgLoad: PgLoad | undefine
     `Instance ${fx.instanceId}: ${fmt(load.instance_events)} events (${fmt(load.instance_opens)} opens, ${fmt(load.instance_clicks)} clicks) of ${fmt(load.mirror_mails)} mails, ` +
       `${fmt(MESSAGES)} messages, ${day(fx.from)}..${day(addDays(fx.to, -1))}; noise ${fmt(load.noise_events)} events of ${NOISE_INSTANCES} other instances. ` +
       `Loaded in ${load.events_s} s + ${load.noise_s} s (noise) + ${load.mirror_s} s (mirror); merges settled after ${load.merges_wait_s} s; ` +
-      `active parts mail_events ${load.parts_active.mail_events}, mails ${load.parts_active.mails}, mail_events_by_msg ${load.parts_active.mail_events_by_msg}; on disk ${fmt(load.bytes_on_disk.mail_events / 2 ** 20)} MiB + ${fmt(load.bytes_on_disk.mails / 2 ** 20)} MiB + ${fmt(load.bytes_on_disk.mail_events_by_msg / 2 ** 20)} MiB (mail_events_by_msg).`,
+      `active parts and size on disk: ${TABLES.map((table) => `${table} ${load.parts_active[table]}, ${fmt((load.bytes_on_disk[table] ?? 0) / 2 ** 20)} MiB`).join('; ')}.`,
   );
   if (pgLoad) {
     L.push(

@@ -152,7 +152,8 @@ ev('open', bob, at(1, 11), { machine: 'privacy_proxy' });
 ev('open', carol, nyEvening(1)); // day 1 in New York, day 2 in UTC
 ev('open', annOther, at(3, 13));
 const reflagged = ev('open', annOther, at(4, 9)); // shipped twice: the second time flagged
-ev('open', gus, at(5, 21));
+// Shipped twice, the second time flagged, in a campaign: read from mail_events_by_group too.
+const reflaggedInCampaign = ev('open', gus, at(5, 21));
 ev('open', fay, new Date(Date.now() - 3_600_000));
 // Clicks.
 ev('click', ann, at(1, 10, 5), { url: 'https://shop.example/a' });
@@ -204,10 +205,11 @@ async function insert(table: string, values: object[]): Promise<void> {
 }
 
 const shipped = new Date(Date.now() - 60_000);
-await insert('mail_events', events.map((e) => eventRow(e, e === reflagged ? '' : e.machine, shipped)));
-// The re-shipped copy of one event (same sorting key), now flagged: the newest copy wins.
-await insert('mail_events', [eventRow(reflagged, 'prefetch', new Date(shipped.getTime() + 1_000))]);
-reflagged.machine = 'prefetch';
+const reshipped = [reflagged, reflaggedInCampaign];
+await insert('mail_events', events.map((e) => eventRow(e, reshipped.includes(e) ? '' : e.machine, shipped)));
+// The re-shipped copies of those events (same sorting key), now flagged: the newest copy wins.
+await insert('mail_events', reshipped.map((e) => eventRow(e, 'prefetch', new Date(shipped.getTime() + 1_000))));
+for (const e of reshipped) e.machine = 'prefetch';
 // Each mail's older snapshot (queued, nothing counted; for the bounced mail: delivered), then its
 // current one, in separate inserts so they sit in separate parts.
 await insert('mails', mails.map((m) => snapshot(m, 1, { status: m === bounced ? 3 : 2, opens: 0, clicks: 0 })));
@@ -530,6 +532,7 @@ const FILTER_CASES: Array<[string, Filter]> = [
   ['subject: % is not a wildcard', { subject: 'Sale%off' }],
   ['subject: _ is not a wildcard', { subject: 'Hello_' }],
   ['combined', { custom_group_code: 'spring', subject: 'hello', sender_id: 11 }],
+  ['custom_group_code, machine-made excluded', { custom_group_code: 'spring', exclude_machine: true }],
   ['dates and a filter', { start_date: dateOf(1), end_date: dateOf(1), custom_msg_id: 'camp-1' }],
 ];
 
@@ -653,7 +656,11 @@ t.test('exclude_machine: off by default; on, flagged events go, by their newest 
   const human = await list('/v1/activities/opens', { ...ALL_DAYS, exclude_machine: true });
   t.notOk(human.data.some((x) => x.opened_at === iso(at(1, 11))), 'the privacy-proxy open is excluded');
   t.notOk(human.data.some((x) => x.opened_at === iso(reflagged.at)), 'the event whose newest copy is flagged is excluded');
-  t.equal(human.data.length, all.data.length - 2);
+  t.equal(human.data.length, all.data.length - 3, 'the proxy open and the two re-flagged ones');
+  const campaign = await list('/v1/activities/opens', { ...ALL_DAYS, custom_group_code: 'spring', group_by: 'mail_id' });
+  const humanCampaign = await list('/v1/activities/opens', { ...ALL_DAYS, custom_group_code: 'spring', group_by: 'mail_id', exclude_machine: true });
+  t.equal(campaign.data.find((x) => x.to === 'gus@example.com')?.open_count, 1, "the campaign's re-shipped open counts once");
+  t.notOk(humanCampaign.data.some((x) => x.to === 'gus@example.com'), 'and is excluded by its newest flag');
   t.strictSame(human.data, expectedOpens({ ...ALL_DAYS, exclude_machine: true }, 'none'));
   const clicks = await list('/v1/activities/clicks', { ...ALL_DAYS, exclude_machine: true, group_by: 'mail_id' });
   t.notOk(clicks.data.some((x) => x.to === 'bob@example.com'), "the scanner's click is excluded, and with it bob's row");

@@ -132,6 +132,33 @@ t.test('migration runner', async (t) => {
     t.same(await rows(ch, "SELECT name FROM system.tables WHERE database = currentDatabase() AND name = 'service_info'"), []);
   });
 
+  t.test('the sorted copies of opens and clicks: backfilled from what was there, then fed by their views', async (t) => {
+    const url = `${server.url}/copies`;
+    const ch = client(url);
+    const byGroup = migrations.findIndex((m) => m.version === '005');
+    await migrateClickHouse(url, { migrations: migrations.slice(0, 3) });
+    const event = (event_id: number, event_type: string, custom_group_code: string | null, machine = '') => ({
+      instance_id: 1, event_type, occurred_at: '2026-11-20 10:00:00.000', event_id, mail_id: `M${event_id}`, msg_id: 'G1',
+      recipient: 'ann@example.com', subject: 'Hi', custom_group_code, mail_received_at: '2026-11-20 09:00:00.000', machine,
+      user_agent: '', ip: '',
+    });
+    const insert = (values: object[]) => ch.insert({ table: 'mail_events', values, format: 'JSONEachRow' });
+    // Before 004 and 005: an open and a click of a campaign, an open without one, a delivery move.
+    await insert([event(1, 'open', 'spring'), event(2, 'click', 'spring'), event(3, 'open', null), event(4, 'status', 'spring')]);
+    await migrateClickHouse(url, { migrations: migrations.slice(0, byGroup + 1) });
+    // After: another campaign open, and event 1 re-shipped with a flag.
+    await insert([event(5, 'open', 'autumn'), event(1, 'open', 'spring', 'prefetch')]);
+    const ids = (table: string) =>
+      rows<{ event_id: number; machine: string }>(ch, `SELECT event_id, machine FROM ${table} FINAL ORDER BY event_id`);
+    const want = (list: number[]) => list.map((id) => ({ event_id: id, machine: id === 1 ? 'prefetch' : '' }));
+    t.same(await ids('mail_events_by_msg'), want([1, 2, 3, 5]), 'by message: every open and click, no delivery move');
+    t.same(await ids('mail_events_by_group'), want([1, 2, 5]), 'by campaign: the opens and clicks with a code');
+    t.same(
+      await rows(ch, `SELECT custom_group_code AS c, count() AS n FROM mail_events_by_group FINAL GROUP BY c ORDER BY c`),
+      [{ c: 'autumn', n: 1 }, { c: 'spring', n: 2 }],
+    );
+  });
+
   t.test('a failing migration is not recorded and stops the run', async (t) => {
     const url = `${server.url}/failing`;
     const bad = [

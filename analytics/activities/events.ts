@@ -13,13 +13,14 @@ import {
 import { resultColumns, selectList, type ActivityQuery, type ColumnSql, type ResultColumn } from './query.js';
 
 /**
- * The opens and clicks listings (and their exports) are one query shape over `mail_events`, one
- * range read on (instance_id, event_type, occurred_at) with dates on the event's time; they differ
- * in the event type, in the words of their column names (opened_at / clicked_at, open_count /
- * click_count...) and in the clicks' link columns. Each row shape (spec: Open rows, Click rows) is
- * written once here as a list of columns with the SQL that computes each, so a listing's result
- * columns, their order and their SQL cannot drift apart. The grouped counts come from the same
- * filtered events as the detail rows, so they equal the sum of the detail rows.
+ * The opens and clicks listings (and their exports) are one query shape over the events (a range
+ * read on (instance_id, event_type, [custom_group_code,] occurred_at): filters.ts eventWhere),
+ * with dates on the event's time. They differ in the event type, in the words of their column
+ * names (opened_at / clicked_at, open_count / click_count...) and in the clicks' link columns.
+ * Each row shape (spec: Open rows, Click rows) is written once here as a list of columns with the
+ * SQL that computes each, so a listing's result columns, their order and their SQL cannot drift
+ * apart. The grouped counts come from the same filtered events as the detail rows, so they equal
+ * the sum of the detail rows.
  */
 export interface EventKind {
   type: 'open' | 'click';
@@ -132,7 +133,7 @@ export function eventActivityQuery(tenant: Tenant, k: EventKind, f: EventActivit
       columns: resultColumns(columns),
       params,
       sql: latestRows({
-        table: 'mail_events',
+        table: where.table,
         where: where.sql,
         after,
         keyDesc: 'occurred_at DESC, event_id DESC',

@@ -100,9 +100,21 @@ export function activityWhere(
   return { sql: conditions.join(' AND '), params };
 }
 
-/** The common filters over one event type of `mail_events`, in its key order (tenant, type, time). */
-export function eventWhere(tenant: Tenant, f: ActivityFilter, eventType: 'open' | 'click'): Where {
-  return activityWhere(tenant, f, 'occurred_at', eventType);
+/** The common filters over opens or clicks, and the table of events that serves them. */
+export interface EventWhere extends Where {
+  table: 'mail_events' | 'mail_events_by_group';
+}
+
+/**
+ * The common filters over one event type, as a range read in the key order (tenant, type, [code,]
+ * time) of the table that serves them: with a custom_group_code filter the campaign-sorted copy
+ * mail_events_by_group (analytics/migrations/005), which holds that campaign's events
+ * contiguous, else mail_events. Both hold the same open and click rows with a code, copies
+ * included, so every query reads the same events from either.
+ */
+export function eventWhere(tenant: Tenant, f: ActivityFilter, eventType: 'open' | 'click'): EventWhere {
+  const table = f.custom_group_code !== undefined ? 'mail_events_by_group' : 'mail_events';
+  return { ...activityWhere(tenant, f, 'occurred_at', eventType), table };
 }
 
 /** ` LIMIT ... OFFSET ...` of a page window, parameters included; '' without one. */
@@ -177,8 +189,9 @@ export function machineCondition(f: EventActivityFilter): string[] {
  * the first distinct keys met when reading the events newest first, which is the table's key
  * order read backwards. The first pass reads that way, keeps the first row of each key and stops
  * after the page's keys: for the first pages it reads a small part of the range. The second pass
- * aggregates the events of those keys only: for mail_id a key filter on mail_events, helped by its
- * mail_id bloom filter index; for msg_id the messages' key ranges in mail_events_by_msg. Both
+ * aggregates the events of those keys only: for mail_id a key filter on the events' table
+ * (eventWhere), helped by its mail_id bloom filter index; for msg_id the messages' key ranges in
+ * mail_events_by_msg. Both
  * passes see the same events, so the order of the keys and the rows agree.
  *
  * Copies of an event (a re-shipped batch) are the same event: same event_id, same values, except
@@ -196,8 +209,8 @@ export function machineCondition(f: EventActivityFilter): string[] {
  * end, and with an explicit list (26.7) an outer ORDER BY loses the "already sorted" property of
  * its input and becomes a full sort, which reads the whole range instead of stopping early.
  */
-function newestEvents(where: string, after: string[], order: string, key: string): string {
-  const deduped = `SELECT * FROM mail_events WHERE ${where} ORDER BY ${order}, shipped_at DESC LIMIT 1 BY ${key}`;
+function newestEvents(table: string, where: string, after: string[], order: string, key: string): string {
+  const deduped = `SELECT * FROM ${table} WHERE ${where} ORDER BY ${order}, shipped_at DESC LIMIT 1 BY ${key}`;
   return after.length ? `SELECT * FROM (${deduped}) WHERE ${after.join(' AND ')}` : deduped;
 }
 
@@ -205,7 +218,7 @@ function newestEvents(where: string, after: string[], order: string, key: string
  * The first pass as one scalar `page`: `page.1` the page's keys and, with `reception` (mail_id
  * keys), `page.2` the earliest reception time of those mails. An event never precedes its mail's
  * reception, so every event of the page's mails has `occurred_at >= page.2`: the mail_id second
- * pass, which reads mail_events in time order, reads from there on instead of the whole range
+ * pass, which reads the events in time order, reads from there on instead of the whole range
  * (6.7 M rows read -> 535 k). The msg_id pass reads each message's key range in
  * mail_events_by_msg, which a time bound does not narrow (and a message's mails unseen by the
  * first pass could have been received earlier than those seen). For an empty page, min() of
@@ -213,15 +226,15 @@ function newestEvents(where: string, after: string[], order: string, key: string
  */
 function pageScalar(
   key: 'mail_id' | 'msg_id',
-  where: Where,
+  where: EventWhere,
   after: string[],
   page: PageWindow,
   params: Record<string, unknown>,
   reception: boolean,
 ): string {
   const events = after.length
-    ? `(${newestEvents(where.sql, after, `occurred_at DESC, ${key} DESC, event_id DESC`, `occurred_at, ${key}, event_id`)})`
-    : `mail_events WHERE ${where.sql}`;
+    ? `(${newestEvents(where.table, where.sql, after, `occurred_at DESC, ${key} DESC, event_id DESC`, `occurred_at, ${key}, event_id`)})`
+    : `${where.table} WHERE ${where.sql}`;
   const keys = `SELECT ${key}${reception ? ', mail_received_at' : ''}
       FROM (SELECT * FROM ${events} ORDER BY occurred_at DESC, ${key} DESC LIMIT 1 BY ${key})
       ORDER BY occurred_at DESC, ${key} DESC${limitClause(page, params)}`;
@@ -243,13 +256,13 @@ function groupEvents(q: GroupedQuery, table: string, keyFilter?: string, merge?:
     return { events: `(SELECT event_id, ${q.columns} FROM ${table} WHERE ${where}) AS e`, count: 'uniqExact(e.event_id)' };
   }
   if (keyFilter && merge === 'sort') {
-    return { events: `(${newestEvents(where, q.after, 'occurred_at DESC, event_id DESC', 'occurred_at, event_id')}) AS e`, count: 'count()' };
+    return { events: `(${newestEvents(table, where, q.after, 'occurred_at DESC, event_id DESC', 'occurred_at, event_id')}) AS e`, count: 'count()' };
   }
   return { events: `(SELECT ${q.columns} FROM ${table} FINAL WHERE ${[where, ...q.after].join(' AND ')}) AS e`, count: 'count()' };
 }
 
 export interface GroupedQuery {
-  where: Where;
+  where: EventWhere;
   /** Conditions on the newest copy of an event (machineCondition). */
   after: string[];
   /** Columns of the events the aggregates read. */
@@ -264,14 +277,14 @@ export interface GroupedQuery {
 
 /**
  * group_by=mail_id: one row per recipient, latest event first. The page's events are spread over
- * the range in mail_events: with `after`, read newest first and deduplicated by sorting (FINAL
+ * the range in time order: with `after`, read newest first and deduplicated by sorting (FINAL
  * would merge every part of the range).
  */
 export function groupedByMail(q: GroupedQuery): string {
   const head = q.page ? pageScalar('mail_id', q.where, q.after, q.page, q.params, true) : '';
   const { events, count } = q.page
-    ? groupEvents(q, 'mail_events', `${pageKeys('mail_id')} AND occurred_at >= page.2`, 'sort')
-    : groupEvents(q, 'mail_events');
+    ? groupEvents(q, q.where.table, `${pageKeys('mail_id')} AND occurred_at >= page.2`, 'sort')
+    : groupEvents(q, q.where.table);
   return `${head}SELECT ${q.aggregates(count)}
     FROM ${events}
     GROUP BY e.mail_id
@@ -294,10 +307,10 @@ export function groupedByMail(q: GroupedQuery): string {
  * `r.n` (rcpt_count).
  */
 export function groupedByMessage(q: GroupedQuery & { select: string }): string {
-  const { events, count } = q.page ? groupEvents(q, 'mail_events_by_msg', pageKeys('msg_id'), 'final') : groupEvents(q, 'mail_events');
+  const { events, count } = q.page ? groupEvents(q, 'mail_events_by_msg', pageKeys('msg_id'), 'final') : groupEvents(q, q.where.table);
   const ids = q.page
     ? `(SELECT arrayJoin(page.1))`
-    : `(SELECT msg_id FROM mail_events WHERE ${q.where.sql})`; // a superset is harmless: only listed messages are joined
+    : `(SELECT msg_id FROM ${q.where.table} WHERE ${q.where.sql})`; // a superset is harmless: only listed messages are joined
   return `${q.page ? pageScalar('msg_id', q.where, q.after, q.page, q.params, false) : ''}SELECT ${q.select}
     FROM (SELECT ${q.aggregates(count)} FROM ${events} GROUP BY e.msg_id) AS g
     LEFT JOIN (SELECT msg_id, uniqExact(mail_id) AS n FROM mails
@@ -327,9 +340,9 @@ export interface CountQuery {
  * event_ids are the events. With exclude_machine the flag is judged on the newest copy, as in the
  * listing: one row per event_id with its newest flag, then the count of the unflagged ones.
  */
-export function eventCountSql(where: Where, f: EventActivityFilter): string {
-  if (!f.exclude_machine) return `SELECT uniqExact(event_id) AS n FROM mail_events WHERE ${where.sql}`;
-  return `SELECT count() AS n FROM (SELECT argMax(machine, shipped_at) AS newest_machine FROM mail_events
+export function eventCountSql(where: EventWhere, f: EventActivityFilter): string {
+  if (!f.exclude_machine) return `SELECT uniqExact(event_id) AS n FROM ${where.table} WHERE ${where.sql}`;
+  return `SELECT count() AS n FROM (SELECT argMax(machine, shipped_at) AS newest_machine FROM ${where.table}
     WHERE ${where.sql} GROUP BY event_id) WHERE newest_machine = ''`;
 }
 
