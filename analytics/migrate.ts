@@ -13,6 +13,14 @@ export interface MigrateOptions {
   migrations?: readonly Migration[];
 }
 
+/**
+ * How long one migration statement may take. A backfill (004, 005: INSERT ... SELECT over every
+ * open and click) runs for minutes on a large database and the server answers only at its end;
+ * at the client's default 30 s the request would fail while the INSERT went on in the server,
+ * the version would stay unrecorded, and every restart would start another full backfill.
+ */
+const STATEMENT_TIMEOUT_MS = 6 * 3600_000;
+
 // The runner owns this table, so it exists before migration 001 and is never migrated itself.
 const CREATE_SCHEMA_MIGRATIONS = `
   CREATE TABLE IF NOT EXISTS schema_migrations
@@ -40,7 +48,7 @@ async function migrate(url: string, list: readonly Migration[], log: (m: string)
   const database = databaseOf(url);
   await ensureDatabase(url, database, log);
 
-  const client = createClickHouseClient(url, database);
+  const client = createClickHouseClient(url, database, { requestTimeoutMs: STATEMENT_TIMEOUT_MS });
   try {
     await client.command({ query: CREATE_SCHEMA_MIGRATIONS });
     const done = await recordedVersions(client);
