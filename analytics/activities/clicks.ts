@@ -1,8 +1,8 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Page, PageRequest } from '../../domain/pagination.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
-import { CLICKS, eventActivityQuery } from './events.js';
-import { eventCountSql, eventWhere, fetchPage, type CountQuery, type EventActivityFilter, type PageWindow } from './filters.js';
+import { CLICKS, eventActivityQuery, eventCountQuery } from './events.js';
+import { fetchPage, type EventActivityFilter, type PageWindow } from './filters.js';
 import type { ActivityQuery } from './query.js';
 
 /**
@@ -24,13 +24,7 @@ export function clicksCounted(f: EventActivityFilter): boolean {
   return (f.group_by ?? 'none') === 'none' && f.subject === undefined;
 }
 
-/** total_items of the clicks listing (when clicksCounted): the events of the listing, exactly. */
-export function clicksCountQuery(tenant: Tenant, f: EventActivityFilter): CountQuery {
-  const where = eventWhere(tenant, f, 'click');
-  return { name: 'clicks.count', sql: eventCountSql(where, f), params: where.params };
-}
-
 /** GET /v1/activities/clicks: total_items per clicksCounted, has_more always. */
 export function listClicks(tenant: Tenant, ch: ClickHouseClient, f: EventActivityFilter & PageRequest): Promise<Page<Record<string, unknown>>> {
-  return fetchPage(ch, (page) => clicksQuery(tenant, f, page), f, clicksCounted(f) ? clicksCountQuery(tenant, f) : undefined);
+  return fetchPage(ch, (page) => clicksQuery(tenant, f, page), f, clicksCounted(f) ? eventCountQuery(tenant, CLICKS, f) : undefined);
 }

@@ -1,11 +1,13 @@
 import type { Tenant } from '../../domain/tenancy/context.js';
 import {
+  eventCountSql,
   eventWhere,
   groupedByMail,
   groupedByMessage,
   latestRows,
   machineCondition,
   messageSubject,
+  type CountQuery,
   type EventActivityFilter,
   type GroupBy,
   type PageWindow,
@@ -35,8 +37,11 @@ export interface EventKind {
 export const OPENS: EventKind = { type: 'open', plural: 'opens', done: 'opened', links: false };
 export const CLICKS: EventKind = { type: 'click', plural: 'clicks', done: 'clicked', links: true };
 
-/** A column's SQL is over the events' columns (none), or an aggregate over `e` (grouped). */
-type Column = ColumnSql;
+/**
+ * A column's SQL is over the events' columns (none), or an aggregate over `e` (grouped); `lookup`
+ * marks the one that is neither: rcpt_count, from the mirror (filters.ts, groupedByMessage).
+ */
+type Column = ColumnSql & { lookup?: true };
 
 /** The count of a group: its SQL depends on whether copies of an event may remain (filters.ts). */
 const COUNT = '{count}';
@@ -90,15 +95,12 @@ function perMessage(k: EventKind): Column[] {
     { name: `${k.type}_count`, kind: 'number', sql: `toUInt32(${COUNT})` },
     { name: `recipients_${k.done}`, kind: 'number', sql: 'toUInt32(uniqExact(e.mail_id))' },
     ...(k.links ? [{ name: 'links_clicked', kind: 'number', sql: 'toUInt32(uniqExact(e.mail_id, e.url))' } as const] : []),
-    { name: 'rcpt_count', kind: 'number', sql: RCPT_COUNT },
+    { name: 'rcpt_count', kind: 'number', sql: 'toUInt32(r.n)', lookup: true },
     { name: `first_${k.done}_at`, kind: 'datetime', sql: 'min(e.occurred_at)' },
     { name: `last_${k.done}_at`, kind: 'datetime', sql: 'max(e.occurred_at)' },
     ...custom,
   ];
 }
-
-/** Not an aggregate of the events: the recipients looked up in the mirror, `r.n`. */
-const RCPT_COUNT = 'toUInt32(r.n)';
 
 /** The events' columns the grouped aggregates read. */
 function readColumns(k: EventKind, mode: 'mail_id' | 'msg_id'): string {
@@ -157,7 +159,7 @@ export function eventActivityQuery(tenant: Tenant, k: EventKind, f: EventActivit
   }
 
   const columns = perMessage(k);
-  const grouped = columns.filter((c) => c.sql !== RCPT_COUNT);
+  const grouped = columns.filter((c) => !c.lookup);
   return {
     name,
     columns: resultColumns(columns),
@@ -169,8 +171,14 @@ export function eventActivityQuery(tenant: Tenant, k: EventKind, f: EventActivit
       page,
       columns: readColumns(k, mode),
       aggregates: aggregates(grouped),
-      select: selectList(columns.map((c) => (c.sql === RCPT_COUNT ? c : { ...c, sql: `g.\`${c.name}\`` }))),
+      select: selectList(columns.map((c) => (c.lookup ? c : { ...c, sql: `g.\`${c.name}\`` }))),
       last,
     }),
   };
+}
+
+/** total_items of an ungrouped listing: its events, counted exactly (filters.ts eventCountSql). */
+export function eventCountQuery(tenant: Tenant, k: EventKind, f: EventActivityFilter): CountQuery {
+  const where = eventWhere(tenant, f, k.type);
+  return { name: `${k.plural}.count`, sql: eventCountSql(where, f), params: where.params };
 }

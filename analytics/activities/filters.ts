@@ -23,7 +23,7 @@ export interface EventActivityFilter extends ActivityFilter {
 /**
  * Rows [offset, offset + limit) of a query's ordered result. Builders take it optionally: without
  * it (the exports) the query has no LIMIT; with it (the listings) the LIMIT goes where it makes the
- * query cheapest, which is not always the outermost SELECT (see opens.ts, msg_id mode).
+ * query cheapest, which is not always the outermost SELECT (see groupedByMessage).
  */
 export interface PageWindow {
   limit: number;
@@ -59,9 +59,9 @@ export interface Where {
 }
 
 /**
- * The common filters as one WHERE clause and its parameters, for `mail_events` (time column
- * occurred_at, the event's time) or the `mails` mirror (received_at): both tables name the mail's
- * attributes alike. Only the shape of the clause depends on which filters are present; every
+ * The common filters as one WHERE clause and its parameters, for the events (`mail_events` and
+ * its sorted copies; time column occurred_at, the event's time) or the `mails` mirror
+ * (received_at): the tables name the mail's attributes alike. Only the shape of the clause depends on which filters are present; every
  * value is a `{name:Type}` parameter. Dates are the spec's local dates in tz (else the instance's
  * zone, else UTC), converted once by toUtcRange (422 for a bad zone or date).
  *
@@ -173,7 +173,7 @@ export function latestMails(o: { where: string; after: string[]; select: string;
   return latestRows({ ...o, table: 'mails', keyDesc: 'received_at DESC, mail_id DESC', key: 'received_at, mail_id', version: 'version' });
 }
 
-// ---- Pieces of the grouped opens and clicks listings (opens.ts, clicks.ts).
+// ---- Pieces of the grouped opens and clicks listings (events.ts).
 
 /** Conditions on the newest version of an event (a re-shipped event may carry a new flag). */
 export function machineCondition(f: EventActivityFilter): string[] {
@@ -191,11 +191,12 @@ export function machineCondition(f: EventActivityFilter): string[] {
  * after the page's keys: for the first pages it reads a small part of the range. The second pass
  * aggregates the events of those keys only: for mail_id a key filter on the events' table
  * (eventWhere), helped by its mail_id bloom filter index; for msg_id the messages' key ranges in
- * mail_events_by_msg. Both
- * passes see the same events, so the order of the keys and the rows agree.
+ * mail_events_by_msg. Both passes see the same events, so the order of the keys and the rows
+ * agree.
  *
  * Copies of an event (a re-shipped batch) are the same event: same event_id, same values, except
- * the `machine` flag, which a re-shipment may change (the newest copy wins). So without
+ * the `machine` flag, which a re-shipment may change (the newest copy wins), and sent_at, read
+ * from the mail at each shipment: it only moves forward, and the groups take its max. So without
  * conditions on the newest copy (`after`, i.e. exclude_machine) a page reads the events as they
  * are: copies change neither a key's first row nor min/max/any/uniqExact, and the count counts
  * distinct event_ids. Merging copies first (LIMIT 1 BY, or FINAL) cost more than that: opens by
