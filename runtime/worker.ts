@@ -8,6 +8,7 @@ import { startInboundSmtp, type InboundSmtp } from '../smtp/inbound.js';
 import { softBounceNotifier } from '../workers/soft-bounces.js';
 import { createPool } from '../sql/pool.js';
 import { registerJobs } from '../workers/index.js';
+import { startSendLease } from '../workers/send-lease.js';
 import type { Config } from './config.js';
 import { createBoss } from './queue.js';
 import { runDyno } from './main.js';
@@ -30,7 +31,8 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   // One pooled SMTP client per process, shared by every send job.
   const smtp = config.smtpUrl ? createSmtpTransport(config.smtpUrl) : undefined;
-  await registerJobs(boss, { pool, config, logger, workerId, smtp });
+  const lease = smtp ? await startSendLease(pool, workerId, logger) : undefined;
+  await registerJobs(boss, { pool, config, logger, workerId, send: smtp && lease ? { smtp, lease } : undefined });
   // The event pump counts tracking events and ships them to ClickHouse (workers/event-pump.ts).
   // Its own client: a bounded request timeout, so an unanswering server only delays shipping.
   const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl), undefined, { requestTimeoutMs: 10_000 });
@@ -55,6 +57,8 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
       await clickhouse.close();
       // Graceful: running jobs finish (or are retried by another worker after expiry).
       await boss.stop({ graceful: true, wait: true, timeout: 15_000 });
+      // After the jobs: a mail still listed past this point was not settled here.
+      await lease?.stop();
       smtp?.close();
       await pool.end();
     },

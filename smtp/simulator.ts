@@ -74,10 +74,12 @@ export interface MailboxSimulatorOptions {
    * ARF report and `dsnbounce*` recipients their DSN. Without it neither report is sent.
    */
   inboundUrl?: string;
+  /** How long a `slow*` recipient's message waits for its 250 after it is stored; 5 s by default. */
+  slowMs?: number;
   log?: (m: string) => void;
 }
 
-type Behaviour = 'bounce' | 'softbounce' | 'dsnbounce' | 'defer' | 'complaint' | 'deliver';
+type Behaviour = 'bounce' | 'softbounce' | 'dsnbounce' | 'defer' | 'complaint' | 'slow' | 'deliver';
 
 // Longest prefixes first: no prefix is a prefix of another today, but keep it that way on edits.
 const PREFIXES: Array<[string, Behaviour]> = [
@@ -86,6 +88,7 @@ const PREFIXES: Array<[string, Behaviour]> = [
   ['complaint', 'complaint'],
   ['bounce', 'bounce'],
   ['defer', 'defer'],
+  ['slow', 'slow'],
 ];
 
 export function behaviourOf(address: string): Behaviour {
@@ -180,6 +183,8 @@ export async function startMailboxSimulator(opts: MailboxSimulatorOptions): Prom
 
     const arrivalDate = new Date();
     const file = await storeMessage(dir, raw, { mailFrom, recipients, messageId, arrivalDate });
+    // A relay that answers late: the message is stored (delivered) before its 250 leaves.
+    if (recipients.some((r) => behaviourOf(r) === 'slow')) await new Promise((r) => setTimeout(r, opts.slowMs ?? 5_000));
     const about = (behaviour: Behaviour) =>
       recipients.filter((r) => behaviourOf(r) === behaviour).map((recipient) => ({ recipient, messageId, mailFrom, raw, arrivalDate, file }));
     return { message: `2.0.0 Ok: queued as ${file.slice(dir.length + 1)}`, complaints: about('complaint'), dsnBounces: about('dsnbounce') };

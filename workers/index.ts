@@ -7,6 +7,7 @@ import { registerHeartbeat } from './heartbeat.js';
 import { registerHousekeeping } from './housekeeping.js';
 import { jobQueue } from '../runtime/queue.js';
 import { registerSendMail } from './send-mail.js';
+import type { SendLease } from './send-lease.js';
 import { registerSoftBounces } from './soft-bounces.js';
 
 /** What job handlers get from the worker process (runtime/worker.ts). */
@@ -15,8 +16,8 @@ export interface JobDeps {
   config: Config;
   logger: Logger;
   workerId: string;
-  /** The process's pooled SMTP client; undefined when SMTP_URL is not set. */
-  smtp: SmtpTransport | undefined;
+  /** The process's pooled SMTP client and its send lease; undefined when SMTP_URL is not set. */
+  send: { smtp: SmtpTransport; lease: SendLease } | undefined;
 }
 
 /** Every job handler of the worker dyno. Later issues register theirs here. */
@@ -24,8 +25,8 @@ export async function registerJobs(boss: PgBoss, deps: JobDeps): Promise<void> {
   await registerHeartbeat(boss, deps.pool, deps.workerId);
   await registerHousekeeping(boss, { pool: deps.pool, queue: jobQueue(deps.config.databaseUrl!), logger: deps.logger });
   await registerSoftBounces(boss, { pool: deps.pool, logger: deps.logger });
-  if (deps.smtp) {
-    await registerSendMail(boss, { pool: deps.pool, smtp: deps.smtp, publicUrl: deps.config.publicUrl, logger: deps.logger });
+  if (deps.send) {
+    await registerSendMail(boss, { pool: deps.pool, ...deps.send, publicUrl: deps.config.publicUrl, logger: deps.logger });
   } else {
     // Accepted mails wait in the queue (nothing is lost) until a worker with SMTP_URL runs.
     deps.logger.error('SMTP_URL is not set: this worker does not send mail (mail.send jobs wait for one that does)');

@@ -32,6 +32,11 @@ export interface SoftBouncesJob {
 /** The minute sweep that enqueues the threshold job for every instance with unevaluated soft bounces. */
 export const SOFT_BOUNCES_SWEEP_QUEUE = 'restrictions.soft-bounces-sweep';
 
+/** A send job still active after this long is retried by pg-boss (see its queue below). */
+export function sendJobExpireSeconds(): number {
+  return intEnv('SEND_JOB_EXPIRE_SECONDS', 600);
+}
+
 export function queueDefs(): QueueDef[] {
   return [
     { name: 'worker.heartbeat', policy: 'singleton' },
@@ -48,9 +53,9 @@ export function queueDefs(): QueueDef[] {
       retryBackoff: true,
       // A worker killed mid-send leaves its job active; after this it is retried elsewhere. Long
       // enough for a whole batch to wait its turn for the pooled SMTP connections of a slow
-      // relay (100 x 4 mails in flight over 5 connections): an expiry while a mail is still
-      // queued in-process would send it twice.
-      expireInSeconds: intEnv('SEND_JOB_EXPIRE_SECONDS', 600),
+      // relay (100 x 4 mails in flight over 5 connections): an expiry while a mail is still at
+      // SMTP does not send it twice (workers/send-lease.ts), but costs retries.
+      expireInSeconds: sendJobExpireSeconds(),
     },
   ];
 }

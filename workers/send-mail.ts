@@ -12,6 +12,7 @@ import { trackingSecret } from '../domain/tracking/secret.js';
 import type { SmtpTransport } from '../smtp/transport.js';
 import type { Pool } from '../sql/pool.js';
 import { SEND_MAIL_QUEUE, type SendMailJob } from '../domain/jobs.js';
+import type { SendLease } from './send-lease.js';
 import { softBounceNotifier } from './soft-bounces.js';
 
 /**
@@ -20,8 +21,11 @@ import { softBounceNotifier } from './soft-bounces.js';
  * Per batch and instance, in the tenant's transactions:
  *  A. one transaction locks and loads the batch's mails; a final (sent, dropped, bounced) or
  *     on-hold mail is left alone, so a retried or duplicated job never sends a recorded 250
- *     twice. Gates (domain/mail/gates.ts) may drop a mail or put it on hold; the others are
- *     rendered and moved to queued (2). All moves in one statement.
+ *     twice. A queued mail that a live run still has at SMTP (the send lease,
+ *     workers/send-lease.ts: pg-boss retries a job that outlived its expiry even when its first
+ *     run is only waiting on a slow relay) is not sent either: its job fails, to be tried again
+ *     after the queue's backoff. Gates (domain/mail/gates.ts) may drop a mail or put
+ *     it on hold; the others are rendered and moved to queued (2). All moves in one statement.
  *  -  each mail goes to SMTP through the process's pooled transport, concurrently.
  *  B. each reply moves its mail as soon as it arrives: sent (3), bounced (6) or deferred (5). A
  *     deferred mail's job is failed so pg-boss retries it with the queue's exponential backoff;
@@ -40,6 +44,8 @@ export interface SendMailDeps {
   /** PUBLIC_URL: base of tracking and unsubscribe links. */
   publicUrl: string;
   logger: Logger;
+  /** This process's mails at SMTP, published for the other runs' transaction A. */
+  lease: SendLease;
 }
 
 /**
@@ -117,7 +123,9 @@ async function handleBatch(boss: PgBoss, deps: SendMailDeps, recorder: OutcomeRe
       }
       let toSend: Prepared[];
       try {
-        toSend = await prepare(deps, tenant, secret, mails);
+        const { prepared, held } = await prepare(deps, tenant, secret, mails);
+        toSend = prepared;
+        for (const mailId of held) settle(mailId, { done: false, error: 'held: another run still has this mail at SMTP' });
       } catch (err) {
         deps.logger.warn({ err, instanceId }, 'could not prepare send jobs; pg-boss retries them');
         for (const mailId of mails.keys()) settle(mailId, { done: false, error: errorText(err) });
@@ -125,27 +133,31 @@ async function handleBatch(boss: PgBoss, deps: SendMailDeps, recorder: OutcomeRe
       }
       await Promise.all(
         toSend.map(async ({ mailId, rendered, job }) => {
-          const outcome = await deps.smtp.send(rendered);
-          const lastTry = job.retryCount >= job.retryLimit;
-          const smtp = { smtpCode: outcome.reply.code ?? null, smtpEnhanced: outcome.reply.enhanced ?? null, smtpReply: outcome.reply.text };
-          // Only from queued: if another job for this mail recorded its reply first, nothing changes.
-          const fields = { from: [MailStatus.queued], smtpTry: true };
-          const move: Move =
-            outcome.kind === 'sent'
-              ? { mailId, to: MailStatus.sent, fields, log: smtp }
-              : outcome.kind === 'bounced'
-                ? { mailId, to: MailStatus.bounced, fields: { ...fields, bounceClass: outcome.bounceClass }, log: smtp }
-                : lastTry
-                  ? { mailId, to: MailStatus.bounced, fields: { ...fields, bounceClass: 'soft' }, log: { ...smtp, reason: 'deferred_retries_exhausted' } }
-                  : { mailId, to: MailStatus.deferred, fields, log: smtp };
           try {
-            await recorder.record(tenant, move);
-          } catch (err) {
-            deps.logger.error({ err, mailId, outcome: outcome.kind }, 'could not record an SMTP reply; the job is retried (the mail may be sent again)');
-            return settle(mailId, { done: false, error: errorText(err) });
+            const outcome = await deps.smtp.send(rendered);
+            const lastTry = job.retryCount >= job.retryLimit;
+            const smtp = { smtpCode: outcome.reply.code ?? null, smtpEnhanced: outcome.reply.enhanced ?? null, smtpReply: outcome.reply.text };
+            // Only from queued: if another job for this mail recorded its reply first, nothing changes.
+            const fields = { from: [MailStatus.queued], smtpTry: true };
+            const move: Move =
+              outcome.kind === 'sent'
+                ? { mailId, to: MailStatus.sent, fields, log: smtp }
+                : outcome.kind === 'bounced'
+                  ? { mailId, to: MailStatus.bounced, fields: { ...fields, bounceClass: outcome.bounceClass }, log: smtp }
+                  : lastTry
+                    ? { mailId, to: MailStatus.bounced, fields: { ...fields, bounceClass: 'soft' }, log: { ...smtp, reason: 'deferred_retries_exhausted' } }
+                    : { mailId, to: MailStatus.deferred, fields, log: smtp };
+            try {
+              await recorder.record(tenant, move);
+            } catch (err) {
+              deps.logger.error({ err, mailId, outcome: outcome.kind }, 'could not record an SMTP reply; the job is retried (the mail may be sent again)');
+              return settle(mailId, { done: false, error: errorText(err) });
+            }
+            deps.logger.debug({ mailId, outcome: outcome.kind, reply: outcome.reply.text, retryCount: job.retryCount }, 'smtp reply recorded');
+            settle(mailId, outcome.kind === 'deferred' && !lastTry ? { done: false, error: `deferred: ${outcome.reply.text}` } : { done: true });
+          } finally {
+            deps.lease.inFlight.delete(mailId);
           }
-          deps.logger.debug({ mailId, outcome: outcome.kind, reply: outcome.reply.text, retryCount: job.retryCount }, 'smtp reply recorded');
-          settle(mailId, outcome.kind === 'deferred' && !lastTry ? { done: false, error: `deferred: ${outcome.reply.text}` } : { done: true });
         }),
       );
     }),
@@ -176,7 +188,24 @@ interface Prepared {
 }
 
 /** Transaction A for one instance's mails of the batch: gates, render, queued. */
-async function prepare(deps: SendMailDeps, tenant: Tenant, secret: string, mails: Map<string, Job[]>): Promise<Prepared[]> {
+interface Preparation {
+  prepared: Prepared[];
+  /** Queued mails another live run has at SMTP: neither sent nor moved here. */
+  held: string[];
+}
+
+async function prepare(deps: SendMailDeps, tenant: Tenant, secret: string, mails: Map<string, Job[]>): Promise<Preparation> {
+  const listed: string[] = [];
+  try {
+    return await prepareIn(deps, tenant, secret, mails, listed);
+  } catch (err) {
+    // Rolled back: none of these became queued by this run, so none is at SMTP.
+    for (const mailId of listed) deps.lease.inFlight.delete(mailId);
+    throw err;
+  }
+}
+
+async function prepareIn(deps: SendMailDeps, tenant: Tenant, secret: string, mails: Map<string, Job[]>, listed: string[]): Promise<Preparation> {
   return withTenant(deps.pool, tenant, async (c) => {
     const contexts = await loadSendContexts(tenant, c, [...mails.keys()]);
     if (contexts.length < mails.size) {
@@ -186,9 +215,15 @@ async function prepare(deps: SendMailDeps, tenant: Tenant, secret: string, mails
     }
     const moves: Move[] = [];
     const prepared: Prepared[] = [];
+    const held: string[] = [];
     for (const ctx of contexts) {
       const mailId = ctx.mail_id;
       if (FINAL_STATUSES.includes(ctx.status) || ctx.status === MailStatus.onhold) continue;
+      if (ctx.status === MailStatus.queued && (ctx.held_by_live_send || deps.lease.inFlight.has(mailId))) {
+        deps.logger.warn({ mailId }, 'send job retried while another run still has its mail at SMTP; not sent again');
+        held.push(mailId);
+        continue;
+      }
       const verdict = await checkGates(tenant, c, ctx, { claimQuota: ctx.status === MailStatus.received });
       if (!verdict.pass) {
         moves.push({ mailId, to: verdict.to, log: { reason: verdict.reason } });
@@ -213,6 +248,9 @@ async function prepare(deps: SendMailDeps, tenant: Tenant, secret: string, mails
           trackClicks: ctx.track_clicks,
         });
         prepared.push({ mailId, rendered, job: mails.get(mailId)![0]! });
+        // Listed before the commit that makes the mail queued: no run can see it queued and unlisted here.
+        deps.lease.inFlight.add(mailId);
+        listed.push(mailId);
         moves.push({ mailId, to: MailStatus.queued, log: { reason: 'handed_to_smtp', attempt: ctx.attempts + 1 } });
       } catch (err) {
         // Templates are checked at acceptance; a mail that still cannot render would fail every
@@ -222,7 +260,7 @@ async function prepare(deps: SendMailDeps, tenant: Tenant, secret: string, mails
       }
     }
     await moveMails(tenant, c, moves);
-    return prepared;
+    return { prepared, held };
   });
 }
 

@@ -14,6 +14,8 @@ import { MailStatus } from './status.js';
 export interface SendContext {
   mail_id: string;
   status: number;
+  /** Listed by a send worker whose lease is live: a run of its job has it at SMTP (workers/send-lease.ts). */
+  held_by_live_send: boolean;
   attempts: number;
   to_email: string;
   to_name: string | null;
@@ -51,7 +53,8 @@ export async function loadSendContexts(tenant: Tenant, client: Client, mailIds: 
             g.from_email, g.from_name, g.track_opens, g.track_clicks, g.test_mode,
             s.id IS NOT NULL AS sender_found, s.is_consent_required, d.name AS domain_name, d.is_verified AS domain_verified,
             r.id AS restriction_id, r.reason AS restriction_reason,
-            i.monthly_quota
+            i.monthly_quota,
+            EXISTS (SELECT 1 FROM send_leases l WHERE l.expires_at > now() AND m.mail_id = ANY (l.mail_ids)) AS held_by_live_send
        FROM mails m
        JOIN messages g ON g.instance_id = m.instance_id AND g.id = m.message_id
        JOIN instances i ON i.id = m.instance_id

@@ -45,13 +45,19 @@ export interface SendStackOptions {
    * there, a worker or the test, receives them).
    */
   inboundSmtpPort?: number;
+  /** How long the simulator's slow* recipients wait for their 250 (its default otherwise). */
+  simulatorSlowMs?: number;
 }
 
 export async function startSendStack(t: Teardown, opts: SendStackOptions): Promise<SendStack> {
   const dbs = await testDatabases(t, opts.label);
   const mailboxDir = mkdtempSync(join(tmpdir(), 'cartero-mailbox-'));
   const inboundUrl = opts.inboundSmtpPort ? `smtp://127.0.0.1:${opts.inboundSmtpPort}` : undefined;
-  const simulator = await startMailboxSimulator({ dir: mailboxDir, ...(inboundUrl ? { inboundUrl } : {}) });
+  const simulator = await startMailboxSimulator({
+    dir: mailboxDir,
+    ...(inboundUrl ? { inboundUrl } : {}),
+    ...(opts.simulatorSlowMs ? { slowMs: opts.simulatorSlowMs } : {}),
+  });
   t.teardown(async () => {
     await simulator.stop();
     await rm(mailboxDir, { recursive: true, force: true });
