@@ -3,57 +3,68 @@ import type { Pool } from '../sql/pool.js';
 import { sendJobExpireSeconds } from './queues.js';
 
 /**
- * This worker process's send lease (sql/migrations/008_send_leases.sql): the mails it has handed
- * to SMTP and not yet settled, published with an expiry that a timer keeps pushing forward while
- * the process lives.
+ * This worker process's send lease (sql/migrations/008_send_leases.sql): proof that the process
+ * lives, with an expiry a timer keeps pushing forward, plus the set of mails its runs have at SMTP.
  *
  * Why: a send job that outlives SEND_JOB_EXPIRE_SECONDS (a batch waiting on a relay that answers
- * slowly) is retried by pg-boss while its first run is still going; without the lease the retry
- * finds the mail queued and sends it a second time. With it, the retry sees the mail in a live
- * lease, does not send it, and fails so that pg-boss tries again after its backoff
- * (workers/send-mail.ts): by then the run that has the mail has settled it (the retry finds it
- * final and completes), or its process has died and its lease has lapsed (the retry sends).
- *
- * The lease lapses well before a dead process's jobs expire (a quarter of SEND_JOB_EXPIRE_SECONDS,
- * at most a minute), so a crash costs no more than today's expiry. The published list can be one
- * refresh behind the process: a mail settled since still looks held for that long (its retry just
- * waits a backoff more); a mail handed over since cannot have an expired job yet.
+ * slowly) is retried by pg-boss while its first run is still going; the retry used to find the
+ * mail queued and send it a second time. Transaction A records on the mail which worker sends it
+ * (held_by, held_since), in the same commit that makes it queued, so no other run can see it
+ * queued and unclaimed. A retry then leaves the mail alone while it is held (workers/send-mail.ts):
+ *  - by another worker whose lease is live, for less than the hold bound (an hour, or twice the
+ *    job expiry if longer: a hung send does not keep its mail forever, a slow one keeps it);
+ *  - by this process, while one of its runs has the mail in `inFlight` (a run that ended without
+ *    recording a reply, e.g. Postgres failed, no longer has it: the retry sends).
+ * Its job fails, so pg-boss tries again after its backoff: by then the mail is settled (the retry
+ * finds it final), or its holder died and its lease lapsed, or the hold bound passed (the retry
+ * sends). A dead worker's lease lapses a quarter of the job expiry after its last refresh, at most
+ * a minute, well before its own jobs expire.
  */
 export interface SendLease {
+  readonly workerId: string;
   /** This process's mails between transaction A (queued) and their settled reply. */
   readonly inFlight: Set<string>;
+  /** How long a hold keeps other runs off a queued mail, at most. */
+  readonly holdSeconds: number;
   stop(): Promise<void>;
 }
 
 /** The lease's life and refresh period: it outlives three missed refreshes (a Postgres blip). */
-export function leaseTiming(expireSeconds = sendJobExpireSeconds()): { ttlSeconds: number; refreshMs: number } {
+export function leaseTiming(expireSeconds = sendJobExpireSeconds()): { ttlSeconds: number; refreshMs: number; holdSeconds: number } {
   const ttlSeconds = Math.min(60, Math.max(2, expireSeconds / 4));
-  return { ttlSeconds, refreshMs: Math.round((ttlSeconds * 1000) / 4) };
+  return { ttlSeconds, refreshMs: Math.round((ttlSeconds * 1000) / 4), holdSeconds: Math.max(3600, 2 * expireSeconds) };
 }
 
 export async function startSendLease(pool: Pool, workerId: string, logger: Logger): Promise<SendLease> {
-  const { ttlSeconds, refreshMs } = leaseTiming();
+  const { ttlSeconds, refreshMs, holdSeconds } = leaseTiming();
   const inFlight = new Set<string>();
-  const publish = () =>
+  const refresh = () =>
     pool.query(
-      `INSERT INTO send_leases (worker_id, mail_ids, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
-       ON CONFLICT (worker_id) DO UPDATE SET mail_ids = EXCLUDED.mail_ids, expires_at = EXCLUDED.expires_at`,
-      [workerId, [...inFlight], ttlSeconds],
+      `INSERT INTO send_leases (worker_id, expires_at) VALUES ($1, now() + make_interval(secs => $2))
+       ON CONFLICT (worker_id) DO UPDATE SET expires_at = EXCLUDED.expires_at`,
+      [workerId, ttlSeconds],
     );
-  await publish();
+  await refresh();
   // Rows of processes long gone are noise; a live one refreshes every refreshMs.
   await pool.query("DELETE FROM send_leases WHERE expires_at < now() - interval '1 day'");
-  let running: Promise<unknown> = Promise.resolve();
+  let running: Promise<unknown> | undefined;
   const timer = setInterval(() => {
-    running = publish().catch((err: unknown) => logger.warn({ err }, 'could not refresh the send lease; retried at the next tick'));
+    if (running) return; // one refresh at a time: a late one must not land after a newer one or after stop()
+    running = refresh()
+      .catch((err: unknown) => logger.warn({ err }, 'could not refresh the send lease; retried at the next tick'))
+      .finally(() => (running = undefined));
   }, refreshMs);
   timer.unref();
   return {
+    workerId,
     inFlight,
+    holdSeconds,
     async stop() {
       clearInterval(timer);
       await running;
-      // Whatever is still in flight was not settled by this process: let the retries have it.
+      // Runs still at SMTP (a graceful stop that timed out) may yet deliver their mails: leave
+      // the lease to lapse rather than invite retries now.
+      if (inFlight.size) return;
       await pool.query('DELETE FROM send_leases WHERE worker_id = $1', [workerId]).catch(() => {});
     },
   };

@@ -24,12 +24,13 @@ import { softBounceNotifier } from './soft-bounces.js';
  *     twice. A queued mail that a live run still has at SMTP (the send lease,
  *     workers/send-lease.ts: pg-boss retries a job that outlived its expiry even when its first
  *     run is only waiting on a slow relay) is not sent either: its job fails, to be tried again
- *     after the queue's backoff. Gates (domain/mail/gates.ts) may drop a mail or put
- *     it on hold; the others are rendered and moved to queued (2). All moves in one statement.
+ *     after the queue's backoff. Gates (domain/mail/gates.ts) may drop a mail or put it on hold;
+ *     the others are rendered and moved to queued (2), claimed by this worker (held_by). All
+ *     moves in one statement.
  *  -  each mail goes to SMTP through the process's pooled transport, concurrently.
  *  B. each reply moves its mail as soon as it arrives: sent (3), bounced (6) or deferred (5). A
  *     deferred mail's job is failed so pg-boss retries it with the queue's exponential backoff;
- *     on the last try the mail becomes a soft bounce instead.
+ *     on its last SMTP try (SEND_RETRY_LIMIT tries recorded before) it becomes a soft bounce.
  *
  * At-least-once: a worker killed after the server's 250 and before B commits leaves the mail
  * queued (2) and its job active; after SEND_JOB_EXPIRE_SECONDS pg-boss retries the job and the
@@ -132,10 +133,12 @@ async function handleBatch(boss: PgBoss, deps: SendMailDeps, recorder: OutcomeRe
         return;
       }
       await Promise.all(
-        toSend.map(async ({ mailId, rendered, job }) => {
+        toSend.map(async ({ mailId, rendered, job, attempts }) => {
           try {
             const outcome = await deps.smtp.send(rendered);
-            const lastTry = job.retryCount >= job.retryLimit;
+            // Counted in SMTP tries, not in job runs: a job's runs also include expiries and
+            // held retries (prepare), which must not eat into a deferred mail's tries.
+            const lastTry = attempts >= job.retryLimit;
             const smtp = { smtpCode: outcome.reply.code ?? null, smtpEnhanced: outcome.reply.enhanced ?? null, smtpReply: outcome.reply.text };
             // Only from queued: if another job for this mail recorded its reply first, nothing changes.
             const fields = { from: [MailStatus.queued], smtpTry: true };
@@ -185,6 +188,8 @@ interface Prepared {
   mailId: string;
   rendered: RenderedMail;
   job: Job;
+  /** SMTP tries recorded before this one. */
+  attempts: number;
 }
 
 /** Transaction A for one instance's mails of the batch: gates, render, queued. */
@@ -207,7 +212,7 @@ async function prepare(deps: SendMailDeps, tenant: Tenant, secret: string, mails
 
 async function prepareIn(deps: SendMailDeps, tenant: Tenant, secret: string, mails: Map<string, Job[]>, listed: string[]): Promise<Preparation> {
   return withTenant(deps.pool, tenant, async (c) => {
-    const contexts = await loadSendContexts(tenant, c, [...mails.keys()]);
+    const contexts = await loadSendContexts(tenant, c, [...mails.keys()], deps.lease.holdSeconds);
     if (contexts.length < mails.size) {
       const found = new Set(contexts.map((x) => x.mail_id));
       const missing = [...mails.keys()].filter((id) => !found.has(id));
@@ -219,7 +224,9 @@ async function prepareIn(deps: SendMailDeps, tenant: Tenant, secret: string, mai
     for (const ctx of contexts) {
       const mailId = ctx.mail_id;
       if (FINAL_STATUSES.includes(ctx.status) || ctx.status === MailStatus.onhold) continue;
-      if (ctx.status === MailStatus.queued && (ctx.held_by_live_send || deps.lease.inFlight.has(mailId))) {
+      // Another worker's live run has it, or one of this process's runs still does (a run of this
+      // process that ended without recording its reply no longer has it: the mail is sent again).
+      if (ctx.held_by_live_worker && (ctx.held_by !== deps.lease.workerId || deps.lease.inFlight.has(mailId))) {
         deps.logger.warn({ mailId }, 'send job retried while another run still has its mail at SMTP; not sent again');
         held.push(mailId);
         continue;
@@ -247,8 +254,8 @@ async function prepareIn(deps: SendMailDeps, tenant: Tenant, secret: string, mai
           trackOpens: ctx.track_opens,
           trackClicks: ctx.track_clicks,
         });
-        prepared.push({ mailId, rendered, job: mails.get(mailId)![0]! });
-        // Listed before the commit that makes the mail queued: no run can see it queued and unlisted here.
+        prepared.push({ mailId, rendered, job: mails.get(mailId)![0]!, attempts: ctx.attempts });
+        // Before the commit that makes the mail queued: this process's other runs see it at once.
         deps.lease.inFlight.add(mailId);
         listed.push(mailId);
         moves.push({ mailId, to: MailStatus.queued, log: { reason: 'handed_to_smtp', attempt: ctx.attempts + 1 } });
@@ -260,6 +267,14 @@ async function prepareIn(deps: SendMailDeps, tenant: Tenant, secret: string, mai
       }
     }
     await moveMails(tenant, c, moves);
+    // Claimed in the commit that makes them queued: no run can see one queued and unclaimed.
+    if (prepared.length) {
+      await c.query('UPDATE mails SET held_by = $3, held_since = now() WHERE instance_id = $1 AND mail_id = ANY ($2)', [
+        tenant.instanceId,
+        prepared.map((p) => p.mailId),
+        deps.lease.workerId,
+      ]);
+    }
     return { prepared, held };
   });
 }

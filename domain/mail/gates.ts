@@ -14,8 +14,10 @@ import { MailStatus } from './status.js';
 export interface SendContext {
   mail_id: string;
   status: number;
-  /** Listed by a send worker whose lease is live: a run of its job has it at SMTP (workers/send-lease.ts). */
-  held_by_live_send: boolean;
+  /** The worker whose run moved this mail to queued last (workers/send-lease.ts). */
+  held_by: string | null;
+  /** Queued, held for less than the hold bound by a worker whose lease is live. */
+  held_by_live_worker: boolean;
   attempts: number;
   to_email: string;
   to_name: string | null;
@@ -46,15 +48,16 @@ export interface SendContext {
 /** The mails of one instance, locked in id order (two batches never deadlock on each other). */
 type MessageContent = Pick<SendContext, 'html' | 'text_body' | 'reply_to' | 'headers' | 'attachments' | 'variables'>;
 
-export async function loadSendContexts(tenant: Tenant, client: Client, mailIds: readonly string[]): Promise<SendContext[]> {
+export async function loadSendContexts(tenant: Tenant, client: Client, mailIds: readonly string[], holdSeconds: number): Promise<SendContext[]> {
   const { rows } = await client.query<Omit<SendContext, keyof MessageContent> & { message_id: number }>(
     `SELECT m.mail_id, m.status, m.attempts, m.to_email, m.to_name, m.variables AS recipient_variables, m.subject,
             m.sender_id, m.received_at, m.message_id,
             g.from_email, g.from_name, g.track_opens, g.track_clicks, g.test_mode,
             s.id IS NOT NULL AS sender_found, s.is_consent_required, d.name AS domain_name, d.is_verified AS domain_verified,
             r.id AS restriction_id, r.reason AS restriction_reason,
-            i.monthly_quota,
-            EXISTS (SELECT 1 FROM send_leases l WHERE l.expires_at > now() AND m.mail_id = ANY (l.mail_ids)) AS held_by_live_send
+            i.monthly_quota, m.held_by,
+            coalesce(m.status = ${MailStatus.queued} AND m.held_since > now() - make_interval(secs => $3)
+              AND EXISTS (SELECT 1 FROM send_leases l WHERE l.worker_id = m.held_by AND l.expires_at > now()), false) AS held_by_live_worker
        FROM mails m
        JOIN messages g ON g.instance_id = m.instance_id AND g.id = m.message_id
        JOIN instances i ON i.id = m.instance_id
@@ -65,7 +68,7 @@ export async function loadSendContexts(tenant: Tenant, client: Client, mailIds: 
       -- mail_id order: the order every transaction that locks several mails uses (no deadlocks).
       ORDER BY m.mail_id
         FOR UPDATE OF m`,
-    [tenant.instanceId, [...mailIds]],
+    [tenant.instanceId, [...mailIds], holdSeconds],
   );
   const messageIds = [...new Set(rows.map((r) => r.message_id))];
   const contents = new Map<number, MessageContent>();
