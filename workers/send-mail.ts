@@ -192,13 +192,13 @@ interface Prepared {
   attempts: number;
 }
 
-/** Transaction A for one instance's mails of the batch: gates, render, queued. */
 interface Preparation {
   prepared: Prepared[];
   /** Queued mails another live run has at SMTP: neither sent nor moved here. */
   held: string[];
 }
 
+/** Transaction A for one instance's mails of the batch: gates, render, queued and claimed. */
 async function prepare(deps: SendMailDeps, tenant: Tenant, secret: string, mails: Map<string, Job[]>): Promise<Preparation> {
   const listed: string[] = [];
   try {
