@@ -5,7 +5,7 @@ import express from 'express';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Histogram } from 'prom-client';
-import { readTrackingToken } from '../domain/tracking/tokens.js';
+import { readTrackingToken, type TrackingToken } from '../domain/tracking/tokens.js';
 import type { HitRecorder } from '../domain/tracking/record.js';
 import { findUnsubscribeTarget, resubscribe, unsubscribe, type UnsubscribeTarget } from '../domain/tracking/unsubscribe.js';
 import type { Pool } from '../sql/pool.js';
@@ -50,31 +50,15 @@ export function mountTracking(app: express.Express, deps: TrackingDeps): void {
   app.get('/t/o/:token', tag('/t/o/{token}'), async (req, res) => {
     const token = readTrackingToken(await deps.secret(), String(req.params.token), 'open');
     res.set({ 'Cache-Control': NO_CACHE, Pragma: 'no-cache', Expires: '0' });
-    if (token) {
-      // A recipient's mail client shows the image whatever happens; an event Postgres could not
-      // take is logged (it cannot be kept anywhere durable) and the GIF still served.
-      await deps.recorder
-        .record({ kind: 'open', mailId: token.mail_id, userAgent: req.get('user-agent'), ip: req.ip, at: new Date() })
-        .catch((err) => deps.logger.error({ err, reqId: requestIdOf(res) }, 'open not recorded'));
-    }
+    if (token) await recordHit(deps, token, { userAgent: req.get('user-agent'), ip: req.ip, head: false, reqId: requestIdOf(res) });
     res.type('image/gif').send(PIXEL);
   });
 
   app.get('/t/c/:token', tag('/t/c/{token}'), async (req, res) => {
     const token = readTrackingToken(await deps.secret(), String(req.params.token), 'click');
     if (!token) return notFound(res, 'This link is not valid');
-    await deps.recorder
-      .record({
-        kind: 'click',
-        mailId: token.mail_id,
-        url: token.url,
-        userAgent: req.get('user-agent'),
-        ip: req.ip,
-        at: new Date(),
-        // Express answers HEAD with the GET route: no person clicks with HEAD, scanners do.
-        ...(req.method === 'HEAD' ? { machine: 'head_request' } : {}),
-      })
-      .catch((err) => deps.logger.error({ err, reqId: requestIdOf(res) }, 'click not recorded'));
+    // Express answers HEAD with the GET route.
+    await recordHit(deps, token, { userAgent: req.get('user-agent'), ip: req.ip, head: req.method === 'HEAD', reqId: requestIdOf(res) });
     res.set({ 'Cache-Control': NO_CACHE, 'Referrer-Policy': 'no-referrer' });
     res.redirect(302, token.url);
   });
@@ -106,6 +90,26 @@ export function mountTracking(app: express.Express, deps: TrackingDeps): void {
   });
 
   fastPaths.set(app, fastPath(app, deps));
+}
+
+/**
+ * Records an open or a click (both the Express routes and the fast path). A recipient's mail client
+ * shows the image and follows the link whatever happens: an event Postgres could not take is
+ * logged (it cannot be kept anywhere durable) and the answer still goes out. A HEAD on a click
+ * link is flagged at once: no person clicks with HEAD, scanners do (the pump flags the rest).
+ */
+function recordHit(
+  deps: Pick<TrackingDeps, 'recorder' | 'logger'>,
+  token: Extract<TrackingToken, { kind: 'open' | 'click' }>,
+  request: { userAgent: string | undefined; ip: string | undefined; head: boolean; reqId: string },
+): Promise<void> {
+  const hit =
+    token.kind === 'open'
+      ? { kind: 'open' as const, mailId: token.mail_id }
+      : { kind: 'click' as const, mailId: token.mail_id, url: token.url, ...(request.head ? { machine: 'head_request' } : {}) };
+  return deps.recorder
+    .record({ ...hit, userAgent: request.userAgent, ip: request.ip, at: new Date() })
+    .catch((err) => deps.logger.error({ err, reqId: request.reqId }, `${token.kind} not recorded`));
 }
 
 /** /metrics labels an answer by its route pattern, as it does the API's routes (api/app.ts). */
@@ -200,7 +204,7 @@ export function trackingFastPath(app: express.Express): TrackingFastPath | undef
  * cannot be read (Postgres down: Express's error answer).
  */
 function fastPath(app: express.Express, deps: TrackingDeps): TrackingFastPath {
-  const { logger, recorder } = deps;
+  const { logger } = deps;
   const duration = deps.metrics?.registry.getSingleMetric(DURATION_METRIC) as Histogram<'method' | 'route' | 'status'> | undefined;
 
   async function answer(req: IncomingMessage, res: ServerResponse, kind: 'o' | 'c', raw: string, start: number): Promise<void> {
@@ -219,9 +223,7 @@ function fastPath(app: express.Express, deps: TrackingDeps): TrackingFastPath {
       const token = readTrackingToken(secret, raw, 'open');
       if (token) {
         const ip = proxyaddr(req, app.get('trust proxy fn') as TrustProxy);
-        await recorder
-          .record({ kind: 'open', mailId: token.mail_id, userAgent: req.headers['user-agent'], ip, at: new Date() })
-          .catch((err) => logger.error({ err, reqId }, 'open not recorded'));
+        await recordHit(deps, token, { userAgent: req.headers['user-agent'], ip, head, reqId });
       }
       status = 200;
       res.writeHead(status, {
@@ -240,17 +242,7 @@ function fastPath(app: express.Express, deps: TrackingDeps): TrackingFastPath {
         return;
       }
       const ip = proxyaddr(req, app.get('trust proxy fn') as TrustProxy);
-      await recorder
-        .record({
-          kind: 'click',
-          mailId: token.mail_id,
-          url: token.url,
-          userAgent: req.headers['user-agent'],
-          ip,
-          at: new Date(),
-          ...(head ? { machine: 'head_request' } : {}),
-        })
-        .catch((err) => logger.error({ err, reqId }, 'click not recorded'));
+      await recordHit(deps, token, { userAgent: req.headers['user-agent'], ip, head, reqId });
       // Express's res.redirect(302, url): Location through encodeurl, a body negotiated between
       // text and html (none for other Accepts), Vary: Accept.
       const location = encodeUrl(token.url);
