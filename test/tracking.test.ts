@@ -123,12 +123,18 @@ t.test('opens and clicks of a real mail are counted at once and reach ClickHouse
     format: 'JSONEachRow',
   });
   t.same(await moves.json(), [{ event_type: 'received', status: 1 }, { event_type: 'queued', status: 2 }, { event_type: 'sent', status: 3 }]);
-  const mirror = await ch.query({
-    query: `SELECT status, opens, clicks, recipient, subject FROM mails FINAL WHERE mail_id = {m:String}`,
-    query_params: { m: id },
-    format: 'JSONEachRow',
-  });
-  t.same(await mirror.json(), [{ status: 3, opens: 2, clicks: 2, recipient: 'reader@example.org', subject: 'Tracked' }], 'the mirror row is current');
+  // The pump inserts a tick's events, then its mails' snapshots: the events can be readable a
+  // moment before the snapshot that counts them.
+  const mirror = await waitFor('the mirror row with both opens and clicks', async () => {
+    const rs = await ch.query({
+      query: `SELECT status, opens, clicks, recipient, subject FROM mails FINAL WHERE mail_id = {m:String}`,
+      query_params: { m: id },
+      format: 'JSONEachRow',
+    });
+    const r = (await rs.json()) as Array<{ opens: number; clicks: number }>;
+    return r[0]?.opens === 2 && r[0]?.clicks === 2 ? r : undefined;
+  }, 20_000);
+  t.same(mirror, [{ status: 3, opens: 2, clicks: 2, recipient: 'reader@example.org', subject: 'Tracked' }], 'the mirror row is current');
 });
 
 t.test('no open redirect: tampered or foreign tokens never redirect', async (t) => {
