@@ -9,8 +9,9 @@ import { sendJobExpireSeconds } from './queues.js';
  * Why: a send job that outlives SEND_JOB_EXPIRE_SECONDS (a batch waiting on a relay that answers
  * slowly) is retried by pg-boss while its first run is still going; the retry used to find the
  * mail queued and send it a second time. Transaction A records on the mail which worker sends it
- * (held_by, held_since), in the same commit that makes it queued, so no other run can see it
- * queued and unclaimed. A retry then leaves the mail alone while it is held (workers/send-mail.ts):
+ * (held_by, held_since: domain/mail/transitions.ts, with the move itself), so no other run can see
+ * it queued and unclaimed; every later move clears the claim. A retry then leaves the mail alone
+ * while it is held (workers/send-mail.ts):
  *  - by another worker whose lease is live, for less than the hold bound (an hour, or twice the
  *    job expiry if longer: a hung send does not keep its mail forever, a slow one keeps it);
  *  - by this process, while one of its runs has the mail in `inFlight` (a run that ended without

@@ -25,8 +25,8 @@ import { softBounceNotifier } from './soft-bounces.js';
  *     workers/send-lease.ts: pg-boss retries a job that outlived its expiry even when its first
  *     run is only waiting on a slow relay) is not sent either: its job fails, to be tried again
  *     after the queue's backoff. Gates (domain/mail/gates.ts) may drop a mail or put it on hold;
- *     the others are rendered and moved to queued (2), claimed by this worker (held_by). All
- *     moves in one statement.
+ *     the others are rendered and moved to queued (2), claimed by this worker (held_by, in the
+ *     same move). All moves in one statement.
  *  -  each mail goes to SMTP through the process's pooled transport, concurrently.
  *  B. each reply moves its mail as soon as it arrives: sent (3), bounced (6) or deferred (5). A
  *     deferred mail's job is failed so pg-boss retries it with the queue's exponential backoff;
@@ -258,7 +258,8 @@ async function prepareIn(deps: SendMailDeps, tenant: Tenant, secret: string, mai
         // Before the commit that makes the mail queued: this process's other runs see it at once.
         deps.lease.inFlight.add(mailId);
         listed.push(mailId);
-        moves.push({ mailId, to: MailStatus.queued, log: { reason: 'handed_to_smtp', attempt: ctx.attempts + 1 } });
+        // Claimed in the commit that makes it queued: no run can see it queued and unclaimed.
+        moves.push({ mailId, to: MailStatus.queued, fields: { heldBy: deps.lease.workerId }, log: { reason: 'handed_to_smtp', attempt: ctx.attempts + 1 } });
       } catch (err) {
         // Templates are checked at acceptance; a mail that still cannot render would fail every
         // retry the same way, so it is dropped with the reason rather than left in limbo.
@@ -267,14 +268,6 @@ async function prepareIn(deps: SendMailDeps, tenant: Tenant, secret: string, mai
       }
     }
     await moveMails(tenant, c, moves);
-    // Claimed in the commit that makes them queued: no run can see one queued and unclaimed.
-    if (prepared.length) {
-      await c.query('UPDATE mails SET held_by = $3, held_since = now() WHERE instance_id = $1 AND mail_id = ANY ($2)', [
-        tenant.instanceId,
-        prepared.map((p) => p.mailId),
-        deps.lease.workerId,
-      ]);
-    }
     return { prepared, held };
   });
 }

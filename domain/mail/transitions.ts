@@ -16,6 +16,11 @@ export interface MoveFields {
   bounceClass?: 'hard' | 'soft';
   /** Where a bounce was learnt: the SMTP reply (default) or a delivery status notification. */
   bounceSource?: 'smtp' | 'dsn';
+  /**
+   * With a move to queued: the send worker that hands the mail to SMTP (mails.held_by, since
+   * now; workers/send-lease.ts). Any move clears the claim unless it sets one.
+   */
+  heldBy?: string;
 }
 
 export interface MoveLog {
@@ -49,8 +54,8 @@ export interface MovedMail {
  */
 const MOVE = `
 WITH r AS (
-  SELECT * FROM unnest($2::text[], $3::smallint[], $4::int[], $5::text[], $6::int[], $7::text[], $8::int[], $9::text[], $10::text[], $11::int[], $12::text[])
-    AS r(mail_id, status, smtp_try, bounce_class, from_mask, reason, smtp_code, smtp_enhanced, smtp_reply, attempt, bounce_source)
+  SELECT * FROM unnest($2::text[], $3::smallint[], $4::int[], $5::text[], $6::int[], $7::text[], $8::int[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[])
+    AS r(mail_id, status, smtp_try, bounce_class, from_mask, reason, smtp_code, smtp_enhanced, smtp_reply, attempt, bounce_source, held_by)
 ), locked AS (
   -- Row locks in mail_id order, as the event pump takes them (domain/tracking/outbox.ts): two
   -- transactions moving overlapping mails never wait on each other in a cycle.
@@ -63,6 +68,8 @@ WITH r AS (
          sent_at = CASE WHEN r.status = ${MailStatus.sent} THEN now() ELSE m.sent_at END,
          delay = CASE WHEN r.status = ${MailStatus.sent} THEN extract(epoch FROM now() - m.received_at)::double precision ELSE m.delay END,
          bounce_class = CASE WHEN r.status = ${MailStatus.bounced} THEN r.bounce_class ELSE m.bounce_class END,
+         held_by = r.held_by,
+         held_since = CASE WHEN r.held_by IS NOT NULL THEN now() END,
          updated_at = now()
     FROM r
    WHERE m.instance_id = $1 AND m.mail_id = r.mail_id AND (r.from_mask IS NULL OR (r.from_mask >> m.status) & 1 = 1)
@@ -114,6 +121,7 @@ export async function moveMails(tenant: Tenant, client: Client, moves: readonly 
     col((m) => m.log?.smtpReply ?? null),
     col((m) => m.log?.attempt ?? null),
     col((m) => m.fields?.bounceSource ?? null),
+    col((m) => m.fields?.heldBy ?? null),
   ] });
   return rows;
 }
