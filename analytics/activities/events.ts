@@ -46,9 +46,15 @@ type Column = ColumnSql & { lookup?: true };
 /** The count of a group: its SQL depends on whether copies of an event may remain (filters.ts). */
 const COUNT = '{count}';
 
+// Pieces both grouped rows share (the spec names them alike in both).
 const custom: Column[] = [
   { name: 'custom_msg_id', kind: 'text', sql: 'any(e.custom_msg_id)' },
   { name: 'custom_group_code', kind: 'text', sql: 'any(e.custom_group_code)' },
+];
+const eventCount = (k: EventKind): Column => ({ name: `${k.type}_count`, kind: 'number', sql: `toUInt32(${COUNT})` });
+const span = (k: EventKind): Column[] => [
+  { name: `first_${k.done}_at`, kind: 'datetime', sql: 'min(e.occurred_at)' },
+  { name: `last_${k.done}_at`, kind: 'datetime', sql: 'max(e.occurred_at)' },
 ];
 
 /** group_by=none: one row per event. */
@@ -73,10 +79,9 @@ function perMail(k: EventKind): Column[] {
     { name: 'msg_id', kind: 'text', sql: 'any(e.msg_id)' },
     { name: 'to', kind: 'text', sql: 'any(e.recipient)' },
     { name: 'sender', kind: 'text', sql: "ifNull(any(e.sender), '')" },
-    { name: `${k.type}_count`, kind: 'number', sql: `toUInt32(${COUNT})` },
+    eventCount(k),
     ...(k.links ? [{ name: 'links_clicked', kind: 'number', sql: 'toUInt32(uniqExact(e.url))' } as const] : []),
-    { name: `first_${k.done}_at`, kind: 'datetime', sql: 'min(e.occurred_at)' },
-    { name: `last_${k.done}_at`, kind: 'datetime', sql: 'max(e.occurred_at)' },
+    ...span(k),
     { name: 'sent_at', kind: 'datetime', sql: 'max(e.sent_at)' },
     ...custom,
   ];
@@ -92,12 +97,11 @@ function perMessage(k: EventKind): Column[] {
     { name: 'msg_id', kind: 'text', sql: 'e.msg_id' },
     { name: 'sender', kind: 'text', sql: "ifNull(any(e.sender), '')" },
     { name: 'subject', kind: 'text', sql: messageSubject },
-    { name: `${k.type}_count`, kind: 'number', sql: `toUInt32(${COUNT})` },
+    eventCount(k),
     { name: `recipients_${k.done}`, kind: 'number', sql: 'toUInt32(uniqExact(e.mail_id))' },
     ...(k.links ? [{ name: 'links_clicked', kind: 'number', sql: 'toUInt32(uniqExact(e.mail_id, e.url))' } as const] : []),
     { name: 'rcpt_count', kind: 'number', sql: 'toUInt32(r.n)', lookup: true },
-    { name: `first_${k.done}_at`, kind: 'datetime', sql: 'min(e.occurred_at)' },
-    { name: `last_${k.done}_at`, kind: 'datetime', sql: 'max(e.occurred_at)' },
+    ...span(k),
     ...custom,
   ];
 }

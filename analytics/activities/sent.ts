@@ -4,18 +4,14 @@ import type { Tenant } from '../../domain/tenancy/context.js';
 import type { MailFilter } from '../../domain/mail/mails.js';
 import { activityWhere, fetchPage, latestMails, type PageWindow } from './filters.js';
 import { resultColumns, selectList, type ActivityQuery, type ColumnSql } from './query.js';
-import { NO_RECORDED_OPEN } from './unopened.js';
+import { MAIL_HEAD, NO_RECORDED_OPEN } from './unopened.js';
 
 /** GET /v1/mails's filters without paging: the sent listing is the same rows (spec). */
 export type SentActivityFilter = Omit<MailFilter, keyof PageRequest>;
 
 /** The Mail row (spec), in its order: GET /v1/mails's fields, from the mirror. */
 const COLUMNS: ColumnSql[] = [
-  { name: 'mail_id', kind: 'text', sql: 'mail_id' },
-  { name: 'msg_id', kind: 'text', sql: 'msg_id' },
-  { name: 'to', kind: 'text', sql: 'recipient' },
-  { name: 'subject', kind: 'text', sql: 'subject' },
-  { name: 'sender', kind: 'text', sql: 'sender' },
+  ...MAIL_HEAD,
   { name: 'status', kind: 'number', sql: 'status' },
   { name: 'opens', kind: 'number', sql: 'opens' },
   { name: 'clicks', kind: 'number', sql: 'clicks' },

@@ -23,13 +23,18 @@ export const NO_RECORDED_OPEN = `status = 3 AND opens = 0 AND mail_id NOT IN (
     SELECT mail_id FROM mail_events
      WHERE instance_id = {instance_id:UInt64} AND event_type = 'open' AND occurred_at >= now64(3) - INTERVAL 1 DAY)`;
 
-/** The Unopened row (spec), in its order. */
-const COLUMNS: ColumnSql[] = [
+/** The first fields of both rows the mirror serves (spec: Mail, Unopened row), in their order. */
+export const MAIL_HEAD: readonly ColumnSql[] = [
   { name: 'mail_id', kind: 'text', sql: 'mail_id' },
   { name: 'msg_id', kind: 'text', sql: 'msg_id' },
   { name: 'to', kind: 'text', sql: 'recipient' },
   { name: 'subject', kind: 'text', sql: 'subject' },
   { name: 'sender', kind: 'text', sql: 'sender' },
+];
+
+/** The Unopened row (spec), in its order. */
+const COLUMNS: ColumnSql[] = [
+  ...MAIL_HEAD,
   { name: 'received_at', kind: 'datetime', sql: 'received_at' },
   { name: 'sent_at', kind: 'datetime', sql: 'sent_at' },
   { name: 'custom_msg_id', kind: 'text', sql: 'custom_msg_id' },
