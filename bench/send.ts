@@ -424,6 +424,8 @@ async function runBaseline(service: Service, smtpUrl: string, secret: string, ra
         senderDomain: DOMAIN,
         publicUrl: `http://localhost:${service.port}`,
         secret,
+        // The worker tags with the service's key; any key costs the bare loop the same.
+        reportKey: { version: 1, secret },
         from: { email: `${SENDER_LOCAL}@${DOMAIN}`, name: SENDER_NAME },
         to: { email: to.email, name: to.name, variables: to.variables },
         subject: renderText(SUBJECT, recipientVariables({}, to)),

@@ -18,6 +18,29 @@ export interface Config {
   inboundSmtpPort: number | undefined;
   /** INBOUND_SMTP_HOST: the listener's address; 127.0.0.1 unless told (0.0.0.0 to be an MX). */
   inboundSmtpHost: string;
+  /** INBOUND_MAX_* and INBOUND_RATE_PER_MINUTE: what one listener takes (docs/security.md). */
+  inboundLimits: InboundLimits;
+}
+
+export interface InboundLimits {
+  /** INBOUND_MAX_CONNECTIONS: simultaneous SMTP connections; one more is answered 421. */
+  maxConnections: number;
+  /** INBOUND_MAX_RECIPIENTS: RCPT TO per message; one more is answered 452 4.5.3. */
+  maxRecipients: number;
+  /** INBOUND_MAX_MESSAGES_PER_CONNECTION: messages per connection; one more is answered 421 and closed. */
+  maxMessagesPerConnection: number;
+  /** INBOUND_RATE_PER_MINUTE: messages per client address per minute; past it 421 4.7.0. */
+  ratePerMinute: number;
+}
+
+export const INBOUND_LIMIT_DEFAULTS: InboundLimits = { maxConnections: 100, maxRecipients: 50, maxMessagesPerConnection: 100, ratePerMinute: 600 };
+
+function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a whole number of at least 1, got ${raw}`);
+  return n;
 }
 
 function parseTrustProxy(raw: string | undefined): boolean | number | string {
@@ -47,5 +70,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     inboundSmtpPort: env.INBOUND_SMTP_PORT ? parsePort(env.INBOUND_SMTP_PORT, 0) : undefined,
     inboundSmtpHost: env.INBOUND_SMTP_HOST || '127.0.0.1',
+    inboundLimits: {
+      maxConnections: positiveInt(env, 'INBOUND_MAX_CONNECTIONS', INBOUND_LIMIT_DEFAULTS.maxConnections),
+      maxRecipients: positiveInt(env, 'INBOUND_MAX_RECIPIENTS', INBOUND_LIMIT_DEFAULTS.maxRecipients),
+      maxMessagesPerConnection: positiveInt(env, 'INBOUND_MAX_MESSAGES_PER_CONNECTION', INBOUND_LIMIT_DEFAULTS.maxMessagesPerConnection),
+      ratePerMinute: positiveInt(env, 'INBOUND_RATE_PER_MINUTE', INBOUND_LIMIT_DEFAULTS.ratePerMinute),
+    },
   };
 }

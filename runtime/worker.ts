@@ -43,6 +43,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
       pool,
       host: config.inboundSmtpHost,
       port: config.inboundSmtpPort,
+      limits: config.inboundLimits,
       logger,
       onSoftBounce: softBounceNotifier(boss, logger),
     });

@@ -1,30 +1,39 @@
 import type { ParsedMail } from 'mailparser';
 import type { Logger } from 'pino';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import { applyDsn, mailOwner } from '../domain/bounces/apply.js';
-import { dsnVerdict, readDsn } from '../domain/bounces/dsn.js';
-import { isVerpAddress, mailIdFromOriginal, mailIdFromVerp } from '../domain/bounces/identify.js';
+import { applyDsn } from '../domain/bounces/apply.js';
+import { authenticMails } from '../domain/bounces/authentic.js';
+import { dsnVerdict, namesRecipient, readDsn, type DeliveryStatusReport } from '../domain/bounces/dsn.js';
+import { isVerpAddress, referenceFromVerp, referencesFromOriginal, type MailReference } from '../domain/bounces/identify.js';
 import { parseReportMessage } from '../domain/bounces/report-message.js';
 import { COMPLAINT_TYPES, readArf, type FeedbackReport } from '../domain/complaints/arf.js';
 import { recordComplaint } from '../domain/complaints/record.js';
 import { withTenant } from '../domain/tenancy/context.js';
+import { INBOUND_LIMIT_DEFAULTS, type InboundLimits } from '../runtime/config.js';
 import type { Pool } from '../sql/pool.js';
 
 /**
  * The inbound SMTP listener: where remote MTAs send delivery status notifications (RFC 3464) to
- * a mail's VERP return path `bounce+<MAILID>@<sender domain>`, and where feedback loops send
- * complaints (ARF, RFC 5965), to the VERP address or to a fixed address of their choosing.
+ * a mail's VERP return path `bounce+<MAILID>.<TAG>@<sender domain>`, and where feedback loops
+ * send complaints (ARF, RFC 5965), to the VERP address or to a fixed address of their choosing.
  * Runs in the worker dyno (INBOUND_SMTP_PORT); the MX of the sender domains' bounce host points
- * at it. docs/bounces.md tells the whole story.
+ * at it. docs/bounces.md tells the whole story, docs/security.md what a report must prove.
  *
- * Replies, so no reporting MTA ever loops on us:
- *  - RCPT TO a VERP address whose mail does not exist (any more): 550 5.1.1. Any other address
- *    is accepted at RCPT: only the message can tell whether it is a feedback report.
+ * Anyone on the Internet can connect, so nothing a message says is believed by itself: a report
+ * changes a mail only when it carries the mail's tag (domain/bounces/authentic.ts), and a DSN
+ * only through the recipient block that names the mail's own address.
+ *
+ * Replies, so no reporting MTA ever loops on us and no client learns which mails exist:
+ *  - RCPT TO: every address is accepted (up to INBOUND_MAX_RECIPIENTS), whatever mail it names;
+ *    what a message is worth is decided at DATA.
  *  - After DATA, the report is applied before the reply, so a 250 means it is durable.
- *    Unparseable or meaningless reports get a 250 too (logged and ignored: a 5xx would only
- *    make the reporting MTA bounce its own report). A message that is no report, sent to an
- *    address that is not a VERP one, gets 550 5.1.1 (no such mailbox here).
+ *    Unparseable, unauthenticated or meaningless reports get a 250 too (logged and ignored: a
+ *    5xx would only make the reporting MTA bounce its own report). A message that is no report,
+ *    sent to no VERP address, gets 550 5.1.1 (no such mailbox here).
  *  - Postgres unreachable (or any failure while applying): 451 4.3.0, and the sender retries.
+ *  - Past INBOUND_MAX_CONNECTIONS, INBOUND_MAX_MESSAGES_PER_CONNECTION or
+ *    INBOUND_RATE_PER_MINUTE (messages per client address): 421, and the connection closes.
  *
  * Plain SMTP without AUTH or STARTTLS: what MTAs delivering bounces speak to an MX. TLS, when
  * wanted, is terminated in front of it.
@@ -38,6 +47,8 @@ export interface InboundSmtpOptions {
   logger: Logger;
   /** Called after a commit that recorded a soft bounce of the instance (enqueue the threshold job). */
   onSoftBounce?: (instanceId: number) => void;
+  /** Defaults: INBOUND_LIMIT_DEFAULTS (runtime/config.ts). */
+  limits?: Partial<InboundLimits>;
 }
 
 export interface InboundSmtp {
@@ -59,24 +70,37 @@ interface Handled {
   text: string;
 }
 
+// One text for every report that changed nothing, whatever the reason: the reply never tells a
+// client whether the mail it named exists or whether its tag was close.
+const IGNORED: Handled = { code: 250, text: '2.0.0 Ok: ignored' };
+
 export async function startInboundSmtp(opts: InboundSmtpOptions): Promise<InboundSmtp> {
   const log = opts.logger.child({ component: 'inbound-smtp' });
+  const limits: InboundLimits = { ...INBOUND_LIMIT_DEFAULTS, ...opts.limits };
   const inFlight = new Set<Promise<unknown>>();
+  // Messages per client address per minute, in this process (each listener counts its own).
+  const rate = new RateLimiterMemory({ points: limits.ratePerMinute, duration: 60 });
 
-  const onRcptTo = (address: SMTPServerAddress, _session: SMTPServerSession, done: (err?: Error | null) => void) => {
-    const addr = address.address;
-    if (!isVerpAddress(addr)) return done();
-    const mailId = mailIdFromVerp(addr);
-    if (!mailId) return done(reply(550, `5.1.1 <${addr}>: no such mail`));
-    const check = mailOwner(opts.pool, mailId).then(
-      (owner) => done(owner ? null : reply(550, `5.1.1 <${addr}>: no such mail`)),
-      (err) => {
-        log.warn({ err, mailId }, 'could not look a VERP recipient up; answered 451');
-        done(reply(451, '4.3.0 Temporary local problem, try again later'));
-      },
+  const onConnect = (session: SMTPServerSession, done: (err?: Error | null) => void) => {
+    rate.get(session.remoteAddress).then(
+      (r) => done(r && r.remainingPoints <= 0 ? reply(421, '4.7.0 Too many messages from your address, try again later') : null),
+      () => done(),
     );
-    inFlight.add(check);
-    void check.finally(() => inFlight.delete(check));
+  };
+
+  const onMailFrom = (_address: SMTPServerAddress, session: SMTPServerSession, done: (err?: Error | null) => void) => {
+    if (session.transaction > limits.maxMessagesPerConnection) {
+      return done(reply(421, `4.7.0 At most ${limits.maxMessagesPerConnection} messages per connection`));
+    }
+    rate.consume(session.remoteAddress).then(
+      () => done(),
+      () => done(reply(421, '4.7.0 Too many messages from your address, try again later')),
+    );
+  };
+
+  const onRcptTo = (_address: SMTPServerAddress, session: SMTPServerSession, done: (err?: Error | null) => void) => {
+    if (session.envelope.rcptTo.length >= limits.maxRecipients) return done(reply(452, `4.5.3 At most ${limits.maxRecipients} recipients per message`));
+    done();
   };
 
   const onData = (stream: SMTPServerDataStream, session: SMTPServerSession, done: (err?: Error | null, message?: string) => void) => {
@@ -90,7 +114,7 @@ export async function startInboundSmtp(opts: InboundSmtpOptions): Promise<Inboun
     stream.once('end', () => {
       if (stream.sizeExceeded || size > INBOUND_MAX_BYTES) return done(reply(552, `5.3.4 Message exceeds the ${INBOUND_MAX_BYTES} bytes limit`));
       const recipients = session.envelope.rcptTo.map((r) => r.address);
-      const work = handle(Buffer.concat(chunks), recipients).then(
+      const work = handle(Buffer.concat(chunks), recipients, session.remoteAddress).then(
         (r) => (r.code === 250 ? done(null, r.text) : done(reply(r.code, r.text))),
         (err) => {
           log.error({ err, recipients }, 'could not apply a report; answered 451 so the sender retries');
@@ -103,58 +127,68 @@ export async function startInboundSmtp(opts: InboundSmtpOptions): Promise<Inboun
   };
 
   /** Rejections of this are database failures: the caller answers 451. */
-  async function handle(raw: Buffer, recipients: string[]): Promise<Handled> {
-    const verpIds = [...new Set(recipients.map(mailIdFromVerp).filter((id): id is string => !!id))];
+  async function handle(raw: Buffer, recipients: string[], client: string): Promise<Handled> {
+    const verpRefs = recipients.map(referenceFromVerp).filter((r): r is MailReference => !!r);
     let parsed: ParsedMail;
     try {
       parsed = await parseReportMessage(raw);
     } catch (err) {
-      log.warn({ err, recipients }, 'unparseable inbound message ignored');
-      return { code: 250, text: '2.0.0 Ok: ignored (unparseable)' };
+      log.warn({ err, recipients, client }, 'unparseable inbound message ignored');
+      return IGNORED;
     }
     const ignored = (why: string, extra: object = {}): Handled => {
-      log.warn({ recipients, why, ...extra }, 'inbound report ignored');
-      return { code: 250, text: `2.0.0 Ok: ignored` };
+      log.warn({ recipients, client, why, ...extra }, 'inbound report ignored');
+      return IGNORED;
     };
 
     const arf = readArf(parsed);
-    if (arf) return complaint(arf, verpIds, ignored);
+    if (arf) return complaint(arf, verpRefs, ignored);
     const dsn = readDsn(parsed);
-    if (dsn) {
-      const ids = verpIds.length ? verpIds : [mailIdFromOriginal(dsn.original)].filter((id): id is string => !!id);
-      if (!ids.length) return ignored('DSN names no mail of ours');
-      for (const mailId of ids) {
-        const owner = await mailOwner(opts.pool, mailId);
-        if (!owner) {
-          ignored('DSN for an unknown mail', { mailId });
-          continue;
-        }
-        const verdict = dsnVerdict(dsn, owner.toEmail);
-        if (verdict.kind === 'none') {
-          ignored(`DSN without failure or delay (${verdict.why})`, { mailId });
-          continue;
-        }
-        const effect = await withTenant(opts.pool, owner.tenant, (c) => applyDsn(owner.tenant, c, mailId, verdict));
-        log.info({ mailId, instance: owner.tenant.slug, action: verdict.kind, status: verdict.status, bounceClass: verdict.bounceClass, effect }, 'DSN applied');
-        if (effect === 'bounced' && verdict.bounceClass === 'soft') opts.onSoftBounce?.(owner.tenant.instanceId);
-      }
-      return { code: 250, text: '2.0.0 Ok: delivery status recorded' };
+    if (dsn) return deliveryStatus(dsn, verpRefs, ignored);
+    if (recipients.some(isVerpAddress)) {
+      return ignored('neither a DSN nor a feedback report (an auto-reply, or a bounce in no standard format)');
     }
-    if (verpIds.length) return ignored('neither a DSN nor a feedback report (an auto-reply, or a bounce in no standard format)');
     return { code: 550, text: '5.1.1 No such mailbox: this address only takes delivery and feedback reports' };
   }
 
-  async function complaint(arf: FeedbackReport, verpIds: string[], ignored: (why: string, extra?: object) => Handled): Promise<Handled> {
+  async function deliveryStatus(dsn: DeliveryStatusReport, verpRefs: MailReference[], ignored: (why: string, extra?: object) => Handled): Promise<Handled> {
+    // Sent to a return path, the address names the mail; else the returned original does.
+    const refs = verpRefs.length ? verpRefs : referencesFromOriginal(dsn.original);
+    if (!refs.length) return ignored('DSN names no mail of ours');
+    const names = (address: string) => dsn.recipients.some((r) => namesRecipient(r, address.trim().toLowerCase()));
+    const { trusted, refused } = await authenticMails(opts.pool, refs, names);
+    for (const r of refused) ignored(`DSN refused: ${r.why}`, { mailId: r.mailId });
+    let applied = false;
+    for (const { owner, via } of trusted) {
+      const verdict = dsnVerdict(dsn, owner.toEmail);
+      if (verdict.kind === 'none') {
+        ignored(`DSN without failure or delay for the mail's recipient (${verdict.why})`, { mailId: owner.mailId });
+        continue;
+      }
+      const effect = await withTenant(opts.pool, owner.tenant, (c) => applyDsn(owner.tenant, c, owner.mailId, verdict));
+      log.info({ mailId: owner.mailId, instance: owner.tenant.slug, via, action: verdict.kind, status: verdict.status, bounceClass: verdict.bounceClass, effect }, 'DSN applied');
+      if (effect === 'bounced' && verdict.bounceClass === 'soft') opts.onSoftBounce?.(owner.tenant.instanceId);
+      applied = true;
+    }
+    return applied ? { code: 250, text: '2.0.0 Ok: delivery status recorded' } : IGNORED;
+  }
+
+  async function complaint(arf: FeedbackReport, verpRefs: MailReference[], ignored: (why: string, extra?: object) => Handled): Promise<Handled> {
     // The original names the mail even when the loop reports to a fixed address.
-    const mailId = mailIdFromOriginal(arf.original) ?? verpIds[0];
-    if (!mailId) return ignored('feedback report names no mail of ours');
-    if (!COMPLAINT_TYPES.has(arf.feedbackType)) return ignored(`feedback type ${arf.feedbackType} is not a complaint`, { mailId });
-    const owner = await mailOwner(opts.pool, mailId);
-    if (!owner) return ignored('feedback report for an unknown mail', { mailId });
+    const refs = [...referencesFromOriginal(arf.original), ...verpRefs];
+    if (!refs.length) return ignored('feedback report names no mail of ours');
+    if (!COMPLAINT_TYPES.has(arf.feedbackType)) return ignored(`feedback type ${arf.feedbackType} is not a complaint`, { mailId: refs[0]!.mailId });
+    const named = new Set(arf.originalRcptTo.map((a) => a.toLowerCase()));
+    const { trusted, refused } = await authenticMails(opts.pool, refs, (address) => named.has(address.trim().toLowerCase()));
+    for (const r of refused) ignored(`feedback report refused: ${r.why}`, { mailId: r.mailId });
+    // One report, one complaint: the first mail it proves (its references normally name one).
+    const first = trusted[0];
+    if (!first) return IGNORED;
+    const { owner, via } = first;
     const recorded = await withTenant(opts.pool, owner.tenant, (c) =>
-      recordComplaint(owner.tenant, c, { mailId, feedbackType: arf.feedbackType, reportedBy: arf.userAgent ?? null, arrivalDate: arf.arrivalDate ?? null }),
+      recordComplaint(owner.tenant, c, { mailId: owner.mailId, feedbackType: arf.feedbackType, reportedBy: arf.userAgent ?? null, arrivalDate: arf.arrivalDate ?? null }),
     );
-    log.info({ mailId, instance: owner.tenant.slug, feedbackType: arf.feedbackType, duplicate: !recorded }, 'complaint received');
+    log.info({ mailId: owner.mailId, instance: owner.tenant.slug, via, feedbackType: arf.feedbackType, duplicate: !recorded }, 'complaint received');
     return { code: 250, text: recorded ? '2.0.0 Ok: complaint recorded' : '2.0.0 Ok: complaint already recorded' };
   }
 
@@ -163,8 +197,11 @@ export async function startInboundSmtp(opts: InboundSmtpOptions): Promise<Inboun
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     size: INBOUND_MAX_BYTES,
+    maxClients: limits.maxConnections,
     closeTimeout: CLOSE_GRACE_MS,
     logger: false,
+    onConnect,
+    onMailFrom,
     onRcptTo,
     onData,
   });

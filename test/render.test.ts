@@ -12,6 +12,7 @@ function input(over: Partial<RenderInput> = {}): RenderInput {
     senderDomain: 'news.example.com',
     publicUrl: PUBLIC,
     secret: SECRET,
+    reportKey: { version: 3, secret: 'report-key' },
     from: { email: 'hello@news.example.com', name: 'News' },
     to: { email: 'ann@example.org', name: 'Ann', variables: { first_name: '<b>Ann</b>' } },
     subject: 'Hello Ann',
@@ -142,8 +143,12 @@ t.test('headers, envelope and attachments', async (t) => {
       attachments: [{ filename: 'a.txt', content_type: 'text/plain', content: Buffer.from('hello').toString('base64') }],
     }),
   );
-  t.equal(r.messageId, '<01JABCDEFGHJKMNPQRSTVWXYZ0@news.example.com>');
-  t.same(r.envelope, { from: 'bounce+01JABCDEFGHJKMNPQRSTVWXYZ0@news.example.com', to: 'ann@example.org' });
+  // The report tag (domain/bounces/report-tag.ts): version 3 of the key, then 20 hex digits.
+  const tagged = /^01JABCDEFGHJKMNPQRSTVWXYZ0\.3[0-9a-f]{20}$/;
+  t.match(r.messageId, /^<01JABCDEFGHJKMNPQRSTVWXYZ0\.3[0-9a-f]{20}@news\.example\.com>$/);
+  const id = r.messageId.slice(1, r.messageId.indexOf('@'));
+  t.match(id, tagged);
+  t.same(r.envelope, { from: `bounce+${id}@news.example.com`, to: 'ann@example.org' }, 'the return path carries the same tag');
   t.same(r.from, { name: 'News', address: 'hello@news.example.com' });
   t.same(r.to, { name: 'Ann', address: 'ann@example.org' });
   t.equal(r.replyTo, 'help@news.example.com');
@@ -152,7 +157,7 @@ t.test('headers, envelope and attachments', async (t) => {
   const value = (k: string) => r.headers.find((h) => h.key === k)!.value;
   t.equal(value('X-Multi'), 'a Bcc: evil@x.y', 'no header injection');
   t.equal(value('List-Unsubscribe-Post'), 'List-Unsubscribe=One-Click');
-  t.equal(value('X-Cartero-Mail-Id'), '01JABCDEFGHJKMNPQRSTVWXYZ0');
+  t.equal(value('X-Cartero-Mail-Id'), id);
   const unsub = /^<https:\/\/mail\.example\.test\/u\/([^>]+)>$/.exec(value('List-Unsubscribe'));
   t.same(readTrackingToken(SECRET, unsub![1]!, 'unsubscribe'), { kind: 'unsubscribe', mail_id: '01JABCDEFGHJKMNPQRSTVWXYZ0' });
   t.equal(r.attachments.length, 1);

@@ -9,6 +9,8 @@ import type { Tenant } from '../domain/tenancy/context.js';
 import { withTenant } from '../domain/tenancy/context.js';
 import { loadTenants } from '../domain/tenancy/instances.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
+import { reportKeys } from '../domain/bounces/report-keys.js';
+import type { ReportKey } from '../domain/bounces/report-tag.js';
 import type { SmtpTransport } from '../smtp/transport.js';
 import type { Pool } from '../sql/pool.js';
 import { SEND_MAIL_QUEUE, type SendMailJob } from '../domain/jobs.js';
@@ -111,6 +113,7 @@ async function handleBatch(boss: PgBoss, deps: SendMailDeps, recorder: OutcomeRe
   if (!groups.size) return;
   const tenants = await loadTenants(deps.pool, [...groups.keys()]);
   const secret = await trackingSecret(deps.pool);
+  const reportKey = (await reportKeys(deps.pool)).current;
 
   await Promise.all(
     [...groups].map(async ([instanceId, mails]) => {
@@ -124,7 +127,7 @@ async function handleBatch(boss: PgBoss, deps: SendMailDeps, recorder: OutcomeRe
       }
       let toSend: Prepared[];
       try {
-        const { prepared, held } = await prepare(deps, tenant, secret, mails);
+        const { prepared, held } = await prepare(deps, tenant, { secret, reportKey }, mails);
         toSend = prepared;
         for (const mailId of held) settle(mailId, { done: false, error: 'held: another run still has this mail at SMTP' });
       } catch (err) {
@@ -199,10 +202,16 @@ interface Preparation {
 }
 
 /** Transaction A for one instance's mails of the batch: gates, render, queued and claimed. */
-async function prepare(deps: SendMailDeps, tenant: Tenant, secret: string, mails: Map<string, Job[]>): Promise<Preparation> {
+/** The keys a rendering signs with: tracking links, and the tag of the return path and identity. */
+interface SigningKeys {
+  secret: string;
+  reportKey: ReportKey;
+}
+
+async function prepare(deps: SendMailDeps, tenant: Tenant, keys: SigningKeys, mails: Map<string, Job[]>): Promise<Preparation> {
   const listed: string[] = [];
   try {
-    return await prepareIn(deps, tenant, secret, mails, listed);
+    return await prepareIn(deps, tenant, keys, mails, listed);
   } catch (err) {
     // Rolled back: none of these became queued by this run, so none is at SMTP.
     for (const mailId of listed) deps.lease.inFlight.delete(mailId);
@@ -210,7 +219,7 @@ async function prepare(deps: SendMailDeps, tenant: Tenant, secret: string, mails
   }
 }
 
-async function prepareIn(deps: SendMailDeps, tenant: Tenant, secret: string, mails: Map<string, Job[]>, listed: string[]): Promise<Preparation> {
+async function prepareIn(deps: SendMailDeps, tenant: Tenant, keys: SigningKeys, mails: Map<string, Job[]>, listed: string[]): Promise<Preparation> {
   return withTenant(deps.pool, tenant, async (c) => {
     const contexts = await loadSendContexts(tenant, c, [...mails.keys()], deps.lease.holdSeconds);
     if (contexts.length < mails.size) {
@@ -241,7 +250,8 @@ async function prepareIn(deps: SendMailDeps, tenant: Tenant, secret: string, mai
           mailId,
           senderDomain: ctx.domain_name!,
           publicUrl: deps.publicUrl,
-          secret,
+          secret: keys.secret,
+          reportKey: keys.reportKey,
           from: { email: ctx.from_email, name: ctx.from_name },
           to: { email: ctx.to_email, name: ctx.to_name, variables: ctx.recipient_variables },
           subject: ctx.subject,

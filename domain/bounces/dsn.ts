@@ -102,23 +102,28 @@ export type DsnVerdict =
   | { kind: 'none'; why: string };
 
 /**
- * What a report means for one mail (Cartero sends one recipient per mail). The recipient blocks
- * about the mail's address are read (Final- or Original-Recipient); when none names it (a
- * forward rewrote the address), all of them. A failure wins over a delay; delivered, relayed
- * and expanded change nothing.
+ * What a report means for one mail (Cartero sends one recipient per mail). Only the recipient
+ * blocks about the mail's own address are read (Final- or Original-Recipient): a report changes
+ * only the mail whose recipient it names, so a block about anyone else never bounces this mail
+ * (and a forward that rewrote the address without an Original-Recipient changes nothing). A
+ * failure wins over a delay; delivered, relayed and expanded change nothing.
  *
  * Failed: hard or soft by the same rule as a synchronous 5xx (domain/mail/smtp-reply.ts), so a
  * late 5.1.1 is hard while a late 5.2.2 (mailbox full) or 5.7.1 (policy) is soft; a 4.x.x is
  * soft (the MTA gave up retrying, the address may be fine). The status comes from Status, else
  * from an SMTP Diagnostic-Code; a failure with neither is soft (nothing says the address is bad).
  */
+/** Whether a recipient block is about `address` (lower-cased). */
+export function namesRecipient(block: DsnRecipient, address: string): boolean {
+  return block.finalRecipient === address || block.originalRecipient === address;
+}
+
 export function dsnVerdict(report: DeliveryStatusReport, mailRecipient: string): DsnVerdict {
   const to = mailRecipient.trim().toLowerCase();
-  const about = report.recipients.filter((r) => r.finalRecipient === to || r.originalRecipient === to);
-  const candidates = about.length ? about : report.recipients;
-  const chosen = candidates.find((r) => r.action === 'failed') ?? candidates.find((r) => r.action === 'delayed');
+  const about = report.recipients.filter((r) => namesRecipient(r, to));
+  const chosen = about.find((r) => r.action === 'failed') ?? about.find((r) => r.action === 'delayed');
   if (!chosen) {
-    return { kind: 'none', why: candidates.length ? `action ${candidates.map((r) => r.action ?? '?').join(',')}` : 'no recipient block' };
+    return { kind: 'none', why: about.length ? `action ${about.map((r) => r.action ?? '?').join(',')}` : "no recipient block names the mail's recipient" };
   }
   const reply = chosen.diagnostic && (chosen.diagnosticType === undefined || chosen.diagnosticType === 'smtp') ? parseSmtpReply(chosen.diagnostic) : undefined;
   const status = chosen.status ?? reply?.enhanced;

@@ -1,14 +1,14 @@
-import { decodeTime, monotonicFactory } from 'ulid';
+import { decodeTime, ulid } from 'ulid';
 
 /**
  * mail_id and msg_id are ULIDs: 48 bits of creation time then 80 random bits. The time part is
  * what lets GET /v1/mails/{id} answer mail_outside_retention for an id whose row was purged, and
- * sorts ids by creation. Monotonic within a process so ids of one send keep recipient order.
+ * sorts ids by creation to the millisecond. Every id gets fresh randomness (not ulid's monotonic
+ * factory, whose ids of one millisecond differ by one): a recipient of one mail of a send must
+ * not be able to compute the ids of the others, nor a tenant those of another (docs/security.md).
  */
-const next = monotonicFactory();
-
 export function newId(): string {
-  return next();
+  return ulid();
 }
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;

@@ -1,4 +1,5 @@
 import { compile } from 'html-to-text';
+import { reportTag, type ReportKey } from '../bounces/report-tag.js';
 import { clickToken, openToken, unsubscribeToken } from '../tracking/tokens.js';
 import { recipientVariables, renderHtml, renderText, type Variables } from './merge-tags.js';
 
@@ -15,6 +16,8 @@ export interface RenderInput {
   publicUrl: string;
   /** Signs tracking and unsubscribe tokens (domain/tracking/secret.ts). */
   secret: string;
+  /** Tags the return path and identity headers, so only a report from who saw the mail is applied. */
+  reportKey: ReportKey;
   from: { email: string; name: string | null };
   to: { email: string; name: string | null; variables: Variables };
   /** Already rendered for this recipient at acceptance (mails.subject). */
@@ -60,16 +63,17 @@ export function renderMail(input: RenderInput): RenderedMail {
     html = insertOpenPixel(html, `${base}/t/o/${openToken(input.secret, input.mailId)}`);
   }
 
+  const tagged = taggedMailId(input.mailId, input.reportKey);
   const headers: Array<{ key: string; value: string }> = [
     { key: 'List-Unsubscribe', value: `<${base}/u/${unsubscribeToken(input.secret, input.mailId)}>` },
     { key: 'List-Unsubscribe-Post', value: 'List-Unsubscribe=One-Click' },
-    { key: 'X-Cartero-Mail-Id', value: input.mailId },
+    { key: 'X-Cartero-Mail-Id', value: tagged },
     ...customHeaders(input.headers),
   ];
 
   return {
-    envelope: { from: verpReturnPath(input.mailId, input.senderDomain), to: input.to.email },
-    messageId: `<${input.mailId}@${input.senderDomain}>`,
+    envelope: { from: `bounce+${tagged}@${input.senderDomain}`, to: input.to.email },
+    messageId: `<${tagged}@${input.senderDomain}>`,
     from: { name: input.from.name ?? '', address: input.from.email },
     to: { name: input.to.name ?? '', address: input.to.email },
     ...(input.replyTo ? { replyTo: input.replyTo } : {}),
@@ -81,9 +85,13 @@ export function renderMail(input: RenderInput): RenderedMail {
   };
 }
 
-/** MAIL FROM of a mail: bounces (DSNs) come back to an address that names the mail. */
-export function verpReturnPath(mailId: string, senderDomain: string): string {
-  return `bounce+${mailId}@${senderDomain}`;
+/**
+ * `MAILID.TAG`: how a mail names itself in its return path (MAIL FROM `bounce+MAILID.TAG@domain`,
+ * where DSNs come back), its Message-ID and X-Cartero-Mail-Id (which feedback reports return).
+ * The tag proves a report's sender saw the mail (domain/bounces/report-tag.ts).
+ */
+export function taggedMailId(mailId: string, key: ReportKey): string {
+  return `${mailId}.${reportTag(key, mailId)}`;
 }
 
 /**
