@@ -9,6 +9,7 @@ import { addDomain, setDomainChecks, type DnsCheckState } from '../domain/domain
 import { createSender, setSenderConsentRequired } from '../domain/senders/senders.js';
 import { lift, restrict, restrictionAddress, RESTRICTION_REASONS, type RestrictionReason } from '../domain/restrictions/restrictions.js';
 import { withTenant } from '../domain/tenancy/context.js';
+import { rotateReportKey } from '../domain/bounces/report-keys.js';
 
 /** Parsed flags: strings, repeatable flags as arrays, boolean switches as true. */
 export type Flags = Record<string, string | boolean | Array<string | boolean> | undefined>;
@@ -214,6 +215,14 @@ export const commands: Command[] = [
       if (!lifted) throw new AppError(404, 'restriction_not_found', `no restriction in force for ${restrictionAddress(recipient)}`);
       return lifted;
     },
+  },
+  {
+    // New mails are tagged with the new key once each worker restarts; every older key keeps
+    // verifying the reports of mails already sent (docs/security.md).
+    name: 'report-key rotate',
+    usage: '',
+    flags: {},
+    run: (pool) => rotateReportKey(pool),
   },
 ];
 

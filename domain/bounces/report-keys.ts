@@ -14,12 +14,12 @@ import { checkReportTag, type ReportKeys } from './report-tag.js';
  * rotation done elsewhere never makes a genuine report fail.
  */
 const RELOAD_MS = 10_000;
-const cache = new WeakMap<Pool, { keys: Promise<ReportKeys>; loadedAt: number }>();
+const cache = new WeakMap<Pool, { keys: Promise<ReportKeys>; reloadedAt: number }>();
 
 export function reportKeys(pool: Pool): Promise<ReportKeys> {
   let entry = cache.get(pool);
   if (!entry) {
-    entry = { keys: load(pool, true), loadedAt: Date.now() };
+    entry = { keys: load(pool, true), reloadedAt: 0 };
     cache.set(pool, entry);
     // A failed read (Postgres down) is retried by the next caller rather than cached.
     entry.keys.catch(() => cache.delete(pool));
@@ -32,8 +32,11 @@ export async function verifyReportTag(pool: Pool, mailId: string, tag: string): 
   const verdict = checkReportTag(await reportKeys(pool), mailId, tag);
   if (verdict !== 'unknown_version') return verdict === 'valid';
   const entry = cache.get(pool);
-  if (entry && Date.now() - entry.loadedAt >= RELOAD_MS) {
-    cache.set(pool, { keys: load(pool, false), loadedAt: Date.now() });
+  // Bounded, so a flood of made-up versions cannot turn every report into a Postgres read.
+  if (entry && Date.now() - entry.reloadedAt >= RELOAD_MS) {
+    const keys = load(pool, false);
+    cache.set(pool, { keys, reloadedAt: Date.now() });
+    keys.catch(() => cache.delete(pool));
     return checkReportTag(await reportKeys(pool), mailId, tag) === 'valid';
   }
   return false;
