@@ -149,6 +149,157 @@ export function toFieldError(e: ErrorObject): FieldError {
   return item;
 }
 
+/** The deepest nesting a JSON body may have; bodyReader refuses deeper ones as they are parsed. */
+export const MAX_JSON_DEPTH = 64;
+
+// A lone UTF-16 surrogate: with the u flag a valid pair is one astral code point, never Cs.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** An object or array being walked: where it is, and which of its members comes next. */
+interface Frame {
+  container: Record<string, unknown> | unknown[];
+  /** The object's keys; undefined for an array. */
+  keys: string[] | undefined;
+  next: number;
+  /** The container's depth; the root is 1. */
+  depth: number;
+  parent: Frame | undefined;
+  /** The container's key or index in its parent. */
+  token: string;
+}
+
+/** A member of a walked container: its value, depth and, for objects, its key. */
+interface Member {
+  value: unknown;
+  depth: number;
+  key: string | undefined;
+  parent: Frame | undefined;
+  index: number;
+}
+
+function tokenOf(frame: Frame, index: number): string {
+  return frame.keys ? frame.keys[index]! : String(index);
+}
+
+/** RFC 6901 pointer of member `index` of `frame` (of the root when frame is undefined). */
+function pointerOf(frame: Frame | undefined, index: number): string {
+  if (!frame) return '';
+  const tokens = [tokenOf(frame, index)];
+  for (let f: Frame = frame; f.parent; f = f.parent) tokens.push(f.token);
+  return '/' + tokens.reverse().map(escapePointerToken).join('/');
+}
+
+function frameOf(value: object, depth: number, parent: Frame | undefined, token: string): Frame {
+  const keys = Array.isArray(value) ? undefined : Object.keys(value);
+  return { container: value as Frame['container'], keys, next: 0, depth, parent, token };
+}
+
+/**
+ * Visits every value of a parsed JSON document (or a query/path object) depth first, with an
+ * explicit stack: a document nested 100,000 deep cannot overflow the call stack, and no record
+ * is kept per visited value (a 10 MB array of zeros costs no more than its own parse). `visit`
+ * returns true to stop.
+ */
+function walk(root: unknown, visit: (m: Member) => boolean | void): void {
+  if (visit({ value: root, depth: 1, key: undefined, parent: undefined, index: 0 }) === true) return;
+  if (root === null || typeof root !== 'object') return;
+  const stack: Frame[] = [frameOf(root, 1, undefined, '')];
+  while (stack.length) {
+    const frame = stack[stack.length - 1]!;
+    const index = frame.next++;
+    if (index >= (frame.keys ?? (frame.container as unknown[])).length) {
+      stack.pop();
+      continue;
+    }
+    const key = frame.keys?.[index];
+    const value = key === undefined ? (frame.container as unknown[])[index] : (frame.container as Record<string, unknown>)[key];
+    const depth = frame.depth + 1;
+    if (visit({ value, depth, key, parent: frame, index }) === true) return;
+    if (value !== null && typeof value === 'object') stack.push(frameOf(value, depth, frame, tokenOf(frame, index)));
+  }
+}
+
+/**
+ * The one rule for text, applied to every string of every request (path and query values, body
+ * values at any depth, object keys, free-form objects such as `variables` and `headers`):
+ * Postgres text cannot hold NUL, and a lone surrogate is not Unicode (jsonb refuses it, text
+ * columns would silently store U+FFFD). RFC 7493 (I-JSON) forbids both.
+ */
+function textError(text: string, pointer: () => string, what: string): FieldError | undefined {
+  if (text.includes('\0')) {
+    return { pointer: pointer(), code: 'value_error.nul_character', message: `${what} must not contain the NUL character (U+0000)` };
+  }
+  if (LONE_SURROGATE.test(text)) {
+    return { pointer: pointer(), code: 'value_error.lone_surrogate', message: `${what} must be valid Unicode (it holds an unpaired UTF-16 surrogate)` };
+  }
+  return undefined;
+}
+
+/**
+ * A 1 MiB body of `"\u0000"` strings would otherwise be answered with some 25 MB of errors: past
+ * this many, the walk stops and the answer lists the first ones.
+ */
+export const MAX_RULE_ERRORS = 100;
+
+/**
+ * The rules every value of a request obeys whatever its schema, checked in one walk of the
+ * validated (coerced) value: the text rule above for keys and strings, and numbers must be
+ * finite. JSON.parse reads 1e400 as Infinity, and ajv coerces `?page=1e400` to Infinity and then
+ * skips minimum/maximum for a number that is not finite, so without this it would reach SQL.
+ */
+export function valueRuleErrors(root: unknown, limit = MAX_RULE_ERRORS): FieldError[] {
+  const errors: FieldError[] = [];
+  walk(root, ({ value, key, parent, index }) => {
+    const where = () => pointerOf(parent, index);
+    // A key's error points at its member, whose pointer holds the key.
+    let error = key !== undefined ? textError(key, where, 'A key') : undefined;
+    if (!error && typeof value === 'string') error = textError(value, where, 'A string');
+    if (!error && typeof value === 'number' && !Number.isFinite(value)) {
+      error = { pointer: where(), code: 'finite_number', message: 'Input should be a finite number' };
+    }
+    if (error) errors.push(error);
+    return errors.length >= limit;
+  });
+  return errors;
+}
+
+/**
+ * The first array or object of a JSON document nested deeper than `maxDepth` (a root container
+ * is depth 1, so `[[1]]` is 2 deep), if any.
+ */
+export function depthError(root: unknown, maxDepth = MAX_JSON_DEPTH): FieldError | undefined {
+  let error: FieldError | undefined;
+  walk(root, ({ value, depth, parent, index }) => {
+    if (depth <= maxDepth || value === null || typeof value !== 'object') return false;
+    error = {
+      pointer: pointerOf(parent, index),
+      code: 'value_error.too_deep',
+      message: `JSON nesting must be at most ${maxDepth} levels deep`,
+      params: { max_depth: maxDepth },
+    };
+    return true;
+  });
+  return error;
+}
+
+/**
+ * Integers a schema leaves unbounded are bounded to what a JS number holds exactly (and so a
+ * Postgres bigint): `?sender_id=18446744073709551616` coerces to 18446744073709552000, which
+ * passes a bare `type: integer` and fails in SQL. The route's own schema (and so the OpenAPI
+ * document) is left as declared; a tighter bound of its own wins.
+ */
+function withIntegerBounds(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withIntegerBounds);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: JsonSchema = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, ['enum', 'const', 'default', 'example', 'examples'].includes(k) ? v : withIntegerBounds(v)]));
+  const types = ([] as unknown[]).concat(out.type ?? []);
+  if (types.includes('integer')) {
+    if (out.maximum === undefined && out.exclusiveMaximum === undefined) out.maximum = Number.MAX_SAFE_INTEGER;
+    if (out.minimum === undefined && out.exclusiveMinimum === undefined) out.minimum = -Number.MAX_SAFE_INTEGER;
+  }
+  return out;
+}
+
 /** One error per pointer: with allErrors, a nullable enum can fail both `type` and `enum`. */
 function dedupe(errors: FieldError[]): FieldError[] {
   const seen = new Set<string>();
@@ -166,10 +317,14 @@ export interface Validator<T> {
  * document (e.g. the body) under a path when needed.
  */
 export function compile<T>(schema: JsonSchema, mode: 'text' | 'json'): Validator<T> {
-  const validate: ValidateFunction = (mode === 'text' ? textAjv : jsonAjv).compile(schema);
+  const validate: ValidateFunction = (mode === 'text' ? textAjv : jsonAjv).compile(withIntegerBounds(schema) as JsonSchema);
   const fn = ((value: unknown) => {
-    if (validate(value)) return value as T;
-    throw new ValidationFailed(dedupe((validate.errors ?? []).map(toFieldError)));
+    const valid = validate(value);
+    // After validation, so a coerced query value is judged as the handler would see it. The
+    // value rules come first: a NUL is reported as such even where the schema also fails.
+    const ruled = valueRuleErrors(value);
+    if (valid && !ruled.length) return value as T;
+    throw new ValidationFailed(dedupe([...ruled, ...(validate.errors ?? []).map(toFieldError)]));
   }) as Validator<T>;
   fn.schema = schema;
   return fn;
