@@ -1,16 +1,20 @@
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import typeis from 'type-is';
-import { AppError } from '../domain/errors.js';
+import { AppError, ValidationFailed } from '../domain/errors.js';
 import type { Route } from './route.js';
 import { DEFAULT_MAX_BODY_BYTES } from './route.js';
 import type { JsonSchema, Validator } from './validation.js';
-import { compile } from './validation.js';
+import { compile, depthError, MAX_JSON_DEPTH } from './validation.js';
 
 /**
  * Body reading for a route: a body must be JSON (else 415), is measured after decompression
  * (body-parser inflates gzip/deflate/br and applies the limit to the inflated bytes), and a body
  * over the route's limit is 413 with max_bytes (mapped in errors.ts from body-parser's error).
+ * A body nested deeper than MAX_JSON_DEPTH is refused as soon as it is parsed (422
+ * value_error.too_deep at the first container too deep), before any code that recurses over it
+ * (a schema, JSON.stringify for a jsonb column, a template) can run out of stack. V8's JSON.parse
+ * is iterative, and so is the depth check: neither overflows on a 10 MB body of '['.
  */
 export function bodyReader(route: Route) {
   const limit = route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
@@ -21,7 +25,11 @@ export function bodyReader(route: Route) {
       return next(new AppError(415, 'unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json)'));
     }
     res.locals.bodyLimit = limit;
-    parse(req, res, next);
+    parse(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      const tooDeep = depthError(req.body, MAX_JSON_DEPTH);
+      next(tooDeep ? new ValidationFailed([tooDeep]) : undefined);
+    });
   };
 }
 
