@@ -49,6 +49,18 @@ function fromBodyParser(err: BodyParserError, res: Response): AppError | undefin
 }
 
 /**
+ * The router decodes path parameters with decodeURIComponent and passes its URIError on marked
+ * 400: a path segment that is not percent-encoded UTF-8 (`%zz`, `%FF`, `%ED%A0%80`) is
+ * malformed before any schema applies.
+ */
+function fromPathDecoding(err: unknown): AppError | undefined {
+  if (err instanceof URIError && (err as URIError & { status?: number }).status === 400) {
+    return new AppError(400, 'bad_request', 'A path segment is not valid percent-encoded UTF-8');
+  }
+  return undefined;
+}
+
+/**
  * The last middleware: every error becomes a problem object. Anything not an AppError is a bug
  * or an outage we did not classify: logged in full, answered 500 with a generic detail, so no
  * stack trace or SQL ever reaches a client.
@@ -56,7 +68,7 @@ function fromBodyParser(err: BodyParserError, res: Response): AppError | undefin
 export function errorHandler(logger: Logger) {
   return function handleError(err: unknown, req: Request, res: Response, _next: NextFunction): void {
     const traceId = requestIdOf(res);
-    const e = err instanceof AppError ? err : fromBodyParser(err as BodyParserError, res);
+    const e = err instanceof AppError ? err : (fromPathDecoding(err) ?? fromBodyParser(err as BodyParserError, res));
     if ((err as BodyParserError)?.type === 'request.aborted') {
       res.destroy();
       return;
