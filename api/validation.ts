@@ -313,8 +313,7 @@ export interface Validator<T> {
 
 /**
  * Compile a schema into a function that returns the (coerced, defaulted) value or throws
- * ValidationFailed with the spec's errors[]. `pointerPrefix` places the errors of a nested
- * document (e.g. the body) under a path when needed.
+ * ValidationFailed with the spec's errors[] (RFC 6901 pointers from the validated value's root).
  */
 export function compile<T>(schema: JsonSchema, mode: 'text' | 'json'): Validator<T> {
   const validate: ValidateFunction = (mode === 'text' ? textAjv : jsonAjv).compile(withIntegerBounds(schema) as JsonSchema);

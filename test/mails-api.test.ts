@@ -51,7 +51,7 @@ t.test('202: one Mail per recipient sharing msg_id, logs and jobs in one transac
   t.equal(r.body.mails.length, 2);
   t.same(r.body.mails.map((m: any) => [m.to, m.status]), [['ann@example.com', 1], ['bob@example.com', 1]]);
   t.not(r.body.mails[0].mail_id, r.body.mails[1].mail_id);
-  const rows = (await dbs.pool.query('SELECT msg_id, subject, status FROM mails WHERE msg_id = $1 ORDER BY mail_id', [r.body.msg_id])).rows;
+  const rows = (await dbs.pool.query('SELECT msg_id, subject, status FROM mails WHERE msg_id = $1 ORDER BY id', [r.body.msg_id])).rows;
   t.same(rows.map((x) => [x.subject, x.status]), [['Hello Ann', 1], ['Hello ', 1]], 'subject merge tags filled per recipient');
   t.equal(await count('SELECT count(*) AS n FROM mail_logs WHERE mail_id = ANY($1)', [r.body.mails.map((m: any) => m.mail_id)]), 2);
   t.equal(await count("SELECT count(*) AS n FROM pgboss.job WHERE name = 'mail.send'"), before + 2, 'one job per mail');
