@@ -19,8 +19,11 @@ export function verifyToken(secret: string, token: string): Record<string, unkno
   const dot = token.indexOf('.');
   if (dot <= 0 || dot !== token.lastIndexOf('.')) return undefined;
   const body = token.slice(0, dot);
-  const given = Buffer.from(token.slice(dot + 1), 'base64url');
-  const expected = Buffer.from(mac(secret, body), 'base64url');
+  // The MAC is compared as the exact string we would have written, not as decoded bytes: a
+  // base64url decoder ignores a trailing '=' and the unused low bits of the last character, so
+  // comparing bytes let several spellings of one link verify (and each count a hit).
+  const given = Buffer.from(token.slice(dot + 1), 'utf8');
+  const expected = Buffer.from(mac(secret, body), 'utf8');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
   try {
     const value = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as unknown;
