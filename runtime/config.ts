@@ -1,4 +1,8 @@
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
+
+// Express's own parser of trust lists (CommonJS, no type declarations), to check TRUST_PROXY.
+const compileTrust = (createRequire(import.meta.url)('proxy-addr') as { compile(list: string[]): unknown }).compile;
 
 /** Process configuration, read once from the environment. Names are a public contract (issue 2). */
 export interface Config {
@@ -8,8 +12,8 @@ export interface Config {
   clickhouseUrl: string | undefined;
   smtpUrl: string | undefined;
   publicUrl: string;
-  /** Express "trust proxy" value: false, true, a hop count or a list of trusted subnets. */
-  trustProxy: boolean | number | string;
+  /** Express "trust proxy" value: false, a hop count or a list of trusted proxy subnets (never true). */
+  trustProxy: false | number | string;
   logLevel: string;
   /**
    * INBOUND_SMTP_PORT: the worker listens there for bounces (DSN) and complaints (ARF) sent to
@@ -43,11 +47,37 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   return n;
 }
 
-function parseTrustProxy(raw: string | undefined): boolean | number | string {
-  if (raw === undefined || raw === '' || raw === 'false' || raw === '0') return false;
-  if (raw === 'true') return true;
-  if (/^\d+$/.test(raw)) return Number(raw);
-  return raw; // e.g. "loopback, 10.0.0.0/8"
+/**
+ * TRUST_PROXY: whom to believe about the client address (X-Forwarded-For), which IP allow lists
+ * and tracking events use. Off, a hop count (the number of proxies in front of the service), or
+ * the proxies' addresses/subnets (and proxy-addr's names loopback, linklocal, uniquelocal).
+ * `true` (Express's "trust every hop") is refused: any client could then write the address the
+ * allow lists check. Each entry is checked here so a typo stops the start with a clear message.
+ */
+export function parseTrustProxy(raw: string | undefined): false | number | string {
+  const value = raw?.trim() ?? '';
+  if (value === '' || value === 'false' || value === '0') return false;
+  if (/^(true|yes|on|all|\*)$/i.test(value)) {
+    throw new Error(
+      `TRUST_PROXY=${value} would believe X-Forwarded-For from any client, so anyone could choose the address IP allow lists check. ` +
+        'Set the number of proxies in front of the service (e.g. TRUST_PROXY=1 behind one router) or their addresses or subnets ' +
+        '(e.g. TRUST_PROXY="loopback, 10.0.0.0/8").',
+    );
+  }
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (!Number.isSafeInteger(hops)) throw new Error(`TRUST_PROXY must be a hop count or proxy addresses, got ${value}`);
+    return hops;
+  }
+  const entries = value.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  try {
+    compileTrust(entries);
+  } catch (err) {
+    throw new Error(
+      `TRUST_PROXY=${value}: ${(err as Error).message}; expected a hop count or a comma-separated list of proxy addresses, subnets, loopback, linklocal or uniquelocal`,
+    );
+  }
+  return entries.join(', ');
 }
 
 function parsePort(raw: string | undefined, fallback: number): number {
