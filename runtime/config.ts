@@ -15,6 +15,8 @@ export interface Config {
   /** Express "trust proxy" value: false, a hop count or a list of trusted proxy subnets (never true). */
   trustProxy: false | number | string;
   logLevel: string;
+  /** WEB_*: the web dyno's HTTP server limits (runtime/web.ts). */
+  webLimits: WebLimits;
   /**
    * INBOUND_SMTP_PORT: the worker listens there for bounces (DSN) and complaints (ARF) sent to
    * the VERP return path (smtp/inbound.ts); unset, a worker does not listen. `npm start` sets it.
@@ -35,6 +37,44 @@ export interface InboundLimits {
   maxMessagesPerConnection: number;
   /** INBOUND_RATE_PER_MINUTE: messages per client address per minute; past it 421 4.7.0. */
   ratePerMinute: number;
+}
+
+export interface WebLimits {
+  /**
+   * WEB_HEADERS_TIMEOUT_MS: time a client has to send a request's headers, counted from its
+   * first byte (from the connection for the first request); past it 408 and the connection is
+   * closed. A slowloris client dribbling header bytes holds a connection this long at most.
+   */
+  headersTimeoutMs: number;
+  /**
+   * WEB_REQUEST_TIMEOUT_MS: time a client has to send a whole request, headers and body (10 MB
+   * at ~1.4 Mbit/s). Receiving only: a long streamed response (an export) is not cut.
+   */
+  requestTimeoutMs: number;
+  /**
+   * WEB_KEEPALIVE_TIMEOUT_MS: an idle keep-alive connection is closed after this. Above the
+   * idle timeout of the routers in front (60 s at Heroku and AWS ALBs), or a request they send on
+   * a connection we are closing fails.
+   */
+  keepAliveTimeoutMs: number;
+  /** WEB_MAX_CONNECTIONS: simultaneous connections; more are closed at once (file descriptors, memory). */
+  maxConnections: number;
+}
+
+export const WEB_LIMIT_DEFAULTS: WebLimits = { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 65_000, maxConnections: 1_000 };
+
+function webLimits(env: NodeJS.ProcessEnv): WebLimits {
+  const limits: WebLimits = {
+    headersTimeoutMs: positiveInt(env, 'WEB_HEADERS_TIMEOUT_MS', WEB_LIMIT_DEFAULTS.headersTimeoutMs),
+    requestTimeoutMs: positiveInt(env, 'WEB_REQUEST_TIMEOUT_MS', WEB_LIMIT_DEFAULTS.requestTimeoutMs),
+    keepAliveTimeoutMs: positiveInt(env, 'WEB_KEEPALIVE_TIMEOUT_MS', WEB_LIMIT_DEFAULTS.keepAliveTimeoutMs),
+    maxConnections: positiveInt(env, 'WEB_MAX_CONNECTIONS', WEB_LIMIT_DEFAULTS.maxConnections),
+  };
+  // Node refuses a headers timeout longer than the request timeout (the headers are part of it).
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new Error(`WEB_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed WEB_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs})`);
+  }
+  return limits;
 }
 
 export const INBOUND_LIMIT_DEFAULTS: InboundLimits = { maxConnections: 100, maxRecipients: 50, maxMessagesPerConnection: 100, ratePerMinute: 600 };
@@ -98,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     logLevel: env.LOG_LEVEL || 'info',
+    webLimits: webLimits(env),
     inboundSmtpPort: env.INBOUND_SMTP_PORT ? parsePort(env.INBOUND_SMTP_PORT, 0) : undefined,
     inboundSmtpHost: env.INBOUND_SMTP_HOST || '127.0.0.1',
     inboundLimits: {

@@ -1,11 +1,11 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import { createApp } from '../api/app.js';
 import { trackingFastPath } from '../api/tracking.js';
 import type { Route } from '../api/route.js';
 import { createClickHouseClient } from '../analytics/client.js';
 import { createPool } from '../sql/pool.js';
 import { jobQueue } from './queue.js';
-import type { Config } from './config.js';
+import type { Config, WebLimits } from './config.js';
 import { runDyno } from './main.js';
 import { required } from './shutdown.js';
 import type { Logger } from 'pino';
@@ -14,6 +14,27 @@ export interface WebProcess {
   server: Server;
   url: string;
   stop(): Promise<void>;
+}
+
+/**
+ * An HTTP server that a slow or idle client cannot hold for long (WEB_* in runtime/config.ts).
+ * Node's requestTimeout covers receiving the request only, so a long streamed response (an
+ * export) is never cut by it; a client that stops reading one is left to TCP and the router.
+ * Node checks both timeouts on a timer, so they take effect within a quarter of the shorter one.
+ */
+function boundedServer(limits: WebLimits, handler: RequestListener): Server {
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(limits.headersTimeoutMs / 4))),
+    },
+    handler,
+  );
+  // Behind a router keep-alive connections must outlive its idle timeout, or requests race closes.
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.maxConnections = limits.maxConnections;
+  return server;
 }
 
 /** Start the web dyno's HTTP server (also used in-process by tests). */
@@ -25,13 +46,11 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
   // Opens and clicks are answered ahead of Express (api/tracking.ts, trackingFastPath: the hot
   // path of tracking); every other request, and any tracking request it does not take, is Express's.
   const fast = trackingFastPath(app);
-  const server = createServer(fast ? (req, res) => void (fast(req, res) || app(req, res)) : app);
+  const server = boundedServer(config.webLimits, fast ? (req, res) => void (fast(req, res) || app(req, res)) : app);
   await new Promise<void>((resolve, reject) => {
     server.listen(config.port, () => resolve());
     server.once('error', reject);
   });
-  // Behind a router keep-alive connections must outlive its idle timeout, or requests race closes.
-  server.keepAliveTimeout = 65_000;
   const port = (server.address() as { port: number }).port;
   return {
     server,
