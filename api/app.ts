@@ -5,7 +5,8 @@ import type { Tenant } from '../domain/tenancy/context.js';
 import { requireScope } from './authenticate.js';
 import { errorHandler } from './errors.js';
 import { healthz, readyz } from './health.js';
-import { createHttpMetrics } from './metrics.js';
+import { requireInternalToken } from './internal.js';
+import { createHttpMetrics, metricsEndpoint, type HttpMetrics } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
 import { problem, sendProblem } from './problem.js';
 import { accessLog, requestId, requestIdOf } from './request-context.js';
@@ -55,13 +56,13 @@ function mount(app: express.Express, route: Route, deps: AppDeps): void {
 }
 
 /**
- * The web process's Express app. `extraRoutes` lets a test mount a fixture route through the
+ * The web process's Express app. `metrics` is shared with the internal listener, which serves
+ * it (runtime/web.ts). `extraRoutes` lets a test mount a fixture route through the
  * very same pipeline (auth, limits, validation, errors) without adding it to the public API.
  */
-export function createApp(deps: AppDeps, extraRoutes: Route[] = []): express.Express {
+export function createApp(deps: AppDeps, extraRoutes: Route[] = [], metrics: HttpMetrics = createHttpMetrics()): express.Express {
   const app = express();
   const routes = [...publicRoutes, ...extraRoutes];
-  const metrics = createHttpMetrics();
   app.disable('x-powered-by');
   // ETags would differ between otherwise identical 401s (their trace_id differs).
   app.set('etag', false);
@@ -73,10 +74,13 @@ export function createApp(deps: AppDeps, extraRoutes: Route[] = []): express.Exp
   app.use(metrics.middleware);
 
   app.get('/healthz', healthz);
-  app.get('/readyz', readyz(deps));
-  app.get('/metrics', async (_req, res) => {
-    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-  });
+  // /readyz and /metrics: the internal listener's (runtime/web.ts), and here only to a bearer of
+  // INTERNAL_TOKEN; without one they are unknown paths on the public port (api/internal.ts).
+  const token = deps.config.internalToken;
+  if (token) {
+    app.get('/readyz', requireInternalToken(token), readyz(deps));
+    app.get('/metrics', requireInternalToken(token), metricsEndpoint(metrics));
+  }
   const openapi = buildOpenApi(routes, deps.config.publicUrl);
   app.get('/v1/openapi.json', (_req, res) => {
     res.json(openapi);
@@ -88,7 +92,7 @@ export function createApp(deps: AppDeps, extraRoutes: Route[] = []): express.Exp
   // Unknown route: 404 not_found; a known path with another verb: 405 with Allow.
   const known = [
     ...routes.map((r) => ({ re: pathMatcher(r.path), method: r.method.toUpperCase() })),
-    ...['/healthz', '/readyz', '/metrics', '/v1/openapi.json', ...TRACKING_PATHS].map((p) => ({ re: pathMatcher(p), method: 'GET' })),
+    ...['/healthz', ...(token ? ['/readyz', '/metrics'] : []), '/v1/openapi.json', ...TRACKING_PATHS].map((p) => ({ re: pathMatcher(p), method: 'GET' })),
     { re: pathMatcher('/u/{token}'), method: 'POST' },
   ];
   app.use((req, res) => {

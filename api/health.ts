@@ -7,7 +7,7 @@ interface Check {
   ms: number;
 }
 
-/** A check's outcome; why it failed goes to the log, never to the (unauthenticated) caller. */
+/** A check's outcome; why it failed goes to the log, never to the caller (a probe, a scraper). */
 async function timed(name: string, logger: AppDeps['logger'], fn: () => Promise<unknown>): Promise<Check> {
   const start = performance.now();
   try {
@@ -26,6 +26,7 @@ export function healthz(_req: Request, res: Response): void {
 
 /**
  * /readyz: Postgres, ClickHouse and the queue (pg-boss's schema) all answer; 503 otherwise.
+ * Served on the internal listener, or to a bearer of INTERNAL_TOKEN (api/internal.ts).
  * The newest worker heartbeat is reported, not required: a web dyno is ready to accept commands
  * while workers restart, the commands wait in the queue.
  */

@@ -30,3 +30,10 @@ export function createHttpMetrics(): HttpMetrics {
     },
   };
 }
+
+/** GET /metrics: the registry in Prometheus's text format (internal port, or INTERNAL_TOKEN). */
+export function metricsEndpoint(metrics: HttpMetrics) {
+  return async function serveMetrics(_req: Request, res: Response): Promise<void> {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  };
+}

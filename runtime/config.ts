@@ -18,6 +18,19 @@ export interface Config {
   /** WEB_*: the web dyno's HTTP server limits (runtime/web.ts). */
   webLimits: WebLimits;
   /**
+   * INTERNAL_PORT: the web dyno also listens there (on INTERNAL_HOST) for the operator's
+   * endpoints /healthz, /readyz and /metrics; unset, it does not. `npm start` sets it (loopback).
+   */
+  internalPort: number | undefined;
+  /** INTERNAL_HOST: the internal listener's address; 127.0.0.1 unless told (0.0.0.0 for a scraper elsewhere). */
+  internalHost: string;
+  /**
+   * INTERNAL_TOKEN: when set, /readyz and /metrics are also served on the public port to
+   * `Authorization: Bearer <token>` (platforms with one port); unset, the public port does not
+   * serve them at all. /healthz stays public: routers probe it.
+   */
+  internalToken: string | undefined;
+  /**
    * INBOUND_SMTP_PORT: the worker listens there for bounces (DSN) and complaints (ARF) sent to
    * the VERP return path (smtp/inbound.ts); unset, a worker does not listen. `npm start` sets it.
    */
@@ -120,6 +133,17 @@ export function parseTrustProxy(raw: string | undefined): false | number | strin
   return entries.join(', ');
 }
 
+// Long enough that it cannot be guessed: e.g. `openssl rand -hex 32`.
+const MIN_INTERNAL_TOKEN_LENGTH = 32;
+
+function parseInternalToken(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < MIN_INTERNAL_TOKEN_LENGTH || /\s/.test(raw)) {
+    throw new Error(`INTERNAL_TOKEN must be at least ${MIN_INTERNAL_TOKEN_LENGTH} characters without spaces (e.g. the output of openssl rand -hex 32)`);
+  }
+  return raw;
+}
+
 function parsePort(raw: string | undefined, fallback: number): number {
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
@@ -139,6 +163,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     logLevel: env.LOG_LEVEL || 'info',
     webLimits: webLimits(env),
+    internalPort: env.INTERNAL_PORT ? parsePort(env.INTERNAL_PORT, 0) : undefined,
+    internalHost: env.INTERNAL_HOST || '127.0.0.1',
+    internalToken: parseInternalToken(env.INTERNAL_TOKEN),
     inboundSmtpPort: env.INBOUND_SMTP_PORT ? parsePort(env.INBOUND_SMTP_PORT, 0) : undefined,
     inboundSmtpHost: env.INBOUND_SMTP_HOST || '127.0.0.1',
     inboundLimits: {

@@ -13,6 +13,8 @@ export interface ServicesFile {
   /** The worker's inbound SMTP listener for bounces and complaints (INBOUND_SMTP_PORT). */
   inbound_smtp?: { port: number; url: string };
   web?: { port: number; url: string; pid: number };
+  /** The web dyno's internal listener on loopback (/healthz, /readyz, /metrics: INTERNAL_PORT). */
+  web_internal?: { port: number; url: string };
 }
 
 export function servicesPath(dataDir: string): string {

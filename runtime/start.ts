@@ -86,12 +86,16 @@ async function main(): Promise<void> {
   const clickhouseUrl = config.clickhouseUrl ?? `${chServer!.url}/${DEFAULT_DATABASE}`;
   const smtpUrl = config.smtpUrl ?? simulator!.url;
   const url = `http://localhost:${config.port}`;
+  // /readyz and /metrics on loopback only, on a port of their own (api/internal.ts).
+  const internalPort = config.internalPort ?? (await preferredPort(recorded.web_internal?.port));
+  const internalUrl = `http://${config.internalHost}:${internalPort}`;
   writeServices(config.dataDir, {
     ...(pgServer ? { postgres: { port: pgServer.port, url: databaseUrl } } : {}),
     ...(chServer ? { clickhouse: { port: chServer.port, url: clickhouseUrl } } : {}),
     ...(simulator ? { smtp: { port: simulator.port, url: smtpUrl } } : {}),
     inbound_smtp: { port: inboundPort, url: `smtp://127.0.0.1:${inboundPort}` },
     web: { port: config.port, url, pid: process.pid },
+    web_internal: { port: internalPort, url: internalUrl },
   });
 
   try {
@@ -109,6 +113,7 @@ async function main(): Promise<void> {
     PORT: String(config.port),
     DATA_DIR: config.dataDir,
     INBOUND_SMTP_PORT: String(inboundPort),
+    INTERNAL_PORT: String(internalPort),
   };
   for (const dyno of ['web', 'worker']) {
     const child = spawn(process.execPath, [join(projectRoot, 'dist', 'runtime', `${dyno}.js`)], { env, stdio: ['ignore', 'inherit', 'inherit'] });
@@ -137,6 +142,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     `\nCartero is running at ${url}\n` +
       `  data: ${config.dataDir}\n` +
+      `  readiness and metrics (this machine only): ${internalUrl}/readyz ${internalUrl}/metrics\n` +
       `  create an instance and a key: npx cartero instance create --slug demo && npx cartero key create --instance demo --scopes senders:read,domains:read\n` +
       `  Ctrl-C stops it; the next start reuses the data.\n\n`,
   );

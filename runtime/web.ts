@@ -1,5 +1,7 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createApp } from '../api/app.js';
+import { createInternalApp } from '../api/internal.js';
+import { createHttpMetrics } from '../api/metrics.js';
 import { trackingFastPath } from '../api/tracking.js';
 import type { Route } from '../api/route.js';
 import { createClickHouseClient } from '../analytics/client.js';
@@ -13,6 +15,8 @@ import type { Logger } from 'pino';
 export interface WebProcess {
   server: Server;
   url: string;
+  /** The internal listener (/healthz, /readyz, /metrics), when INTERNAL_PORT is set. */
+  internalUrl: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -37,38 +41,63 @@ function boundedServer(limits: WebLimits, handler: RequestListener): Server {
   return server;
 }
 
+function listen(server: Server, port: number, host?: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve((server.address() as { port: number }).port));
+  });
+}
+
+/**
+ * Stop accepting and let in-flight requests finish. A keep-alive connection becomes idle only
+ * after its response, so idle ones are closed repeatedly, not once; past the deadline whatever
+ * is left is cut.
+ */
+function drain(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const idle = setInterval(() => server.closeIdleConnections(), 100);
+    const deadline = setTimeout(() => server.closeAllConnections(), 10_000);
+    server.close(() => {
+      clearInterval(idle);
+      clearTimeout(deadline);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
 /** Start the web dyno's HTTP server (also used in-process by tests). */
 export async function startWeb(config: Config, logger: Logger, extraRoutes: Route[] = []): Promise<WebProcess> {
   const pool = createPool(required('DATABASE_URL', config.databaseUrl), { max: 20, application: 'cartero-web' });
   const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl));
   const queue = jobQueue(config.databaseUrl!);
-  const app = createApp({ pool, clickhouse, config, logger, queue }, extraRoutes);
+  const deps = { pool, clickhouse, config, logger, queue };
+  const metrics = createHttpMetrics();
+  const app = createApp(deps, extraRoutes, metrics);
   // Opens and clicks are answered ahead of Express (api/tracking.ts, trackingFastPath: the hot
   // path of tracking); every other request, and any tracking request it does not take, is Express's.
   const fast = trackingFastPath(app);
   const server = boundedServer(config.webLimits, fast ? (req, res) => void (fast(req, res) || app(req, res)) : app);
-  await new Promise<void>((resolve, reject) => {
-    server.listen(config.port, () => resolve());
-    server.once('error', reject);
-  });
-  const port = (server.address() as { port: number }).port;
+  const port = await listen(server, config.port);
+  // The operator's endpoints on their own port (loopback unless INTERNAL_HOST says otherwise),
+  // sharing the public app's metrics registry.
+  const internal = config.internalPort === undefined ? undefined : boundedServer(config.webLimits, createInternalApp(deps, metrics));
+  let internalPort: number | undefined;
+  try {
+    internalPort = internal ? await listen(internal, config.internalPort!, config.internalHost) : undefined;
+  } catch (err) {
+    // The port is taken (or the address wrong): nothing of this half-started web is left running.
+    await drain(server);
+    await pool.end();
+    await clickhouse.close();
+    throw err;
+  }
   return {
     server,
     url: `http://localhost:${port}`,
+    internalUrl: internal ? `http://${config.internalHost.includes(':') ? `[${config.internalHost}]` : config.internalHost}:${internalPort}` : undefined,
     async stop() {
-      // Stop accepting and let in-flight requests finish. A keep-alive connection becomes idle
-      // only after its response, so idle ones are closed repeatedly, not once; past the
-      // deadline whatever is left is cut. Then the pools those requests used are closed.
-      await new Promise<void>((resolve) => {
-        const idle = setInterval(() => server.closeIdleConnections(), 100);
-        const deadline = setTimeout(() => server.closeAllConnections(), 10_000);
-        server.close(() => {
-          clearInterval(idle);
-          clearTimeout(deadline);
-          resolve();
-        });
-        server.closeIdleConnections();
-      });
+      await Promise.all([drain(server), ...(internal ? [drain(internal)] : [])]);
       await pool.end();
       await clickhouse.close();
     },
@@ -77,5 +106,5 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
 
 runDyno(import.meta.url, 'web', async (config, logger) => {
   const web = await startWeb(config, logger);
-  return { stop: () => web.stop(), describe: { url: web.url } };
+  return { stop: () => web.stop(), describe: { url: web.url, ...(web.internalUrl ? { internal_url: web.internalUrl } : {}) } };
 });

@@ -11,7 +11,7 @@ import { startTestWeb } from './helpers/web.js';
 
 
 const dbs = await testDatabases(t, 'httpconv');
-const { url } = await startTestWeb(t, dbs, { extraRoutes: fixtureRoutes });
+const { url, internalUrl } = await startTestWeb(t, dbs, { extraRoutes: fixtureRoutes });
 const a = await makeTenant(dbs.pool);
 // 25 senders: more than the default page size of 20.
 const senderIds = await makeSenders(dbs.pool, a.tenant, {
@@ -69,6 +69,8 @@ function send(
 }
 
 const get = (path: string, headers: Record<string, string> = a.headers) => send('GET', path, { headers });
+/** /readyz and /metrics are served on the internal listener (api/internal.ts). */
+const getInternal = (path: string) => send('GET', path, { base: internalUrl });
 const postJson = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   send('POST', path, {
     headers: { ...a.headers, 'content-type': 'application/json', ...headers },
@@ -131,8 +133,8 @@ t.test('X-Request-Id is on every response and unique', async (t) => {
     ['429', await get('/v1/test-fixtures/rate-limited'), 429],
     ['500', await get('/v1/test-fixtures/boom'), 500],
     ['/healthz', await get('/healthz', {}), 200],
-    ['/readyz', await get('/readyz', {}), 200],
-    ['/metrics', await get('/metrics', {}), 200],
+    ['/readyz (internal port)', await getInternal('/readyz'), 200],
+    ['/metrics (internal port)', await getInternal('/metrics'), 200],
     ['/v1/openapi.json', await get('/v1/openapi.json', {}), 200],
   ];
   const ids = new Set<string>();
@@ -528,7 +530,7 @@ t.test('/metrics labels requests by route pattern, never raw path', async (t) =>
   await get(`/v1/senders/${senderIds[0]}`);
   await get('/v1/senders/123');
   await get('/v1/no-such-thing-42', {});
-  const res = await get('/metrics', {});
+  const res = await getInternal('/metrics');
   t.equal(res.status, 200);
   t.match(res.headers['content-type'], /^text\/plain/);
   const lines = res.text.split('\n').filter((l) => l.startsWith('cartero_http_request_duration_seconds_count'));
@@ -611,10 +613,10 @@ t.test('503 service_unavailable when Postgres does not answer', async (t) => {
   t.notOk(res.headers['www-authenticate'], 'not reported as an authentication failure');
   t.notMatch(res.text, /ECONNREFUSED|127\.0\.0\.1/, 'no connection detail leaks');
 
-  const ready = await send('GET', '/readyz', { base: down.url });
+  const ready = await send('GET', '/readyz', { base: down.internalUrl });
   t.equal(ready.status, 503);
   t.equal(ready.body.checks.postgres.ok, false);
-  t.notMatch(ready.text, /ECONNREFUSED|127\.0\.0\.1|error/i, '/readyz is unauthenticated: why a check failed is logged, not answered');
+  t.notMatch(ready.text, /ECONNREFUSED|127\.0\.0\.1|error/i, 'why a check failed is logged, not answered');
   t.ok(ready.headers['x-request-id']);
 
   const health = await send('GET', '/healthz', { base: down.url });
@@ -623,12 +625,12 @@ t.test('503 service_unavailable when Postgres does not answer', async (t) => {
 
 // Last: stopping ClickHouse takes this file's server down for good.
 t.test('/readyz: 200 while every dependency answers, 503 once ClickHouse is gone', async (t) => {
-  const before = await get('/readyz', {});
+  const before = await getInternal('/readyz');
   t.equal(before.status, 200);
   t.match(before.body, { status: 'ready', checks: { postgres: { ok: true }, clickhouse: { ok: true }, queue: { ok: true } } });
 
   await dbs.clickhouse.stop();
-  const after = await get('/readyz', {});
+  const after = await getInternal('/readyz');
   t.equal(after.status, 503);
   t.match(after.body, { status: 'unavailable', checks: { postgres: { ok: true }, clickhouse: { ok: false }, queue: { ok: true } } });
   t.ok(after.headers['x-request-id']);

@@ -97,8 +97,14 @@ async function requestInFlight(port: number, path: string, headers: Record<strin
 t.test('web and worker run as separate processes against the same databases', async (t) => {
   const dbs = await testDatabases(t, 'procs');
   const port = await freePort();
+  const internalPort = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const env = childEnv({ DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, PORT: String(port), LOG_LEVEL: 'warn' }, DB_ENV);
+  // /readyz is served on the internal listener (api/internal.ts).
+  const internal = `http://127.0.0.1:${internalPort}`;
+  const env = childEnv(
+    { DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, PORT: String(port), INTERNAL_PORT: String(internalPort), LOG_LEVEL: 'warn' },
+    DB_ENV,
+  );
 
   const web = spawnNode(t, 'dist/runtime/web.js', { env });
   await waitHttp(`${base}/healthz`, web);
@@ -109,7 +115,7 @@ t.test('web and worker run as separate processes against the same databases', as
   t.equal(list.status, 200, 'the web process answers an authenticated call');
   t.same(list.body.data.map((s: any) => [s.id, s.email_address]), [[newsId, 'news@procs.example']]);
 
-  const before = await getJson(`${base}/readyz`);
+  const before = await getJson(`${internal}/readyz`);
   t.equal(before.status, 200, 'web is ready without a worker: commands wait in the queue');
   t.equal(before.body.status, 'ready');
   t.equal(before.body.worker_last_seen_at, null, 'no worker has consumed a job yet');
@@ -120,7 +126,7 @@ t.test('web and worker run as separate processes against the same databases', as
   while (seen === null && Date.now() - started < 30_000) {
     if (worker.exit()) break;
     await sleep(250);
-    seen = (await getJson(`${base}/readyz`)).body.worker_last_seen_at;
+    seen = (await getJson(`${internal}/readyz`)).body.worker_last_seen_at;
   }
   if (!t.type(seen, 'string', `the worker consumed its heartbeat job from the shared queue (${Date.now() - started} ms)`)) t.comment(worker.stdout() + worker.stderr());
   t.ok(seen && Date.parse(seen) >= started - 1_000, 'the heartbeat is from this run');
@@ -256,7 +262,8 @@ t.test('npm start: embedded default end to end, two side by side, Ctrl-C, restar
   const urlB = `http://127.0.0.1:${portB}`;
   t.same((await getJson(`${urlA}/healthz`)).body, { status: 'ok' });
   t.same((await getJson(`${urlB}/healthz`)).body, { status: 'ok' });
-  t.equal((await getJson(`${urlA}/readyz`)).body.status, 'ready');
+  t.equal((await getJson(`${readServices(dirA).web_internal!.url}/readyz`)).body.status, 'ready', 'readiness on the internal listener');
+  t.equal((await getJson(`${urlA}/readyz`)).status, 404, 'and not on the public port');
 
   const svcA = readServices(dirA);
   const svcB = readServices(dirB);

@@ -232,7 +232,7 @@ t.test('opens and clicks answered ahead of Express keep the HTTP conventions', a
     { kind: 'click', ip: '198.51.100.7' },
   ], 'forwarded address believed only from a trusted proxy, only its own hop');
 
-  const metrics = await (await fetch(`${stack.url}/metrics`)).text();
+  const metrics = await (await fetch(`${stack.internalUrl}/metrics`)).text();
   for (const [method, route, status] of [['GET', '/t/o/{token}', '200'], ['HEAD', '/t/o/{token}', '200'], ['GET', '/t/c/{token}', '302']]) {
     const line = metrics.split('\n').find((l) => l.startsWith(`cartero_http_request_duration_seconds_count{method="${method}",route="${route}",status="${status}"}`));
     t.ok(line && Number(line.split(' ')[1]) > 0, `/metrics counts ${method} ${route} ${status}`);

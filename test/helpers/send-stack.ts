@@ -24,6 +24,8 @@ export interface SendStack {
   dbs: TestDatabases;
   /** Base URL of the web app. */
   url: string;
+  /** Base URL of its internal listener (/healthz, /readyz, /metrics). */
+  internalUrl: string;
   publicUrl: string;
   simulator: MailboxSimulator;
   mailboxDir: string;
@@ -62,7 +64,7 @@ export async function startSendStack(t: Teardown, opts: SendStackOptions): Promi
     await simulator.stop();
     await rm(mailboxDir, { recursive: true, force: true });
   });
-  const { url } = await startTestWeb(t, dbs, { env: { SMTP_URL: simulator.url, PUBLIC_URL: opts.publicUrl } });
+  const { url, internalUrl } = await startTestWeb(t, dbs, { env: { SMTP_URL: simulator.url, PUBLIC_URL: opts.publicUrl } });
   const workerEnv = (extra: Record<string, string> = {}) =>
     childEnv(
       {
@@ -83,6 +85,7 @@ export async function startSendStack(t: Teardown, opts: SendStackOptions): Promi
   return {
     dbs,
     url,
+    internalUrl: internalUrl!,
     publicUrl: opts.publicUrl,
     simulator,
     mailboxDir,

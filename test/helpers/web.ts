@@ -8,14 +8,18 @@ interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-/** The real web app on an ephemeral loopback port, stopped at teardown. */
+/**
+ * The real web app on an ephemeral loopback port, stopped at teardown. Its internal listener
+ * (/healthz, /readyz, /metrics) is on another ephemeral loopback port, `internalUrl`, unless
+ * the env given says otherwise.
+ */
 export async function startTestWeb(
   t: Teardown,
   dbs: Pick<TestDatabases, 'databaseUrl' | 'clickhouseUrl'>,
   opts: { extraRoutes?: Route[]; env?: Record<string, string> } = {},
-): Promise<{ url: string; config: Config }> {
-  const config = loadConfig({ ...opts.env, PORT: '0', DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl });
+): Promise<{ url: string; internalUrl: string | undefined; config: Config }> {
+  const config = loadConfig({ INTERNAL_PORT: '0', ...opts.env, PORT: '0', DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl });
   const web = await startWeb(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'web'), opts.extraRoutes);
   t.teardown(() => web.stop());
-  return { url: web.url.replace('localhost', '127.0.0.1'), config };
+  return { url: web.url.replace('localhost', '127.0.0.1'), internalUrl: web.internalUrl, config };
 }
