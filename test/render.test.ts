@@ -113,6 +113,35 @@ t.test('click tracking rewrites http(s) links, keeps the rest, signs the decoded
   t.same(hrefs(off.html!), ['https://shop.example/x?a=1&b=2'], 'tracking off: links as written');
 });
 
+t.test('click tracking reads the markup as a browser does, and changes nothing but href values', async (t) => {
+  const seen: string[] = [];
+  const rewrite = (url: string) => {
+    seen.push(url);
+    return `${PUBLIC}/t/c/"tok"&x`;
+  };
+  const html = [
+    '<!--[if mso]><a href="https://outlook.example/1">button</a><![endif]-->',
+    '<!-- <a href="https://commented.example/2">old</a> -->',
+    '<script>var s = \'<a href="https://script.example/3">\';</script>',
+    '<a href="https://first.example/4" href="https://second.example/5">first href wins</a>',
+    '<a title=\' href="https://in-a-value.example/6"\' href="https://real.example/7">in another value</a>',
+    '<a href="https://refs.example/?a=1&amp;b=2&#38;c=3&#x26;d=4&copy=5">references</a>',
+    '<a href="https://unclosed.example/8"',
+  ].join('\n');
+  const out = trackLinks(html, PUBLIC, rewrite);
+  t.same(seen, ['https://outlook.example/1', 'https://first.example/4', 'https://real.example/7', 'https://refs.example/?a=1&b=2&c=3&d=4&copy=5']);
+  const tracked = `"${PUBLIC}/t/c/&quot;tok&quot;&amp;x"`;
+  t.equal(
+    out,
+    html
+      .replace('"https://outlook.example/1"', tracked)
+      .replace('"https://first.example/4"', tracked)
+      .replace('"https://real.example/7"', tracked)
+      .replace('"https://refs.example/?a=1&amp;b=2&#38;c=3&#x26;d=4&copy=5"', tracked),
+    'the tracked value escaped; everything else as written, an unclosed tag included',
+  );
+});
+
 t.test('the text part derived from html keeps link URLs and drops images', async (t) => {
   const text = htmlToPlainText('<h1>Title</h1><p>Go <a href="https://x.example/p">there</a> or <a href="https://y.example">https://y.example</a></p><img src="https://i.example/a.png" alt="logo"><ul><li>one</li><li>two</li></ul>');
   t.match(text, /there \[https:\/\/x\.example\/p\]/);

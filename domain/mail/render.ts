@@ -1,4 +1,6 @@
+import { escapeAttribute } from 'entities';
 import { compile } from 'html-to-text';
+import { QuoteType, Tokenizer } from 'htmlparser2';
 import { reportTag, type ReportKey } from '../bounces/report-tag.js';
 import { clickToken, openToken, unsubscribeToken } from '../tracking/tokens.js';
 import { recipientVariables, renderHtml, renderText, type Variables } from './merge-tags.js';
@@ -50,18 +52,50 @@ export interface RenderedMail {
   attachments: Array<{ filename: string; contentType: string; content: Buffer }>;
 }
 
-export function renderMail(input: RenderInput): RenderedMail {
+/**
+ * Bounds on one mail's rendering, so no message can hold a worker's event loop: the size of each
+ * body part once merge tags are filled, and the time the whole rendering may take (checked
+ * between its steps, each of which runs in linear time). Over a bound, renderMail throws
+ * RenderLimitExceeded and the worker drops the mail with the reason (docs/sending.md).
+ */
+export interface RenderLimits {
+  /** Largest html or text part after merge tags, in UTF-8 bytes (RENDER_MAX_BODY_BYTES). */
+  maxBodyBytes: number;
+  /** Longest one mail's rendering may take, in milliseconds (RENDER_MAX_MS). */
+  maxMs: number;
+}
+
+export const RENDER_LIMITS: RenderLimits = { maxBodyBytes: 2 * 1024 * 1024, maxMs: 2_000 };
+
+export class RenderLimitExceeded extends Error {
+  override name = 'RenderLimitExceeded';
+}
+
+export function renderMail(input: RenderInput, limits: RenderLimits = RENDER_LIMITS): RenderedMail {
+  const started = performance.now();
+  const inTime = (step: string) => {
+    const ms = performance.now() - started;
+    if (ms > limits.maxMs) throw new RenderLimitExceeded(`rendering took ${Math.round(ms)} ms (${step}), over the ${limits.maxMs} ms bound`);
+  };
+  const inSize = (part: string, body: string) => {
+    const bytes = Buffer.byteLength(body, 'utf8');
+    if (bytes > limits.maxBodyBytes) throw new RenderLimitExceeded(`the ${part} part is ${bytes} bytes after merge tags, over the ${limits.maxBodyBytes} byte bound`);
+    return body;
+  };
   const vars = recipientVariables(input.variables, { email: input.to.email, name: input.to.name, variables: input.to.variables });
-  const base = input.publicUrl.replace(/\/+$/, '');
-  let html = input.html !== null ? renderHtml(input.html, vars) : undefined;
+  const base = withoutTrailingSlashes(input.publicUrl);
+  let html = input.html !== null ? inSize('html', renderHtml(input.html, vars)) : undefined;
+  inTime('merge tags');
   // The text part keeps the real link targets (a reader sees where a link goes) and no pixel.
-  const text = input.text !== null ? renderText(input.text, vars) : html !== undefined ? htmlToPlainText(html) : undefined;
+  const text = input.text !== null ? inSize('text', renderText(input.text, vars)) : html !== undefined ? htmlToPlainText(html) : undefined;
+  inTime('text part');
   if (html !== undefined && input.trackClicks) {
     html = trackLinks(html, base, (url) => `${base}/t/c/${clickToken(input.secret, input.mailId, url)}`);
   }
   if (html !== undefined && input.trackOpens) {
     html = insertOpenPixel(html, `${base}/t/o/${openToken(input.secret, input.mailId)}`);
   }
+  inTime('tracking');
 
   const tagged = taggedMailId(input.mailId, input.reportKey);
   const headers: Array<{ key: string; value: string }> = [
@@ -151,29 +185,119 @@ function decodeAttachment(a: unknown, i: number): { filename: string; contentTyp
 }
 
 /**
- * Rewrites the href of every `<a>` start tag that points at an http(s) URL. A regex rather than
- * an HTML parser on purpose: parsing and re-serialising would normalise the author's markup
- * (attribute quoting, entities, the conditional comments and odd HTML that email clients need
- * left alone), while this touches only the href value. The tag pattern skips `>` inside quoted
- * attribute values; the href must be a whole attribute (`data-href` is not matched) in double,
- * single or no quotes. Left alone: mailto:, tel:, `#` anchors, relative and other schemes,
- * links already tracked (under PUBLIC_URL/t/ or /u/), and merge tags that rendered to nothing.
- * The href's character references (&amp; in query strings) are decoded first, so the signed URL
- * is the one a browser would have followed.
+ * Rewrites the href of every `<a>` start tag that points at an http(s) URL, and nothing else:
+ * parsing and re-serialising would normalise the author's markup (attribute quoting, entities,
+ * the conditional comments and odd HTML that email clients need left alone), so the HTML is only
+ * tokenised, by htmlparser2's Tokenizer (linear time, the HTML rules for where a tag, an attribute
+ * and a quoted value end), and the href values are spliced in place; every other byte is kept.
+ * The tokenizer alone, not htmlparser2's Parser: the Parser's stack of open elements costs time
+ * in proportion to its depth at every tag, quadratic on deeply nested input.
+ *
+ * The href must be a whole attribute (`data-href` is not one), the first href of its tag (the one
+ * a browser follows), in double, single or no quotes. Its character references (&amp; in query
+ * strings) are decoded first, by the tokenizer's HTML decoder (the `entities` package), so the
+ * signed URL is the one a browser would have followed. Left alone: mailto:, tel:, `#` anchors,
+ * relative and other schemes, links already tracked (under PUBLIC_URL/t/ or /u/), merge tags that
+ * rendered to nothing, and tags the input never closes. Links inside a conditional comment
+ * (`<!--[if mso]>...<![endif]-->`, markup that Outlook renders) are tracked too; other comments,
+ * and the raw text of <script>, <style>, <title> and <textarea>, are not markup.
  */
-const A_TAG = /<a(?=[\s>/])(?:[^>"']|"[^"]*"|'[^']*')*>/gi;
-const HREF = /(\shref\s*=\s*)(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))/i;
-
 export function trackLinks(html: string, publicUrl: string, rewrite: (url: string) => string): string {
-  const base = publicUrl.replace(/\/+$/, '');
-  return html.replace(A_TAG, (tag) =>
-    tag.replace(HREF, (whole, prefix: string, dq?: string, sq?: string, bare?: string) => {
-      const url = decodeCharacterReferences(dq ?? sq ?? bare ?? '').trim();
-      if (!/^https?:\/\/[^\s]/i.test(url)) return whole;
-      if (url.startsWith(`${base}/t/`) || url.startsWith(`${base}/u/`)) return whole;
-      return `${prefix}"${escapeAttribute(rewrite(url))}"`;
-    }),
+  const base = withoutTrailingSlashes(publicUrl);
+  const out: string[] = [];
+  let copied = 0;
+  for (const link of findLinks(html)) {
+    const url = link.url.trim();
+    if (!/^https?:\/\/\S/i.test(url)) continue;
+    if (url.startsWith(`${base}/t/`) || url.startsWith(`${base}/u/`)) continue;
+    out.push(html.slice(copied, link.start), `"${escapeAttribute(rewrite(url))}"`);
+    copied = link.end;
+  }
+  if (copied === 0) return html;
+  out.push(html.slice(copied));
+  return out.join('');
+}
+
+/** An `<a>` tag's href value as written: [start, end) covers the value with its quotes. */
+interface LinkHref {
+  start: number;
+  end: number;
+  /** The value with its character references decoded. */
+  url: string;
+}
+
+/** The href of each `<a>` start tag, in document order. */
+export function findLinks(html: string): LinkHref[] {
+  const links: LinkHref[] = [];
+  scanLinks(html, 0, links, true);
+  return links;
+}
+
+function scanLinks(html: string, offset: number, links: LinkHref[], intoConditionalComments: boolean): void {
+  let inLink = false;
+  let attribute = '';
+  let valueStart = -1;
+  let value = '';
+  let seenHref = false;
+  let href: LinkHref | undefined;
+  const endStartTag = () => {
+    if (href) links.push(href);
+    inLink = false;
+    href = undefined;
+  };
+  const tokenizer = new Tokenizer(
+    { decodeEntities: true },
+    {
+      onopentagname(start, end) {
+        inLink = end - start === 1 && (html.charCodeAt(start) | 0x20) === 0x61; // a or A
+        seenHref = false;
+        href = undefined;
+      },
+      onattribname(start, end) {
+        attribute = inLink ? html.slice(start, end).toLowerCase() : '';
+        value = '';
+        // The value (or its opening quote) starts after optional spaces, `=`, optional spaces.
+        valueStart = end;
+      },
+      onattribdata(start, end) {
+        if (attribute === 'href') value += html.slice(start, end);
+      },
+      onattribentity(codepoint) {
+        if (attribute === 'href') value += String.fromCodePoint(codepoint);
+      },
+      onattribend(quote, end) {
+        if (attribute !== 'href' || seenHref) return;
+        seenHref = true;
+        if (quote === QuoteType.NoValue) return;
+        let at = html.indexOf('=', valueStart) + 1;
+        while (at < end && isHtmlSpace(html.charCodeAt(at))) at++;
+        href = { start: offset + at, end: offset + end, url: value };
+      },
+      onopentagend: endStartTag,
+      onselfclosingtag: endStartTag,
+      oncomment(start, end, endOffset) {
+        // `<!--[if mso]> markup <![endif]-->`: Outlook renders what is inside. One level only
+        // (conditional comments do not nest), so every character is tokenised at most twice.
+        if (intoConditionalComments && /^\[if\s/i.test(html.slice(start, start + 4))) {
+          scanLinks(html.slice(start, end - endOffset), offset + start, links, false);
+        }
+      },
+      oncdata() {},
+      onclosetag() {},
+      ondeclaration() {},
+      onend() {},
+      onprocessinginstruction() {},
+      ontext() {},
+      ontextentity() {},
+    },
   );
+  tokenizer.write(html);
+  tokenizer.end();
+}
+
+/** The HTML standard's ASCII whitespace: tab, LF, FF, CR, space. */
+function isHtmlSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d;
 }
 
 /** The 1×1 open pixel, before the last </body> (or at the end when the HTML has none). */
@@ -194,22 +318,111 @@ const toText = compile({
   ],
 });
 
+/**
+ * Bounds on the HTML a text part is derived from, past which html-to-text's time grows faster
+ * than the input. Its tree is built by htmlparser2's Parser, whose work per tag grows with the
+ * depth of the open elements (1 MB of unclosed <div> took 12 s, of <a> 26 s): MAX_TEXT_SOURCE_DEPTH
+ * open elements at most (512, the depth past which Chromium's HTML parser stops nesting; no real
+ * message comes near it). And every line inside a blockquote or list is prefixed once per such
+ * ancestor (200,000 `x<br>` lines in 500 blockquotes took 50 s and made 200 MB of text): at most
+ * MAX_TEXT_INDENT_WORK line prefixes, counted as one per tag and newline per enclosing
+ * blockquote, ul or ol (an over-count; a newsletter inside one blockquote uses a few thousand).
+ */
+export const MAX_TEXT_SOURCE_DEPTH = 512;
+export const MAX_TEXT_INDENT_WORK = 1_000_000;
+
 export function htmlToPlainText(html: string): string {
+  // An element takes at least 3 characters (`<a>`): short HTML is within both bounds.
+  const problem = html.length > 3 * MAX_TEXT_SOURCE_DEPTH ? textSourceProblem(html) : undefined;
+  if (problem) throw new RenderLimitExceeded(`the html ${problem}, too complex to derive a text part from; send a text part`);
   return toText(html);
 }
 
-const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' };
+// The Parser's rules for the elements a start tag closes implicitly, as htmlparser2 10 (the copy
+// html-to-text uses) has them; htmlparser2 12 has more (<a> closes an open <a>), so a depth
+// counted with these is never below the one either version reaches. Void elements never open.
+const P = ['p'];
+const FORM = ['input', 'option', 'optgroup', 'select', 'button', 'datalist', 'textarea'];
+const IMPLIED_CLOSE = new Map<string, readonly string[]>([
+  ['tr', ['tr', 'th', 'td']], ['th', ['th']], ['td', ['thead', 'th', 'td']], ['body', ['head', 'link', 'script']],
+  ['li', ['li']], ['option', ['option']], ['optgroup', ['optgroup', 'option']], ['dd', ['dd', 'dt']], ['dt', ['dd', 'dt']],
+  ['rt', ['rt', 'rp']], ['rp', ['rt', 'rp']], ['tbody', ['thead', 'tbody']], ['tfoot', ['thead', 'tbody']],
+  ...['select', 'input', 'output', 'button', 'datalist', 'textarea'].map((t) => [t, FORM] as const),
+  ...['p', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'address', 'article', 'aside', 'blockquote', 'details', 'div', 'dl', 'fieldset',
+    'figcaption', 'figure', 'footer', 'form', 'header', 'hr', 'main', 'nav', 'ol', 'pre', 'section', 'table', 'ul'].map((t) => [t, P] as const),
+]);
+const VOID = new Set(['area', 'base', 'basefont', 'br', 'col', 'command', 'embed', 'frame', 'hr', 'img', 'input', 'isindex', 'keygen', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
 
-function decodeCharacterReferences(s: string): string {
-  return s.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, ref: string) => {
-    if (ref[0] === '#') {
-      const cp = ref[1] === 'x' || ref[1] === 'X' ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
-      return Number.isFinite(cp) && cp > 0 && cp <= 0x10ffff ? String.fromCodePoint(cp) : whole;
-    }
-    return NAMED[ref.toLowerCase()] ?? whole;
-  });
+const INDENTING = new Set(['blockquote', 'ul', 'ol']);
+
+/**
+ * What would put html-to-text over MAX_TEXT_SOURCE_DEPTH or MAX_TEXT_INDENT_WORK, counted in
+ * linear time on the tokens (a name -> count map answers "is it open" without searching the
+ * stack). A self-closing `<x/>` is counted as open, as HTML has it outside SVG and MathML.
+ */
+function textSourceProblem(html: string): string | undefined {
+  const stack: string[] = [];
+  const open = new Map<string, number>();
+  let indent = 0;
+  let work = 0;
+  let problem: string | undefined;
+  const stop = (why: string) => {
+    problem = why;
+    tokenizer.pause();
+  };
+  const pop = () => {
+    const name = stack.pop()!;
+    open.set(name, open.get(name)! - 1);
+    if (INDENTING.has(name)) indent--;
+    return name;
+  };
+  const tag = () => {
+    if ((work += indent) > MAX_TEXT_INDENT_WORK) stop(`indents more than ${MAX_TEXT_INDENT_WORK} lines of blockquotes and lists`);
+  };
+  const tokenizer = new Tokenizer(
+    { decodeEntities: false },
+    {
+      onopentagname(start, end) {
+        const name = html.slice(start, end).toLowerCase();
+        const closes = IMPLIED_CLOSE.get(name);
+        while (closes && stack.length && closes.includes(stack[stack.length - 1]!)) pop();
+        tag();
+        if (VOID.has(name)) return;
+        stack.push(name);
+        open.set(name, (open.get(name) ?? 0) + 1);
+        if (INDENTING.has(name)) indent++;
+        if (stack.length > MAX_TEXT_SOURCE_DEPTH) stop(`nests deeper than ${MAX_TEXT_SOURCE_DEPTH} elements`);
+      },
+      onclosetag(start, end) {
+        const name = html.slice(start, end).toLowerCase();
+        tag();
+        if (open.get(name)) while (pop() !== name);
+      },
+      ontext(start, end) {
+        if (indent) for (let i = start; i < end; i++) if (html.charCodeAt(i) === 0x0a) tag();
+      },
+      onattribdata() {},
+      onattribentity() {},
+      onattribend() {},
+      onattribname() {},
+      oncdata() {},
+      oncomment() {},
+      ondeclaration() {},
+      onend() {},
+      onopentagend() {},
+      onprocessinginstruction() {},
+      onselfclosingtag() {},
+      ontextentity() {},
+    },
+  );
+  tokenizer.write(html);
+  tokenizer.end();
+  return problem;
 }
 
-function escapeAttribute(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+/** "https://x.example//" -> "https://x.example", without a regex that backtracks on a run of slashes. */
+function withoutTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url.charCodeAt(end - 1) === 0x2f) end--;
+  return url.slice(0, end);
 }
