@@ -39,7 +39,7 @@ t.test('mails on hold are released oldest first, as far as the quota allows', as
 
   await setInstanceLimits(dbs.pool, a.slug, { monthly_quota: 3 });
   t.equal(await releaseOnHold(a.tenant, dbs.pool, queue), 2, 'two units free: the two oldest');
-  const statuses = await rows('SELECT mail_id, status FROM mails WHERE mail_id = ANY($1) ORDER BY mail_id', [ids]);
+  const statuses = await rows('SELECT mail_id, status FROM mails WHERE mail_id = ANY($1) ORDER BY id', [ids]);
   t.same(statuses.map((r) => r.status), [1, 1, 7]);
   t.equal(await jobsFor(ids), 2, 'each released mail has a send job');
   const log = await rows("SELECT reason FROM mail_logs WHERE mail_id = $1 ORDER BY id DESC LIMIT 1", [ids[0]]);

@@ -2,6 +2,8 @@
 process.env.SEND_RETRY_DELAY_SECONDS = '1';
 process.env.SEND_RETRY_LIMIT = '2';
 
+import { reportKeys } from '../domain/bounces/report-keys.js';
+import { checkReportTag } from '../domain/bounces/report-tag.js';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -177,16 +179,19 @@ t.test('a normal mail is sent: logs 1,2,3, timestamps, and the stored message is
   const raw = readFileSync(files[0]!);
   const headers = rawHeaders(raw);
   const header = (name: string) => headers.filter(([k]) => k === name).map(([, v]) => v);
-  t.same(header('return-path'), [`<bounce+${id}@send.example>`], 'VERP envelope sender');
+  const tagged = new RegExp(`^${id}\\.1[0-9a-f]{20}$`); // the mail id and its report tag (key version 1)
+  const [ownId] = header('x-cartero-mail-id');
+  t.match(ownId, tagged, 'X-Cartero-Mail-Id: the mail id and its report tag');
+  t.same(header('return-path'), [`<bounce+${ownId}@send.example>`], 'VERP envelope sender, tagged alike');
   t.same(header('x-simulator-rcpt-to'), ['ann@example.org']);
-  t.same(header('message-id'), [`<${id}@send.example>`], 'Message-ID embeds the mail id; the custom one is refused');
+  t.same(header('message-id'), [`<${ownId}@send.example>`], 'Message-ID embeds the tagged mail id; the custom one is refused');
   t.same(header('list-unsubscribe-post'), ['List-Unsubscribe=One-Click']);
   const unsub = header('list-unsubscribe');
   t.equal(unsub.length, 1);
   const unsubToken = /^<https:\/\/cartero\.test\/u\/([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)>$/.exec(unsub[0]!);
   t.ok(unsubToken, `List-Unsubscribe points at PUBLIC_URL/u/: ${unsub[0]}`);
   t.same(readTrackingToken(secret, unsubToken![1]!, 'unsubscribe'), { kind: 'unsubscribe', mail_id: id });
-  t.same(header('x-cartero-mail-id'), [id]);
+  t.equal(checkReportTag(await reportKeys(dbs.pool), id, ownId!.split('.')[1]!), 'valid', "the tag verifies under the service's report key");
   t.same(header('x-campaign'), ['fall']);
   t.same(header('subject'), ['Hi <b>Ann</b>'], 'subject rendered at acceptance, raw');
   t.match(header('reply-to')[0], /help@send\.example/);

@@ -172,8 +172,10 @@ export interface StoredMessage {
   file: string;
   /** Header fields in order, names lower-cased, values unfolded. */
   headers: Array<[string, string]>;
-  /** The X-Cartero-Mail-Id header. */
+  /** The mail id in the X-Cartero-Mail-Id header (`MAILID.TAG`). */
   mailId: string | undefined;
+  /** The report tag after it (domain/bounces/report-tag.ts). */
+  reportTag: string | undefined;
   /** The Message-ID header, with its angle brackets. */
   messageId: string | undefined;
 }
@@ -197,7 +199,8 @@ export function readMailbox(dir: string): StoredMessage[] {
       const file = join(dir, f);
       const headers = headerFields(readFileSync(file));
       const get = (name: string) => headers.find(([k]) => k === name)?.[1];
-      return { file, headers, mailId: get('x-cartero-mail-id'), messageId: get('message-id') };
+      const [mailId, reportTag] = get('x-cartero-mail-id')?.split('.') ?? [];
+      return { file, headers, mailId, reportTag, messageId: get('message-id') };
     });
 }
 
