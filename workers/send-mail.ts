@@ -1,8 +1,8 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { DependencyUnavailable } from '../domain/errors.js';
-import { checkGates, loadSendContexts } from '../domain/mail/gates.js';
-import { renderMail, type RenderedMail } from '../domain/mail/render.js';
+import { checkGates, loadSendContexts, lockSendStates, type SendContext } from '../domain/mail/gates.js';
+import { RENDER_LIMITS, RenderLimitExceeded, renderMail, type RenderedMail, type RenderLimits } from '../domain/mail/render.js';
 import { FINAL_STATUSES, MailStatus } from '../domain/mail/status.js';
 import { moveMails, type Move } from '../domain/mail/transitions.js';
 import type { Tenant } from '../domain/tenancy/context.js';
@@ -21,13 +21,18 @@ import { softBounceNotifier } from './soft-bounces.js';
  * The send worker: one pg-boss job per mail (data SendMailJob), fetched in batches.
  *
  * Per batch and instance, in the tenant's transactions:
- *  A. one transaction locks and loads the batch's mails; a final (sent, dropped, bounced) or
- *     on-hold mail is left alone, so a retried or duplicated job never sends a recorded 250
- *     twice. A queued mail that a live run still has at SMTP (the send lease,
+ *  R. the batch's mails and their messages are read without locks, and rendered outside any
+ *     transaction (no row lock or connection is held while the CPU works), each within the
+ *     render bounds (RENDER_MAX_BODY_BYTES, RENDER_MAX_MS): one that cannot be rendered in
+ *     bounds is dropped in A with its reason, and the event loop is yielded between renders.
+ *  A. one transaction locks the batch's mails and looks again at what it decides on; a final
+ *     (sent, dropped, bounced) or on-hold mail is left alone, so a retried or duplicated job never
+ *     sends a recorded 250 twice. A queued mail that a live run still has at SMTP (the send lease,
  *     workers/send-lease.ts: pg-boss retries a job that outlived its expiry even when its first
  *     run is only waiting on a slow relay) is not sent either: its job fails, to be tried again
- *     after the queue's backoff. Gates (domain/mail/gates.ts) may drop a mail or put it on hold;
- *     the others are rendered and moved to queued (2), claimed by this worker (held_by, in the
+ *     after the queue's backoff, as does a mail that became sendable while R rendered without
+ *     it. Gates (domain/mail/gates.ts) may drop a mail or put it on hold; the others, with
+ *     their renderings from R, are moved to queued (2), claimed by this worker (held_by, in the
  *     same move). All moves in one statement.
  *  -  each mail goes to SMTP through the process's pooled transport, concurrently.
  *  B. each reply moves its mail as soon as it arrives: sent (3), bounced (6) or deferred (5). A
@@ -70,6 +75,10 @@ function intEnv(name: string, fallback: number, min: number): number {
 export async function registerSendMail(boss: PgBoss, deps: SendMailDeps): Promise<void> {
   const batchSize = intEnv('SEND_BATCH_SIZE', SEND_DEFAULTS.batchSize, 1);
   const loops = intEnv('SEND_CONCURRENCY', SEND_DEFAULTS.loops, 1);
+  const limits: RenderLimits = {
+    maxBodyBytes: intEnv('RENDER_MAX_BODY_BYTES', RENDER_LIMITS.maxBodyBytes, 1),
+    maxMs: intEnv('RENDER_MAX_MS', RENDER_LIMITS.maxMs, 1),
+  };
   const logger = deps.logger.child({ queue: SEND_MAIL_QUEUE });
   // After a commit that recorded soft bounces, the threshold job (not this hot path) counts them.
   const recorder = new OutcomeRecorder(deps.pool, softBounceNotifier(boss, logger));
@@ -79,7 +88,7 @@ export async function registerSendMail(boss: PgBoss, deps: SendMailDeps): Promis
       SEND_MAIL_QUEUE,
       { includeMetadata: true, batchSize, pollingIntervalSeconds: 0.5 },
       async (jobs) => {
-        await handleBatch(boss, { ...deps, logger }, recorder, jobs);
+        await handleBatch(boss, { ...deps, logger }, limits, recorder, jobs);
         // A full batch means more are waiting: fetch again now instead of after the poll interval.
         if (jobs.length === batchSize && workerId) boss.notifyWorker(workerId);
       },
@@ -95,7 +104,7 @@ type Job = PgBoss.JobWithMetadata<unknown>;
  * batch failure would retry the whole batch). Jobs not failed here are completed by pg-boss when
  * this returns (its completion only touches jobs still active).
  */
-async function handleBatch(boss: PgBoss, deps: SendMailDeps, recorder: OutcomeRecorder, jobs: Job[]): Promise<void> {
+async function handleBatch(boss: PgBoss, deps: SendMailDeps, limits: RenderLimits, recorder: OutcomeRecorder, jobs: Job[]): Promise<void> {
   const verdicts = new Map<string, JobVerdict>();
   // instance -> mail -> its jobs (a duplicate job for the same mail rides along with the first)
   const groups = new Map<number, Map<string, Job[]>>();
@@ -127,9 +136,10 @@ async function handleBatch(boss: PgBoss, deps: SendMailDeps, recorder: OutcomeRe
       }
       let toSend: Prepared[];
       try {
-        const { prepared, held } = await prepare(deps, tenant, { secret, reportKey }, mails);
+        const { prepared, held, changed } = await prepare(deps, tenant, { secret, reportKey }, limits, mails);
         toSend = prepared;
         for (const mailId of held) settle(mailId, { done: false, error: 'held: another run still has this mail at SMTP' });
+        for (const mailId of changed) settle(mailId, { done: false, error: 'changed while the batch was rendered; tried again' });
       } catch (err) {
         deps.logger.warn({ err, instanceId }, 'could not prepare send jobs; pg-boss retries them');
         for (const mailId of mails.keys()) settle(mailId, { done: false, error: errorText(err) });
@@ -199,19 +209,29 @@ interface Preparation {
   prepared: Prepared[];
   /** Queued mails another live run has at SMTP: neither sent nor moved here. */
   held: string[];
+  /** Mails that became sendable after R read them (so were not rendered): neither sent nor moved. */
+  changed: string[];
 }
 
-/** Transaction A for one instance's mails of the batch: gates, render, queued and claimed. */
 /** The keys a rendering signs with: tracking links, and the tag of the return path and identity. */
 interface SigningKeys {
   secret: string;
   reportKey: ReportKey;
 }
 
-async function prepare(deps: SendMailDeps, tenant: Tenant, keys: SigningKeys, mails: Map<string, Job[]>): Promise<Preparation> {
+/** R, then transaction A, for one instance's mails of the batch. */
+async function prepare(deps: SendMailDeps, tenant: Tenant, keys: SigningKeys, limits: RenderLimits, mails: Map<string, Job[]>): Promise<Preparation> {
+  const mailIds = [...mails.keys()];
+  const contexts = await withTenant(deps.pool, tenant, (c) => loadSendContexts(tenant, c, mailIds, deps.lease.holdSeconds));
+  if (contexts.length < mails.size) {
+    const found = new Set(contexts.map((x) => x.mail_id));
+    const missing = mailIds.filter((id) => !found.has(id));
+    deps.logger.warn({ instanceId: tenant.instanceId, mailIds: missing }, 'send jobs for mails that do not exist (purged?) ignored');
+  }
+  const renderings = await renderBatch(deps, keys, limits, contexts);
   const listed: string[] = [];
   try {
-    return await prepareIn(deps, tenant, keys, mails, listed);
+    return await moveRendered(deps, tenant, mails, renderings, listed);
   } catch (err) {
     // Rolled back: none of these became queued by this run, so none is at SMTP.
     for (const mailId of listed) deps.lease.inFlight.delete(mailId);
@@ -219,35 +239,38 @@ async function prepare(deps: SendMailDeps, tenant: Tenant, keys: SigningKeys, ma
   }
 }
 
-async function prepareIn(deps: SendMailDeps, tenant: Tenant, keys: SigningKeys, mails: Map<string, Job[]>, listed: string[]): Promise<Preparation> {
-  return withTenant(deps.pool, tenant, async (c) => {
-    const contexts = await loadSendContexts(tenant, c, [...mails.keys()], deps.lease.holdSeconds);
-    if (contexts.length < mails.size) {
-      const found = new Set(contexts.map((x) => x.mail_id));
-      const missing = [...mails.keys()].filter((id) => !found.has(id));
-      deps.logger.warn({ instanceId: tenant.instanceId, mailIds: missing }, 'send jobs for mails that do not exist (purged?) ignored');
+/** A mail rendered in R, with the sender domain it was rendered for; or why it could not be. */
+type Rendering = { ok: true; rendered: RenderedMail; domain: string | null } | { ok: false; error: unknown };
+
+/** A run of renders longer than this yields to the event loop (SMTP replies, leases, the inbound listener). */
+const RENDER_SLICE_MS = 20;
+
+/**
+ * R: renders the mails A may send, outside any transaction. A mail A will leave alone (final, on
+ * hold, held by a live run) is not rendered. When one mail of a message runs over the time
+ * bound, the message's other mails in the batch are not tried: they would cost as much for the
+ * same answer.
+ */
+async function renderBatch(deps: SendMailDeps, keys: SigningKeys, limits: RenderLimits, contexts: SendContext[]): Promise<Map<string, Rendering>> {
+  const renderings = new Map<string, Rendering>();
+  const tooSlow = new Map<number, unknown>();
+  let slice = performance.now();
+  for (const ctx of contexts) {
+    if (FINAL_STATUSES.includes(ctx.status) || ctx.status === MailStatus.onhold || isHeld(deps, ctx)) continue;
+    if (performance.now() - slice > RENDER_SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      slice = performance.now();
     }
-    const moves: Move[] = [];
-    const prepared: Prepared[] = [];
-    const held: string[] = [];
-    for (const ctx of contexts) {
-      const mailId = ctx.mail_id;
-      if (FINAL_STATUSES.includes(ctx.status) || ctx.status === MailStatus.onhold) continue;
-      // Another worker's live run has it, or one of this process's runs still does (a run of this
-      // process that ended without recording its reply no longer has it: the mail is sent again).
-      if (ctx.held_by_live_worker && (ctx.held_by !== deps.lease.workerId || deps.lease.inFlight.has(mailId))) {
-        deps.logger.warn({ mailId }, 'send job retried while another run still has its mail at SMTP; not sent again');
-        held.push(mailId);
-        continue;
-      }
-      const verdict = await checkGates(tenant, c, ctx, { claimQuota: ctx.status === MailStatus.received });
-      if (!verdict.pass) {
-        moves.push({ mailId, to: verdict.to, log: { reason: verdict.reason } });
-        continue;
-      }
-      try {
-        const rendered = renderMail({
-          mailId,
+    const slow = tooSlow.get(ctx.message_id);
+    if (slow) {
+      renderings.set(ctx.mail_id, { ok: false, error: slow });
+      continue;
+    }
+    const started = performance.now();
+    try {
+      const rendered = renderMail(
+        {
+          mailId: ctx.mail_id,
           senderDomain: ctx.domain_name!,
           publicUrl: deps.publicUrl,
           secret: keys.secret,
@@ -263,22 +286,73 @@ async function prepareIn(deps: SendMailDeps, tenant: Tenant, keys: SigningKeys, 
           attachments: ctx.attachments,
           trackOpens: ctx.track_opens,
           trackClicks: ctx.track_clicks,
-        });
-        prepared.push({ mailId, rendered, job: mails.get(mailId)![0]!, attempts: ctx.attempts });
-        // Before the commit that makes the mail queued: this process's other runs see it at once.
-        deps.lease.inFlight.add(mailId);
-        listed.push(mailId);
-        // Claimed in the commit that makes it queued: no run can see it queued and unclaimed.
-        moves.push({ mailId, to: MailStatus.queued, fields: { heldBy: deps.lease.workerId }, log: { reason: 'handed_to_smtp', attempt: ctx.attempts + 1 } });
-      } catch (err) {
-        // Templates are checked at acceptance; a mail that still cannot render would fail every
-        // retry the same way, so it is dropped with the reason rather than left in limbo.
-        deps.logger.error({ err, mailId }, 'mail could not be rendered; dropped');
-        moves.push({ mailId, to: MailStatus.dropped, log: { reason: `render_failed: ${errorText(err).split('\n')[0]}`.slice(0, 500) } });
+        },
+        limits,
+      );
+      renderings.set(ctx.mail_id, { ok: true, rendered, domain: ctx.domain_name });
+    } catch (err) {
+      renderings.set(ctx.mail_id, { ok: false, error: err });
+      if (err instanceof RenderLimitExceeded && performance.now() - started > limits.maxMs) tooSlow.set(ctx.message_id, err);
+    }
+  }
+  return renderings;
+}
+
+/**
+ * Another worker's live run has the mail, or one of this process's runs still does (a run of
+ * this process that ended without recording its reply no longer has it: the mail is sent again).
+ */
+function isHeld(deps: SendMailDeps, state: { mail_id: string; held_by: string | null; held_by_live_worker: boolean }): boolean {
+  return state.held_by_live_worker && (state.held_by !== deps.lease.workerId || deps.lease.inFlight.has(state.mail_id));
+}
+
+/** Transaction A: the mails locked and looked at again, gates, and the moves (queued and claimed, or not sent). */
+async function moveRendered(deps: SendMailDeps, tenant: Tenant, mails: Map<string, Job[]>, renderings: Map<string, Rendering>, listed: string[]): Promise<Preparation> {
+  return withTenant(deps.pool, tenant, async (c) => {
+    const states = await lockSendStates(tenant, c, [...mails.keys()], deps.lease.holdSeconds);
+    const moves: Move[] = [];
+    const prepared: Prepared[] = [];
+    const held: string[] = [];
+    const changed: string[] = [];
+    for (const state of states) {
+      const mailId = state.mail_id;
+      if (FINAL_STATUSES.includes(state.status) || state.status === MailStatus.onhold) continue;
+      if (isHeld(deps, state)) {
+        deps.logger.warn({ mailId }, 'send job retried while another run still has its mail at SMTP; not sent again');
+        held.push(mailId);
+        continue;
       }
+      const rendering = renderings.get(mailId);
+      // Skipped by R (on hold or held then), or its sender's domain changed since: not rendered for what is sent now.
+      if (!rendering || (rendering.ok && rendering.domain !== state.domain_name)) {
+        changed.push(mailId);
+        continue;
+      }
+      // A mail that cannot be rendered claims no quota: it will not be sent.
+      const verdict = await checkGates(tenant, c, state, { claimQuota: rendering.ok && state.status === MailStatus.received });
+      if (!verdict.pass) {
+        moves.push({ mailId, to: verdict.to, log: { reason: verdict.reason } });
+        continue;
+      }
+      if (!rendering.ok) {
+        // Templates are checked at acceptance; a mail that still cannot render (or not within the
+        // render bounds) would fail every retry the same way, so it is dropped with the reason
+        // rather than left in limbo.
+        const err = rendering.error;
+        if (err instanceof RenderLimitExceeded) deps.logger.warn({ mailId, reason: err.message }, 'mail could not be rendered within the render bounds; dropped');
+        else deps.logger.error({ err, mailId }, 'mail could not be rendered; dropped');
+        moves.push({ mailId, to: MailStatus.dropped, log: { reason: `render_failed: ${errorText(err).split('\n')[0]}`.slice(0, 500) } });
+        continue;
+      }
+      prepared.push({ mailId, rendered: rendering.rendered, job: mails.get(mailId)![0]!, attempts: state.attempts });
+      // Before the commit that makes the mail queued: this process's other runs see it at once.
+      deps.lease.inFlight.add(mailId);
+      listed.push(mailId);
+      // Claimed in the commit that makes it queued: no run can see it queued and unclaimed.
+      moves.push({ mailId, to: MailStatus.queued, fields: { heldBy: deps.lease.workerId }, log: { reason: 'handed_to_smtp', attempt: state.attempts + 1 } });
     }
     await moveMails(tenant, c, moves);
-    return { prepared, held };
+    return { prepared, held, changed };
   });
 }
 

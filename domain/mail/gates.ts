@@ -5,14 +5,15 @@ import type { Variables } from './merge-tags.js';
 import { MailStatus } from './status.js';
 
 /**
- * Everything the send worker needs about a mail, read for a whole batch under row locks (a
- * second job for the same mail waits rather than racing): the mail, its message, its sender's
- * domain, the recipient's restriction in force and the instance's quota. A message's content
- * (html, attachments: up to 10 MiB) is read once per batch and shared by its mails' contexts,
- * not once per recipient.
+ * Everything the send worker needs about a mail: the mail, its message, its sender's domain, the
+ * recipient's restriction in force and the instance's quota. Read twice per batch: once without
+ * locks with the message content, to render outside any transaction (loadSendContexts), then
+ * under row locks without it, in the transaction that applies the gates and moves the mails
+ * (lockSendStates): the rendering is CPU work that must not hold locks or a connection.
  */
-export interface SendContext {
+export interface SendState {
   mail_id: string;
+  message_id: number;
   status: number;
   /** The worker whose run moved this mail to queued last (workers/send-lease.ts). */
   held_by: string | null;
@@ -27,12 +28,6 @@ export interface SendContext {
   received_at: Date;
   from_email: string;
   from_name: string | null;
-  html: string | null;
-  text_body: string | null;
-  reply_to: string | null;
-  headers: Record<string, unknown>;
-  attachments: unknown[];
-  variables: Variables;
   track_opens: boolean;
   track_clicks: boolean;
   test_mode: boolean;
@@ -45,31 +40,43 @@ export interface SendContext {
   monthly_quota: number | null;
 }
 
-/** The mails of one instance, locked in id order (two batches never deadlock on each other). */
-type MessageContent = Pick<SendContext, 'html' | 'text_body' | 'reply_to' | 'headers' | 'attachments' | 'variables'>;
+/**
+ * A message's content (html, attachments: up to 10 MiB), read once per batch and shared by its
+ * mails' contexts, not once per recipient. Written at acceptance and never changed.
+ */
+export interface MessageContent {
+  html: string | null;
+  text_body: string | null;
+  reply_to: string | null;
+  headers: Record<string, unknown>;
+  attachments: unknown[];
+  variables: Variables;
+}
 
+export type SendContext = SendState & MessageContent;
+
+// In mail_id order: the order every transaction that locks several mails uses (no deadlocks).
+const MAIL_STATES = `
+SELECT m.mail_id, m.message_id, m.status, m.attempts, m.to_email, m.to_name, m.variables AS recipient_variables, m.subject,
+       m.sender_id, m.received_at,
+       g.from_email, g.from_name, g.track_opens, g.track_clicks, g.test_mode,
+       s.id IS NOT NULL AS sender_found, s.is_consent_required, d.name AS domain_name, d.is_verified AS domain_verified,
+       r.id AS restriction_id, r.reason AS restriction_reason,
+       i.monthly_quota, m.held_by,
+       coalesce(m.status = ${MailStatus.queued} AND m.held_since > now() - make_interval(secs => $3)
+         AND EXISTS (SELECT 1 FROM send_leases l WHERE l.worker_id = m.held_by AND l.expires_at > now()), false) AS held_by_live_worker
+  FROM mails m
+  JOIN messages g ON g.instance_id = m.instance_id AND g.id = m.message_id
+  JOIN instances i ON i.id = m.instance_id
+  LEFT JOIN senders s ON s.instance_id = m.instance_id AND s.id = m.sender_id
+  LEFT JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id
+  LEFT JOIN mail_restrictions r ON r.instance_id = m.instance_id AND r.recipient = lower(m.to_email) AND r.deleted_at IS NULL
+ WHERE m.instance_id = $1 AND m.mail_id = ANY ($2::text[])
+ ORDER BY m.mail_id`;
+
+/** The mails as they stand, with their messages' content, without locks: what rendering reads. */
 export async function loadSendContexts(tenant: Tenant, client: Client, mailIds: readonly string[], holdSeconds: number): Promise<SendContext[]> {
-  const { rows } = await client.query<Omit<SendContext, keyof MessageContent> & { message_id: number }>(
-    `SELECT m.mail_id, m.status, m.attempts, m.to_email, m.to_name, m.variables AS recipient_variables, m.subject,
-            m.sender_id, m.received_at, m.message_id,
-            g.from_email, g.from_name, g.track_opens, g.track_clicks, g.test_mode,
-            s.id IS NOT NULL AS sender_found, s.is_consent_required, d.name AS domain_name, d.is_verified AS domain_verified,
-            r.id AS restriction_id, r.reason AS restriction_reason,
-            i.monthly_quota, m.held_by,
-            coalesce(m.status = ${MailStatus.queued} AND m.held_since > now() - make_interval(secs => $3)
-              AND EXISTS (SELECT 1 FROM send_leases l WHERE l.worker_id = m.held_by AND l.expires_at > now()), false) AS held_by_live_worker
-       FROM mails m
-       JOIN messages g ON g.instance_id = m.instance_id AND g.id = m.message_id
-       JOIN instances i ON i.id = m.instance_id
-       LEFT JOIN senders s ON s.instance_id = m.instance_id AND s.id = m.sender_id
-       LEFT JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id
-       LEFT JOIN mail_restrictions r ON r.instance_id = m.instance_id AND r.recipient = lower(m.to_email) AND r.deleted_at IS NULL
-      WHERE m.instance_id = $1 AND m.mail_id = ANY ($2::text[])
-      -- mail_id order: the order every transaction that locks several mails uses (no deadlocks).
-      ORDER BY m.mail_id
-        FOR UPDATE OF m`,
-    [tenant.instanceId, [...mailIds], holdSeconds],
-  );
+  const { rows } = await client.query<SendState>(MAIL_STATES, [tenant.instanceId, [...mailIds], holdSeconds]);
   const messageIds = [...new Set(rows.map((r) => r.message_id))];
   const contents = new Map<number, MessageContent>();
   if (messageIds.length) {
@@ -80,7 +87,16 @@ export async function loadSendContexts(tenant: Tenant, client: Client, mailIds: 
     );
     for (const { id, ...content } of messages.rows) contents.set(id, content);
   }
-  return rows.map(({ message_id, ...mail }) => ({ ...mail, ...contents.get(message_id)! }));
+  return rows.map((mail) => ({ ...mail, ...contents.get(mail.message_id)! }));
+}
+
+/**
+ * The mails locked in id order (two batches never deadlock on each other; a second job for the
+ * same mail waits rather than racing), without the content: what the gates and moves decide on.
+ */
+export async function lockSendStates(tenant: Tenant, client: Client, mailIds: readonly string[], holdSeconds: number): Promise<SendState[]> {
+  const { rows } = await client.query<SendState>(`${MAIL_STATES} FOR UPDATE OF m`, [tenant.instanceId, [...mailIds], holdSeconds]);
+  return rows;
 }
 
 export type GateVerdict = { pass: true } | { pass: false; to: typeof MailStatus.dropped | typeof MailStatus.onhold; reason: string };
@@ -90,7 +106,7 @@ export type GateVerdict = { pass: true } | { pass: false; to: typeof MailStatus.
  * reason. They run at every try (a restriction added while a mail was deferred still stops it),
  * but the quota is claimed only on the first pass (`claimQuota`): a retried mail has its unit.
  */
-export async function checkGates(tenant: Tenant, client: Client, ctx: SendContext, opts: { claimQuota: boolean }): Promise<GateVerdict> {
+export async function checkGates(tenant: Tenant, client: Client, ctx: SendState, opts: { claimQuota: boolean }): Promise<GateVerdict> {
   if (!ctx.sender_found) return { pass: false, to: MailStatus.dropped, reason: 'sender_not_found' };
   if (!ctx.domain_verified) return { pass: false, to: MailStatus.dropped, reason: 'sender_domain_unverified' };
   if (ctx.restriction_id !== null) return { pass: false, to: MailStatus.dropped, reason: `restricted:${ctx.restriction_reason ?? 'unspecified'}` };

@@ -1,0 +1,102 @@
+import { connect } from 'node:net';
+import t from 'tap';
+import { freePort } from '../runtime/ports.js';
+import { makeSenders, makeTenant } from './helpers/fixtures.js';
+import { mailApi, sleep, startSendStack, waitFor } from './helpers/send-stack.js';
+
+/**
+ * A worker dyno (its own process, as the Procfile runs it) stays responsive while it renders
+ * hostile or heavy mails (issue 11, High 2): its inbound SMTP listener answers its banner
+ * promptly, and no transaction stays open while mails render (rendering is CPU work done outside
+ * the transaction that locks and moves them). Before, one send whose html was '<a ' * 80,000
+ * (240 KB) held the worker's event loop for 17.6 s, inside that transaction; 1 MB, minutes.
+ */
+const inboundPort = await freePort();
+const stack = await startSendStack(t, { label: 'renderstall', publicUrl: 'https://track.cartero.test', inboundSmtpPort: inboundPort });
+const { dbs } = stack;
+const a = await makeTenant(dbs.pool, { scopes: ['mail:send', 'mail:read'] });
+await makeSenders(dbs.pool, a.tenant, { domain: 'stall.example', senders: [{ email: 'news', name: 'News' }] });
+const api = mailApi(stack.url, a.headers);
+stack.spawnWorker();
+
+/** Milliseconds from connecting to the worker's inbound listener to its 220 banner (10 s at most: given up). */
+function bannerMs(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const socket = connect(inboundPort, '127.0.0.1');
+    const giveUp = setTimeout(() => {
+      socket.destroy();
+      resolve(performance.now() - started);
+    }, 10_000);
+    socket.once('data', (d) => {
+      clearTimeout(giveUp);
+      const ms = performance.now() - started;
+      socket.end('QUIT\r\n');
+      if (String(d).startsWith('220')) resolve(ms);
+      else reject(new Error(`not a banner: ${String(d)}`));
+    });
+    socket.once('error', (err) => {
+      clearTimeout(giveUp);
+      reject(err);
+    });
+  });
+}
+
+await waitFor('the worker listening for reports', async () => bannerMs().catch(() => undefined), 60_000, 200);
+
+async function statuses(mailIds: string[]): Promise<number[]> {
+  const { rows } = await dbs.pool.query<{ status: number }>('SELECT status FROM mails WHERE mail_id = ANY ($1::text[])', [mailIds]);
+  return rows.map((r) => r.status);
+}
+
+async function send(html: string, recipients: number): Promise<string[]> {
+  const to = Array.from({ length: recipients }, (_, i) => ({ email: `r${i}@example.org` }));
+  const r = await api.send({ from: 'news@stall.example', to, subject: 'Hi', html, track_clicks: true, track_opens: true });
+  if (r.status !== 202) throw new Error(`send: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+  return r.body.mails.map((m: { mail_id: string }) => m.mail_id);
+}
+
+/** Until every mail is sent or `ms` passed, calls `probe` in turn; then the elapsed time. */
+async function whileProcessed(mailIds: string[], ms: number, probe: () => Promise<void>): Promise<{ allSent: boolean; elapsed: number }> {
+  const started = performance.now();
+  while (performance.now() - started < ms) {
+    if ((await statuses(mailIds)).every((s) => s === 3)) return { allSent: true, elapsed: performance.now() - started };
+    await probe();
+  }
+  return { allSent: false, elapsed: performance.now() - started };
+}
+
+t.test('the inbound banner is answered promptly while 1 MB hostile mails render', async (t) => {
+  // '<a ' * 333,334: no tag ever closes, the input the old tag regex backtracked on for minutes.
+  const mailIds = await send('<a '.repeat(333_334), 10);
+  const latencies: number[] = [];
+  const done = await whileProcessed(mailIds, 90_000, async () => {
+    latencies.push(await bannerMs());
+    await sleep(50);
+  });
+  t.ok(done.allSent, `all 10 mails sent (${Math.round(done.elapsed)} ms)`);
+  t.ok(latencies.length >= 3, `the banner was asked for while they were processed (${latencies.length} times)`);
+  // A prompt banner takes a few ms; 2 s is hundreds of times that, and minutes under the old code.
+  const worst = Math.max(...latencies);
+  t.ok(worst < 2_000, `the slowest banner took ${Math.round(worst)} ms`);
+});
+
+t.test('no transaction is held open while mails render', async (t) => {
+  // 1 MB of real links, each tracked (signed): a render of a few hundred ms per recipient.
+  const html = '<p><a href="https://shop.example/x?a=1&amp;b=2">Shop</a></p>'.repeat(16_000);
+  const mailIds = await send(html, 20);
+  let longest = 0;
+  const done = await whileProcessed(mailIds, 120_000, async () => {
+    // The age of the oldest open transaction of the worker's pool, as Postgres sees it.
+    const { rows } = await dbs.pool.query<{ age: number | null }>(
+      `SELECT max(extract(epoch FROM clock_timestamp() - xact_start)) * 1000 AS age
+         FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'cartero-worker' AND xact_start IS NOT NULL`,
+    );
+    longest = Math.max(longest, Number(rows[0]?.age ?? 0));
+    await sleep(20);
+  });
+  t.ok(done.allSent, `all 20 mails sent (${Math.round(done.elapsed)} ms)`);
+  // Rendering the 20 mails takes most of the elapsed time; a transaction around it would last
+  // about as long. Relative, so the machine's speed does not matter.
+  t.ok(longest < done.elapsed / 4, `the longest transaction lasted ${Math.round(longest)} ms of ${Math.round(done.elapsed)} ms`);
+});
