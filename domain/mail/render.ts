@@ -377,7 +377,7 @@ function textSourceProblem(html: string): string | undefined {
     return name;
   };
   const tag = () => {
-    if ((work += indent) > MAX_TEXT_INDENT_WORK) stop(`indents more than ${MAX_TEXT_INDENT_WORK} lines of blockquotes and lists`);
+    if ((work += indent) > MAX_TEXT_INDENT_WORK) stop(`prefixes more than ${MAX_TEXT_INDENT_WORK} lines for its nested blockquotes and lists`);
   };
   const tokenizer = new Tokenizer(
     { decodeEntities: false },
