@@ -1,7 +1,7 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { DependencyUnavailable } from '../domain/errors.js';
-import { checkGates, loadSendContexts, lockSendStates, type SendContext } from '../domain/mail/gates.js';
+import { checkGates, loadMailsToRender, lockSendStates, type RenderContext, type SendState } from '../domain/mail/gates.js';
 import { RENDER_LIMITS, RenderLimitExceeded, renderMail, type RenderedMail, type RenderLimits } from '../domain/mail/render.js';
 import { FINAL_STATUSES, MailStatus } from '../domain/mail/status.js';
 import { moveMails, type Move } from '../domain/mail/transitions.js';
@@ -222,7 +222,7 @@ interface SigningKeys {
 /** R, then transaction A, for one instance's mails of the batch. */
 async function prepare(deps: SendMailDeps, tenant: Tenant, keys: SigningKeys, limits: RenderLimits, mails: Map<string, Job[]>): Promise<Preparation> {
   const mailIds = [...mails.keys()];
-  const contexts = await withTenant(deps.pool, tenant, (c) => loadSendContexts(tenant, c, mailIds, deps.lease.holdSeconds));
+  const contexts = await withTenant(deps.pool, tenant, (c) => loadMailsToRender(tenant, c, mailIds));
   if (contexts.length < mails.size) {
     const found = new Set(contexts.map((x) => x.mail_id));
     const missing = mailIds.filter((id) => !found.has(id));
@@ -246,17 +246,16 @@ type Rendering = { ok: true; rendered: RenderedMail; domain: string | null } | {
 const RENDER_SLICE_MS = 20;
 
 /**
- * R: renders the mails A may send, outside any transaction. A mail A will leave alone (final, on
- * hold, held by a live run) is not rendered. When one mail of a message runs over the time
- * bound, the message's other mails in the batch are not tried: they would cost as much for the
- * same answer.
+ * R: renders the mails A may send, outside any transaction. A final or on-hold mail is not
+ * rendered (A leaves it alone). When one mail of a message runs over the time bound, the
+ * message's other mails in the batch are not tried: they would cost as much for the same answer.
  */
-async function renderBatch(deps: SendMailDeps, keys: SigningKeys, limits: RenderLimits, contexts: SendContext[]): Promise<Map<string, Rendering>> {
+async function renderBatch(deps: SendMailDeps, keys: SigningKeys, limits: RenderLimits, contexts: RenderContext[]): Promise<Map<string, Rendering>> {
   const renderings = new Map<string, Rendering>();
   const tooSlow = new Map<number, unknown>();
   let slice = performance.now();
   for (const ctx of contexts) {
-    if (FINAL_STATUSES.includes(ctx.status) || ctx.status === MailStatus.onhold || isHeld(deps, ctx)) continue;
+    if (FINAL_STATUSES.includes(ctx.status) || ctx.status === MailStatus.onhold) continue;
     if (performance.now() - slice > RENDER_SLICE_MS) {
       await new Promise((resolve) => setImmediate(resolve));
       slice = performance.now();
@@ -302,7 +301,7 @@ async function renderBatch(deps: SendMailDeps, keys: SigningKeys, limits: Render
  * Another worker's live run has the mail, or one of this process's runs still does (a run of
  * this process that ended without recording its reply no longer has it: the mail is sent again).
  */
-function isHeld(deps: SendMailDeps, state: { mail_id: string; held_by: string | null; held_by_live_worker: boolean }): boolean {
+function isHeld(deps: SendMailDeps, state: SendState): boolean {
   return state.held_by_live_worker && (state.held_by !== deps.lease.workerId || deps.lease.inFlight.has(state.mail_id));
 }
 
@@ -323,7 +322,7 @@ async function moveRendered(deps: SendMailDeps, tenant: Tenant, mails: Map<strin
         continue;
       }
       const rendering = renderings.get(mailId);
-      // Skipped by R (on hold or held then), or its sender's domain changed since: not rendered for what is sent now.
+      // Skipped by R (final or on hold then), or its sender's domain changed since: not rendered for what is sent now.
       if (!rendering || (rendering.ok && rendering.domain !== state.domain_name)) {
         changed.push(mailId);
         continue;

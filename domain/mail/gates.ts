@@ -5,44 +5,30 @@ import type { Variables } from './merge-tags.js';
 import { MailStatus } from './status.js';
 
 /**
- * Everything the send worker needs about a mail: the mail, its message, its sender's domain, the
- * recipient's restriction in force and the instance's quota. Read twice per batch: once without
- * locks with the message content, to render outside any transaction (loadSendContexts), then
- * under row locks without it, in the transaction that applies the gates and moves the mails
- * (lockSendStates): the rendering is CPU work that must not hold locks or a connection.
+ * What the send worker reads about a batch's mails, in two parts: what rendering needs, read
+ * without locks before any transaction (loadMailsToRender: the recipient, the message and its
+ * content, the sender's domain), and what the gates and moves decide on, read under row locks in
+ * the transaction that moves the mails (lockSendStates). Rendering is CPU work that must not
+ * hold locks or a connection; each query reads only its own part.
  */
-export interface SendState {
+export interface MailToRender {
   mail_id: string;
   message_id: number;
   status: number;
-  /** The worker whose run moved this mail to queued last (workers/send-lease.ts). */
-  held_by: string | null;
-  /** Queued, held for less than the hold bound by a worker whose lease is live. */
-  held_by_live_worker: boolean;
-  attempts: number;
   to_email: string;
   to_name: string | null;
   recipient_variables: Variables;
   subject: string;
-  sender_id: number | null;
-  received_at: Date;
   from_email: string;
   from_name: string | null;
   track_opens: boolean;
   track_clicks: boolean;
-  test_mode: boolean;
-  sender_found: boolean;
-  is_consent_required: boolean | null;
   domain_name: string | null;
-  domain_verified: boolean | null;
-  restriction_id: number | null;
-  restriction_reason: string | null;
-  monthly_quota: number | null;
 }
 
 /**
  * A message's content (html, attachments: up to 10 MiB), read once per batch and shared by its
- * mails' contexts, not once per recipient. Written at acceptance and never changed.
+ * mails, not once per recipient. Written at acceptance and never changed.
  */
 export interface MessageContent {
   html: string | null;
@@ -53,30 +39,20 @@ export interface MessageContent {
   variables: Variables;
 }
 
-export type SendContext = SendState & MessageContent;
+export type RenderContext = MailToRender & MessageContent;
 
-// In mail_id order: the order every transaction that locks several mails uses (no deadlocks).
-const MAIL_STATES = `
-SELECT m.mail_id, m.message_id, m.status, m.attempts, m.to_email, m.to_name, m.variables AS recipient_variables, m.subject,
-       m.sender_id, m.received_at,
-       g.from_email, g.from_name, g.track_opens, g.track_clicks, g.test_mode,
-       s.id IS NOT NULL AS sender_found, s.is_consent_required, d.name AS domain_name, d.is_verified AS domain_verified,
-       r.id AS restriction_id, r.reason AS restriction_reason,
-       i.monthly_quota, m.held_by,
-       coalesce(m.status = ${MailStatus.queued} AND m.held_since > now() - make_interval(secs => $3)
-         AND EXISTS (SELECT 1 FROM send_leases l WHERE l.worker_id = m.held_by AND l.expires_at > now()), false) AS held_by_live_worker
-  FROM mails m
-  JOIN messages g ON g.instance_id = m.instance_id AND g.id = m.message_id
-  JOIN instances i ON i.id = m.instance_id
-  LEFT JOIN senders s ON s.instance_id = m.instance_id AND s.id = m.sender_id
-  LEFT JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id
-  LEFT JOIN mail_restrictions r ON r.instance_id = m.instance_id AND r.recipient = lower(m.to_email) AND r.deleted_at IS NULL
- WHERE m.instance_id = $1 AND m.mail_id = ANY ($2::text[])
- ORDER BY m.mail_id`;
-
-/** The mails as they stand, with their messages' content, without locks: what rendering reads. */
-export async function loadSendContexts(tenant: Tenant, client: Client, mailIds: readonly string[], holdSeconds: number): Promise<SendContext[]> {
-  const { rows } = await client.query<SendState>(MAIL_STATES, [tenant.instanceId, [...mailIds], holdSeconds]);
+/** The mails as they stand, with their messages' content, without locks. */
+export async function loadMailsToRender(tenant: Tenant, client: Client, mailIds: readonly string[]): Promise<RenderContext[]> {
+  const { rows } = await client.query<MailToRender>(
+    `SELECT m.mail_id, m.message_id, m.status, m.to_email, m.to_name, m.variables AS recipient_variables, m.subject,
+            g.from_email, g.from_name, g.track_opens, g.track_clicks, d.name AS domain_name
+       FROM mails m
+       JOIN messages g ON g.instance_id = m.instance_id AND g.id = m.message_id
+       LEFT JOIN senders s ON s.instance_id = m.instance_id AND s.id = m.sender_id
+       LEFT JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id
+      WHERE m.instance_id = $1 AND m.mail_id = ANY ($2::text[])`,
+    [tenant.instanceId, [...mailIds]],
+  );
   const messageIds = [...new Set(rows.map((r) => r.message_id))];
   const contents = new Map<number, MessageContent>();
   if (messageIds.length) {
@@ -90,12 +66,47 @@ export async function loadSendContexts(tenant: Tenant, client: Client, mailIds: 
   return rows.map((mail) => ({ ...mail, ...contents.get(mail.message_id)! }));
 }
 
+/** What transaction A decides on: status, the send lease, the gates. */
+export interface SendState {
+  mail_id: string;
+  status: number;
+  attempts: number;
+  to_email: string;
+  sender_id: number | null;
+  /** The worker whose run moved this mail to queued last (workers/send-lease.ts). */
+  held_by: string | null;
+  /** Queued, held for less than the hold bound by a worker whose lease is live. */
+  held_by_live_worker: boolean;
+  sender_found: boolean;
+  is_consent_required: boolean | null;
+  domain_name: string | null;
+  domain_verified: boolean | null;
+  restriction_id: number | null;
+  restriction_reason: string | null;
+  monthly_quota: number | null;
+}
+
 /**
- * The mails locked in id order (two batches never deadlock on each other; a second job for the
- * same mail waits rather than racing), without the content: what the gates and moves decide on.
+ * The mails locked in id order, the order every transaction that locks several mails uses (two
+ * batches never deadlock on each other; a second job for the same mail waits rather than racing).
  */
 export async function lockSendStates(tenant: Tenant, client: Client, mailIds: readonly string[], holdSeconds: number): Promise<SendState[]> {
-  const { rows } = await client.query<SendState>(`${MAIL_STATES} FOR UPDATE OF m`, [tenant.instanceId, [...mailIds], holdSeconds]);
+  const { rows } = await client.query<SendState>(
+    `SELECT m.mail_id, m.status, m.attempts, m.to_email, m.sender_id, m.held_by,
+            coalesce(m.status = ${MailStatus.queued} AND m.held_since > now() - make_interval(secs => $3)
+              AND EXISTS (SELECT 1 FROM send_leases l WHERE l.worker_id = m.held_by AND l.expires_at > now()), false) AS held_by_live_worker,
+            s.id IS NOT NULL AS sender_found, s.is_consent_required, d.name AS domain_name, d.is_verified AS domain_verified,
+            r.id AS restriction_id, r.reason AS restriction_reason, i.monthly_quota
+       FROM mails m
+       JOIN instances i ON i.id = m.instance_id
+       LEFT JOIN senders s ON s.instance_id = m.instance_id AND s.id = m.sender_id
+       LEFT JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id
+       LEFT JOIN mail_restrictions r ON r.instance_id = m.instance_id AND r.recipient = lower(m.to_email) AND r.deleted_at IS NULL
+      WHERE m.instance_id = $1 AND m.mail_id = ANY ($2::text[])
+      ORDER BY m.mail_id
+        FOR UPDATE OF m`,
+    [tenant.instanceId, [...mailIds], holdSeconds],
+  );
   return rows;
 }
 
