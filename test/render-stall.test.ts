@@ -17,7 +17,8 @@ const { dbs } = stack;
 const a = await makeTenant(dbs.pool, { scopes: ['mail:send', 'mail:read'] });
 await makeSenders(dbs.pool, a.tenant, { domain: 'stall.example', senders: [{ email: 'news', name: 'News' }] });
 const api = mailApi(stack.url, a.headers);
-stack.spawnWorker();
+// A body bound above the 1 MB mails below and under the 1.6 MB one: the worker reads its bounds.
+const worker = stack.spawnWorker({ RENDER_MAX_BODY_BYTES: '1500000' });
 
 /** Milliseconds from connecting to the worker's inbound listener to its 220 banner (10 s at most: given up). */
 function bannerMs(): Promise<number> {
@@ -54,6 +55,16 @@ async function send(html: string, recipients: number): Promise<string[]> {
   const r = await api.send({ from: 'news@stall.example', to, subject: 'Hi', html, track_clicks: true, track_opens: true });
   if (r.status !== 202) throw new Error(`send: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
   return r.body.mails.map((m: { mail_id: string }) => m.mail_id);
+}
+
+async function finalReasons(mailIds: string[]): Promise<string[]> {
+  const reasons: string[] = [];
+  for (const id of mailIds) {
+    const mail = await api.waitFinal(id, 60_000);
+    const logs = await api.logs(id);
+    reasons.push(`${mail.status} ${logs.at(-1)?.reason ?? ''}`);
+  }
+  return reasons;
 }
 
 /** Until every mail is sent or `ms` passed, calls `probe` in turn; then the elapsed time. */
@@ -99,4 +110,27 @@ t.test('no transaction is held open while mails render', async (t) => {
   // Rendering the 20 mails takes most of the elapsed time; a transaction around it would last
   // about as long. Relative, so the machine's speed does not matter.
   t.ok(longest < done.elapsed / 4, `the longest transaction lasted ${Math.round(longest)} ms of ${Math.round(done.elapsed)} ms`);
+});
+
+t.test('a mail over the render bounds is dropped with its reason, and the worker goes on', async (t) => {
+  const deep = await send('<div>'.repeat(1_000) + 'too deep for a text part', 1);
+  const big = await send(`<p>${'x'.repeat(1_600_000)}</p>`, 1);
+  const fine = await send('<p>fine</p>', 1);
+  const [deepReason, bigReason, fineReason] = await finalReasons([...deep, ...big, ...fine]);
+  t.match(deepReason, /^4 render_failed: the html nests deeper than 512 elements/, 'dropped (4), the reason logged');
+  t.match(bigReason, /^4 render_failed: the html part is 1600007 bytes after merge tags, over the 1500000 byte bound/, 'RENDER_MAX_BODY_BYTES read by the worker');
+  t.match(fineReason, /^3 /, 'the next mail is sent');
+});
+
+t.test('once one mail of a message runs over the time bound, its others in the batch are not tried', async (t) => {
+  worker.signal('SIGTERM');
+  t.ok(await worker.waitExit(30_000), 'the first worker stopped');
+  // Queued before a worker runs, so one fetch takes the three jobs in one batch.
+  const mailIds = await send('<p><a href="https://shop.example/">Shop</a></p>'.repeat(10_000), 3);
+  stack.spawnWorker({ RENDER_MAX_MS: '1', SEND_CONCURRENCY: '1' });
+  const reasons = await finalReasons(mailIds);
+  const tried = reasons.filter((r) => /^4 render_failed: rendering took \d+ ms \([a-z ]+\), over the 1 ms bound$/.test(r));
+  const skipped = reasons.filter((r) => /^4 render_failed: not tried after another mail of its message: rendering took \d+ ms/.test(r));
+  t.equal(tried.length, 1, `one rendering tried: ${reasons.join(' | ')}`);
+  t.equal(skipped.length, 2, 'the two others not tried, with the reason');
 });

@@ -252,7 +252,7 @@ const RENDER_SLICE_MS = 20;
  */
 async function renderBatch(deps: SendMailDeps, keys: SigningKeys, limits: RenderLimits, contexts: RenderContext[]): Promise<Map<string, Rendering>> {
   const renderings = new Map<string, Rendering>();
-  const tooSlow = new Map<number, unknown>();
+  const tooSlow = new Map<number, string>();
   let slice = performance.now();
   for (const ctx of contexts) {
     if (FINAL_STATUSES.includes(ctx.status) || ctx.status === MailStatus.onhold) continue;
@@ -262,7 +262,7 @@ async function renderBatch(deps: SendMailDeps, keys: SigningKeys, limits: Render
     }
     const slow = tooSlow.get(ctx.message_id);
     if (slow) {
-      renderings.set(ctx.mail_id, { ok: false, error: slow });
+      renderings.set(ctx.mail_id, { ok: false, error: new RenderLimitExceeded(`not tried after another mail of its message: ${slow}`) });
       continue;
     }
     const started = performance.now();
@@ -291,7 +291,7 @@ async function renderBatch(deps: SendMailDeps, keys: SigningKeys, limits: Render
       renderings.set(ctx.mail_id, { ok: true, rendered, domain: ctx.domain_name });
     } catch (err) {
       renderings.set(ctx.mail_id, { ok: false, error: err });
-      if (err instanceof RenderLimitExceeded && performance.now() - started > limits.maxMs) tooSlow.set(ctx.message_id, err);
+      if (err instanceof RenderLimitExceeded && performance.now() - started > limits.maxMs) tooSlow.set(ctx.message_id, err.message);
     }
   }
   return renderings;
