@@ -78,6 +78,7 @@ t.test('mail ids of one send cannot be computed from one another', async (t) => 
   });
   const ids = sent.mails.map((m) => m.mail_id);
   t.equal(new Set(ids).size, 300);
+  t.same(ids, [...ids].sort(), 'ascending in recipient order, so listings by (time, mail_id) keep it');
   // Crockford base32 of the 80 random bits; a monotonic factory makes each id the previous + 1.
   const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
   const random = (id: string) => [...id.slice(10)].reduce((n, c) => n * 32n + BigInt(ALPHABET.indexOf(c)), 0n);

@@ -11,6 +11,15 @@ export function newId(): string {
   return ulid();
 }
 
+/**
+ * `count` fresh ids in ascending order, for the recipients of one send: listings that order by
+ * (time, mail_id) keep recipient order, as they did with the monotonic factory, while each id
+ * still carries its own 80 random bits (sorting reorders ids, it does not relate them).
+ */
+export function newIds(count: number): string[] {
+  return Array.from({ length: count }, () => ulid()).sort();
+}
+
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /** Whether `id` has the shape of the ids we issue (an upper-case ULID). */
