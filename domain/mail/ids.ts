@@ -1,4 +1,5 @@
-import { decodeTime, ulid } from 'ulid';
+import { randomFillSync } from 'node:crypto';
+import { decodeTime, encodeTime } from 'ulid';
 
 /**
  * mail_id and msg_id are ULIDs: 48 bits of creation time then 80 random bits. The time part is
@@ -8,7 +9,34 @@ import { decodeTime, ulid } from 'ulid';
  * not be able to compute the ids of the others, nor a tenant those of another (docs/security.md).
  */
 export function newId(): string {
-  return ulid();
+  return encodeTime(Date.now(), 10) + randomPart();
+}
+
+// The 80 random bits, Crockford base32. Built here from the CSPRNG rather than by ulid(), whose
+// per-character PRNG calls cost ~30 µs an id (0.6 s of the web's CPU for a 20,000-mail send).
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const pool = Buffer.alloc(10 * 256);
+let pooled = pool.length;
+
+function randomPart(): string {
+  if (pooled + 10 > pool.length) {
+    randomFillSync(pool);
+    pooled = 0;
+  }
+  const at = pooled;
+  pooled += 10;
+  return base32Of40Bits(at) + base32Of40Bits(at + 5);
+}
+
+/** 5 bytes of the pool (40 bits: exact in a double) as 8 base32 characters. */
+function base32Of40Bits(at: number): string {
+  let v = pool[at]! * 2 ** 32 + pool.readUInt32BE(at + 1);
+  let s = '';
+  for (let i = 0; i < 8; i++) {
+    s = CROCKFORD[v % 32]! + s;
+    v = Math.floor(v / 32);
+  }
+  return s;
 }
 
 /**
@@ -17,7 +45,7 @@ export function newId(): string {
  * still carries its own 80 random bits (sorting reorders ids, it does not relate them).
  */
 export function newIds(count: number): string[] {
-  return Array.from({ length: count }, () => ulid()).sort();
+  return Array.from({ length: count }, newId).sort();
 }
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
