@@ -86,7 +86,7 @@ export function createApp(deps: AppDeps, extraRoutes: Route[] = [], metrics: Htt
     res.json(openapi);
   });
 
-  mountTracking(app, { pool: deps.pool, recorder: new HitRecorder(deps.pool), secret: () => trackingSecret(deps.pool), logger: deps.logger, metrics });
+  mountTracking(app, { pool: deps.pool, recorder: new HitRecorder(deps.pool), secret: () => trackingSecret(deps.pool, deps.config.trackingSecret), logger: deps.logger, metrics });
   for (const route of routes) mount(app, route, deps);
 
   // Unknown route: 404 not_found; a known path with another verb: 405 with Allow.

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
-import { loadConfig, type Config } from './config.js';
+import { loadConfigOrExit, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { onShutdown } from './shutdown.js';
 
@@ -17,8 +17,9 @@ export function isMain(moduleUrl: string): boolean {
 }
 
 /**
- * A dyno's entry point (Procfile): configuration from the environment, a logger named for the
- * dyno, start, then a graceful stop on SIGTERM/SIGINT. A failure to start exits 1.
+ * A dyno's entry point (Procfile): configuration from the environment (a value not allowed
+ * stops it here, exit 1), a logger named for the dyno, start, then a graceful stop on
+ * SIGTERM/SIGINT. A failure to start exits 1.
  */
 export function runDyno(
   moduleUrl: string,
@@ -26,7 +27,7 @@ export function runDyno(
   start: (config: Config, logger: Logger) => Promise<{ stop(): Promise<void>; describe: Record<string, unknown> }>,
 ): void {
   if (!isMain(moduleUrl)) return;
-  const config = loadConfig();
+  const config = loadConfigOrExit(name);
   const logger = createLogger(config.logLevel, name);
   start(config, logger).then(
     (dyno) => {

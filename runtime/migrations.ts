@@ -2,19 +2,21 @@ import type { Logger } from 'pino';
 import { migrateClickHouse } from '../analytics/migrate.js';
 import { migratePostgres, withMigrationLock } from '../sql/migrate.js';
 import { createPool } from '../sql/pool.js';
+import type { SendSettings } from './config.js';
 import { migrateQueue } from './queue.js';
 
 /**
  * Everything `release` does, idempotently: Postgres schema, pg-boss schema, ClickHouse schema.
  * ClickHouse has no transactional DDL or locks, so its migrator runs under a Postgres advisory
- * lock: two release dynos never apply the same ClickHouse migration at once.
+ * lock: two release dynos never apply the same ClickHouse migration at once. The send queue's
+ * retry and expiry policy (SEND_RETRY_*, SEND_JOB_EXPIRE_SECONDS) is applied here.
  */
-export async function runMigrations(urls: { databaseUrl: string; clickhouseUrl: string }, logger?: Logger): Promise<void> {
+export async function runMigrations(urls: { databaseUrl: string; clickhouseUrl: string; send: SendSettings }, logger?: Logger): Promise<void> {
   const pool = createPool(urls.databaseUrl, { max: 2, application: 'cartero-release' });
   try {
     const pgResult = await migratePostgres(pool);
     logger?.info({ applied: pgResult.applied }, 'postgres migrations');
-    await migrateQueue(urls.databaseUrl);
+    await migrateQueue(urls.databaseUrl, urls.send);
     const chResult = await migrateClickHouse(urls.clickhouseUrl, {
       lock: (fn) => withMigrationLock(pool, fn),
       log: (m) => logger?.info(m),

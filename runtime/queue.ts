@@ -1,12 +1,16 @@
 import PgBoss from 'pg-boss';
 import { queueDefs } from '../workers/queues.js';
 import type { JobQueue } from '../domain/jobs.js';
+import type { SendSettings } from './config.js';
 
 /**
  * pg-boss on the service's Postgres. Only the release step migrates its schema; web and worker
  * dynos start with migrate: false so N copies starting together never race on DDL.
  */
-export function createBoss(databaseUrl: string, opts: { migrate?: boolean; supervise?: boolean; schedule?: boolean } = {}): PgBoss {
+export function createBoss(
+  databaseUrl: string,
+  opts: { migrate?: boolean; supervise?: boolean; schedule?: boolean; maintenanceIntervalSeconds?: number } = {},
+): PgBoss {
   const boss = new PgBoss({
     connectionString: databaseUrl,
     schema: 'pgboss',
@@ -15,20 +19,21 @@ export function createBoss(databaseUrl: string, opts: { migrate?: boolean; super
     supervise: opts.supervise ?? true,
     schedule: opts.schedule ?? true,
     max: 5,
-    // How often expired jobs (a worker killed mid-job) are found and retried; pg-boss's 120 s
-    // default would leave such mails waiting minutes.
-    maintenanceIntervalSeconds: Number(process.env.QUEUE_MAINTENANCE_SECONDS) || 30,
+    // How often expired jobs (a worker killed mid-job) are found and retried: the worker passes
+    // QUEUE_MAINTENANCE_SECONDS (pg-boss's 120 s default would leave such mails waiting minutes);
+    // processes that do not supervise never run maintenance.
+    ...(opts.maintenanceIntervalSeconds === undefined ? {} : { maintenanceIntervalSeconds: opts.maintenanceIntervalSeconds }),
   });
   return boss;
 }
 
 /** Install or upgrade pg-boss's schema and create or update every queue (release step). */
-export async function migrateQueue(databaseUrl: string): Promise<void> {
+export async function migrateQueue(databaseUrl: string, send: SendSettings): Promise<void> {
   const boss = createBoss(databaseUrl, { migrate: true, supervise: false, schedule: false });
   boss.on('error', () => {});
   await boss.start();
   try {
-    for (const def of queueDefs()) {
+    for (const def of queueDefs(send)) {
       const { name, ...options } = def;
       if (await boss.getQueue(name)) await boss.updateQueue(name, options as PgBoss.Queue);
       else await boss.createQueue(name, { name, ...options } as PgBoss.Queue);

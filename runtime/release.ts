@@ -1,14 +1,15 @@
-import { loadConfig } from './config.js';
+import { loadConfigOrExit } from './config.js';
 import { createLogger } from './logger.js';
 import { runMigrations } from './migrations.js';
 import { required } from './shutdown.js';
 
 /** The release dyno: all migrations, idempotently, then exit. */
-const config = loadConfig();
+const config = loadConfigOrExit('release');
 const logger = createLogger(config.logLevel, 'release');
 runMigrations({
   databaseUrl: required('DATABASE_URL', config.databaseUrl),
   clickhouseUrl: required('CLICKHOUSE_URL', config.clickhouseUrl),
+  send: config.send,
 }, logger).then(
   () => logger.info('release done'),
   (err) => {

@@ -4,7 +4,7 @@ import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../analytics/e
 import { DEFAULT_DATABASE } from '../analytics/client.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../sql/embedded.js';
 import { startMailboxSimulator, type MailboxSimulator } from '../smtp/simulator.js';
-import { loadConfig } from './config.js';
+import { loadConfigOrExit } from './config.js';
 import { createLogger } from './logger.js';
 import { runMigrations } from './migrations.js';
 import { projectRoot } from './paths.js';
@@ -19,7 +19,7 @@ import { readServices, writeServices } from './services-file.js';
  * ClickHouse, then Postgres, so no writer outlives what it writes to.
  */
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const config = loadConfigOrExit('start');
   const logger = createLogger(config.logLevel, 'start');
   const recorded = readServices(config.dataDir);
   const stops: Array<() => Promise<void>> = [];
@@ -99,7 +99,7 @@ async function main(): Promise<void> {
   });
 
   try {
-    await runMigrations({ databaseUrl, clickhouseUrl }, logger);
+    await runMigrations({ databaseUrl, clickhouseUrl, send: config.send }, logger);
   } catch (err) {
     logger.error({ err }, 'migrations failed');
     return shutdown(1);

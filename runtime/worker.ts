@@ -25,13 +25,13 @@ export interface WorkerProcess {
 export async function startWorker(config: Config, logger: Logger): Promise<WorkerProcess> {
   const databaseUrl = required('DATABASE_URL', config.databaseUrl);
   const pool = createPool(databaseUrl, { max: 10, application: 'cartero-worker' });
-  const boss = createBoss(databaseUrl);
+  const boss = createBoss(databaseUrl, { maintenanceIntervalSeconds: config.queue.maintenanceSeconds });
   boss.on('error', (err) => logger.error({ err }, 'queue error'));
   await boss.start();
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   // One pooled SMTP client per process, shared by every send job.
   const smtp = config.smtpUrl ? createSmtpTransport(config.smtpUrl) : undefined;
-  const lease = smtp ? await startSendLease(pool, workerId, logger) : undefined;
+  const lease = smtp ? await startSendLease(pool, workerId, logger, config.send.jobExpireSeconds) : undefined;
   await registerJobs(boss, { pool, config, logger, workerId, send: smtp && lease ? { smtp, lease } : undefined });
   // The event pump counts tracking events and ships them to ClickHouse (workers/event-pump.ts).
   // Its own client: a bounded request timeout, so an unanswering server only delays shipping.

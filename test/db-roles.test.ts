@@ -20,7 +20,7 @@ const queue = jobQueue(dbs.databaseUrl);
 // events its trigger writes) and a restriction.
 await acceptSend(b.tenant, dbs.pool, queue, { from: 'news@b-send.example', to: [{ email: 'x@example.org' }], subject: 's', text: 't' });
 await withTenant(dbs.pool, b.tenant, (c) => restrict(b.tenant, c, 'blocked@example.org', 'unspecified'));
-await trackingSecret(dbs.pool, {});
+await trackingSecret(dbs.pool); // none configured: the generated key's row is written
 await dbs.pool.query("INSERT INTO worker_heartbeats (worker_id, hostname, pid) VALUES ('w-test', 'h', 1)");
 await dbs.pool.query("INSERT INTO send_leases (worker_id, expires_at) VALUES ('w-test', now() + interval '1 hour')");
 

@@ -13,7 +13,7 @@ import { acceptSend } from '../domain/mail/accept.js';
 import { MailStatus } from '../domain/mail/status.js';
 import { moveMail } from '../domain/mail/transitions.js';
 import { lift } from '../domain/restrictions/restrictions.js';
-import { evaluateSoftBounces, softBounceSettings } from '../domain/restrictions/soft-bounces.js';
+import { evaluateSoftBounces } from '../domain/restrictions/soft-bounces.js';
 import { withTenant, type Tenant } from '../domain/tenancy/context.js';
 import { loadConfig } from '../runtime/config.js';
 import { createBoss, jobQueue } from '../runtime/queue.js';
@@ -105,9 +105,11 @@ const logs = async (id: string) =>
 const stored = (id: string) => readdirSync(mailboxDir).filter((f) => f.endsWith('.eml') && f.includes(id));
 
 t.test('settings: SOFT_BOUNCE_THRESHOLD and SOFT_BOUNCE_WINDOW_DAYS, defaults 3 and 30', async (t) => {
-  t.same(softBounceSettings({}), { threshold: 3, windowDays: 30 });
-  t.same(softBounceSettings({ SOFT_BOUNCE_THRESHOLD: '5', SOFT_BOUNCE_WINDOW_DAYS: '7' }), { threshold: 5, windowDays: 7 });
-  t.same(softBounceSettings({ SOFT_BOUNCE_THRESHOLD: '0', SOFT_BOUNCE_WINDOW_DAYS: 'x' }), { threshold: 3, windowDays: 30 }, 'nonsense falls back to the defaults');
+  t.same(loadConfig({}).softBounces, { threshold: 3, windowDays: 30 });
+  t.same(loadConfig({ SOFT_BOUNCE_THRESHOLD: '5', SOFT_BOUNCE_WINDOW_DAYS: '7' }).softBounces, { threshold: 5, windowDays: 7 });
+  t.throws(() => loadConfig({ SOFT_BOUNCE_THRESHOLD: '0', SOFT_BOUNCE_WINDOW_DAYS: 'x' }), {
+    message: 'SOFT_BOUNCE_THRESHOLD must be a whole number of at least 1, got "0"\nSOFT_BOUNCE_WINDOW_DAYS must be a whole number of at least 1, got "x"',
+  }, 'nonsense stops the process, every variable named');
 });
 
 t.test('a synchronous 5xx hard bounce restricts the address; the next send to it is dropped', async (t) => {

@@ -24,9 +24,17 @@ export interface JobDeps {
 export async function registerJobs(boss: PgBoss, deps: JobDeps): Promise<void> {
   await registerHeartbeat(boss, deps.pool, deps.workerId);
   await registerHousekeeping(boss, { pool: deps.pool, queue: jobQueue(deps.config.databaseUrl!), logger: deps.logger });
-  await registerSoftBounces(boss, { pool: deps.pool, logger: deps.logger });
+  await registerSoftBounces(boss, { pool: deps.pool, logger: deps.logger, settings: deps.config.softBounces });
   if (deps.send) {
-    await registerSendMail(boss, { pool: deps.pool, ...deps.send, publicUrl: deps.config.publicUrl, logger: deps.logger });
+    await registerSendMail(boss, {
+      pool: deps.pool,
+      ...deps.send,
+      publicUrl: deps.config.publicUrl,
+      logger: deps.logger,
+      settings: deps.config.send,
+      render: deps.config.render,
+      trackingSecret: deps.config.trackingSecret,
+    });
   } else {
     // Accepted mails wait in the queue (nothing is lost) until a worker with SMTP_URL runs.
     deps.logger.error('SMTP_URL is not set: this worker does not send mail (mail.send jobs wait for one that does)');

@@ -1,4 +1,5 @@
 import { SEND_MAIL_QUEUE } from '../domain/jobs.js';
+import type { SendSettings } from '../runtime/config.js';
 
 /**
  * Every pg-boss queue and its policy, created by the release step (runtime/queue.ts) so web
@@ -11,11 +12,6 @@ export interface QueueDef {
   retryBackoff?: boolean;
   expireInSeconds?: number;
   policy?: 'standard' | 'short' | 'singleton' | 'stately';
-}
-
-function intEnv(name: string, fallback: number): number {
-  const v = Number(process.env[name]);
-  return Number.isFinite(v) && v >= 0 && process.env[name] !== '' && process.env[name] !== undefined ? v : fallback;
 }
 
 
@@ -32,12 +28,8 @@ export interface SoftBouncesJob {
 /** The minute sweep that enqueues the threshold job for every instance with unevaluated soft bounces. */
 export const SOFT_BOUNCES_SWEEP_QUEUE = 'restrictions.soft-bounces-sweep';
 
-/** A send job still active after this long is retried by pg-boss (see its queue below). */
-export function sendJobExpireSeconds(): number {
-  return intEnv('SEND_JOB_EXPIRE_SECONDS', 600);
-}
-
-export function queueDefs(): QueueDef[] {
+/** The queues, with the send queue's policy from SEND_RETRY_* and SEND_JOB_EXPIRE_SECONDS. */
+export function queueDefs(send: Pick<SendSettings, 'retryLimit' | 'retryDelaySeconds' | 'jobExpireSeconds'>): QueueDef[] {
   return [
     { name: 'worker.heartbeat', policy: 'singleton' },
     { name: 'mail.release-onhold', policy: 'singleton' },
@@ -48,14 +40,14 @@ export function queueDefs(): QueueDef[] {
       name: SEND_MAIL_QUEUE,
       // Deferred (4xx) mails are retried with exponential backoff; after the last try the
       // mail becomes a soft bounce. SEND_RETRY_* make tests fast; defaults suit real MTAs.
-      retryLimit: intEnv('SEND_RETRY_LIMIT', 6),
-      retryDelay: intEnv('SEND_RETRY_DELAY_SECONDS', 60),
+      retryLimit: send.retryLimit,
+      retryDelay: send.retryDelaySeconds,
       retryBackoff: true,
       // A worker killed mid-send leaves its job active; after this it is retried elsewhere. Long
       // enough for a whole batch to wait its turn for the pooled SMTP connections of a slow
       // relay (100 x 4 mails in flight over 5 connections): an expiry while a mail is still at
       // SMTP does not send it twice (workers/send-lease.ts), but costs retries.
-      expireInSeconds: sendJobExpireSeconds(),
+      expireInSeconds: send.jobExpireSeconds,
     },
   ];
 }

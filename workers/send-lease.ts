@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { Pool } from '../sql/pool.js';
-import { sendJobExpireSeconds } from './queues.js';
 
 /**
  * This worker process's send lease (sql/migrations/008_send_leases.sql): proof that the process
@@ -31,13 +30,14 @@ export interface SendLease {
 }
 
 /** The lease's life and refresh period: it outlives three missed refreshes (a Postgres blip). */
-export function leaseTiming(expireSeconds = sendJobExpireSeconds()): { ttlSeconds: number; refreshMs: number; holdSeconds: number } {
+export function leaseTiming(expireSeconds: number): { ttlSeconds: number; refreshMs: number; holdSeconds: number } {
   const ttlSeconds = Math.min(60, Math.max(2, expireSeconds / 4));
   return { ttlSeconds, refreshMs: Math.round((ttlSeconds * 1000) / 4), holdSeconds: Math.max(3600, 2 * expireSeconds) };
 }
 
-export async function startSendLease(pool: Pool, workerId: string, logger: Logger): Promise<SendLease> {
-  const { ttlSeconds, refreshMs, holdSeconds } = leaseTiming();
+/** jobExpireSeconds: the send queue's job expiry (SEND_JOB_EXPIRE_SECONDS), which the lease's timing follows. */
+export async function startSendLease(pool: Pool, workerId: string, logger: Logger, jobExpireSeconds: number): Promise<SendLease> {
+  const { ttlSeconds, refreshMs, holdSeconds } = leaseTiming(jobExpireSeconds);
   const inFlight = new Set<string>();
   const refresh = () =>
     pool.query(

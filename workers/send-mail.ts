@@ -2,7 +2,7 @@ import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { DependencyUnavailable } from '../domain/errors.js';
 import { checkGates, loadMailsToRender, lockSendStates, type RenderContext, type SendState } from '../domain/mail/gates.js';
-import { RENDER_LIMITS, RenderLimitExceeded, renderMail, type RenderedMail, type RenderLimits } from '../domain/mail/render.js';
+import { RenderLimitExceeded, renderMail, type RenderedMail, type RenderLimits } from '../domain/mail/render.js';
 import { FINAL_STATUSES, MailStatus } from '../domain/mail/status.js';
 import { moveMails, type Move } from '../domain/mail/transitions.js';
 import type { Tenant } from '../domain/tenancy/context.js';
@@ -14,6 +14,8 @@ import type { ReportKey } from '../domain/bounces/report-tag.js';
 import type { SmtpTransport } from '../smtp/transport.js';
 import type { Pool } from '../sql/pool.js';
 import { SEND_MAIL_QUEUE, type SendMailJob } from '../domain/jobs.js';
+import { CONFIG_SCHEMA } from '../runtime/config-schema.js';
+import type { SendSettings } from '../runtime/config.js';
 import type { SendLease } from './send-lease.js';
 import { softBounceNotifier } from './soft-bounces.js';
 
@@ -54,31 +56,24 @@ export interface SendMailDeps {
   logger: Logger;
   /** This process's mails at SMTP, published for the other runs' transaction A. */
   lease: SendLease;
+  /** SEND_BATCH_SIZE and SEND_CONCURRENCY. */
+  settings: Pick<SendSettings, 'batchSize' | 'concurrency'>;
+  /** RENDER_MAX_BODY_BYTES and RENDER_MAX_MS. */
+  render: RenderLimits;
+  /** TRACKING_SECRET, when the operator sets it (domain/tracking/secret.ts). */
+  trackingSecret: string | undefined;
 }
 
-/**
- * 4 loops of 100: while one loop waits on SMTP replies the others fetch and prepare, which
- * measured 7% faster end to end than 2 of 50 (docs/performance.md, bench/send).
- */
-export const SEND_DEFAULTS = { batchSize: 100, loops: 4 } as const;
-
-function intEnv(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  const v = Number(raw);
-  return raw !== undefined && raw !== '' && Number.isInteger(v) && v >= min ? v : fallback;
-}
+/** The defaults of SEND_BATCH_SIZE and SEND_CONCURRENCY (why these: runtime/config-schema.ts). */
+export const SEND_DEFAULTS = { batchSize: CONFIG_SCHEMA.send.batchSize.default, loops: CONFIG_SCHEMA.send.concurrency.default } as const;
 
 /**
  * SEND_BATCH_SIZE jobs per fetch, SEND_CONCURRENCY fetch loops per process: up to their product
  * mails in flight, sharing the pool's SMTP connections and the process's Postgres pool.
  */
 export async function registerSendMail(boss: PgBoss, deps: SendMailDeps): Promise<void> {
-  const batchSize = intEnv('SEND_BATCH_SIZE', SEND_DEFAULTS.batchSize, 1);
-  const loops = intEnv('SEND_CONCURRENCY', SEND_DEFAULTS.loops, 1);
-  const limits: RenderLimits = {
-    maxBodyBytes: intEnv('RENDER_MAX_BODY_BYTES', RENDER_LIMITS.maxBodyBytes, 1),
-    maxMs: intEnv('RENDER_MAX_MS', RENDER_LIMITS.maxMs, 1),
-  };
+  const { batchSize, concurrency: loops } = deps.settings;
+  const limits = deps.render;
   const logger = deps.logger.child({ queue: SEND_MAIL_QUEUE });
   // After a commit that recorded soft bounces, the threshold job (not this hot path) counts them.
   const recorder = new OutcomeRecorder(deps.pool, softBounceNotifier(boss, logger));
@@ -121,7 +116,7 @@ async function handleBatch(boss: PgBoss, deps: SendMailDeps, limits: RenderLimit
   }
   if (!groups.size) return;
   const tenants = await loadTenants(deps.pool, [...groups.keys()]);
-  const secret = await trackingSecret(deps.pool);
+  const secret = await trackingSecret(deps.pool, deps.trackingSecret);
   const reportKey = (await reportKeys(deps.pool)).current;
 
   await Promise.all(

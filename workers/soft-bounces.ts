@@ -1,6 +1,6 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
-import { evaluateSoftBounces, instancesWithPendingSoftBounces, softBounceSettings } from '../domain/restrictions/soft-bounces.js';
+import { evaluateSoftBounces, instancesWithPendingSoftBounces, type SoftBounceSettings } from '../domain/restrictions/soft-bounces.js';
 import { loadTenants } from '../domain/tenancy/instances.js';
 import type { Pool } from '../sql/pool.js';
 import { SOFT_BOUNCES_QUEUE, SOFT_BOUNCES_SWEEP_QUEUE, type SoftBouncesJob } from './queues.js';
@@ -37,10 +37,10 @@ function parseJobData(data: unknown): SoftBouncesJob | undefined {
   return typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? { instance_id: id } : undefined;
 }
 
-export async function registerSoftBounces(boss: PgBoss, deps: { pool: Pool; logger: Logger }): Promise<void> {
+/** settings: SOFT_BOUNCE_THRESHOLD and SOFT_BOUNCE_WINDOW_DAYS, from the process's configuration. */
+export async function registerSoftBounces(boss: PgBoss, deps: { pool: Pool; logger: Logger; settings: SoftBounceSettings }): Promise<void> {
   const logger = deps.logger.child({ queue: SOFT_BOUNCES_QUEUE });
-  // Read once per process: SOFT_BOUNCE_THRESHOLD and SOFT_BOUNCE_WINDOW_DAYS.
-  const settings = softBounceSettings();
+  const { settings } = deps;
   await boss.work<unknown>(SOFT_BOUNCES_QUEUE, async (jobs) => {
     for (const job of jobs) {
       const data = parseJobData(job.data);

@@ -17,20 +17,8 @@ export interface SoftBounceSettings {
   windowDays: number;
 }
 
+/** The defaults of SOFT_BOUNCE_THRESHOLD and SOFT_BOUNCE_WINDOW_DAYS (runtime/config-schema.ts). */
 export const SOFT_BOUNCE_DEFAULTS: SoftBounceSettings = { threshold: 3, windowDays: 30 };
-
-function positiveInt(raw: string | undefined, fallback: number): number {
-  const v = Number(raw);
-  return raw !== undefined && raw !== '' && Number.isInteger(v) && v >= 1 ? v : fallback;
-}
-
-/** SOFT_BOUNCE_THRESHOLD (default 3) and SOFT_BOUNCE_WINDOW_DAYS (default 30). */
-export function softBounceSettings(env: NodeJS.ProcessEnv = process.env): SoftBounceSettings {
-  return {
-    threshold: positiveInt(env.SOFT_BOUNCE_THRESHOLD, SOFT_BOUNCE_DEFAULTS.threshold),
-    windowDays: positiveInt(env.SOFT_BOUNCE_WINDOW_DAYS, SOFT_BOUNCE_DEFAULTS.windowDays),
-  };
-}
 
 // Claims a batch of unevaluated soft bounces. SKIP LOCKED: two evaluations of one instance at
 // once (a sweep and a notification) take disjoint batches, and each counts every bounce of its
@@ -72,7 +60,7 @@ export interface SoftBounceEvaluation {
 export async function evaluateSoftBounces(
   tenant: Tenant,
   pool: Pool,
-  settings: SoftBounceSettings = softBounceSettings(),
+  settings: SoftBounceSettings,
   batchSize = 1000,
 ): Promise<SoftBounceEvaluation> {
   const result: SoftBounceEvaluation = { evaluated: 0, restricted: [] };

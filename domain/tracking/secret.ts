@@ -3,15 +3,16 @@ import { query, type Pool } from '../../sql/pool.js';
 
 /**
  * The key that signs tracking and unsubscribe links (domain/tracking/tokens.ts). Every web and
- * worker dyno must hold the same one: TRACKING_SECRET when the operator sets it, else a random
- * key generated once into service_secrets by whichever process asks first (INSERT ... ON
- * CONFLICT DO NOTHING, then read back, so concurrent first callers agree). Cached per pool: the
- * key never changes while processes run (rotating it breaks links in mails already sent).
+ * worker dyno must hold the same one: `configured` (TRACKING_SECRET, from the process's
+ * Config) when the operator sets it, else a random key generated once into service_secrets by
+ * whichever process asks first (INSERT ... ON CONFLICT DO NOTHING, then read back, so concurrent
+ * first callers agree). Cached per pool: the key never changes while processes run (rotating it
+ * breaks links in mails already sent).
  */
 const cache = new WeakMap<Pool, Promise<string>>();
 
-export function trackingSecret(pool: Pool, env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  if (env.TRACKING_SECRET) return Promise.resolve(env.TRACKING_SECRET);
+export function trackingSecret(pool: Pool, configured?: string): Promise<string> {
+  if (configured) return Promise.resolve(configured);
   let secret = cache.get(pool);
   if (!secret) {
     secret = loadOrCreate(pool);

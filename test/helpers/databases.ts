@@ -3,6 +3,7 @@ import { rm } from 'node:fs/promises';
 import pg from 'pg';
 import { join } from 'node:path';
 import { startEmbeddedClickHouse } from '../../analytics/embedded/server.js';
+import { loadConfig } from '../../runtime/config.js';
 import { runMigrations } from '../../runtime/migrations.js';
 import { createPool, type Pool } from '../../sql/pool.js';
 import { TEST_DIR, testEnv } from '../setup/env.js';
@@ -40,7 +41,9 @@ export async function testDatabases(t: Teardown, label = 'db'): Promise<TestData
   const chDir = join(TEST_DIR, 'clickhouse', name);
   const ch = await startEmbeddedClickHouse({ dir: chDir });
   const clickhouseUrl = `${ch.url}/cartero`;
-  await runMigrations({ databaseUrl, clickhouseUrl });
+  // The send queue's policy from this process's SEND_RETRY_* and SEND_JOB_EXPIRE_SECONDS, which
+  // test files set before calling this.
+  await runMigrations({ databaseUrl, clickhouseUrl, send: loadConfig(process.env).send });
   const pool = createPool(databaseUrl, { max: 5, application: 'cartero-test' });
 
   t.teardown(async () => {
