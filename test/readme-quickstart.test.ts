@@ -1,0 +1,130 @@
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { projectRoot } from '../runtime/paths.js';
+import { freePort } from '../runtime/ports.js';
+import { childEnv, sleep, spawnNode, tempDataDir } from './helpers/spawn.js';
+
+/**
+ * The README's quickstart, run as written: the service started the way `npm start` starts it
+ * (after its build), then every command of the README's shell blocks in order, through a shell.
+ * Only what differs on a test machine is substituted: this file's DATA_DIR for `./.data`, a free
+ * port for 3000, the key the README's `key create` printed for `<key>`, and `node bin/cartero.js`
+ * for `npx cartero` (the same script, without npx's lookup).
+ */
+
+/** The commands of each ```sh block of a Markdown text, `\` continuations joined. */
+function shellBlocks(markdown: string): string[][] {
+  return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) =>
+    m[1]!
+      .replace(/\\\n/g, '')
+      .split('\n')
+      .filter((l) => l.trim() !== ''),
+  );
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function sh(command: string, env: NodeJS.ProcessEnv): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile('/bin/sh', ['-c', command], { cwd: projectRoot, env, timeout: 30_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** The command's output as JSON; fails the test (with the output) when it is not. */
+function json(run: Run, what: string): any {
+  try {
+    return JSON.parse(run.stdout);
+  } catch {
+    throw new Error(`${what}: expected JSON on stdout, exit ${run.code}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`);
+  }
+}
+
+t.test('the README quickstart works as written', async (t) => {
+  const blocks = shellBlocks(readFileSync(join(projectRoot, 'README.md'), 'utf8'));
+  const [install, ...quickstart] = blocks;
+  const commands = quickstart.flat();
+  const shape = [
+    t.ok(install?.some((l) => l.includes('npm start')), 'the first block starts the service (npm start)'),
+    t.ok(commands.some((c) => /key create .*--scopes \S*mail:send/.test(c) && /--scopes \S*mail:read/.test(c)), 'a key with mail:send and mail:read'),
+    t.ok(commands.some((c) => /curl .*-X POST .*\/v1\/mails\/send/.test(c)), 'one curl to POST /v1/mails/send'),
+    t.ok(commands.some((c) => /^ls \.\/\.data\/mailbox\//.test(c)), 'where the message is: ./.data/mailbox/'),
+    t.ok(commands.some((c) => /curl .*\/v1\/mails(\s|$)/.test(c) && !c.includes('-X POST')), 'one listing call (GET /v1/mails)'),
+  ];
+  if (shape.includes(false)) return;
+
+  const dataDir = tempDataDir(t);
+  const port = await freePort();
+  const env = childEnv({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' }, ['DATABASE_URL', 'CLICKHOUSE_URL', 'SMTP_URL', 'INTERNAL_PORT', 'INBOUND_SMTP_PORT']);
+  // `npm start` is its build (prestart) then this; the suite is already built.
+  const service = spawnNode(t, 'dist/runtime/start.js', { env, detached: true });
+  await service.waitForStdout(new RegExp(`Cartero is running at http://localhost:${port}\\b`), 120_000);
+
+  let key: string | undefined;
+  const asOnThisMachine = (command: string) => {
+    let c = command
+      .replace(/^npx cartero /, 'node bin/cartero.js ')
+      .replaceAll('http://localhost:3000', `http://localhost:${port}`)
+      .replaceAll('./.data', dataDir);
+    if (c.includes('<key>')) {
+      if (!key) throw new Error(`no key printed before: ${command}`);
+      c = c.replaceAll('<key>', key);
+    }
+    return c;
+  };
+
+  let sent: { msg_id: string; mails: Array<{ mail_id: string; to: string; status: number }> } | undefined;
+  for (const command of commands) {
+    const run = () => sh(asOnThisMachine(command), env);
+    let r = await run();
+    if (!t.equal(r.code, 0, `exit 0: ${command}`)) {
+      t.comment(r.stdout + r.stderr);
+      return;
+    }
+    if (/key create/.test(command)) {
+      key = json(r, command).key;
+      t.type(key, 'string', 'key create printed the key');
+    } else if (/\/v1\/senders/.test(command)) {
+      t.same(json(r, command).data?.map((s: { email_address: string }) => s.email_address), ['news@example.com'], 'the key reads the sender');
+    } else if (/\/v1\/mails\/send/.test(command)) {
+      sent = json(r, command);
+      t.equal(sent?.mails?.length, 1, 'the send was accepted: one mail');
+      t.match(sent?.mails?.[0], { to: 'ana@example.net', status: 1 }, 'received, to be sent by the worker');
+    } else if (/^ls .*mailbox/.test(command)) {
+      // Delivery is asynchronous ("a moment later"): the same command until the message is there.
+      const deadline = Date.now() + 30_000;
+      while (!/\.eml$/m.test(r.stdout) && Date.now() < deadline) {
+        await sleep(250);
+        r = await run();
+      }
+      const files = r.stdout.split('\n').filter((f) => f.endsWith('.eml'));
+      t.equal(files.length, 1, `ls shows the message (${r.stdout.trim()})`);
+      const eml = files[0] ? readFileSync(join(dataDir, 'mailbox', files[0]), 'utf8') : '';
+      t.match(eml, /^X-Simulator-Rcpt-To: ana@example\.net$/m, 'delivered to the recipient');
+      t.match(eml, /^Subject: Hello Ana$/m, 'with the merge tag rendered');
+      t.same(readdirSync(join(dataDir, 'mailbox')).filter((f) => f.endsWith('.eml')), files, 'and it is in $DATA_DIR/mailbox/');
+    } else if (/\/v1\/mails(\s|$)/.test(command)) {
+      // The status moves to 3 (sent) when the worker records the relay's 250, just after the file.
+      const deadline = Date.now() + 10_000;
+      let mails = json(r, command).data as Array<{ mail_id: string; to: string; status: number }>;
+      while (mails.some((m) => m.status !== 3) && Date.now() < deadline) {
+        await sleep(250);
+        r = await run();
+        mails = json(r, command).data;
+      }
+      t.same(
+        mails.map((m) => [m.mail_id, m.to, m.status]),
+        [[sent?.mails?.[0]?.mail_id, 'ana@example.net', 3]],
+        'the listing shows the mail, sent',
+      );
+    }
+  }
+  t.ok(key && sent, 'the quickstart created a key and sent a mail');
+});
