@@ -1,42 +1,49 @@
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../runtime/config.js';
-import { commands, describeError, UsageError } from './commands.js';
+import { AppError } from '../domain/errors.js';
+import { getInstanceBySlug } from '../domain/tenancy/instances.js';
+import type { CliContext } from './command.js';
+import { commands } from './commands/index.js';
 import { openDatabase } from './database.js';
+import { UsageError } from './flags.js';
+import { commandUsage, parseCommandLine } from './program.js';
 
 /**
  * `cartero <area> <action> --flags`: the panel-only operations. Prints one JSON object on
  * stdout and exits 0, or a message on stderr and exits non-zero (2 for usage, 1 otherwise).
  */
-function help(): string {
-  return ['usage: cartero <command> [flags]', '', ...commands.map((c) => `  cartero ${c.name} ${c.usage}`)].join('\n');
-}
-
 async function main(argv: string[]): Promise<number> {
-  const name = argv.slice(0, 2).join(' ');
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
-    process.stderr.write((argv.length ? `unknown command: ${name}\n\n` : '') + help() + '\n');
+  const parsed = await parseCommandLine(commands, argv);
+  if ('helped' in parsed) return 0;
+  if ('mistake' in parsed) {
+    process.stderr.write(parsed.mistake + '\n');
     return 2;
   }
-  let flags;
-  try {
-    flags = parseArgs({ args: argv.slice(2), options: command.flags, strict: true, allowPositionals: false }).values;
-  } catch (err) {
-    process.stderr.write(`${(err as Error).message}\nusage: cartero ${command.name} ${command.usage}\n`);
-    return 2;
-  }
+  const { command, flags } = parsed.chosen;
   const db = await openDatabase(loadConfig());
+  const ctx: CliContext = {
+    pool: db.pool,
+    queue: db.queue,
+    async tenant(slug) {
+      const instance = await getInstanceBySlug(db.pool, slug);
+      return { instanceId: instance.id, slug: instance.slug, tz: instance.tz };
+    },
+  };
   try {
-    const result = await command.run(db.pool, flags, db.queue);
+    const result = await command.run(ctx, flags);
     process.stdout.write(JSON.stringify(result) + '\n');
     return 0;
   } catch (err) {
     process.stderr.write(`cartero ${command.name}: ${describeError(err)}\n`);
-    if (err instanceof UsageError) process.stderr.write(`usage: cartero ${command.name} ${command.usage}\n`);
+    if (err instanceof UsageError) process.stderr.write(commandUsage(command) + '\n');
     return err instanceof UsageError ? 2 : 1;
   } finally {
     await db.close();
   }
+}
+
+function describeError(err: unknown): string {
+  if (err instanceof AppError) return `${err.code}: ${err.message}`;
+  return (err as Error)?.message ?? String(err);
 }
 
 main(process.argv.slice(2)).then(

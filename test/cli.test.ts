@@ -120,6 +120,16 @@ t.test('key create with --allow-ip and --expires-at', async (t) => {
   t.equal((await get('/v1/senders', auth(past.key, slug))).status, 401, 'an expired key is refused');
 });
 
+t.test('instance set-limits: a fraction, a whole number, none; absent flags unchanged', async (t) => {
+  const set = await ok('instance', 'set-limits', '--slug', slug, '--rate', '2.5', '--burst', '10', '--monthly-quota', 'none');
+  t.match(set, { slug, send_rate_per_second: 2.5, send_burst: 10, monthly_quota: null, released_from_hold: 0 });
+  const quota = await ok('instance', 'set-limits', '--slug', slug, '--monthly-quota', '1000', '--rate', 'unlimited');
+  t.match(quota, { send_rate_per_second: null, send_burst: 10, monthly_quota: 1000 }, 'burst left as it was');
+  const zero = await cli('instance', 'set-limits', '--slug', slug, '--burst', '0');
+  failed(t, zero, /instance set-limits: invalid_limit: burst must be at least 1/, 'a burst of 0');
+  t.equal(zero.code, 1, 'refused by the domain, not a usage error');
+});
+
 t.test('instance disable then enable', async (t) => {
   const off = await ok('instance', 'disable', '--slug', slug);
   t.match(off, { slug, enabled: false });
@@ -198,6 +208,90 @@ t.test('errors: non-zero exit, empty stdout, a clear message on stderr', async (
   // The failures changed nothing.
   const list = await get('/v1/senders', auth((await ok('key', 'create', '--instance', slug, '--scopes', 'senders:read')).key, slug));
   t.equal(list.body.data.find((s: any) => s.id === senderId)?.is_consent_required, true, 'bad --value left the sender as it was');
+});
+
+/** The commands black-box checks call: each must stay listed under this name. */
+const CONTRACT = [
+  'instance create', 'instance disable', 'instance enable', 'instance allow-ip', 'instance set-limits',
+  'key create', 'key revoke', 'domain add', 'domain set-checks', 'sender create', 'sender set-consent-required',
+  'restriction add', 'restriction lift', 'report-key rotate',
+];
+
+/** The "<area> <action>" names under "Commands:" in `cartero --help`. */
+function listedCommands(help: string): string[] {
+  const section = help.split(/^Commands:$/m)[1] ?? '';
+  const lines = section.split(/\n\n/)[0]!.split('\n');
+  return lines.flatMap((l) => /^  ([a-z-]+ [a-z-]+)  /.exec(l)?.[1] ?? []);
+}
+
+t.test('cartero --help lists every command; each has --help, and cartero help <command> says the same', async (t) => {
+  const top = await cli('--help');
+  t.equal(top.code, 0, 'exit 0');
+  t.equal(top.stderr, '', 'nothing on stderr');
+  t.match(top.stdout, /^Usage: cartero <command> \[flags\]\n/, 'starts with the usage');
+  const listed = listedCommands(top.stdout);
+  t.same(CONTRACT.filter((c) => !listed.includes(c)), [], 'every command is listed');
+  t.match(top.stdout, /^  help <command>  /m, 'and help <command>');
+  t.same(await cli('help'), top, 'cartero help alone is cartero --help');
+
+  for (const name of listed) {
+    const help = await cli(...name.split(' '), '--help');
+    t.equal(help.code, 0, `${name} --help: exit 0`);
+    t.equal(help.stderr, '', `${name} --help: nothing on stderr`);
+    const usage = /^Usage: cartero (\S+ \S+)(.*)$/m.exec(help.stdout);
+    t.equal(usage?.[1], name, `${name} --help: its usage line`);
+    const options = help.stdout.split(/^Options:$/m)[1] ?? '';
+    for (const flag of usage?.[2]?.match(/--[a-z-]+/g) ?? []) {
+      t.match(options, new RegExp(`^  ${flag} `, 'm'), `${name} --help describes ${flag}`);
+    }
+    t.match(options, /--help/, `${name} --help: lists --help`);
+    t.same(await cli('help', ...name.split(' ')), help, `cartero help ${name} prints the same`);
+  }
+  const create = await cli('help', 'instance', 'create');
+  t.match(create.stdout, /^Usage: cartero instance create --slug <slug> \[--name <name>\] \[--tz <zone>\]$/m);
+  t.match(create.stdout, /^  --slug <slug> +lowercase letters/m, 'a flag with what it is for');
+});
+
+/** A usage mistake: exit 2, nothing on stdout, one line saying what is wrong, then the usage. */
+function mistake(t: Test, r: CliResult, line: string, usage: RegExp, what: string): void {
+  t.equal(r.code, 2, `${what}: exit 2`);
+  t.equal(r.stdout, '', `${what}: nothing on stdout`);
+  const [first, second] = r.stderr.split('\n');
+  t.equal(first, line, `${what}: one line saying what is wrong`);
+  t.match(second, usage, `${what}: then the usage`);
+}
+
+t.test('usage mistakes: exit 2, one line on stderr, then the usage', async (t) => {
+  const top = /^usage: cartero <command> \[flags\]$/;
+  const create = /^usage: cartero instance create --slug <slug> \[--name <name>\] \[--tz <zone>\]$/;
+  mistake(t, await cli('frobnicate', 'now'), 'cartero: unknown command: frobnicate now', top, 'unknown command');
+  mistake(t, await cli('instance', 'frobnicate'), 'cartero: unknown command: instance frobnicate', top, 'unknown action');
+  mistake(t, await cli('instance'), 'cartero: unknown command: instance', top, 'an area alone');
+  mistake(t, await cli(), 'cartero: give a command', top, 'nothing');
+  mistake(t, await cli('--colour'), "cartero: unknown option '--colour'", top, 'a flag without a command');
+  mistake(t, await cli('help', 'frobnicate'), 'cartero: unknown command: frobnicate', top, 'help on an unknown command');
+  t.match((await cli('frobnicate')).stderr, /^  cartero instance create --slug <slug> \[--name <name>\] \[--tz <zone>\]$/m, 'the usage lists the commands');
+
+  mistake(t, await cli('instance', 'create', '--slug', 'x', '--colour', 'red'), "cartero instance create: unknown option '--colour'", create, 'unknown flag');
+  mistake(t, await cli('instance', 'create', '--colour', 'red', '--slug', 'x'), "cartero instance create: unknown option '--colour'", create,
+    'unknown flag before a required one');
+  mistake(t, await cli('instance', 'create', '--name', 'x'), 'cartero instance create: --slug is required', create, 'missing required flag');
+  mistake(t, await cli('instance', 'create', '--slug', ''), 'cartero instance create: --slug is required', create, 'empty required flag');
+  mistake(t, await cli('instance', 'create', '--slug'), "cartero instance create: option '--slug <slug>' argument missing", create, 'flag without its value');
+  mistake(t, await cli('instance', 'create', 'x', '--slug', 'x'), "cartero instance create: too many arguments for 'create'. Expected 0 arguments but got 1.",
+    create, 'a stray argument');
+  mistake(t, await cli('sender', 'set-consent-required', '--instance', slug, '--id', '0', '--value', 'true'),
+    'cartero sender set-consent-required: --id must be a positive integer', /^usage: cartero sender set-consent-required --instance <slug> --id <id> --value <true\|false>$/, 'bad --id');
+  mistake(t, await cli('domain', 'set-checks', '--instance', slug, '--name', 'shop.example', '--dkim', 'ok'),
+    'cartero domain set-checks: --dkim must be approved, pending or failed', /^usage: cartero domain set-checks /, 'bad check state');
+  mistake(t, await cli('instance', 'set-limits', '--slug', slug, '--rate', '-1'), 'cartero instance set-limits: --rate must be a number or none',
+    /^usage: cartero instance set-limits /, 'negative limit');
+  mistake(t, await cli('key', 'create', '--instance', slug, '--scopes', 'mail:read', '--expires-at', 'soon'),
+    'cartero key create: --expires-at must be an ISO 8601 date-time', /^usage: cartero key create /, 'bad date');
+  mistake(t, await cli('restriction', 'add', '--instance', slug, '--recipient', 'a@b', '--reason', 'hard_bounce'),
+    'cartero restriction add: --recipient must be an email address', /^usage: cartero restriction add /, 'address without a dot in its domain');
+  mistake(t, await cli('instance', 'allow-ip', '--slug', slug), 'cartero instance allow-ip: give --cidr (repeatable) or --clear',
+    /^usage: cartero instance allow-ip --slug <slug> \(--cidr <cidr> \[--cidr <cidr> \.\.\.\] \| --clear\)$/, 'neither of two flags');
 });
 
 t.test('with DATABASE_URL the CLI never touches DATA_DIR', async (t) => {

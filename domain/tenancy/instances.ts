@@ -69,15 +69,30 @@ export async function setInstanceAllowList(pool: Pool, slug: string, change: { a
   return rows[0];
 }
 
-export interface SendLimitsChange {
-  /** undefined: unchanged; null: no limit. */
-  send_rate_per_second?: number | null;
-  send_burst?: number | null;
-  monthly_quota?: number | null;
+/** The sending limits: the rate is mails per second (a fraction allowed); burst and quota count mails. */
+export const SEND_LIMITS = {
+  send_rate_per_second: { whole: false },
+  send_burst: { whole: true },
+  monthly_quota: { whole: true },
+} as const;
+export type SendLimit = keyof typeof SEND_LIMITS;
+
+/** A value a limit can hold: a number of at least 0, whole where the limit counts mails. */
+export function isSendLimitValue(limit: SendLimit, value: number): boolean {
+  return Number.isFinite(value) && value >= 0 && (!SEND_LIMITS[limit].whole || Number.isInteger(value));
 }
+
+/** undefined: unchanged; null: no limit. */
+export type SendLimitsChange = { [L in SendLimit]?: number | null };
 
 /** Sending limits (panel-only): bandwidth bucket rate and burst, monthly plan quota. */
 export async function setInstanceLimits(pool: Pool, slug: string, change: SendLimitsChange): Promise<Instance> {
+  for (const limit of Object.keys(SEND_LIMITS) as SendLimit[]) {
+    const value = change[limit];
+    if (typeof value === 'number' && !isSendLimitValue(limit, value)) {
+      throw new AppError(400, 'invalid_limit', `${limit} must be a ${SEND_LIMITS[limit].whole ? 'whole ' : ''}number of at least 0 (null for no limit)`);
+    }
+  }
   if (change.send_rate_per_second === 0) throw new AppError(400, 'invalid_limit', 'rate must be above 0 (use none for no limit)');
   if (change.send_burst === 0) throw new AppError(400, 'invalid_limit', 'burst must be at least 1');
   const { rows } = await query<Instance>(

@@ -1,0 +1,41 @@
+import type { Pool } from '../sql/pool.js';
+import type { JobQueue } from '../domain/jobs.js';
+import type { Tenant } from '../domain/tenancy/context.js';
+import type { Flag } from './flags.js';
+
+/** What a command runs against: the database, the job queue, and instances by slug. */
+export interface CliContext {
+  pool: Pool;
+  queue: JobQueue;
+  /** The instance with this slug, as the tenant that domain functions take first. */
+  tenant(slug: string): Promise<Tenant>;
+}
+
+type FlagValues<F> = { [K in keyof F]: F[K] extends Flag<infer V> ? V : never };
+
+/**
+ * One admin command: `cartero <area> <action> --flags`. `run` gets the flags already parsed and
+ * checked (by their names as typed: flags['monthly-quota']) and returns what is printed as JSON.
+ */
+export interface CliCommand<F extends Record<string, Flag<unknown>> = Record<string, Flag<unknown>>> {
+  /** "<area> <action>", e.g. "instance create". */
+  name: string;
+  /** One line for `cartero --help`. */
+  summary: string;
+  /** More for `cartero help <command>`, when one line is not enough. */
+  description?: string;
+  flags: F;
+  /** The flags part of the usage line, when the flags' own cannot say it (e.g. "one of two"). */
+  usage?: string;
+  run(ctx: CliContext, flags: FlagValues<F>): Promise<unknown>;
+}
+
+/** Declares a command with its flags' value types inferred for `run`. */
+export function defineCommand<F extends Record<string, Flag<any>>>(command: CliCommand<F>): CliCommand {
+  return command as unknown as CliCommand;
+}
+
+/** The flags part of a command's usage line. */
+export function usageOf(command: CliCommand): string {
+  return command.usage ?? Object.entries(command.flags).map(([name, flag]) => flag.usage(name)).join(' ');
+}

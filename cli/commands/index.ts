@@ -1,0 +1,17 @@
+import type { CliCommand } from '../command.js';
+import { domainCommands } from './domain.js';
+import { instanceCommands } from './instance.js';
+import { keyCommands } from './key.js';
+import { reportKeyCommands } from './report-key.js';
+import { restrictionCommands } from './restriction.js';
+import { senderCommands } from './sender.js';
+
+/** Every admin command, in the order `cartero --help` lists them. A new area adds one file and one line here. */
+export const commands: readonly CliCommand[] = [
+  ...instanceCommands,
+  ...keyCommands,
+  ...domainCommands,
+  ...senderCommands,
+  ...restrictionCommands,
+  ...reportKeyCommands,
+];
