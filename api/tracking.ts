@@ -193,7 +193,7 @@ export function trackingFastPath(app: express.Express): TrackingFastPath | undef
 
 /**
  * GET/HEAD /t/o/{token} and /t/c/{token} without Express: a third of the web's CPU per hit and
- * 1.5-2.1 times the hits per second of the Express routes at 50 connections (docs/performance.md,
+ * 1.5-2.1 times the hits per second of the Express routes at 50 connections (docs/performance-history.md,
  * "Tracking hits (issue 4)"), whose router, request/response prototypes and middleware chain cost
  * more CPU than the hit itself.
  * It keeps every convention of those answers: X-Request-Id (a plain incoming one kept), the

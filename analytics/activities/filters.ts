@@ -43,7 +43,7 @@ export const ACTIVITY_SETTINGS = {
  * Settings of a listing's page query (not of counts or exports). Reading in key order with an early
  * stop (LIMIT 1 BY, LIMIT), ClickHouse 26.7 otherwise buffers blocks from every part before the
  * stop takes effect: the opens none page read 857,364 rows for 101 (656 ms), 109,627 with these
- * settings (119 ms); the grouped listings' first pass 2,187,448 -> 117,547 (docs/performance.md).
+ * settings (119 ms); the grouped listings' first pass 2,187,448 -> 117,547 (docs/performance-history.md).
  */
 export const PAGE_SETTINGS = {
   read_in_order_use_buffering: 0,
@@ -200,7 +200,7 @@ export function machineCondition(f: EventActivityFilter): string[] {
  * conditions on the newest copy (`after`, i.e. exclude_machine) a page reads the events as they
  * are: copies change neither a key's first row nor min/max/any/uniqExact, and the count counts
  * distinct event_ids. Merging copies first (LIMIT 1 BY, or FINAL) cost more than that: opens by
- * msg_id with a campaign filter, first pass 47 -> 36 ms, second 67 -> 45 ms (docs/performance.md).
+ * msg_id with a campaign filter, first pass 47 -> 36 ms, second 67 -> 45 ms (docs/performance-history.md).
  * With `after`, both passes judge each event on its newest copy, then count rows.
  *
  * The events reach the aggregation as a subquery `e`: the grouping SELECT has no WHERE of its
@@ -300,7 +300,7 @@ export function groupedByMail(q: GroupedQuery): string {
  * messages from mail_events_by_msg, where each message's events are contiguous (from
  * mail_events, with a campaign filter, it read 1.8 M rows for 70 k); with `after`, with FINAL:
  * over those short key ranges merging is cheaper than sorting the rows to keep each event's
- * newest copy (45 against 84 ms for a campaign's page; docs/performance.md). The lookup reads the
+ * newest copy (45 against 84 ms for a campaign's page; docs/performance-history.md). The lookup reads the
  * tenant's key prefix of the mirror through its msg_id bloom filter index. It is not bounded by
  * the page's reception times: that would undercount a message whose recipients were not all
  * received at once (the service never does that, but the cost of the bound's saving, ~5 ms, is a

@@ -5,7 +5,7 @@ import type { Migration } from './migration.js';
  * (analytics/activities/filters.ts) aggregates every event of the page's ~100 messages over the
  * range, and in mail_events (time order) those events are spread over every granule of days of
  * data, mixed with thousands of other messages: with a campaign filter the pass read 1.8 M rows
- * for 70 k (docs/performance.md). Here they are contiguous, and the small granules (1,024 rows)
+ * for 70 k (docs/performance-history.md). Here they are contiguous, and the small granules (1,024 rows)
  * keep the read near the rows wanted.
  *
  * Filled by a materialized view on every insert into mail_events (the pump's shipments, the

@@ -7,7 +7,7 @@ import type { Migration } from './migration.js';
  * mail_events (time order) the campaigns interleave: to find the 101 messages of one campaign
  * active last, the first pass of group_by=msg_id read 1.4 M rows of every campaign (36-42 ms);
  * here 164 k (14 ms), and the exact count of a campaign's opens over 30 days reads 393 k rows
- * instead of 7 M (95 -> 21 ms) (docs/performance.md). Per-campaign figures are what integrators
+ * instead of 7 M (95 -> 21 ms) (docs/performance-history.md). Per-campaign figures are what integrators
  * look at most, so they get their own order, as per-message figures got mail_events_by_msg.
  *
  * Only events with a code: a filter `custom_group_code = X` never matches NULL, so the key column
