@@ -228,7 +228,7 @@ export const CONFIG_SCHEMA = {
   trackingSecret: secret('TRACKING_SECRET', 1, 'generated', 'key that signs open, click and unsubscribe links; unset, one is generated once into Postgres (service_secrets)'),
   send: {
     // 4 loops of 100: while one loop waits on SMTP replies the others fetch and prepare, which
-    // measured 7% faster end to end than 2 of 50 (docs/performance.md, bench/send).
+    // measured 7% faster end to end than 2 of 50 (docs/performance-history.md, bench/send).
     batchSize: integer('SEND_BATCH_SIZE', 100, { min: 1 }, 'send jobs fetched per batch'),
     concurrency: integer('SEND_CONCURRENCY', 4, { min: 1 }, 'send fetch loops per worker process'),
     retryLimit: integer('SEND_RETRY_LIMIT', 6, { min: 0 }, 'retries of a deferred (4xx) mail; its last SMTP try makes it a soft bounce (applied to the queue by release)'),
