@@ -143,7 +143,7 @@ async function main(): Promise<void> {
     `\nCartero is running at ${url}\n` +
       `  data: ${config.dataDir}\n` +
       `  readiness and metrics (this machine only): ${internalUrl}/readyz ${internalUrl}/metrics\n` +
-      `  create an instance and a key: npx cartero instance create --slug demo && npx cartero key create --instance demo --scopes senders:read,domains:read\n` +
+      `  first steps (a domain, a sender, a key, a send): README.md's quickstart\n` +
       `  Ctrl-C stops it; the next start reuses the data.\n\n`,
   );
 }
