@@ -1,3 +1,4 @@
+import { renderInput } from './helpers/render-input.js';
 import t from 'tap';
 import { checkTemplate, MAX_MERGE_TAGS, renderHtml } from '../domain/mail/merge-tags.js';
 import { htmlToPlainText, RenderLimitExceeded, renderMail, trackLinks, type RenderInput } from '../domain/mail/render.js';
@@ -43,25 +44,7 @@ const HOSTILE: Record<string, string> = {
 };
 
 function input(html: string, over: Partial<RenderInput> = {}): RenderInput {
-  return {
-    mailId: '01JABCDEFGHJKMNPQRSTVWXYZ0',
-    senderDomain: 'news.example.com',
-    publicUrl: 'https://mail.example.test',
-    secret: 'test-secret-0123456789',
-    reportKey: { version: 1, secret: 'report-key' },
-    from: { email: 'hello@news.example.com', name: 'News' },
-    to: { email: 'ann@example.org', name: 'Ann', variables: {} },
-    subject: 'Hello',
-    html,
-    text: null,
-    variables: {},
-    replyTo: null,
-    headers: {},
-    attachments: [],
-    trackOpens: true,
-    trackClicks: true,
-    ...over,
-  };
+  return renderInput({ html, ...over });
 }
 
 t.test('link tracking is linear on hostile markup, and leaves it byte for byte', async (t) => {

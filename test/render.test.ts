@@ -1,31 +1,20 @@
 import t, { type Test } from 'tap';
+import { RENDER_PUBLIC_URL, RENDER_SECRET, renderInput } from './helpers/render-input.js';
 import { htmlToPlainText, insertOpenPixel, isProtectedHeader, renderMail, trackLinks, type RenderInput } from '../domain/mail/render.js';
 import { bounceClassOf, classifyReply, outcomeOfError, outcomeOfInfo, parseSmtpReply } from '../domain/mail/smtp-reply.js';
 import { readTrackingToken, signToken, verifyToken } from '../domain/tracking/tokens.js';
 
-const SECRET = 'test-secret-0123456789';
-const PUBLIC = 'https://mail.example.test';
+const SECRET = RENDER_SECRET;
+const PUBLIC = RENDER_PUBLIC_URL;
 
 function input(over: Partial<RenderInput> = {}): RenderInput {
-  return {
-    mailId: '01JABCDEFGHJKMNPQRSTVWXYZ0',
-    senderDomain: 'news.example.com',
-    publicUrl: PUBLIC,
-    secret: SECRET,
-    reportKey: { version: 3, secret: 'report-key' },
-    from: { email: 'hello@news.example.com', name: 'News' },
+  return renderInput({
     to: { email: 'ann@example.org', name: 'Ann', variables: { first_name: '<b>Ann</b>' } },
     subject: 'Hello Ann',
     html: '<html><body><p>Hi {{first_name}}, plan {{plan}}</p><a href="https://shop.example/x?a=1&amp;b=2">Shop</a></body></html>',
-    text: null,
     variables: { plan: 'pro', first_name: 'ignored' },
-    replyTo: null,
-    headers: {},
-    attachments: [],
-    trackOpens: true,
-    trackClicks: true,
     ...over,
-  };
+  });
 }
 
 /** The URL a tracked href points to, checked to be a click token of this mail. */
