@@ -8,13 +8,28 @@ export interface JobQueue {
   insert(client: Client, jobs: Array<{ name: string; data: object }>): Promise<void>;
 }
 
+/*
+ * The names and payloads of the jobs that code outside workers/ enqueues: the enqueuer needs only
+ * these, never the handler. Each job's policy, schedule and handler live in its module under
+ * workers/ (the list: workers/jobs.ts). Names are pg-boss queue names stored in every database:
+ * never rename one.
+ */
+
 /**
  * The send job: one per mail, enqueued with the mail's row by acceptance (accept.ts) and by the
- * on-hold release (onhold.ts), consumed by the send worker (workers/send-mail.ts). Its queue's
- * retry policy is in workers/queues.ts.
+ * on-hold release (onhold.ts), consumed by the send worker (workers/send-mail.ts).
  */
 export const SEND_MAIL_QUEUE = 'mail.send';
 export interface SendMailJob {
   instance_id: number;
   mail_id: string;
+}
+
+/**
+ * The soft-bounce threshold job (workers/soft-bounces.ts): one per instance with new soft bounces,
+ * sent with singletonKey = the instance id.
+ */
+export const SOFT_BOUNCES_QUEUE = 'restrictions.soft-bounces';
+export interface SoftBouncesJob {
+  instance_id: number;
 }

@@ -1,5 +1,5 @@
 import PgBoss from 'pg-boss';
-import { queueDefs } from '../workers/queues.js';
+import { queuePolicies } from '../workers/jobs.js';
 import type { JobQueue } from '../domain/jobs.js';
 import type { SendSettings } from './config.js';
 
@@ -27,14 +27,16 @@ export function createBoss(
   return boss;
 }
 
-/** Install or upgrade pg-boss's schema and create or update every queue (release step). */
+/**
+ * Install or upgrade pg-boss's schema and create or update the queue of every job of the list
+ * (workers/jobs.ts) with its policy (release step); `send` feeds the send queue's policy.
+ */
 export async function migrateQueue(databaseUrl: string, send: SendSettings): Promise<void> {
   const boss = createBoss(databaseUrl, { migrate: true, supervise: false, schedule: false });
   boss.on('error', () => {});
   await boss.start();
   try {
-    for (const def of queueDefs(send)) {
-      const { name, ...options } = def;
+    for (const { name, ...options } of queuePolicies({ send })) {
       if (await boss.getQueue(name)) await boss.updateQueue(name, options as PgBoss.Queue);
       else await boss.createQueue(name, { name, ...options } as PgBoss.Queue);
     }

@@ -17,7 +17,8 @@ import { SEND_MAIL_QUEUE, type SendMailJob } from '../domain/jobs.js';
 import { CONFIG_SCHEMA } from '../runtime/config-schema.js';
 import type { SendSettings } from '../runtime/config.js';
 import type { SendLease } from './send-lease.js';
-import { softBounceNotifier } from './soft-bounces.js';
+import { defineJob } from './job.js';
+import { softBounceNotifier } from './soft-bounce-check.js';
 
 /**
  * The send worker: one pg-boss job per mail (data SendMailJob), fetched in batches.
@@ -90,6 +91,42 @@ export async function registerSendMail(boss: PgBoss, deps: SendMailDeps): Promis
     );
   }
 }
+
+/**
+ * The send job (workers/jobs.ts lists it). It registers its own consumers: batches and several
+ * fetch loops (registerSendMail above), the hot path. Its queue's policy comes from SEND_RETRY_*
+ * and SEND_JOB_EXPIRE_SECONDS.
+ */
+export const sendMailJob = defineJob({
+  name: SEND_MAIL_QUEUE,
+  policy: ({ send }) => ({
+    // Deferred (4xx) mails are retried with exponential backoff; after the last try the
+    // mail becomes a soft bounce. SEND_RETRY_* make tests fast; defaults suit real MTAs.
+    retryLimit: send.retryLimit,
+    retryDelay: send.retryDelaySeconds,
+    retryBackoff: true,
+    // A worker killed mid-send leaves its job active; after this it is retried elsewhere. Long
+    // enough for a whole batch to wait its turn for the pooled SMTP connections of a slow
+    // relay (100 x 4 mails in flight over 5 connections): an expiry while a mail is still at
+    // SMTP does not send it twice (workers/send-lease.ts), but costs retries.
+    expireInSeconds: send.jobExpireSeconds,
+  }),
+  parse: (payload) => parseJobData(payload),
+  async work(boss, { send, pool, config, logger }) {
+    if (!send) {
+      // Accepted mails wait in the queue (nothing is lost) until a worker with SMTP_URL runs.
+      logger.error('SMTP_URL is not set: this worker does not send mail (mail.send jobs wait for one that does)');
+      return;
+    }
+    await registerSendMail(boss, {
+      pool,
+      ...send,
+      publicUrl: config.publicUrl,
+      logger,
+      settings: config.send,
+      render: config.render,
+      trackingSecret: config.trackingSecret,
+    });
 
 type JobVerdict = { done: true } | { done: false; error: string };
 type Job = PgBoss.JobWithMetadata<unknown>;

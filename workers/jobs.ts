@@ -1,0 +1,27 @@
+import { queuePolicy, type JobDefinition, type QueuePolicy, type QueueSettings } from './job.js';
+import { heartbeatJob } from './heartbeat.js';
+import { releaseOnHoldJob } from './release-onhold.js';
+import { retentionJob } from './retention.js';
+import { sendMailJob } from './send-mail.js';
+import { softBouncesJob } from './soft-bounces.js';
+import { softBouncesSweepJob } from './soft-bounces-sweep.js';
+
+/**
+ * Every job of the service, read by the release step (runtime/queue.ts creates each queue with its
+ * policy) and by the worker (workers/index.ts registers each handler and schedule). Adding a job:
+ * one module under workers/ exporting a defineJob (workers/job.ts) and one line here; when code
+ * outside workers/ enqueues it, its name and payload type go in domain/jobs.ts.
+ */
+export const JOBS: ReadonlyArray<JobDefinition<any>> = [
+  heartbeatJob,
+  releaseOnHoldJob,
+  retentionJob,
+  softBouncesJob,
+  softBouncesSweepJob,
+  sendMailJob,
+];
+
+/** Each job's queue name and policy, as the release step creates them (settings: the configuration). */
+export function queuePolicies(settings: QueueSettings): Array<QueuePolicy & { name: string }> {
+  return JOBS.map((def) => ({ name: def.name, ...queuePolicy(def, settings) }));
+}
