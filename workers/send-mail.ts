@@ -127,6 +127,8 @@ export const sendMailJob = defineJob({
       render: config.render,
       trackingSecret: config.trackingSecret,
     });
+  },
+});
 
 type JobVerdict = { done: true } | { done: false; error: string };
 type Job = PgBoss.JobWithMetadata<unknown>;
