@@ -1,8 +1,8 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
-import { DependencyUnavailable } from '../domain/errors.js';
 import { checkGates, loadMailsToRender, lockSendStates, type RenderContext, type SendState } from '../domain/mail/gates.js';
 import { RenderLimitExceeded, renderMail, type RenderedMail, type RenderLimits } from '../domain/mail/render.js';
+import { decideSendOutcome } from '../domain/mail/send-outcome.js';
 import { FINAL_STATUSES, MailStatus } from '../domain/mail/status.js';
 import { moveMails, type Move } from '../domain/mail/transitions.js';
 import type { Tenant } from '../domain/tenancy/context.js';
@@ -17,6 +17,7 @@ import { SEND_MAIL_QUEUE, type SendMailJob } from '../domain/jobs.js';
 import { CONFIG_SCHEMA } from '../runtime/config-schema.js';
 import type { SendSettings } from '../runtime/config.js';
 import type { SendLease } from './send-lease.js';
+import { OutcomeRecorder } from './outcome-recorder.js';
 import { defineJob } from './job.js';
 import { softBounceNotifier } from './soft-bounce-check.js';
 
@@ -183,20 +184,8 @@ async function handleBatch(boss: PgBoss, deps: SendMailDeps, limits: RenderLimit
         toSend.map(async ({ mailId, rendered, job, attempts }) => {
           try {
             const outcome = await deps.smtp.send(rendered);
-            // Counted in SMTP tries, not in job runs: a job's runs also include expiries and
-            // held retries (prepare), which must not eat into a deferred mail's tries.
-            const lastTry = attempts >= job.retryLimit;
-            const smtp = { smtpCode: outcome.reply.code ?? null, smtpEnhanced: outcome.reply.enhanced ?? null, smtpReply: outcome.reply.text };
-            // Only from queued: if another job for this mail recorded its reply first, nothing changes.
-            const fields = { from: [MailStatus.queued], smtpTry: true };
-            const move: Move =
-              outcome.kind === 'sent'
-                ? { mailId, to: MailStatus.sent, fields, log: smtp }
-                : outcome.kind === 'bounced'
-                  ? { mailId, to: MailStatus.bounced, fields: { ...fields, bounceClass: outcome.bounceClass }, log: smtp }
-                  : lastTry
-                    ? { mailId, to: MailStatus.bounced, fields: { ...fields, bounceClass: 'soft' }, log: { ...smtp, reason: 'deferred_retries_exhausted' } }
-                    : { mailId, to: MailStatus.deferred, fields, log: smtp };
+            // The send queue's retry limit is SEND_RETRY_LIMIT.
+            const { move, jobDone } = decideSendOutcome(mailId, outcome, attempts, job.retryLimit);
             try {
               await recorder.record(tenant, move);
             } catch (err) {
@@ -204,7 +193,7 @@ async function handleBatch(boss: PgBoss, deps: SendMailDeps, limits: RenderLimit
               return settle(mailId, { done: false, error: errorText(err) });
             }
             deps.logger.debug({ mailId, outcome: outcome.kind, reply: outcome.reply.text, retryCount: job.retryCount }, 'smtp reply recorded');
-            settle(mailId, outcome.kind === 'deferred' && !lastTry ? { done: false, error: `deferred: ${outcome.reply.text}` } : { done: true });
+            settle(mailId, jobDone ? { done: true } : { done: false, error: `deferred: ${outcome.reply.text}` });
           } finally {
             deps.lease.inFlight.delete(mailId);
           }
@@ -387,68 +376,4 @@ async function moveRendered(deps: SendMailDeps, tenant: Tenant, mails: Map<strin
     await moveMails(tenant, c, moves);
     return { prepared, held, changed };
   });
-}
-
-/**
- * Transaction B, as group commit: a reply is written at once when no write for its instance is
- * in flight; replies arriving meanwhile wait for that write and then go together in one
- * statement. No timer: under light load every reply is its own write, under heavy load writes
- * grow instead of queueing up. Connection failures are retried in-process a few times, because
- * giving up means the job's retry sends the mail again.
- */
-class OutcomeRecorder {
-  private readonly pending = new Map<number, { tenant: Tenant; items: Array<{ move: Move; done: (err?: unknown) => void }> }>();
-  private readonly flushing = new Set<number>();
-
-  constructor(
-    private readonly pool: Pool,
-    /** Called after a commit that moved mails to soft bounced; must not throw. */
-    private readonly onSoftBounce: (instanceId: number) => void = () => {},
-  ) {}
-
-  record(tenant: Tenant, move: Move): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const id = tenant.instanceId;
-      const queue = this.pending.get(id) ?? { tenant, items: [] };
-      this.pending.set(id, queue);
-      queue.items.push({ move, done: (err) => (err === undefined ? resolve() : reject(err)) });
-      if (!this.flushing.has(id)) void this.flush(id);
-    });
-  }
-
-  private async flush(id: number): Promise<void> {
-    this.flushing.add(id);
-    try {
-      for (let queue = this.pending.get(id); queue?.items.length; queue = this.pending.get(id)) {
-        this.pending.delete(id);
-        try {
-          await this.write(queue.tenant, queue.items.map((i) => i.move));
-          for (const i of queue.items) i.done();
-        } catch (err) {
-          for (const i of queue.items) i.done(err ?? new Error('write failed'));
-        }
-      }
-    } finally {
-      this.flushing.delete(id);
-    }
-  }
-
-  private async write(tenant: Tenant, moves: Move[]): Promise<void> {
-    for (const pause of [250, 1_000, 4_000, 0]) {
-      try {
-        const moved = await withTenant(this.pool, tenant, (c) => moveMails(tenant, c, moves));
-        if (moved.some((m) => m.status === MailStatus.bounced && m.bounce_class === 'soft')) this.onSoftBounce(tenant.instanceId);
-        return;
-      } catch (err) {
-        if (!(err instanceof DependencyUnavailable || isTransientConflict(err)) || pause === 0) throw err;
-        await new Promise((r) => setTimeout(r, pause));
-      }
-    }
-  }
-}
-
-/** Deadlock or serialization failure: the transaction was rolled back whole and can simply rerun. */
-function isTransientConflict(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code;
-  return code === '40P01' || code === '40001';
 }
