@@ -39,7 +39,8 @@ import { softBounceNotifier } from './soft-bounce-check.js';
  *     their renderings from R, are moved to queued (2), claimed by this worker (held_by, in the
  *     same move). All moves in one statement.
  *  -  each mail goes to SMTP through the process's pooled transport, concurrently.
- *  B. each reply moves its mail as soon as it arrives: sent (3), bounced (6) or deferred (5). A
+ *  B. each reply moves its mail as soon as it arrives (domain/mail/send-outcome.ts decides the
+ *     move, workers/outcome-recorder.ts writes it): sent (3), bounced (6) or deferred (5). A
  *     deferred mail's job is failed so pg-boss retries it with the queue's exponential backoff;
  *     on its last SMTP try (SEND_RETRY_LIMIT tries recorded before) it becomes a soft bounce.
  *
