@@ -3,18 +3,11 @@
  * api/problem.ts maps them to HTTP problem objects. Domain code throws these and nothing
  * HTTP-specific.
  */
-export class AppError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly extra: Record<string, unknown> = {},
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-    this.name = new.target.name;
-  }
-}
+import { AppError } from '../sql/errors.js';
+
+// The base and the dependency error live with the pool, which throws one (sql/errors.ts says why);
+// every import of them from here keeps working.
+export { AppError, DependencyUnavailable } from '../sql/errors.js';
 
 /** 404 `<resource>_not_found`: "resource and id not found". */
 export class NotFoundError extends AppError {
@@ -36,16 +29,6 @@ export class RateLimited extends AppError {
     const s = Math.max(1, Math.ceil(retryAfterSeconds));
     super(429, 'rate_limit_exceeded', `Rate limit exceeded; retry after ${s} seconds`, {}, { 'Retry-After': String(s) });
   }
-}
-
-/** 503: Postgres, ClickHouse or another dependency did not answer. Transient; retry. */
-export class DependencyUnavailable extends AppError {
-  constructor(dependency: string, cause?: unknown, detail = 'Service temporarily unavailable') {
-    super(503, 'service_unavailable', detail, {}, { 'Retry-After': '1' });
-    this.dependency = dependency;
-    if (cause !== undefined) this.cause = cause;
-  }
-  dependency: string;
 }
 
 /** One field failure of a 422, before it is rendered (api/validation.ts renders these too). */

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { DependencyUnavailable } from '../domain/errors.js';
+import { DependencyUnavailable } from './errors.js';
 
 export type Pool = pg.Pool;
 export type Client = pg.PoolClient;
