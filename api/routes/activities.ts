@@ -5,7 +5,7 @@ import { listSent, type SentActivityFilter } from '../../analytics/activities/se
 import { listUnopened } from '../../analytics/activities/unopened.js';
 import type { PageRequest } from '../../domain/pagination.js';
 import { defineRoute } from '../route.js';
-import { byGroup, clickRowSchemas, eventActivityQuery, openRowSchemas, unopenedRowSchema } from '../schemas/activities.js';
+import { byGroup, clickRowSchemas, eventActivityQuerySchema, openRowSchemas, unopenedRowSchema } from '../schemas/activities.js';
 import { collectionSchema } from '../schemas/common.js';
 import { activityFilterQuery, mailSchema, sentFilterQuery } from '../schemas/mails.js';
 
@@ -42,7 +42,7 @@ export const activityRoutes = [
       'exclude_machine=true leaves out opens flagged as machine-made (default: none are excluded). ' + LAG,
     tag: 'Activities',
     scope: 'mail:read',
-    query: eventActivityQuery,
+    query: eventActivityQuerySchema,
     success: { status: 200, description: 'A page of open rows, shaped by group_by', schema: collectionSchema(byGroup(openRowSchemas)) },
     handler: ({ tenant, query, deps }) => listOpens(tenant, deps.clickhouse, query),
   }),
@@ -59,7 +59,7 @@ export const activityRoutes = [
       'exclude_machine=true leaves out clicks flagged as machine-made (default: none are excluded). ' + LAG,
     tag: 'Activities',
     scope: 'mail:read',
-    query: eventActivityQuery,
+    query: eventActivityQuerySchema,
     success: { status: 200, description: 'A page of click rows, shaped by group_by', schema: collectionSchema(byGroup(clickRowSchemas)) },
     handler: ({ tenant, query, deps }) => listClicks(tenant, deps.clickhouse, query),
   }),

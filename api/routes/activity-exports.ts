@@ -6,7 +6,7 @@ import { unopenedQuery } from '../../analytics/activities/unopened.js';
 import { EXPORT_FORMATS, streamExport, type ExportFormat } from '../../analytics/export/stream.js';
 import { defineRoute } from '../route.js';
 import type { RouteContext } from '../route.js';
-import { eventActivityQuery } from '../schemas/activities.js';
+import { eventActivityQuerySchema } from '../schemas/activities.js';
 import { activityFilterQuery, sentFilterQuery } from '../schemas/mails.js';
 import type { JsonSchema } from '../validation.js';
 import type { ActivityQuery } from '../../analytics/activities/query.js';
@@ -87,7 +87,7 @@ export const activityExportRoutes = [
       `JSON: the rows of GET /v1/activities/opens. ${STREAMING}`,
     tag: 'Activities',
     scope: 'mail:read',
-    query: exportQuery(eventActivityQuery),
+    query: exportQuery(eventActivityQuerySchema),
     success,
     handler: send<EventActivityFilter>(
       'opens',
@@ -103,7 +103,7 @@ export const activityExportRoutes = [
     description: `The rows of GET /v1/activities/clicks for the same filters and group_by, with its fields in its order. ${STREAMING}`,
     tag: 'Activities',
     scope: 'mail:read',
-    query: exportQuery(eventActivityQuery),
+    query: exportQuery(eventActivityQuerySchema),
     success,
     handler: send<EventActivityFilter>('clicks', ({ tenant, query }) => clicksQuery(tenant, query)),
   }),

@@ -10,8 +10,8 @@ import { activityFilterQuery } from './mails.js';
 
 const GROUP_BY = ['none', 'mail_id', 'msg_id'] as const;
 
-/** opens and clicks: the common filters, group_by and the machine-made exclusion. */
-export const eventActivityQuery = {
+/** The query-string schema of the opens and clicks listings and exports: the common filters, group_by and the machine-made exclusion. */
+export const eventActivityQuerySchema = {
   ...activityFilterQuery,
   group_by: {
     type: 'string',
