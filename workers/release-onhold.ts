@@ -1,6 +1,6 @@
 import { instancesWithMailsOnHold, releaseOnHold, requeueStrandedMails } from '../domain/mail/onhold.js';
 import { deleteShipped } from '../domain/tracking/outbox.js';
-import { withTransaction } from '../sql/pool.js';
+import { withTransaction, type Pool } from '../sql/pool.js';
 import { defineJob, noPayload } from './job.js';
 
 /** Hours a shipped outbox event stays in Postgres (scanner detection looks back at recent clicks). */
@@ -9,7 +9,7 @@ export const SHIPPED_EVENTS_KEEP_HOURS = 24;
 /**
  * Minute housekeeping (one run per tick across all workers): mails on hold go back to the queue
  * where the quota allows (a new month, or a raise), mails left without a send job get one, and
- * tracking events ClickHouse has had for a day leave the Postgres outbox.
+ * tracking events ClickHouse has had for a day leave the Postgres outbox (purgeShippedOutboxEvents).
  */
 export const releaseOnHoldJob = defineJob({
   name: 'mail.release-onhold',
@@ -23,13 +23,22 @@ export const releaseOnHoldJob = defineJob({
     }
     const stranded = await requeueStrandedMails(pool, queue);
     if (stranded) logger.warn({ requeued: stranded }, 'mails without a send job requeued');
-    // In batches of short transactions, so the tracking endpoints' inserts never wait long.
-    let deleted = 0;
-    for (;;) {
-      const n = await withTransaction(pool, (c) => deleteShipped(c, SHIPPED_EVENTS_KEEP_HOURS));
-      deleted += n;
-      if (n === 0) break;
-    }
+    // Not a release: it rides on this minute tick (the queue keeps its name; its schedule suits both).
+    const deleted = await purgeShippedOutboxEvents(pool);
     if (deleted) logger.info({ deleted }, 'shipped tracking events removed from the outbox');
   },
 });
+
+/**
+ * Tracking events ClickHouse has had for SHIPPED_EVENTS_KEEP_HOURS leave the Postgres outbox, in
+ * batches of short transactions, so the tracking endpoints' inserts never wait long. Returns how
+ * many were removed.
+ */
+async function purgeShippedOutboxEvents(pool: Pool): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const n = await withTransaction(pool, (c) => deleteShipped(c, SHIPPED_EVENTS_KEEP_HOURS));
+    deleted += n;
+    if (n === 0) return deleted;
+  }
+}
