@@ -8,6 +8,7 @@ import { purgeExpiredMails } from '../domain/mail/retention.js';
 import { setInstanceLimits } from '../domain/tenancy/instances.js';
 import { jobQueue } from '../runtime/queue.js';
 import { projectRoot } from '../runtime/paths.js';
+import { purgeShippedOutboxEvents, SHIPPED_EVENTS_KEEP_HOURS } from '../workers/release-onhold.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 
@@ -101,4 +102,22 @@ t.test('retention purge removes mails past the window with their logs', async (t
   t.same(await rows('SELECT mail_id FROM mails WHERE mail_id = ANY($1)', [[oldId, newId]]), [{ mail_id: newId }]);
   t.same(await rows('SELECT 1 FROM mail_logs WHERE mail_id = $1', [oldId]), [], 'its logs went with it');
   t.equal(await rows('SELECT 1 FROM mail_logs WHERE mail_id = $1', [newId]).then((r) => r.length), 1);
+});
+
+t.test('the outbox keeps events until ClickHouse has had them for a day, then lets them go', async (t) => {
+  const old = `now() - make_interval(hours => ${SHIPPED_EVENTS_KEEP_HOURS + 1})`;
+  const event = (label: string, stage: number, at: string) =>
+    dbs.pool.query(`INSERT INTO mail_events (instance_id, mail_id, kind, url, occurred_at, stage) VALUES ($1, 'PURGE', 'open', $2, ${at}, $3)`, [
+      a.tenant.instanceId,
+      label,
+      stage,
+    ]);
+  for (let i = 0; i < 3; i++) await event(`shipped-old-${i}`, 2, old);
+  await event('shipped-recent', 2, 'now()');
+  await event('counted-old', 1, old); // counted, not yet in ClickHouse
+  await event('new-old', 0, old); // not even counted yet
+  t.equal(await purgeShippedOutboxEvents(dbs.pool), 3, 'the three shipped a day ago');
+  const left = await rows("SELECT url FROM mail_events WHERE mail_id = 'PURGE' ORDER BY url");
+  t.same(left.map((r) => r.url), ['counted-old', 'new-old', 'shipped-recent'], 'unshipped events stay whatever their age');
+  t.equal(await purgeShippedOutboxEvents(dbs.pool), 0, 'nothing more to remove');
 });

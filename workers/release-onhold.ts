@@ -34,7 +34,7 @@ export const releaseOnHoldJob = defineJob({
  * batches of short transactions, so the tracking endpoints' inserts never wait long. Returns how
  * many were removed.
  */
-async function purgeShippedOutboxEvents(pool: Pool): Promise<number> {
+export async function purgeShippedOutboxEvents(pool: Pool): Promise<number> {
   let deleted = 0;
   for (;;) {
     const n = await withTransaction(pool, (c) => deleteShipped(c, SHIPPED_EVENTS_KEEP_HOURS));
