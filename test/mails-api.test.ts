@@ -115,6 +115,11 @@ t.test('refusals write nothing', async (t) => {
   const big = await send({ html: 'x'.repeat(10 * 1024 * 1024) });
   t.equal(big.status, 413);
   t.equal(big.body.max_bytes, 10 * 1024 * 1024);
+  // Under the body limit but over the worker's render bound (RENDER_MAX_BODY_BYTES, 2 MiB): refused
+  // here, not accepted and dropped later; counted in UTF-8 bytes (ñ is two).
+  const overRender = await send({ html: `<p>${'ñ'.repeat(1024 * 1024)}</p>`, text: 'x'.repeat(2 * 1024 * 1024) });
+  t.equal(overRender.status, 422);
+  t.same(overRender.body.errors.map((e: any) => [e.pointer, e.code, e.params?.max_bytes]), [['/html', 'value_error.too_large', 2 * 1024 * 1024]], 'html over the bound; text exactly at it passes');
   const scope = await call('POST', '/v1/mails/send', { from: 'news@shop.example', to: [{ email: 'a@b.co' }], subject: 's', text: 't' }, (await makeTenant(dbs.pool, { scopes: ['mail:read'] })).headers);
   t.equal(scope.status, 403);
   t.equal(await count('SELECT count(*) AS n FROM mails'), mailsBefore, 'no mail row from any refusal');

@@ -23,7 +23,7 @@ export const mailRoutes = [
     maxBodyBytes: 10 * 1024 * 1024,
     success: { status: 202, description: 'Accepted', schema: sendAcceptedSchema },
     errors: [404, 409, 413, 429],
-    handler: ({ tenant, body, deps }) => acceptSend(tenant, deps.pool, deps.queue, body),
+    handler: ({ tenant, body, deps }) => acceptSend(tenant, deps.pool, deps.queue, body, deps.config.render),
   }),
   defineRoute<MailFilter>({
     method: 'get',

@@ -7,7 +7,7 @@ import { takeSendTokens, type SendLimits } from './bandwidth.js';
 import { newId, newIds } from './ids.js';
 import { checkTemplate, recipientVariables, renderHtml, renderText, type Variables } from './merge-tags.js';
 import { MailStatus } from './status.js';
-import { isHeaderName, isProtectedHeader } from './render.js';
+import { isHeaderName, isProtectedHeader, RENDER_LIMITS, type RenderLimits } from './render.js';
 
 /** The body of POST /v1/mails/send after schema validation (api/schemas/mails.ts). */
 export interface SendRequest {
@@ -33,9 +33,19 @@ export interface SendAccepted {
   mails: Array<{ mail_id: string; to: string; status: number }>;
 }
 
-/** Checks across fields that a JSON Schema cannot say well; all failures reported together. */
-function crossFieldErrors(req: SendRequest): FieldError[] {
+/**
+ * Checks across fields that a JSON Schema cannot say well; all failures reported together.
+ * `maxBodyBytes` is the worker's render bound (RENDER_MAX_BODY_BYTES): a template already over
+ * it could only be dropped by the worker, so it is refused here, where the client hears why.
+ */
+function crossFieldErrors(req: SendRequest, maxBodyBytes: number): FieldError[] {
   const errors: FieldError[] = [];
+  for (const field of ['html', 'text'] as const) {
+    const value = req[field];
+    if (value !== undefined && Buffer.byteLength(value, 'utf8') > maxBodyBytes) {
+      errors.push({ pointer: `/${field}`, code: 'value_error.too_large', message: `At most ${maxBodyBytes} bytes (UTF-8)`, params: { max_bytes: maxBodyBytes } });
+    }
+  }
   if (req.html === undefined && req.text === undefined && req.template_id === undefined) {
     errors.push({ pointer: '/html', code: 'missing', message: 'One of html, text or template_id is required' });
   }
@@ -103,8 +113,14 @@ function renderForAcceptance(req: SendRequest): string[] {
  * send is accepted whole or not at all. Gates that depend on the recipient (restrictions,
  * consent, quota) run in the worker at send time, when they are current.
  */
-export async function acceptSend(tenant: Tenant, pool: Pool, queue: JobQueue, req: SendRequest): Promise<SendAccepted> {
-  const errors = crossFieldErrors(req);
+export async function acceptSend(
+  tenant: Tenant,
+  pool: Pool,
+  queue: JobQueue,
+  req: SendRequest,
+  limits: Pick<RenderLimits, 'maxBodyBytes'> = RENDER_LIMITS,
+): Promise<SendAccepted> {
+  const errors = crossFieldErrors(req, limits.maxBodyBytes);
   if (errors.length) throw new ValidationFailed(errors);
   // Before the transaction: no connection is held while merge tags render.
   const subjects = renderForAcceptance(req);
