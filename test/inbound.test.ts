@@ -25,7 +25,7 @@ import { createPool } from '../sql/pool.js';
 import { connect } from 'node:net';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
-import { waitFor } from './helpers/send-stack.js';
+import { headerFields, waitFor } from './helpers/send-stack.js';
 
 /**
  * The loop back from sent mail over SMTP: DSNs and ARF reports delivered to the inbound
@@ -117,9 +117,10 @@ function original(local: string) {
   const file = readdirSync(mailboxDir).find((f) => f.endsWith('.eml') && f.includes(id));
   if (!file) throw new Error(`no stored message for ${local}`);
   const raw = readFileSync(join(mailboxDir, file));
-  const head = raw.toString('utf8').split(/\r?\n\r?\n/)[0]!.replace(/\r?\n[ \t]+/g, ' '); // unfolded
-  const mailFrom = /^Return-Path: <([^>]+)>/im.exec(head)?.[1];
-  const messageId = /^Message-ID:\s*(<[^>]+>)/im.exec(head)?.[1];
+  const fields = headerFields(raw);
+  const get = (name: string) => fields.find(([k]) => k === name)?.[1];
+  const mailFrom = /^<([^>]+)>$/.exec(get('return-path') ?? '')?.[1];
+  const messageId = get('message-id');
   if (!mailFrom || !messageId) throw new Error(`stored message for ${local} has no return path or Message-ID`);
   const tagged = mailFrom.slice('bounce+'.length, mailFrom.indexOf('@'));
   return { raw, recipient: local === 'b-reader' ? 'b-reader@example.org' : `${local}@example.org`, mailFrom, messageId, tagged };

@@ -36,12 +36,6 @@ export function reportTag(key: ReportKey, mailId: string): string {
   return `${key.version}${mac(key.secret, mailId)}`;
 }
 
-/** The version a tag claims, or undefined when it has no tag's shape. */
-export function tagVersion(tag: string): number | undefined {
-  const m = TAG.exec(tag.toLowerCase());
-  return m ? Number(m[1]) : undefined;
-}
-
 /**
  * Whether `tag` was made for `mailId` by one of the keys. `unknown_version` when the tag names a
  * key this process has not loaded (a newer one another process created): reload and ask again.

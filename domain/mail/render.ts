@@ -129,7 +129,7 @@ export function renderMail(input: RenderInput, limits: RenderLimits = RENDER_LIM
  * where DSNs come back), its Message-ID and X-Cartero-Mail-Id (which feedback reports return).
  * The tag proves a report's sender saw the mail (domain/bounces/report-tag.ts).
  */
-export function taggedMailId(mailId: string, key: ReportKey): string {
+function taggedMailId(mailId: string, key: ReportKey): string {
   return `${mailId}.${reportTag(key, mailId)}`;
 }
 
