@@ -156,7 +156,8 @@ async function main(): Promise<void> {
         const q = shape.query(tenant, f as never);
         print(`=== query ${shape.listing} tenant=${tenant.instanceId}/${tenant.tz} filter=${JSON.stringify(f)}`);
         print(`name: ${q.name}`);
-        print(`columns: ${JSON.stringify(q.columns)}`);
+        // Names and kinds: what the exports read (CSV header, formula guard, date rendering).
+        print(`columns: ${JSON.stringify(q.columns.map(({ name, kind }) => ({ name, kind })))}`);
         for (const format of ['csv', 'json'] as const) {
           const names = format === 'csv' ? shape.csvColumns?.(f) : undefined;
           const r = exportRequest(q, format, names);
