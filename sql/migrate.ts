@@ -16,9 +16,13 @@ export interface MigrationResult {
  * Applies sql/migrations/NNN_name.sql in order. The pending files run in one transaction together
  * with the inserts of their version rows, so a migration is either applied and recorded or not at
  * all, and a second migrator blocks on the advisory lock and then finds nothing to do.
+ * `through` stops after that version (tests build a database as an older release left it, put
+ * rows in it, then migrate the rest: an upgrade with data).
  */
-export async function migratePostgres(pool: Pool): Promise<MigrationResult> {
-  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f)).sort();
+export async function migratePostgres(pool: Pool, opts: { through?: string } = {}): Promise<MigrationResult> {
+  const files = (await readdir(MIGRATIONS_DIR))
+    .filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f) && (opts.through === undefined || f.slice(0, 3) <= opts.through))
+    .sort();
   const applied: string[] = [];
   await withTransaction(pool, async (c) => {
     await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);

@@ -25,11 +25,8 @@ function assertTestName(name: string): void {
   if (!/^cartero_test_[a-z0-9_]+$/.test(name)) throw new Error(`refusing to touch non-test database ${name}`);
 }
 
-/**
- * A fresh Postgres database and a ClickHouse server of its own for one test file (so files run
- * in parallel), fully migrated by the same code `release` runs, removed at teardown.
- */
-export async function testDatabases(t: Teardown, label = 'db'): Promise<TestDatabases> {
+/** A new, empty Postgres database named for a test file (`cartero_test_<label>_<random>`). */
+async function createTestDatabase(label: string): Promise<{ name: string; databaseUrl: string }> {
   const env = testEnv();
   const name = `cartero_test_${label.replace(/[^a-z0-9]/gi, '').toLowerCase().slice(0, 20)}_${randomBytes(4).toString('hex')}`;
   assertTestName(name);
@@ -37,7 +34,37 @@ export async function testDatabases(t: Teardown, label = 'db'): Promise<TestData
   await admin.connect();
   await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
   await admin.end();
-  const databaseUrl = Object.assign(new URL(env.postgresAdminUrl), { pathname: `/${name}` }).toString();
+  return { name, databaseUrl: Object.assign(new URL(env.postgresAdminUrl), { pathname: `/${name}` }).toString() };
+}
+
+async function dropTestDatabase(name: string): Promise<void> {
+  assertTestName(name);
+  const drop = new pg.Client({ connectionString: testEnv().postgresAdminUrl });
+  await drop.connect();
+  await drop.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+  await drop.end();
+}
+
+/**
+ * An empty Postgres database (no migration run, no ClickHouse), removed at teardown: for tests
+ * that migrate it themselves, such as an upgrade from an older schema with rows in it.
+ */
+export async function emptyTestDatabase(t: Teardown, label = 'db'): Promise<{ databaseUrl: string; pool: Pool }> {
+  const { name, databaseUrl } = await createTestDatabase(label);
+  const pool = createPool(databaseUrl, { max: 5, application: 'cartero-test' });
+  t.teardown(async () => {
+    await pool.end();
+    await dropTestDatabase(name);
+  });
+  return { databaseUrl, pool };
+}
+
+/**
+ * A fresh Postgres database and a ClickHouse server of its own for one test file (so files run
+ * in parallel), fully migrated by the same code `release` runs, removed at teardown.
+ */
+export async function testDatabases(t: Teardown, label = 'db'): Promise<TestDatabases> {
+  const { name, databaseUrl } = await createTestDatabase(label);
   const chDir = join(TEST_DIR, 'clickhouse', name);
   const ch = await startEmbeddedClickHouse({ dir: chDir });
   const clickhouseUrl = `${ch.url}/cartero`;
@@ -48,11 +75,7 @@ export async function testDatabases(t: Teardown, label = 'db'): Promise<TestData
 
   t.teardown(async () => {
     await pool.end();
-    assertTestName(name);
-    const drop = new pg.Client({ connectionString: env.postgresAdminUrl });
-    await drop.connect();
-    await drop.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-    await drop.end();
+    await dropTestDatabase(name);
     await ch.stop();
     await rm(chDir, { recursive: true, force: true });
   });
