@@ -1,4 +1,4 @@
-import type { MailSnapshot } from '../domain/tracking/outbox.js';
+import type { MailSnapshot } from '../domain/outbox/pump.js';
 import { chDateTime, type ClickHouseClient } from './client.js';
 
 /** One row of ClickHouse's mail_events (analytics/migrations/002_mail_events.ts). */
@@ -59,7 +59,7 @@ export async function insertMailEvents(ch: ClickHouseClient, rows: readonly Mail
   });
 }
 
-/** One row of ClickHouse's mails mirror: the snapshot the pump reads (domain/tracking/outbox.ts). */
+/** One row of ClickHouse's mails mirror: the snapshot the pump reads (domain/outbox/pump.ts). */
 export type MailMirrorRow = MailSnapshot;
 
 export async function insertMailSnapshots(ch: ClickHouseClient, rows: readonly MailMirrorRow[]): Promise<void> {

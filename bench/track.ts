@@ -34,7 +34,7 @@
  *    machine's busy cores not charged to any of them (`other`);
  *  - lag (a), drain: from the end of the run (autocannon stops: the last hits were answered a
  *    few ms before) until `SELECT count() FROM mail_events FINAL` in ClickHouse equals
- *    `SELECT count(*) FROM mail_events` in the Postgres outbox (polled every 50 ms);
+ *    `SELECT count(*) FROM event_outbox` in the Postgres outbox (polled every 50 ms);
  *  - lag (b), steady state: every second during the run one marker open for a dedicated mail is
  *    sent with fetch; from its answer, ClickHouse is polled every 50 ms until that event is
  *    queryable; p50 / max over the run.
@@ -239,7 +239,7 @@ async function outbox(pool: Pool): Promise<{ total: number; opens: number; click
   const { rows } = await pool.query<{ total: number; opens: number; clicks: number; pending: number }>(
     `SELECT count(*)::int AS total, count(*) FILTER (WHERE kind = 'open')::int AS opens,
             count(*) FILTER (WHERE kind = 'click')::int AS clicks, count(*) FILTER (WHERE stage < 2)::int AS pending
-       FROM mail_events`,
+       FROM event_outbox`,
   );
   return rows[0]!;
 }
@@ -270,7 +270,7 @@ async function drain(pool: Pool, ch: ClickHouseClient, from: number): Promise<Dr
   let first: number | undefined;
   let polls = 0;
   for (;;) {
-    const pg = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM mail_events')).rows[0]!.n;
+    const pg = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM event_outbox')).rows[0]!.n;
     const c = await chTotal(ch);
     polls++;
     first ??= pg - c;

@@ -33,7 +33,7 @@ t.test('a scanner click keeps its own flag whichever batch it falls in; the clic
   // still unjudged (stage 0).
   const at = new Date(Date.now() - 60_000);
   const { rows } = await dbs.pool.query<{ id: string }>(
-    `INSERT INTO mail_events (instance_id, mail_id, kind, url, user_agent, occurred_at)
+    `INSERT INTO event_outbox (instance_id, mail_id, kind, url, user_agent, occurred_at)
      VALUES ($1, $2, 'click', 'https://shop.example/a', 'Mozilla/5.0 (X11; Linux x86_64) Chrome/130.0', $3),
             ($1, $2, 'click', 'https://shop.example/b', 'python-requests/2.31', $3::timestamptz + interval '300 milliseconds')
      RETURNING id`,
@@ -43,7 +43,7 @@ t.test('a scanner click keeps its own flag whichever batch it falls in; the clic
   t.teardown(() => pump.stop());
   const flags = await waitFor('both clicks shipped', async () => {
     const r = await dbs.pool.query<{ machine: string | null; stage: number }>(
-      `SELECT machine, stage FROM mail_events WHERE id = ANY($1::bigint[]) ORDER BY id`,
+      `SELECT machine, stage FROM event_outbox WHERE id = ANY($1::bigint[]) ORDER BY id`,
       [rows.map((r) => r.id)],
     );
     return r.rows.every((x) => x.stage === 2) ? r.rows.map((x) => x.machine) : undefined;

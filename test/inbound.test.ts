@@ -99,7 +99,7 @@ const complaints = async (id: string) =>
   (await dbs.pool.query('SELECT instance_id, recipient, feedback_type, reported_by, arrival_date FROM mail_complaints WHERE mail_id = $1', [id])).rows;
 // Outbox events other than delivery moves (every move also writes a 'status' event).
 const events = async (id: string) =>
-  (await dbs.pool.query(`SELECT instance_id, kind FROM mail_events WHERE mail_id = $1 AND kind <> 'status' ORDER BY id`, [id])).rows;
+  (await dbs.pool.query(`SELECT instance_id, kind FROM event_outbox WHERE mail_id = $1 AND kind <> 'status' ORDER BY id`, [id])).rows;
 
 // Every mail is sent (the simulator answers 250 to all of these) before reports come back.
 await waitFor('every mail sent', async () => {
@@ -403,7 +403,7 @@ t.test('a delayed DSN: a log row at the current status, nothing else', async (t)
   t.same(await bounces(id), []);
   t.same(await restrictions('dsn-delayed@example.org'), []);
   const { rows } = await dbs.pool.query<{ status: number }>(
-    "SELECT status FROM mail_events WHERE mail_id = $1 AND kind = 'status' ORDER BY id",
+    "SELECT status FROM event_outbox WHERE mail_id = $1 AND kind = 'status' ORDER BY id",
     [id],
   );
   t.same(rows.map((r) => r.status), [1, 2, 3], 'delivery history: the three moves, no event for the note');

@@ -76,7 +76,7 @@ t.test('mails left without a send job are requeued, others are not', async (t) =
   await dbs.pool.query("UPDATE mails SET status = 2 WHERE mail_id = $1", [fresh]);
   // The stranded mail's job failed on its last try; the others still have live jobs.
   await dbs.pool.query("UPDATE pgboss.job SET state = 'failed' WHERE data->>'mail_id' = $1", [stranded]);
-  const statusEvents = () => rows("SELECT status FROM mail_events WHERE mail_id = $1 AND kind = 'status'", [stranded]);
+  const statusEvents = () => rows("SELECT status FROM event_outbox WHERE mail_id = $1 AND kind = 'status'", [stranded]);
   const eventsBefore = (await statusEvents()).length;
   t.equal(await requeueStrandedMails(dbs.pool, queue), 1);
   t.same(
@@ -107,7 +107,7 @@ t.test('retention purge removes mails past the window with their logs', async (t
 t.test('the outbox keeps events until ClickHouse has had them for a day, then lets them go', async (t) => {
   const old = `now() - make_interval(hours => ${SHIPPED_EVENTS_KEEP_HOURS + 1})`;
   const event = (label: string, stage: number, at: string) =>
-    dbs.pool.query(`INSERT INTO mail_events (instance_id, mail_id, kind, url, occurred_at, stage) VALUES ($1, 'PURGE', 'open', $2, ${at}, $3)`, [
+    dbs.pool.query(`INSERT INTO event_outbox (instance_id, mail_id, kind, url, occurred_at, stage) VALUES ($1, 'PURGE', 'open', $2, ${at}, $3)`, [
       a.tenant.instanceId,
       label,
       stage,
@@ -117,7 +117,7 @@ t.test('the outbox keeps events until ClickHouse has had them for a day, then le
   await event('counted-old', 1, old); // counted, not yet in ClickHouse
   await event('new-old', 0, old); // not even counted yet
   t.equal(await purgeShippedOutboxEvents(dbs.pool), 3, 'the three shipped a day ago');
-  const left = await rows("SELECT url FROM mail_events WHERE mail_id = 'PURGE' ORDER BY url");
+  const left = await rows("SELECT url FROM event_outbox WHERE mail_id = 'PURGE' ORDER BY url");
   t.same(left.map((r) => r.url), ['counted-old', 'new-old', 'shipped-recent'], 'unshipped events stay whatever their age');
   t.equal(await purgeShippedOutboxEvents(dbs.pool), 0, 'nothing more to remove');
 });

@@ -43,7 +43,7 @@ const mailId = sent.mails[0]!.mail_id;
 const secret = await trackingSecret(dbs.pool);
 
 async function hits(kind: 'open' | 'click'): Promise<number> {
-  const r = await dbs.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM mail_events WHERE mail_id = $1 AND kind = $2', [mailId, kind]);
+  const r = await dbs.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM event_outbox WHERE mail_id = $1 AND kind = $2', [mailId, kind]);
   return r.rows[0]!.n;
 }
 

@@ -225,7 +225,7 @@ t.test('opens and clicks answered ahead of Express keep the HTTP conventions', a
   await fetch(stack.url + pixel, { headers: xff });
   await fetch(proxied.url + pixel, { headers: xff });
   await fetch(proxied.url + click, { redirect: 'manual', headers: xff });
-  const ips = await dbs.pool.query(`SELECT kind, host(ip) AS ip FROM mail_events WHERE mail_id = $1 AND user_agent = $2 ORDER BY id`, [id, BROWSER]);
+  const ips = await dbs.pool.query(`SELECT kind, host(ip) AS ip FROM event_outbox WHERE mail_id = $1 AND user_agent = $2 ORDER BY id`, [id, BROWSER]);
   t.same(ips.rows, [
     { kind: 'open', ip: '127.0.0.1' }, // IPv4-mapped IPv6 stored as IPv4, as authentication reads it
     { kind: 'open', ip: '198.51.100.7' },
@@ -263,7 +263,7 @@ t.test('machine-made opens and clicks are flagged, not dropped', async (t) => {
   t.same(opens.map((r) => r.machine).sort(), ['', 'privacy_proxy']);
   const clicks = rows.filter((r) => r.event_type === 'click').map((r) => r.machine);
   t.same(clicks.sort(), ['click_burst', 'click_burst', 'head_request', 'link_scanner']);
-  const pg = await dbs.pool.query(`SELECT machine FROM mail_events WHERE mail_id = $1 AND kind = 'click' ORDER BY id`, [id]);
+  const pg = await dbs.pool.query(`SELECT machine FROM event_outbox WHERE mail_id = $1 AND kind = 'click' ORDER BY id`, [id]);
   t.same(pg.rows.map((r) => r.machine), ['click_burst', 'click_burst', 'head_request', 'link_scanner'], 'the outbox holds the same flags');
 });
 
@@ -295,7 +295,7 @@ t.test('one-click unsubscribe: event row, restriction, and the next send is drop
   await fetch(local(unsubscribe), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'reason=too_frequent&comment=weekly%20is%20plenty' });
   const again = await dbs.pool.query(`SELECT method, reason, comment FROM mail_unsubscribes WHERE mail_id = $1`, [id]);
   t.same(again.rows, [{ method: 'one_click', reason: 'too_frequent', comment: 'weekly is plenty' }], 'one row, reason completed');
-  const events = await dbs.pool.query(`SELECT count(*)::int AS n FROM mail_events WHERE mail_id = $1 AND kind = 'unsubscribe'`, [id]);
+  const events = await dbs.pool.query(`SELECT count(*)::int AS n FROM event_outbox WHERE mail_id = $1 AND kind = 'unsubscribe'`, [id]);
   t.equal(events.rows[0].n, 1, 'one unsubscribe event');
   await waitFor('unsubscribe in ClickHouse', async () => ((await chRows(id)).some((r) => r.event_type === 'unsubscribe') ? true : undefined), 20_000);
 
@@ -336,11 +336,11 @@ t.test('a batch the pump ships again (its commit lost) counts once, in Postgres 
   const { pixel } = await linksOf(id);
   for (let i = 0; i < 5; i++) await (await fetch(local(pixel), { headers: { 'user-agent': BROWSER } })).arrayBuffer();
   const stages = async () =>
-    (await dbs.pool.query(`SELECT count(*) FILTER (WHERE stage = 2)::int AS shipped, count(*)::int AS n FROM mail_events WHERE mail_id = $1 AND kind = 'open'`, [id])).rows[0];
+    (await dbs.pool.query(`SELECT count(*) FILTER (WHERE stage = 2)::int AS shipped, count(*)::int AS n FROM event_outbox WHERE mail_id = $1 AND kind = 'open'`, [id])).rows[0];
   await waitFor('the five opens shipped', async () => ((await stages()).shipped === 5 ? true : undefined), 20_000);
   // The state a worker leaves when it dies after ClickHouse took the batch and before it marked
   // the events shipped: counted (stage 1), not shipped. The pump must ship them again.
-  await dbs.pool.query(`UPDATE mail_events SET stage = 1 WHERE mail_id = $1 AND kind = 'open'`, [id]);
+  await dbs.pool.query(`UPDATE event_outbox SET stage = 1 WHERE mail_id = $1 AND kind = 'open'`, [id]);
   await waitFor('the pump to ship them again', async () => ((await stages()).shipped === 5 ? true : undefined), 20_000);
   t.equal((await api.mail(id)).opens, 5, 'mails.opens counts each once');
   const rs = await ch.query({
@@ -375,10 +375,10 @@ t.test('ClickHouse down while 1,000 opens arrive: all counted once when it is ba
   t.equal(statuses.filter((s) => s === 200).length, total, 'every hit answered');
   t.equal((await api.mail(id)).opens, total, 'counted while ClickHouse is down');
   await waitFor('the pump to count them all', async () => {
-    const r = await dbs.pool.query(`SELECT count(*) FILTER (WHERE stage = 0)::int AS fresh, count(*)::int AS n FROM mail_events WHERE mail_id = $1 AND kind = 'open'`, [id]);
+    const r = await dbs.pool.query(`SELECT count(*) FILTER (WHERE stage = 0)::int AS fresh, count(*)::int AS n FROM event_outbox WHERE mail_id = $1 AND kind = 'open'`, [id]);
     return r.rows[0].fresh === 0 && r.rows[0].n === total ? true : undefined;
   }, 20_000);
-  const waiting = await dbs.pool.query(`SELECT count(*)::int AS n FROM mail_events WHERE mail_id = $1 AND kind = 'open' AND stage = 1`, [id]);
+  const waiting = await dbs.pool.query(`SELECT count(*)::int AS n FROM event_outbox WHERE mail_id = $1 AND kind = 'open' AND stage = 1`, [id]);
   t.equal(waiting.rows[0].n, total, 'all waiting in the outbox');
 
   const restarted = await startEmbeddedClickHouse({ dir: dbs.clickhouse.dir, port });
@@ -400,7 +400,7 @@ t.test('ClickHouse down while 1,000 opens arrive: all counted once when it is ba
   // The pump commits "shipped" in Postgres after ClickHouse acknowledged the insert, so the rows
   // can be readable there a moment before the commit.
   const shipped = await waitFor('all marked shipped', async () => {
-    const r = await dbs.pool.query(`SELECT count(*)::int AS n FROM mail_events WHERE mail_id = $1 AND kind = 'open' AND stage = 2`, [id]);
+    const r = await dbs.pool.query(`SELECT count(*)::int AS n FROM event_outbox WHERE mail_id = $1 AND kind = 'open' AND stage = 2`, [id]);
     return r.rows[0].n === total ? r.rows[0].n : undefined;
   }, 20_000);
   t.equal(shipped, total, 'all marked shipped');

@@ -13,14 +13,15 @@ import {
   setStage,
   snapshotMails,
   type OutboxEvent,
-} from '../domain/tracking/outbox.js';
+} from '../domain/outbox/pump.js';
 import { withTransaction, type Pool } from '../sql/pool.js';
 
 /**
- * The event pump: moves the mail_events outbox forward, continuously (tracking's lag target is
- * seconds, below pg-boss's one-minute schedules). The outbox holds opens, clicks, unsubscribes,
- * complaints and every delivery move ('status', written by a trigger on mail_logs). One
- * transaction per tick:
+ * The event pump: moves the event outbox (Postgres table event_outbox) forward, continuously
+ * (tracking's lag target is seconds, below pg-boss's one-minute schedules) into ClickHouse's
+ * mail_events. The outbox holds the kinds of domain/outbox/kinds.ts: opens, clicks,
+ * unsubscribes, complaints and every delivery move ('status', written by a trigger on
+ * mail_logs). One transaction per tick:
  *   1. claim the oldest new events (stage 0) and, unless ClickHouse is backing off, the oldest
  *      counted-but-unshipped ones (stage 1), FOR UPDATE SKIP LOCKED (pumps of several workers
  *      share the work);

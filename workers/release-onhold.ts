@@ -1,5 +1,5 @@
 import { instancesWithMailsOnHold, releaseOnHold, requeueStrandedMails } from '../domain/mail/onhold.js';
-import { deleteShipped } from '../domain/tracking/outbox.js';
+import { deleteShipped } from '../domain/outbox/pump.js';
 import { withTransaction, type Pool } from '../sql/pool.js';
 import { defineJob, noPayload } from './job.js';
 
@@ -9,7 +9,7 @@ export const SHIPPED_EVENTS_KEEP_HOURS = 24;
 /**
  * Minute housekeeping (one run per tick across all workers): mails on hold go back to the queue
  * where the quota allows (a new month, or a raise), mails left without a send job get one, and
- * tracking events ClickHouse has had for a day leave the Postgres outbox (purgeShippedOutboxEvents).
+ * events ClickHouse has had for a day leave the event outbox (purgeShippedOutboxEvents).
  */
 export const releaseOnHoldJob = defineJob({
   name: 'mail.release-onhold',
@@ -25,12 +25,12 @@ export const releaseOnHoldJob = defineJob({
     if (stranded) logger.warn({ requeued: stranded }, 'mails without a send job requeued');
     // Not a release: it rides on this minute tick (the queue keeps its name; its schedule suits both).
     const deleted = await purgeShippedOutboxEvents(pool);
-    if (deleted) logger.info({ deleted }, 'shipped tracking events removed from the outbox');
+    if (deleted) logger.info({ deleted }, 'shipped events removed from the event outbox');
   },
 });
 
 /**
- * Tracking events ClickHouse has had for SHIPPED_EVENTS_KEEP_HOURS leave the Postgres outbox, in
+ * Events ClickHouse has had for SHIPPED_EVENTS_KEEP_HOURS leave the event outbox, in
  * batches of short transactions, so the tracking endpoints' inserts never wait long. Returns how
  * many were removed.
  */

@@ -2,7 +2,7 @@ import type { Migration } from './migration.js';
 
 /**
  * The event history of mails: opens, clicks, unsubscribes and complaints, shipped from the
- * Postgres outbox (mail_events) by the worker's event pump. Each row carries the attributes of
+ * Postgres event_outbox by the worker's event pump. Each row carries the attributes of
  * its mail that never change (msg_id, recipient, sender, subject, custom ids), so a listing
  * filtered and grouped on them is one range read on (instance_id, event_type, occurred_at).
  *

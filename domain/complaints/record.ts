@@ -1,4 +1,5 @@
 import type { Client } from '../../sql/pool.js';
+import type { OutboxEventKind } from '../outbox/kinds.js';
 import type { Tenant } from '../tenancy/context.js';
 
 export interface ComplaintInput {
@@ -9,13 +10,15 @@ export interface ComplaintInput {
   arrivalDate?: Date | null;
 }
 
+const KIND: OutboxEventKind = 'complaint';
+
 /**
  * Records a complaint about one of the tenant's mails, in the caller's tenant transaction: the
- * mail_complaints row and, only when that row is new, its 'complaint' event in the outbox
- * (mail_events), so a provider resending the same report counts once everywhere. The recipient
- * is the mail's own address (reports often redact theirs). No restriction: the spec's state
- * table says a complaint alone does not restrict. Undefined when the mail is not the tenant's
- * (or no longer exists) or was already complained about.
+ * mail_complaints row and, only when that row is new, its 'complaint' event in the event outbox,
+ * so a provider resending the same report counts once everywhere. The recipient is the mail's
+ * own address (reports often redact theirs). No restriction: the spec's state table says a
+ * complaint alone does not restrict. Undefined when the mail is not the tenant's (or no longer
+ * exists) or was already complained about.
  */
 export async function recordComplaint(tenant: Tenant, client: Client, input: ComplaintInput): Promise<{ id: number } | undefined> {
   const { rows } = await client.query<{ id: number }>(
@@ -25,11 +28,11 @@ export async function recordComplaint(tenant: Tenant, client: Client, input: Com
        ON CONFLICT (mail_id) DO NOTHING
        RETURNING id, instance_id, mail_id, complained_at
      ), event AS (
-       INSERT INTO mail_events (instance_id, mail_id, kind, occurred_at)
-       SELECT instance_id, mail_id, 'complaint', complained_at FROM inserted
+       INSERT INTO event_outbox (instance_id, mail_id, kind, occurred_at)
+       SELECT instance_id, mail_id, $6::text, complained_at FROM inserted
      )
      SELECT id FROM inserted`,
-    [tenant.instanceId, input.mailId, input.feedbackType.slice(0, 100), input.reportedBy?.slice(0, 500) ?? null, input.arrivalDate ?? null],
+    [tenant.instanceId, input.mailId, input.feedbackType.slice(0, 100), input.reportedBy?.slice(0, 500) ?? null, input.arrivalDate ?? null, KIND],
   );
   return rows[0];
 }

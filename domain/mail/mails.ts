@@ -29,12 +29,12 @@ export interface Mail {
 
 /**
  * opens and clicks are right the moment a tracking endpoint answered: the row's counts (settled
- * by the event pump, workers/event-pump.ts) plus the events still waiting in the outbox at
+ * by the event pump, workers/event-pump.ts) plus the events still waiting in the event outbox at
  * stage 0, a handful at most, read through the outbox's mail_id index.
  */
 const MAIL_FROM = `mails m LEFT JOIN LATERAL (
     SELECT count(*) FILTER (WHERE e.kind = 'open')::int AS opens, count(*) FILTER (WHERE e.kind = 'click')::int AS clicks
-      FROM mail_events e WHERE e.mail_id = m.mail_id AND e.stage = 0) pending ON true`;
+      FROM event_outbox e WHERE e.mail_id = m.mail_id AND e.stage = 0) pending ON true`;
 const OPENS = 'm.opens + coalesce(pending.opens, 0)';
 const CLICKS = 'm.clicks + coalesce(pending.clicks, 0)';
 

@@ -57,7 +57,7 @@ WITH r AS (
   SELECT * FROM unnest($2::text[], $3::smallint[], $4::int[], $5::text[], $6::int[], $7::text[], $8::int[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[])
     AS r(mail_id, status, smtp_try, bounce_class, from_mask, reason, smtp_code, smtp_enhanced, smtp_reply, attempt, bounce_source, held_by)
 ), locked AS (
-  -- Row locks in mail_id order, as the event pump takes them (domain/tracking/outbox.ts): two
+  -- Row locks in mail_id order, as the event pump takes them (domain/outbox/pump.ts): two
   -- transactions moving overlapping mails never wait on each other in a cycle.
   SELECT m.id FROM mails m WHERE m.instance_id = $1 AND m.mail_id = ANY($2::text[]) ORDER BY m.mail_id FOR UPDATE
 ), moved AS (

@@ -1,10 +1,11 @@
 import type { Pool } from '../../sql/pool.js';
+import type { OutboxEventKind } from '../outbox/kinds.js';
 import { clientAddress } from '../tenancy/ip.js';
 import { asDependencyError } from '../../sql/pool.js';
 
 /** One hit on a public tracking link, as the web dyno saw it. */
 export interface TrackingHit {
-  kind: 'open' | 'click';
+  kind: Extract<OutboxEventKind, 'open' | 'click'>;
   mailId: string;
   /** The clicked URL (clicks only): the one signed into the token, never client text. */
   url?: string;
@@ -20,12 +21,12 @@ const MAX_USER_AGENT = 512;
 const MAX_BATCH = 1_000;
 
 /**
- * A hit becomes durable as a row of the mail_events outbox before its endpoint answers. The
+ * A hit becomes durable as a row of the event outbox before its endpoint answers. The
  * instance comes from the mail row (the token names only the mail), and a mail that no longer
  * exists (purged, or never ours) simply inserts nothing.
  */
 const INSERT = `
-INSERT INTO mail_events (instance_id, mail_id, kind, url, user_agent, ip, occurred_at, machine)
+INSERT INTO event_outbox (instance_id, mail_id, kind, url, user_agent, ip, occurred_at, machine)
 SELECT m.instance_id, m.mail_id, h.kind, h.url, h.user_agent, h.ip::inet, h.occurred_at, h.machine
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[])
     AS h(mail_id, kind, url, user_agent, ip, occurred_at, machine)

@@ -1,3 +1,4 @@
+import type { OutboxEventKind } from '../outbox/kinds.js';
 import { clientAddress } from '../tenancy/ip.js';
 import type { Client, Pool } from '../../sql/pool.js';
 import { query } from '../../sql/pool.js';
@@ -107,9 +108,10 @@ export async function resubscribe(tenant: Tenant, pool: Pool, target: Unsubscrib
 }
 
 async function outbox(tenant: Tenant, c: Client, mailId: string, input: UnsubscribeInput): Promise<void> {
+  const kind: OutboxEventKind = 'unsubscribe';
   await c.query(
-    `INSERT INTO mail_events (instance_id, mail_id, kind, user_agent, ip) VALUES ($1, $2, 'unsubscribe', $3, $4::inet)`,
-    [tenant.instanceId, mailId, clip(input.userAgent, MAX_USER_AGENT), clientAddress(input.ip ?? undefined)],
+    `INSERT INTO event_outbox (instance_id, mail_id, kind, user_agent, ip) VALUES ($1, $2, $3, $4, $5::inet)`,
+    [tenant.instanceId, mailId, kind, clip(input.userAgent, MAX_USER_AGENT), clientAddress(input.ip ?? undefined)],
   );
 }
 

@@ -1,16 +1,18 @@
 import type { Client } from '../../sql/pool.js';
-import { BURST_SECONDS } from './machine.js';
+import { BURST_SECONDS } from '../tracking/machine.js';
+import type { OutboxEventKind } from './kinds.js';
 
 /**
- * The worker side of the mail_events outbox (sql/migrations/005_tracking.sql). These run in the
- * event pump's transaction as the service role: the pump serves every instance, and each row
- * carries its own instance_id to ClickHouse.
+ * The event pump's side of the event outbox (table event_outbox: sql/migrations/005_tracking.sql,
+ * renamed by 011_event_outbox.sql; workers/event-pump.ts runs the steps). These run in the
+ * pump's transaction as the service role: the pump serves every instance, and each row carries
+ * its own instance_id to ClickHouse.
  */
 export interface OutboxEvent {
   id: number;
   instance_id: number;
   mail_id: string;
-  kind: 'open' | 'click' | 'unsubscribe' | 'complaint' | 'status';
+  kind: OutboxEventKind;
   /** The status a 'status' event moved the mail to (1-7). */
   status: number | null;
   url: string | null;
@@ -34,7 +36,7 @@ export interface OutboxEvent {
 const CLAIM = (stage: 0 | 1) => `
 SELECT e.id, e.instance_id, e.mail_id, e.kind, e.status, e.url, e.user_agent, host(e.ip) AS ip, e.occurred_at, e.machine, e.stage,
        m.msg_id, m.to_email, m.sender_id, m.sender, m.subject, m.custom_msg_id, m.custom_group_code, m.received_at, m.sent_at
-  FROM mail_events e LEFT JOIN mails m ON m.mail_id = e.mail_id
+  FROM event_outbox e LEFT JOIN mails m ON m.mail_id = e.mail_id
  WHERE e.stage = ${stage}
  ORDER BY e.id
  LIMIT $1
@@ -58,7 +60,7 @@ export async function clicksAround(
   to: Date,
 ): Promise<Array<{ id: number; mail_id: string; url: string | null; occurred_at: Date; machine: string | null; stage: number }>> {
   const { rows } = await c.query(
-    `SELECT id, mail_id, url, occurred_at, machine, stage FROM mail_events
+    `SELECT id, mail_id, url, occurred_at, machine, stage FROM event_outbox
       WHERE mail_id = ANY($1::text[]) AND kind = 'click'
         AND occurred_at BETWEEN $2::timestamptz - make_interval(secs => $4) AND $3::timestamptz + make_interval(secs => $4)`,
     [mailIds, from, to, BURST_SECONDS],
@@ -135,7 +137,7 @@ export async function snapshotMails(c: Client, mailIds: readonly string[]): Prom
 export async function setStage(c: Client, events: ReadonlyArray<{ id: number; machine: string | null }>, stage: 1 | 2): Promise<void> {
   if (!events.length) return;
   await c.query(
-    `UPDATE mail_events e SET stage = $3, machine = x.machine
+    `UPDATE event_outbox e SET stage = $3, machine = x.machine
        FROM unnest($1::bigint[], $2::text[]) AS x(id, machine) WHERE e.id = x.id`,
     [events.map((e) => e.id), events.map((e) => e.machine), stage],
   );
@@ -148,7 +150,7 @@ export async function setStage(c: Client, events: ReadonlyArray<{ id: number; ma
 export async function markShipped(c: Client, events: ReadonlyArray<{ id: number; machine: string | null }>): Promise<void> {
   if (!events.length) return;
   await c.query(
-    `UPDATE mail_events e SET stage = 2
+    `UPDATE event_outbox e SET stage = 2
        FROM unnest($1::bigint[], $2::text[]) AS x(id, machine)
       WHERE e.id = x.id AND e.stage = 1 AND e.machine IS NOT DISTINCT FROM x.machine`,
     [events.map((e) => e.id), events.map((e) => e.machine)],
@@ -163,7 +165,7 @@ export async function markShipped(c: Client, events: ReadonlyArray<{ id: number;
 export async function reflag(c: Client, events: ReadonlyArray<{ id: number; machine: string }>): Promise<void> {
   if (!events.length) return;
   await c.query(
-    `UPDATE mail_events e SET machine = x.machine, stage = CASE WHEN e.stage = 2 THEN 1 ELSE e.stage END
+    `UPDATE event_outbox e SET machine = x.machine, stage = CASE WHEN e.stage = 2 THEN 1 ELSE e.stage END
        FROM unnest($1::bigint[], $2::text[]) AS x(id, machine) WHERE e.id = x.id AND e.machine IS NULL`,
     [events.map((e) => e.id), events.map((e) => e.machine)],
   );
@@ -172,8 +174,8 @@ export async function reflag(c: Client, events: ReadonlyArray<{ id: number; mach
 /** Housekeeping: shipped events older than `keepHours` leave Postgres (ClickHouse keeps them). */
 export async function deleteShipped(c: Client, keepHours: number, batch = 10_000): Promise<number> {
   const { rowCount } = await c.query(
-    `DELETE FROM mail_events WHERE id IN (
-       SELECT id FROM mail_events WHERE stage = 2 AND occurred_at < now() - make_interval(hours => $1) LIMIT $2)`,
+    `DELETE FROM event_outbox WHERE id IN (
+       SELECT id FROM event_outbox WHERE stage = 2 AND occurred_at < now() - make_interval(hours => $1) LIMIT $2)`,
     [keepHours, batch],
   );
   return rowCount ?? 0;
