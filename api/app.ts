@@ -12,10 +12,7 @@ import { problem, sendProblem } from './problem.js';
 import { accessLog, requestId, requestIdOf } from './request-context.js';
 import { bodyReader, compileInputs, normalizeQuery } from './request-input.js';
 import type { AppDeps, Route } from './route.js';
-import { routes as publicRoutes } from './routes/index.js';
-import { mountTracking, TRACKING_PATHS } from './tracking.js';
-import { HitRecorder } from '../domain/tracking/record.js';
-import { trackingSecret } from '../domain/tracking/secret.js';
+import { routes as declaredRoutes } from './routes/index.js';
 
 function expressPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
@@ -26,9 +23,15 @@ function pathMatcher(path: string): RegExp {
   return new RegExp(`^${pattern}/?$`);
 }
 
+/** No credentials to check: a public route's token is its handler's to verify. */
+function noCredentials(_req: Request, _res: Response, next: NextFunction): void {
+  next();
+}
+
 /** The chain for one declared route: auth → body → validation → handler. */
 function mount(app: express.Express, route: Route, deps: AppDeps): void {
   const inputs = compileInputs(route);
+  const auth = route.auth.kind === 'api_key' ? requireScope(deps.pool, route.auth.scope) : noCredentials;
   const handle = async (req: Request, res: Response) => {
     const params = inputs.params({ ...req.params });
     const query = inputs.query(normalizeQuery(route, req.query as Record<string, unknown>));
@@ -42,8 +45,17 @@ function mount(app: express.Express, route: Route, deps: AppDeps): void {
         body = inputs.body(body);
       }
     }
+    // A public route's handler type has no tenant: the key's tenant exists for API-key routes only.
     const result = await route.handler(
-      { tenant: res.locals.tenant as Tenant, params, query, body, requestId: requestIdOf(res), deps },
+      {
+        tenant: res.locals.tenant as Tenant,
+        params,
+        query,
+        body,
+        requestId: requestIdOf(res),
+        deps,
+        client: { ip: req.ip, userAgent: req.get('user-agent') },
+      },
       res,
     );
     if (result !== undefined && !res.headersSent) res.status(route.success.status).json(result);
@@ -52,7 +64,7 @@ function mount(app: express.Express, route: Route, deps: AppDeps): void {
     res.locals.routePattern = route.path;
     next();
   };
-  app[route.method](expressPath(route.path), tag, requireScope(deps.pool, route.scope), bodyReader(route), handle);
+  app[route.method](expressPath(route.path), tag, auth, bodyReader(route), handle);
 }
 
 /**
@@ -62,7 +74,7 @@ function mount(app: express.Express, route: Route, deps: AppDeps): void {
  */
 export function createApp(deps: AppDeps, extraRoutes: Route[] = [], metrics: HttpMetrics = createHttpMetrics()): express.Express {
   const app = express();
-  const routes = [...publicRoutes, ...extraRoutes];
+  const routes = [...declaredRoutes, ...extraRoutes];
   app.disable('x-powered-by');
   // ETags would differ between otherwise identical 401s (their trace_id differs).
   app.set('etag', false);
@@ -86,14 +98,13 @@ export function createApp(deps: AppDeps, extraRoutes: Route[] = [], metrics: Htt
     res.json(openapi);
   });
 
-  mountTracking(app, { pool: deps.pool, recorder: new HitRecorder(deps.pool), secret: () => trackingSecret(deps.pool, deps.config.trackingSecret), logger: deps.logger, metrics });
   for (const route of routes) mount(app, route, deps);
 
-  // Unknown route: 404 not_found; a known path with another verb: 405 with Allow.
+  // Unknown route: 404 not_found; a known path with another verb: 405 with Allow. The known
+  // paths are the declared routes' and the infrastructure's above, nothing written by hand.
   const known = [
     ...routes.map((r) => ({ re: pathMatcher(r.path), method: r.method.toUpperCase() })),
-    ...['/healthz', ...(token ? ['/readyz', '/metrics'] : []), '/v1/openapi.json', ...TRACKING_PATHS].map((p) => ({ re: pathMatcher(p), method: 'GET' })),
-    { re: pathMatcher('/u/{token}'), method: 'POST' },
+    ...['/healthz', ...(token ? ['/readyz', '/metrics'] : []), '/v1/openapi.json'].map((p) => ({ re: pathMatcher(p), method: 'GET' })),
   ];
   app.use((req, res) => {
     const allowed = [...new Set(known.filter((k) => k.re.test(req.path)).map((k) => k.method))];

@@ -2,7 +2,11 @@ import type { Route } from './route.js';
 import { DEFAULT_MAX_BODY_BYTES } from './route.js';
 import type { JsonSchema } from './validation.js';
 
-const COMMON_ERRORS = [401, 403, 422, 500, 503];
+// What any route can answer whatever it declares: authentication (API key routes), validation,
+// and the server's own failures.
+const COMMON_ERRORS = { api_key: [401, 403, 422, 500, 503], public: [422, 500, 503] } as const;
+
+const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'bad_request: malformed request rejected before schema validation',
@@ -65,21 +69,51 @@ function parameters(where: 'path' | 'query', props: Record<string, JsonSchema> |
   });
 }
 
+/** How the route is authenticated: the API key and its scope, or nothing (a public link). */
+function security(r: Route): Record<string, unknown> {
+  if (r.auth.kind === 'public') return { security: [], 'x-public': true };
+  return { security: [{ apiKey: [], instanceSlug: [] }], 'x-required-scope': r.auth.scope };
+}
+
+function requestBody(r: Route): Record<string, unknown> {
+  if (!r.body) return {};
+  const limit = `At most ${r.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES} bytes after decompression.`;
+  if (r.bodyType === 'form') {
+    return {
+      requestBody: {
+        required: false,
+        description: `${limit} A form: read as multipart/form-data when it says so, as urlencoded otherwise, whatever its Content-Type; unknown fields are ignored.`,
+        content: Object.fromEntries(FORM_TYPES.map((type) => [type, { schema: clean(r.body) }])),
+      },
+    };
+  }
+  return { requestBody: { required: r.bodyRequired ?? true, description: limit, content: { 'application/json': { schema: clean(r.body) } } } };
+}
+
+function successResponse(r: Route): Record<string, unknown> {
+  const { description, schema, contentType, headers } = r.success;
+  return {
+    description,
+    ...(headers ? { headers: Object.fromEntries(Object.entries(headers).map(([name, h]) => [name, { description: h.description, schema: clean(h.schema) }])) } : {}),
+    ...(schema ? { content: { [contentType ?? 'application/json']: { schema: clean(schema) } } } : {}),
+  };
+}
+
+const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
+
 /** OpenAPI 3.1 generated from the route declarations, so it cannot drift from what runs. */
 export function buildOpenApi(routes: Route[], serverUrl: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
-    const statuses = [...new Set([...COMMON_ERRORS, ...(r.errors ?? []), ...(r.body ? [400, 413, 415] : [])])].sort();
-    const responses: Record<string, unknown> = {
-      [r.success.status]: {
-        description: r.success.description,
-        ...(r.success.schema ? { content: { [r.success.contentType ?? 'application/json']: { schema: clean(r.success.schema) } } } : {}),
-      },
-    };
+    // A JSON body can be malformed (400), too large (413) or not JSON (415); a form only too large.
+    const bodyErrors = !r.body ? [] : r.bodyType === 'form' ? [400, 413] : [400, 413, 415];
+    const statuses = [...new Set([...COMMON_ERRORS[r.auth.kind], ...(r.errors ?? []), ...bodyErrors])].sort();
+    const responses: Record<string, unknown> = { [r.success.status]: successResponse(r) };
     for (const s of statuses) {
+      const page = r.errorPages && r.errors?.includes(s);
       responses[s] = {
-        description: ERROR_DESCRIPTIONS[s] ?? 'error',
-        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+        description: (ERROR_DESCRIPTIONS[s] ?? 'error') + (page ? '; an HTML page when the client prefers text/html (a browser)' : ''),
+        content: page ? { ...PROBLEM_CONTENT, 'text/html': { schema: { type: 'string' } } } : PROBLEM_CONTENT,
       };
     }
     paths[r.path] ??= {};
@@ -88,18 +122,9 @@ export function buildOpenApi(routes: Route[], serverUrl: string): Record<string,
       summary: r.summary,
       ...(r.description ? { description: r.description } : {}),
       tags: [r.tag],
-      security: [{ apiKey: [], instanceSlug: [] }],
-      'x-required-scope': r.scope,
+      ...security(r),
       parameters: [...parameters('path', r.params), ...parameters('query', r.query)],
-      ...(r.body
-        ? {
-            requestBody: {
-              required: r.bodyRequired ?? true,
-              description: `At most ${r.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES} bytes after decompression.`,
-              content: { 'application/json': { schema: clean(r.body) } },
-            },
-          }
-        : {}),
+      ...requestBody(r),
       responses,
     };
   }
@@ -108,7 +133,9 @@ export function buildOpenApi(routes: Route[], serverUrl: string): Record<string,
     info: {
       title: 'Cartero API',
       version: '1.0.0',
-      description: 'Email sending, consent and forms. Every call needs Authorization: Bearer <key> and X-Instance-Slug.',
+      description:
+        'Email sending, consent and forms. Every /v1 call needs Authorization: Bearer <key> and X-Instance-Slug. The public links ' +
+        'Cartero puts in mails (operations with empty security, x-public) need neither: the signed token in the path is the credential.',
     },
     servers: [{ url: serverUrl }],
     paths,

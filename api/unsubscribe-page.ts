@@ -1,21 +1,17 @@
-import { createRequire } from 'node:module';
 import type { UnsubscribeTarget } from '../domain/tracking/unsubscribe.js';
+import { escapeHtml as escape, pageHtml } from './public-pages.js';
 
-export type PageState =
-  | { step: 'confirm' | 'unsubscribed' | 'resubscribed'; target: UnsubscribeTarget }
-  | { step: 'invalid'; detail: string };
-
-// escape-html (Express's own), CommonJS without type declarations.
-const escape = createRequire(import.meta.url)('escape-html') as (text: string) => string;
+export interface PageState {
+  step: 'confirm' | 'unsubscribed' | 'resubscribed';
+  target: UnsubscribeTarget;
+}
 
 /**
- * The small page behind a mail's unsubscribe link. It posts back to its own URL (relative
- * action), so it works behind any PUBLIC_URL. Plain HTML and inline style: no script, no
- * external resource (the page's CSP forbids both).
+ * The small page behind a mail's unsubscribe link (api/routes/unsubscribe-links.ts); its form
+ * posts back to the link itself.
  */
 export function unsubscribePage(state: PageState): string {
   const body = (() => {
-    if (state.step === 'invalid') return `<h1>Link not valid</h1><p>${escape(state.detail)}</p>`;
     const who = `<strong>${escape(state.target.recipient)}</strong>`;
     const from = state.target.sender ? ` from <strong>${escape(state.target.sender)}</strong>` : '';
     switch (state.step) {
@@ -43,11 +39,5 @@ export function unsubscribePage(state: PageState): string {
         return `<h1>You are subscribed again</h1><p>${who} will receive these mails${from} again.</p>`;
     }
   })();
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>Email preferences</title>
-<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;line-height:1.5}
-label{display:block;margin-top:1rem}select,textarea{width:100%}button{margin-top:1rem;padding:.5rem 1rem}</style>
-</head><body>${body}</body></html>
-`;
+  return pageHtml('Email preferences', body);
 }

@@ -2,7 +2,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import { createApp } from '../api/app.js';
 import { createInternalApp } from '../api/internal.js';
 import { createHttpMetrics } from '../api/metrics.js';
-import { trackingFastPath } from '../api/tracking.js';
+import { trackingFastPath } from '../api/tracking-fast-path.js';
 import type { Route } from '../api/route.js';
 import { createClickHouseClient } from '../analytics/client.js';
 import { createPool } from '../sql/pool.js';
@@ -74,9 +74,10 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
   const deps = { pool, clickhouse, config, logger, queue };
   const metrics = createHttpMetrics();
   const app = createApp(deps, extraRoutes, metrics);
-  // Opens and clicks are answered ahead of Express (api/tracking.ts, trackingFastPath: the hot
-  // path of tracking); every other request, and any tracking request it does not take, is Express's.
-  const fast = trackingFastPath(app);
+  // Opens and clicks are answered ahead of Express (api/tracking-fast-path.ts: the hot path of
+  // tracking) unless TRACKING_FAST_PATH=off; every other request, and any tracking request it
+  // does not take, is Express's.
+  const fast = config.trackingFastPath === 'on' ? trackingFastPath(app, deps, metrics) : undefined;
   const server = boundedServer(config.webLimits, fast ? (req, res) => void (fast(req, res) || app(req, res)) : app);
   const port = await listen(server, config.port);
   // The operator's endpoints on their own port (loopback unless INTERNAL_HOST says otherwise),

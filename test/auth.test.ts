@@ -17,7 +17,7 @@ const whoami = defineRoute({
   operationId: 'testWhoami',
   summary: 'test fixture',
   tag: 'Test',
-  scope: 'senders:read',
+  auth: { kind: 'api_key', scope: 'senders:read' },
   success: { status: 200, description: 'the caller address' },
   handler: async (_ctx, res) => ({ ip: res.req.ip ?? null }),
 });

@@ -66,7 +66,7 @@ function fixtureExport(path: string, query: ActivityQuery): Route {
     operationId: `test${path.replace(/\W/g, '')}`,
     summary: 'Stream a synthetic activity query (test fixture)',
     tag: 'Test fixtures',
-    scope: 'mail:read',
+    auth: { kind: 'api_key', scope: 'mail:read' },
     query: { format: { type: 'string', enum: [...EXPORT_FORMATS], default: 'csv' } },
     success: { status: 200, description: 'The export', contentType: 'text/csv' },
     handler: async ({ query: q, deps, requestId }, res) => {

@@ -574,7 +574,14 @@ t.test('GET /v1/openapi.json is OpenAPI 3.1 generated from the routes', async (t
       t.ok(op, `${r.method.toUpperCase()} ${r.path} documented`);
       if (!op) continue;
       t.equal(op.operationId, r.operationId);
-      t.equal(op['x-required-scope'], r.scope);
+      if (r.auth.kind === 'api_key') {
+        t.equal(op['x-required-scope'], r.auth.scope, `${r.path}: its scope`);
+        t.strictSame(op.security, [{ apiKey: [], instanceSlug: [] }], `${r.path}: an API key`);
+      } else {
+        t.strictSame(op.security, [], `${r.path}: public, no credentials`);
+        t.equal(op['x-public'], true);
+        t.notOk('x-required-scope' in op, `${r.path}: no scope`);
+      }
       const documented = op.parameters.map((p: any) => `${p.in}:${p.name}`).sort();
       const declared = [
         ...Object.keys(r.params ?? {}).map((n) => `path:${n}`),
@@ -582,9 +589,10 @@ t.test('GET /v1/openapi.json is OpenAPI 3.1 generated from the routes', async (t
       ].sort();
       t.strictSame(documented, declared, `${r.path} parameters`);
       t.ok(op.responses[String(r.success.status)], `${r.path} success response`);
-      for (const s of ['401', '403', '422', '500', '503']) {
+      for (const s of r.auth.kind === 'api_key' ? ['401', '403', '422', '500', '503'] : ['422', '500', '503']) {
         t.match(op.responses[s], { content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
       }
+      if (r.auth.kind === 'public') t.notOk(op.responses['401'] || op.responses['403'], `${r.path}: never 401 or 403`);
     }
   });
 

@@ -21,7 +21,7 @@ const slowStream = defineRoute({
   operationId: 'testSlowStream',
   summary: 'test fixture',
   tag: 'Test fixtures',
-  scope: 'senders:read',
+  auth: { kind: 'api_key', scope: 'senders:read' },
   success: { status: 200, description: 'chunks' },
   handler: async (_ctx, res) => {
     res.status(200).type('text/plain');

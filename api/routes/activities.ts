@@ -25,7 +25,7 @@ export const activityRoutes = [
       'reception first; dates apply to the reception date. opened=opened: mails with opens; opened=unopened: delivered (status 3) ' +
       'mails without opens. total_items is null; paginate with has_more. ' + LAG,
     tag: 'Activities',
-    scope: 'mail:read',
+    auth: { kind: 'api_key', scope: 'mail:read' },
     query: sentFilterQuery,
     success: { status: 200, description: 'A page of mails, newest first', schema: collectionSchema(mailSchema) },
     handler: ({ tenant, query, deps }) => listSent(tenant, deps.clickhouse, query),
@@ -41,7 +41,7 @@ export const activityRoutes = [
       'latest open first. total_items is the number of opens with group_by=none and null otherwise; paginate with has_more. ' +
       'exclude_machine=true leaves out opens flagged as machine-made (default: none are excluded). ' + LAG,
     tag: 'Activities',
-    scope: 'mail:read',
+    auth: { kind: 'api_key', scope: 'mail:read' },
     query: eventActivityQuerySchema,
     success: { status: 200, description: 'A page of open rows, shaped by group_by', schema: collectionSchema(byGroup(openRowSchemas)) },
     handler: ({ tenant, query, deps }) => listOpens(tenant, deps.clickhouse, query),
@@ -58,7 +58,7 @@ export const activityRoutes = [
       'would have to test every click of the range), when it is null like in the grouped modes; paginate with has_more. ' +
       'exclude_machine=true leaves out clicks flagged as machine-made (default: none are excluded). ' + LAG,
     tag: 'Activities',
-    scope: 'mail:read',
+    auth: { kind: 'api_key', scope: 'mail:read' },
     query: eventActivityQuerySchema,
     success: { status: 200, description: 'A page of click rows, shaped by group_by', schema: collectionSchema(byGroup(clickRowSchemas)) },
     handler: ({ tenant, query, deps }) => listClicks(tenant, deps.clickhouse, query),
@@ -73,7 +73,7 @@ export const activityRoutes = [
       'and on-hold mails never appear, and a mail stops appearing once opened. Dates apply to the reception date; newest ' +
       'reception first. total_items is always null; paginate with has_more. ' + LAG,
     tag: 'Activities',
-    scope: 'mail:read',
+    auth: { kind: 'api_key', scope: 'mail:read' },
     query: activityFilterQuery,
     success: { status: 200, description: 'A page of unopened mails, newest first', schema: collectionSchema(unopenedRowSchema) },
     handler: ({ tenant, query, deps }) => listUnopened(tenant, deps.clickhouse, query),

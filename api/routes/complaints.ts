@@ -14,7 +14,7 @@ export const complaintRoutes = [
       'Feedback-loop complaints (ARF reports), one row per mail, newest first (dates filter complained_at). A complaint alone ' +
       'does not restrict the address. Bounded by the retention of the mail: rows leave with it after 3 months. total_items is null.',
     tag: 'Restrictions',
-    scope: 'mail:read',
+    auth: { kind: 'api_key', scope: 'mail:read' },
     query: mailEventFilterQuery,
     success: { status: 200, description: 'A page of complaints, newest first', schema: collectionSchema(complaintSchema) },
     handler: ({ tenant, query, deps }) => listComplaints(tenant, deps.pool, query),

@@ -6,7 +6,25 @@ import { domainRoutes } from './domains.js';
 import { mailRoutes } from './mails.js';
 import { restrictionRoutes } from './restrictions.js';
 import { senderRoutes } from './senders.js';
+import { trackingRoutes } from './tracking.js';
+import { unsubscribeLinkRoutes } from './unsubscribe-links.js';
 import { unsubscribeRoutes } from './unsubscribes.js';
 
-/** Every public /v1 route. Later issues add their modules here. */
-export const routes: Route[] = [...senderRoutes, ...domainRoutes, ...mailRoutes, ...restrictionRoutes, ...unsubscribeRoutes, ...complaintRoutes, ...activityRoutes, ...activityExportRoutes];
+/**
+ * Every HTTP entry point of the web process but the infrastructure's (/healthz, /readyz,
+ * /metrics, /v1/openapi.json): the /v1 API (API key) and the public links put in mails. A new
+ * area adds its module here.
+ */
+export const routes: Route[] = [
+  ...senderRoutes,
+  ...domainRoutes,
+  ...mailRoutes,
+  ...restrictionRoutes,
+  ...unsubscribeRoutes,
+  ...complaintRoutes,
+  ...activityRoutes,
+  ...activityExportRoutes,
+  // Public links (auth public: the signed token in the path is the credential).
+  ...trackingRoutes,
+  ...unsubscribeLinkRoutes,
+];

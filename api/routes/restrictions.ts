@@ -14,7 +14,7 @@ export const restrictionRoutes = [
       'or by unsubscribes and bounces). Ordered by restricted_at descending; not bounded by the retention window. ' +
       'total_items is null.',
     tag: 'Restrictions',
-    scope: 'mail:read',
+    auth: { kind: 'api_key', scope: 'mail:read' },
     query: restrictionFilterQuery,
     success: { status: 200, description: 'A page of restrictions, newest first', schema: collectionSchema(restrictionSchema) },
     handler: ({ tenant, query, deps }) => listRestrictions(tenant, deps.pool, query),

@@ -10,7 +10,7 @@ export const senderRoutes = [
     operationId: 'listSenders',
     summary: 'List senders',
     tag: 'Senders',
-    scope: 'senders:read',
+    auth: { kind: 'api_key', scope: 'senders:read' },
     query: {
       ...paginationQuery,
       name: { type: 'string', maxLength: 255, description: 'Partial, case-insensitive.' },
@@ -26,7 +26,7 @@ export const senderRoutes = [
     operationId: 'getSender',
     summary: 'Read a sender',
     tag: 'Senders',
-    scope: 'senders:read',
+    auth: { kind: 'api_key', scope: 'senders:read' },
     params: { id: { type: 'integer', minimum: 1, maximum: 9007199254740991 } },
     success: { status: 200, description: 'The sender', schema: senderSchema },
     errors: [404],

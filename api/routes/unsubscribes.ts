@@ -15,7 +15,7 @@ export const unsubscribeRoutes = [
       'are completed if they arrive later. Bounded by the retention of the mail: rows leave with it after 3 months. ' +
       'Each unsubscribe also restricted the address (see GET /v1/mail-restrictions). total_items is null.',
     tag: 'Restrictions',
-    scope: 'mail:read',
+    auth: { kind: 'api_key', scope: 'mail:read' },
     query: mailEventFilterQuery,
     success: { status: 200, description: 'A page of unsubscribe events, newest first', schema: collectionSchema(unsubscribeSchema) },
     handler: ({ tenant, query, deps }) => listUnsubscribes(tenant, deps.pool, query),

@@ -51,7 +51,7 @@ export const fixtureRoutes: Route[] = [
     operationId: 'testEcho',
     summary: 'Echo the validated body (test fixture)',
     tag: 'Test fixtures',
-    scope: 'senders:read',
+    auth: { kind: 'api_key', scope: 'senders:read' },
     maxBodyBytes: ECHO_MAX_BYTES,
     body: echoBodySchema,
     success: { status: 200, description: 'The validated body' },
@@ -63,7 +63,7 @@ export const fixtureRoutes: Route[] = [
     operationId: 'testRoomy',
     summary: 'Accept any JSON object up to a larger limit (test fixture)',
     tag: 'Test fixtures',
-    scope: 'senders:read',
+    auth: { kind: 'api_key', scope: 'senders:read' },
     maxBodyBytes: ROOMY_MAX_BYTES,
     body: { type: 'object' },
     success: { status: 200, description: 'Size of the body received' },
@@ -75,7 +75,7 @@ export const fixtureRoutes: Route[] = [
     operationId: 'testBoom',
     summary: 'Fail with an unclassified error (test fixture)',
     tag: 'Test fixtures',
-    scope: 'senders:read',
+    auth: { kind: 'api_key', scope: 'senders:read' },
     success: { status: 200, description: 'never' },
     handler: async () => {
       throw new Error(SECRET_ERROR);
@@ -87,7 +87,7 @@ export const fixtureRoutes: Route[] = [
     operationId: 'testRateLimited',
     summary: 'Answer as if the bandwidth bucket were empty (test fixture)',
     tag: 'Test fixtures',
-    scope: 'senders:read',
+    auth: { kind: 'api_key', scope: 'senders:read' },
     success: { status: 200, description: 'never' },
     handler: async () => {
       throw new RateLimited(2.2);
@@ -99,7 +99,7 @@ export const fixtureRoutes: Route[] = [
     operationId: 'testDateRange',
     summary: 'The UTC bounds of the local-date filter (test fixture)',
     tag: 'Test fixtures',
-    scope: 'senders:read',
+    auth: { kind: 'api_key', scope: 'senders:read' },
     query: { ...dateFilterQuery },
     success: { status: 200, description: '{from, to, zone}' },
     handler: async ({ query, tenant }) => toUtcRange(query, tenant.tz),

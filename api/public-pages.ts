@@ -1,0 +1,46 @@
+import { createRequire } from 'node:module';
+import type { Response } from 'express';
+import { problem, sendProblem } from './problem.js';
+import { requestIdOf } from './request-context.js';
+
+/**
+ * The pages public routes show to the people who follow a mail's links (unsubscribe; later
+ * double-opt-in confirmation and hosted forms): one shell and one set of headers. Plain HTML with
+ * inline style, no script and no external resource (the CSP forbids both); forms post back to
+ * their own URL (a relative action), so they work behind any PUBLIC_URL.
+ */
+
+// escape-html (Express's own), CommonJS without type declarations.
+export const escapeHtml = createRequire(import.meta.url)('escape-html') as (text: string) => string;
+
+const NO_CACHE = 'no-store, no-cache, must-revalidate, private, max-age=0';
+const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'";
+
+/** A whole page around `body` (HTML the caller escaped). */
+export function pageHtml(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex"><title>${escapeHtml(title)}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;line-height:1.5}
+label{display:block;margin-top:1rem}select,textarea{width:100%}button{margin-top:1rem;padding:.5rem 1rem}</style>
+</head><body>${body}</body></html>
+`;
+}
+
+/** Answers a page: never cached (it shows one person's state), under the CSP above. */
+export function sendPage(res: Response, status: number, html: string): void {
+  res.status(status).set({ 'Cache-Control': NO_CACHE, 'Content-Security-Policy': PAGE_CSP });
+  res.type('html').send(html);
+}
+
+/**
+ * A link that is not (or no longer) valid: a browser gets a readable page, anything else the
+ * API's problem object, 404 either way.
+ */
+export function sendLinkNotValid(res: Response, detail: string): void {
+  if (res.req.accepts(['json', 'html']) === 'html') {
+    res.status(404).set('Cache-Control', NO_CACHE).type('html').send(pageHtml('Email preferences', `<h1>Link not valid</h1><p>${escapeHtml(detail)}</p>`));
+    return;
+  }
+  sendProblem(res, problem(404, 'not_found', detail, requestIdOf(res)));
+}
