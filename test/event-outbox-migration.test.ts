@@ -1,13 +1,16 @@
 // Upgrading a database that has rows: migration 011 renames the Postgres outbox mail_events to
-// event_outbox (sql/migrations/011_event_outbox.sql). The database is built as release 010 left
+// event_outbox and drops the event logs' copies of the mail's address
+// (sql/migrations/011_event_outbox.sql). The database is built as release 010 left
 // it, filled by the code paths of the time and by rows as the old writers wrote them, then
 // migrated the rest of the way; the other test files only ever see fresh databases.
 import t from 'tap';
+import { listComplaints } from '../domain/complaints/list.js';
 import { recordComplaint } from '../domain/complaints/record.js';
 import { acceptSend } from '../domain/mail/accept.js';
 import { OUTBOX_EVENT_KINDS } from '../domain/outbox/kinds.js';
 import { claimNew } from '../domain/outbox/pump.js';
 import { withTenant } from '../domain/tenancy/context.js';
+import { listUnsubscribes } from '../domain/unsubscribes/list.js';
 import { loadConfig } from '../runtime/config.js';
 import { jobQueue, migrateQueue } from '../runtime/queue.js';
 import { migratePostgres } from '../sql/migrate.js';
@@ -34,6 +37,9 @@ await pool.query(
      ($1, $2, 'unsubscribe', NULL, 'Mozilla/5.0', NULL, NULL, 0)`,
   [a.tenant.instanceId, opened, clicked],
 );
+// Their unsubscribe and complaint rows, with the copy of the address 010 still kept.
+await pool.query(`INSERT INTO mail_unsubscribes (instance_id, mail_id, recipient, method) VALUES ($1, $2, 'opened@example.org', 'one_click')`, [a.tenant.instanceId, opened]);
+await pool.query(`INSERT INTO mail_complaints (instance_id, mail_id, recipient, feedback_type) VALUES ($1, $2, 'opened@example.org', 'abuse')`, [a.tenant.instanceId, opened]);
 const OUTBOX_COLUMNS = 'id, instance_id, mail_id, kind, status, url, user_agent, host(ip) AS ip, occurred_at, machine, stage';
 const before = (await pool.query(`SELECT ${OUTBOX_COLUMNS} FROM mail_events ORDER BY id`)).rows;
 const maxBefore = Math.max(...before.map((r) => Number(r.id)));
@@ -94,4 +100,15 @@ t.test("the event pump claims the migrated rows it had not counted yet", async (
   const fresh = await withTransaction(pool, (c) => claimNew(c, 100));
   const stillNew = before.filter((r) => r.stage === 0).map((r) => Number(r.id));
   t.same(fresh.map((e) => Number(e.id)).filter((id) => id <= maxBefore), stillNew);
+});
+
+t.test("the unsubscribe and complaint logs keep their rows and read the address from the mail", async (t) => {
+  const toEmail = (await pool.query('SELECT to_email FROM mails WHERE mail_id = $1', [opened])).rows[0].to_email;
+  const page = { page: 1, page_size: 10 };
+  t.same((await listUnsubscribes(a.tenant, pool, page)).data.map((u) => [u.mail_id, u.recipient, u.method]), [[opened, toEmail, 'one_click']]);
+  t.same((await listComplaints(a.tenant, pool, page)).data.map((k) => [k.mail_id, k.recipient, k.feedback_type]).filter(([m]) => m === opened), [[opened, toEmail, 'abuse']]);
+  const copies = await pool.query(
+    `SELECT table_name FROM information_schema.columns WHERE table_name IN ('mail_unsubscribes', 'mail_complaints') AND column_name = 'recipient'`,
+  );
+  t.same(copies.rows, [], 'no copy left');
 });

@@ -96,7 +96,10 @@ const bounces = async (id: string) =>
 const restrictions = async (recipient: string) =>
   (await dbs.pool.query('SELECT instance_id, recipient, reason, deleted_at FROM mail_restrictions WHERE recipient = $1 ORDER BY id', [recipient])).rows;
 const complaints = async (id: string) =>
-  (await dbs.pool.query('SELECT instance_id, recipient, feedback_type, reported_by, arrival_date FROM mail_complaints WHERE mail_id = $1', [id])).rows;
+  (await dbs.pool.query(
+    'SELECT k.instance_id, m.to_email AS recipient, k.feedback_type, k.reported_by, k.arrival_date FROM mail_complaints k JOIN mails m USING (mail_id) WHERE k.mail_id = $1',
+    [id],
+  )).rows;
 // Outbox events other than delivery moves (every move also writes a 'status' event).
 const events = async (id: string) =>
   (await dbs.pool.query(`SELECT instance_id, kind FROM event_outbox WHERE mail_id = $1 AND kind <> 'status' ORDER BY id`, [id])).rows;

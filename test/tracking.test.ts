@@ -274,7 +274,7 @@ t.test('one-click unsubscribe: event row, restriction, and the next send is drop
 
   const page = await fetch(local(unsubscribe));
   t.equal(page.status, 200);
-  t.match(await page.text(), /leaving@example\.org/);
+  t.match(await page.text(), /Stop sending mail to <strong>leaving@example\.org<\/strong>/, 'the page asks first');
   const none = await dbs.pool.query(`SELECT count(*)::int AS n FROM mail_unsubscribes WHERE mail_id = $1`, [id]);
   t.equal(none.rows[0].n, 0, 'showing the page unsubscribes nobody (scanners fetch it)');
 
@@ -284,12 +284,16 @@ t.test('one-click unsubscribe: event row, restriction, and the next send is drop
     body: 'List-Unsubscribe=One-Click',
   });
   t.equal(r.status, 200);
-  const unsub = await dbs.pool.query(`SELECT instance_id, recipient, method, reason, comment FROM mail_unsubscribes WHERE mail_id = $1`, [id]);
+  const unsub = await dbs.pool.query(
+    `SELECT u.instance_id, m.to_email AS recipient, u.method, u.reason, u.comment FROM mail_unsubscribes u JOIN mails m USING (mail_id) WHERE u.mail_id = $1`,
+    [id],
+  );
   t.same(unsub.rows, [{ instance_id: a.tenant.instanceId, recipient: 'leaving@example.org', method: 'one_click', reason: null, comment: null }]);
   const restr = await dbs.pool.query(`SELECT recipient, reason, deleted_at FROM mail_restrictions WHERE instance_id = $1 AND recipient = 'leaving@example.org'`, [
     a.tenant.instanceId,
   ]);
   t.same(restr.rows, [{ recipient: 'leaving@example.org', reason: 'unsubscribe', deleted_at: null }]);
+  t.match(await (await fetch(local(unsubscribe))).text(), /You are unsubscribed/, 'the page now offers to resubscribe');
 
   // Later the page's form completes the reason; the first unsubscribe is kept.
   await fetch(local(unsubscribe), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'reason=too_frequent&comment=weekly%20is%20plenty' });
@@ -309,6 +313,7 @@ t.test('one-click unsubscribe: event row, restriction, and the next send is drop
   t.equal(re.status, 200);
   const lifted = await dbs.pool.query(`SELECT reason, deleted_at IS NOT NULL AS lifted FROM mail_restrictions WHERE recipient = 'leaving@example.org'`);
   t.same(lifted.rows, [{ reason: 'unsubscribe', lifted: true }]);
+  t.match(await (await fetch(local(unsubscribe))).text(), /Stop sending mail to/, 'the page asks again');
   const kept = await dbs.pool.query(`SELECT method, reason FROM mail_unsubscribes WHERE mail_id = $1`, [id]);
   t.same(kept.rows, [{ method: 'one_click', reason: 'too_frequent' }], 'the unsubscribe event is not modified');
   const third = await sendOne('leaving@example.org');

@@ -1,33 +1,8 @@
 import { MailStatus } from '../mail/status.js';
 import { moveMail } from '../mail/transitions.js';
 import type { Tenant } from '../tenancy/context.js';
-import { query, type Client, type Pool } from '../../sql/pool.js';
+import type { Client } from '../../sql/pool.js';
 import type { DsnVerdict } from './dsn.js';
-
-/** The mail a report names and the instance it belongs to. */
-export interface MailOwner {
-  tenant: Tenant;
-  mailId: string;
-  toEmail: string;
-  receivedAt: Date;
-}
-
-/**
- * Whose mail an id is: a report arrives with a mail id and no tenant, so this one read runs as
- * the service role (mails.mail_id is unique across instances). Everything after it runs in that
- * tenant's transaction. Only for references already authenticated or being authenticated
- * (authentic.ts): an id alone proves nothing.
- */
-export async function mailOwner(pool: Pool, mailId: string): Promise<MailOwner | undefined> {
-  const { rows } = await query<{ instance_id: number; slug: string; tz: string | null; to_email: string; received_at: Date }>(
-    pool,
-    `SELECT m.instance_id, i.slug, i.tz, m.to_email, m.received_at FROM mails m JOIN instances i ON i.id = m.instance_id WHERE m.mail_id = $1`,
-    [mailId],
-    'cartero_bounce_mail_owner',
-  );
-  const r = rows[0];
-  return r ? { tenant: { instanceId: r.instance_id, slug: r.slug, tz: r.tz }, mailId, toEmail: r.to_email, receivedAt: r.received_at } : undefined;
-}
 
 /** A late report concerns a mail that was handed to SMTP: queued, sent or deferred. */
 const REPORTABLE = [MailStatus.queued, MailStatus.sent, MailStatus.deferred] as const;

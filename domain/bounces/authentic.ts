@@ -1,5 +1,5 @@
 import type { Pool } from '../../sql/pool.js';
-import { mailOwner, type MailOwner } from './apply.js';
+import { mailOwner, type MailOwner } from '../mail/owner.js';
 import type { MailReference } from './identify.js';
 import { reportKeys, verifyReportTag } from './report-keys.js';
 

@@ -33,7 +33,7 @@ export async function listComplaints(tenant: Tenant, pool: Pool, f: ComplaintFil
   const { rows } = await withTenant(pool, tenant, (c) =>
     c.query<Complaint>({
       name: 'complaints-page',
-      text: `SELECT k.id, k.mail_id, m.msg_id, k.recipient, m.sender, m.subject, k.feedback_type, k.reported_by,
+      text: `SELECT k.id, k.mail_id, m.msg_id, m.to_email AS recipient, m.sender, m.subject, k.feedback_type, k.reported_by,
                     k.arrival_date, k.complained_at, m.custom_msg_id, m.custom_group_code
                FROM mail_complaints k
                JOIN mails m ON m.instance_id = k.instance_id AND m.mail_id = k.mail_id

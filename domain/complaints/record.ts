@@ -16,15 +16,15 @@ const KIND: OutboxEventKind = 'complaint';
  * Records a complaint about one of the tenant's mails, in the caller's tenant transaction: the
  * mail_complaints row and, only when that row is new, its 'complaint' event in the event outbox,
  * so a provider resending the same report counts once everywhere. The recipient is the mail's
- * own address (reports often redact theirs). No restriction: the spec's state table says a
+ * own address (reports often redact theirs), read from the mail. No restriction: the spec's state table says a
  * complaint alone does not restrict. Undefined when the mail is not the tenant's (or no longer
  * exists) or was already complained about.
  */
 export async function recordComplaint(tenant: Tenant, client: Client, input: ComplaintInput): Promise<{ id: number } | undefined> {
   const { rows } = await client.query<{ id: number }>(
     `WITH inserted AS (
-       INSERT INTO mail_complaints (instance_id, mail_id, recipient, feedback_type, reported_by, arrival_date)
-       SELECT instance_id, mail_id, to_email, $3, $4, $5 FROM mails WHERE instance_id = $1 AND mail_id = $2
+       INSERT INTO mail_complaints (instance_id, mail_id, feedback_type, reported_by, arrival_date)
+       SELECT instance_id, mail_id, $3, $4, $5 FROM mails WHERE instance_id = $1 AND mail_id = $2
        ON CONFLICT (mail_id) DO NOTHING
        RETURNING id, instance_id, mail_id, complained_at
      ), event AS (

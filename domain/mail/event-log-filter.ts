@@ -18,9 +18,9 @@ export interface EventLogFilter extends PageRequest, LocalDateFilter {
 
 /**
  * The WHERE, ORDER BY and LIMIT of an event-log page query over `log` (alias of the event table,
- * with `recipient`, `mail_id`, `id` and the event time `timeColumn`) joined to its mail as `m`,
- * reading the parameters of eventLogValues by position. Newest first; the retention bound is on
- * the mail's reception.
+ * with `mail_id`, `id` and the event time `timeColumn`) joined to its mail as `m`, reading the
+ * parameters of eventLogValues by position. Newest first; the retention bound is on the mail's
+ * reception, and the recipient is the mail's (the logs keep no copy of it).
  */
 export function eventLogClause(log: string, timeColumn: string): string {
   const at = `${log}.${timeColumn}`;
@@ -28,7 +28,7 @@ export function eventLogClause(log: string, timeColumn: string): string {
                 AND m.received_at >= $2
                 AND ($3::timestamptz IS NULL OR ${at} >= $3)
                 AND ($4::timestamptz IS NULL OR ${at} < $4)
-                AND ($5::text IS NULL OR (CASE WHEN $6 THEN lower(${log}.recipient) LIKE $7 ELSE lower(${log}.recipient) = $5 END))
+                AND ($5::text IS NULL OR (CASE WHEN $6 THEN lower(m.to_email) LIKE $7 ELSE lower(m.to_email) = $5 END))
                 AND ($8::text IS NULL OR ${log}.mail_id = $8)
                 AND ($9::text IS NULL OR m.msg_id = $9)
               ORDER BY ${at} DESC, ${log}.id DESC

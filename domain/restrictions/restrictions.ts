@@ -36,13 +36,19 @@ export async function restrict(
     [tenant.instanceId, address, reason],
   );
   if (inserted.rows[0]) return { restriction: inserted.rows[0], created: true };
-  const current = await client.query<RestrictionRow>(
+  const current = await restrictionInForce(tenant, client, address);
+  if (!current) throw new Error('restriction neither inserted nor found (concurrent lift?)');
+  return { restriction: current, created: false };
+}
+
+/** The restriction in force on an address (at most one), in the caller's tenant transaction. */
+export async function restrictionInForce(tenant: Tenant, client: Client, recipient: string): Promise<RestrictionRow | undefined> {
+  const { rows } = await client.query<RestrictionRow>(
     `SELECT id, recipient, reason, NULL AS scope, restricted_at, deleted_at FROM mail_restrictions
       WHERE instance_id = $1 AND recipient = $2 AND deleted_at IS NULL`,
-    [tenant.instanceId, address],
+    [tenant.instanceId, restrictionAddress(recipient)],
   );
-  if (!current.rows[0]) throw new Error('restriction neither inserted nor found (concurrent lift?)');
-  return { restriction: current.rows[0], created: false };
+  return rows[0];
 }
 
 /**

@@ -1,8 +1,8 @@
 import type { OutboxEventKind } from '../outbox/kinds.js';
 import { clientAddress } from '../tenancy/ip.js';
 import type { Client, Pool } from '../../sql/pool.js';
-import { query } from '../../sql/pool.js';
-import { lift, restrict } from '../restrictions/restrictions.js';
+import { mailOwner } from '../mail/owner.js';
+import { lift, restrict, restrictionInForce } from '../restrictions/restrictions.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
 
 /** The mail an unsubscribe link names, with what its pages show. */
@@ -11,35 +11,20 @@ export interface UnsubscribeTarget {
   mailId: string;
   recipient: string;
   sender: string | null;
-  /** The unsubscribe row of this mail exists and the address is under an unsubscribe restriction. */
+  /** The address is under a restriction for reason unsubscribe (the page offers to resubscribe). */
   unsubscribed: boolean;
 }
 
 /**
- * The links carry only a mail id; the instance is the mail's own, looked up as the service (the
- * public link has no API key). Undefined for a mail that no longer exists (purged by retention).
+ * The links carry only a mail id (signed: api/tracking.ts checks the token first); the instance
+ * is the mail's own (mailOwner). Undefined for a mail that no longer exists (purged by retention).
  */
 export async function findUnsubscribeTarget(pool: Pool, mailId: string): Promise<UnsubscribeTarget | undefined> {
-  const { rows } = await query<{ instance_id: number; slug: string; tz: string | null; to_email: string; sender: string | null; unsubscribed: boolean }>(
-    pool,
-    `SELECT m.instance_id, i.slug, i.tz, m.to_email, m.sender,
-            EXISTS (SELECT 1 FROM mail_restrictions r
-                     WHERE r.instance_id = m.instance_id AND r.recipient = lower(m.to_email)
-                       AND r.deleted_at IS NULL AND r.reason = 'unsubscribe') AS unsubscribed
-       FROM mails m JOIN instances i ON i.id = m.instance_id
-      WHERE m.mail_id = $1`,
-    [mailId],
-    'unsubscribe-target',
-  );
-  const r = rows[0];
-  if (!r) return undefined;
-  return {
-    tenant: { instanceId: r.instance_id, slug: r.slug, tz: r.tz },
-    mailId,
-    recipient: r.to_email,
-    sender: r.sender,
-    unsubscribed: r.unsubscribed,
-  };
+  const owner = await mailOwner(pool, mailId);
+  if (!owner) return undefined;
+  const { tenant, toEmail: recipient, sender } = owner;
+  const inForce = await withTenant(pool, tenant, (c) => restrictionInForce(tenant, c, recipient));
+  return { tenant, mailId, recipient, sender, unsubscribed: inForce?.reason === 'unsubscribe' };
 }
 
 export interface UnsubscribeInput {
@@ -71,8 +56,8 @@ export async function unsubscribe(
 ): Promise<{ firstTime: boolean; restricted: boolean }> {
   return withTenant(pool, tenant, async (c) => {
     const event = await c.query<{ inserted: boolean }>(
-      `INSERT INTO mail_unsubscribes (instance_id, mail_id, recipient, method, reason, comment, user_agent, ip)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::inet)
+      `INSERT INTO mail_unsubscribes (instance_id, mail_id, method, reason, comment, user_agent, ip)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::inet)
        ON CONFLICT (mail_id) DO UPDATE
          SET reason = coalesce(mail_unsubscribes.reason, EXCLUDED.reason),
              comment = coalesce(mail_unsubscribes.comment, EXCLUDED.comment),
@@ -83,7 +68,6 @@ export async function unsubscribe(
       [
         tenant.instanceId,
         target.mailId,
-        target.recipient,
         input.method,
         clip(input.reason, MAX_REASON),
         clip(input.comment, MAX_COMMENT),

@@ -35,7 +35,7 @@ export async function listUnsubscribes(tenant: Tenant, pool: Pool, f: Unsubscrib
   const { rows } = await withTenant(pool, tenant, (c) =>
     c.query<Unsubscribe>({
       name: 'unsubscribes-page',
-      text: `SELECT u.id, u.mail_id, m.msg_id, u.recipient, m.sender, m.subject, u.method, u.reason, u.comment,
+      text: `SELECT u.id, u.mail_id, m.msg_id, m.to_email AS recipient, m.sender, m.subject, u.method, u.reason, u.comment,
                     u.unsubscribed_at, u.updated_at, m.custom_msg_id, m.custom_group_code
                FROM mail_unsubscribes u
                JOIN mails m ON m.instance_id = u.instance_id AND m.mail_id = u.mail_id

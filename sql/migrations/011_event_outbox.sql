@@ -53,3 +53,10 @@ $$;
 -- (009: the mail_logs trigger, complaints and unsubscribes insert; GET /v1/mails counts pending
 -- opens and clicks).
 GRANT SELECT, INSERT ON event_outbox TO cartero_tenant;
+
+-- The event logs of unsubscribes and complaints copied their mail's address (recipient =
+-- mails.to_email, which never changes). The copy kept nothing the mail row does not: the rows go
+-- with their mail (ON DELETE CASCADE, so the retention purge removes them together) and their
+-- listings join the mail anyway. Dropped; the listings read mails.to_email.
+ALTER TABLE mail_unsubscribes DROP COLUMN recipient;
+ALTER TABLE mail_complaints DROP COLUMN recipient;
