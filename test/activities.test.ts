@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import t, { type Test } from 'tap';
 import { clicksQuery } from '../analytics/activities/clicks.js';
-import { ACTIVITY_SETTINGS } from '../analytics/activities/filters.js';
+import { ACTIVITY_SETTINGS } from '../analytics/activities/query.js';
 import { opensQuery } from '../analytics/activities/opens.js';
 import type { ActivityQuery } from '../analytics/activities/query.js';
 import { sentQuery } from '../analytics/activities/sent.js';

@@ -1,11 +1,21 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Page, PageRequest } from '../../domain/pagination.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
-import { eventActivityQuery, eventColumns, eventCountQuery, OPENS } from './events.js';
-import { fetchPage, type EventActivityFilter, type GroupBy, type PageWindow } from './filters.js';
+import { eventCountQuery } from './event-rows.js';
+import { eventActivityQuery, eventColumns, type EventKind } from './events.js';
+import type { EventActivityFilter, GroupBy, PageWindow } from './filters.js';
+import { fetchPage } from './listing.js';
 import type { ActivityQuery } from './query.js';
 
-/** GET /v1/activities/opens (and its export): open events, three row shapes (spec: Open rows; events.ts). */
+/** Open events, and the spec's names of their columns (spec: Open rows). */
+export const OPENS: EventKind = {
+  type: 'open',
+  queries: { none: 'opens.group_by_none', mail_id: 'opens.group_by_mail_id', msg_id: 'opens.group_by_msg_id', count: 'opens.count' },
+  columns: { at: 'opened_at', count: 'open_count', first: 'first_opened_at', last: 'last_opened_at', recipients: 'recipients_opened' },
+  links: false,
+};
+
+/** GET /v1/activities/opens (and its export): three row shapes by group_by (events.ts). */
 export function opensQuery(tenant: Tenant, f: EventActivityFilter, page?: PageWindow): ActivityQuery {
   return eventActivityQuery(tenant, OPENS, f, page);
 }

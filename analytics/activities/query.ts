@@ -16,6 +16,8 @@ export interface ActivityQuery {
 export interface ResultColumn {
   name: string;
   kind: 'text' | 'number' | 'datetime';
+  /** The SQL may yield NULL here (a Nullable column, an aggregate of one); else never. */
+  nullable?: true;
 }
 
 /**
@@ -27,6 +29,16 @@ export interface ColumnSql extends ResultColumn {
   sql: string;
 }
 
+/**
+ * ClickHouse settings every activity query runs with, listing or export: date-times as ISO 8601
+ * UTC (2026-11-22T10:00:00.000Z, the API's format) and 64-bit integers as JSON numbers.
+ */
+export const ACTIVITY_SETTINGS = {
+  date_time_output_format: 'iso',
+  output_format_json_quote_64bit_integers: 0,
+} as const;
+
 export const selectList = (columns: readonly ColumnSql[]): string => columns.map((c) => `${c.sql} AS \`${c.name}\``).join(',\n  ');
 
-export const resultColumns = (columns: readonly ColumnSql[]): ResultColumn[] => columns.map(({ name, kind }) => ({ name, kind }));
+export const resultColumns = (columns: readonly ColumnSql[]): ResultColumn[] =>
+  columns.map(({ name, kind, nullable }) => (nullable ? { name, kind, nullable } : { name, kind }));

@@ -2,9 +2,11 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Page, PageRequest } from '../../domain/pagination.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
 import type { MailFilter } from '../../domain/mail/mails.js';
-import { activityWhere, fetchPage, latestMails, type PageWindow } from './filters.js';
-import { resultColumns, selectList, type ActivityQuery, type ColumnSql } from './query.js';
-import { MAIL_HEAD, NO_RECORDED_OPEN } from './unopened.js';
+import type { PageWindow } from './filters.js';
+import { fetchPage } from './listing.js';
+import { MAIL_HEAD, mailRowsQuery } from './mail-rows.js';
+import type { ActivityQuery, ColumnSql } from './query.js';
+import { NO_RECORDED_OPEN } from './unopened.js';
 
 /** GET /v1/mails's filters without paging: the sent listing is the same rows (spec). */
 export type SentActivityFilter = Omit<MailFilter, keyof PageRequest>;
@@ -16,36 +18,29 @@ const COLUMNS: ColumnSql[] = [
   { name: 'opens', kind: 'number', sql: 'opens' },
   { name: 'clicks', kind: 'number', sql: 'clicks' },
   { name: 'received_at', kind: 'datetime', sql: 'received_at' },
-  { name: 'queued_at', kind: 'datetime', sql: 'queued_at' },
-  { name: 'sent_at', kind: 'datetime', sql: 'sent_at' },
+  { name: 'queued_at', kind: 'datetime', sql: 'queued_at', nullable: true },
+  { name: 'sent_at', kind: 'datetime', sql: 'sent_at', nullable: true },
   // Always null, as in GET /v1/mails: scheduled sending is unavailable.
-  { name: 'schedule_at', kind: 'datetime', sql: "CAST(NULL, 'Nullable(DateTime64(3, \\'UTC\\'))')" },
-  { name: 'delay', kind: 'number', sql: 'delay' },
-  { name: 'custom_msg_id', kind: 'text', sql: 'custom_msg_id' },
-  { name: 'custom_group_code', kind: 'text', sql: 'custom_group_code' },
+  { name: 'schedule_at', kind: 'datetime', sql: "CAST(NULL, 'Nullable(DateTime64(3, \\'UTC\\'))')", nullable: true },
+  { name: 'delay', kind: 'number', sql: 'delay', nullable: true },
+  { name: 'custom_msg_id', kind: 'text', sql: 'custom_msg_id', nullable: true },
+  { name: 'custom_group_code', kind: 'text', sql: 'custom_group_code', nullable: true },
 ];
 
 /**
- * GET /v1/activities/sent (and its export): the Mail rows of the `mails` mirror, the same rows and
- * order as GET /v1/mails (domain/mail/mails.ts) without its 3-month window. Status, opens and
- * clicks change between a mail's snapshots, so their filters see the newest snapshot only.
+ * GET /v1/activities/sent (and its export): the Mail rows of the `mails` mirror (mail-rows.ts),
+ * the same rows and order as GET /v1/mails (domain/mail/mails.ts) without its 3-month window.
  */
 export function sentQuery(tenant: Tenant, f: SentActivityFilter, page?: PageWindow): ActivityQuery {
-  const where = activityWhere(tenant, f, 'received_at');
-  const params = { ...where.params };
-  const after: string[] = [];
+  const newest: string[] = [];
+  const params: Record<string, unknown> = {};
   if (f.status !== undefined) {
-    after.push('status = {status:UInt8}');
+    newest.push('status = {status:UInt8}');
     params.status = f.status;
   }
-  if (f.opened === 'opened') after.push('opens > 0');
-  if (f.opened === 'unopened') after.push(NO_RECORDED_OPEN);
-  return {
-    name: 'sent',
-    columns: resultColumns(COLUMNS),
-    params,
-    sql: latestMails({ where: where.sql, after, select: selectList(COLUMNS), page, params }),
-  };
+  if (f.opened === 'opened') newest.push('opens > 0');
+  if (f.opened === 'unopened') newest.push(NO_RECORDED_OPEN);
+  return mailRowsQuery(tenant, f, { name: 'sent', columns: COLUMNS, newest, params }, page);
 }
 
 /** total_items is null, as in GET /v1/mails; paginate with has_more. */

@@ -1,8 +1,10 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Page, PageRequest } from '../../domain/pagination.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
-import { activityWhere, fetchPage, latestMails, type ActivityFilter, type PageWindow } from './filters.js';
-import { resultColumns, selectList, type ActivityQuery, type ColumnSql } from './query.js';
+import type { ActivityFilter, PageWindow } from './filters.js';
+import { fetchPage } from './listing.js';
+import { MAIL_HEAD, mailRowsQuery } from './mail-rows.js';
+import type { ActivityQuery, ColumnSql } from './query.js';
 
 /**
  * "Delivered with no recorded open", on the newest snapshot of a mail in the `mails` mirror: status
@@ -23,37 +25,21 @@ export const NO_RECORDED_OPEN = `status = 3 AND opens = 0 AND mail_id NOT IN (
     SELECT mail_id FROM mail_events
      WHERE instance_id = {instance_id:UInt64} AND event_type = 'open' AND occurred_at >= now64(3) - INTERVAL 1 DAY)`;
 
-/** The first fields of both rows the mirror serves (spec: Mail, Unopened row), in their order. */
-export const MAIL_HEAD: readonly ColumnSql[] = [
-  { name: 'mail_id', kind: 'text', sql: 'mail_id' },
-  { name: 'msg_id', kind: 'text', sql: 'msg_id' },
-  { name: 'to', kind: 'text', sql: 'recipient' },
-  { name: 'subject', kind: 'text', sql: 'subject' },
-  { name: 'sender', kind: 'text', sql: 'sender' },
-];
-
 /** The Unopened row (spec), in its order. */
 const COLUMNS: ColumnSql[] = [
   ...MAIL_HEAD,
   { name: 'received_at', kind: 'datetime', sql: 'received_at' },
-  { name: 'sent_at', kind: 'datetime', sql: 'sent_at' },
-  { name: 'custom_msg_id', kind: 'text', sql: 'custom_msg_id' },
-  { name: 'custom_group_code', kind: 'text', sql: 'custom_group_code' },
+  { name: 'sent_at', kind: 'datetime', sql: 'sent_at', nullable: true },
+  { name: 'custom_msg_id', kind: 'text', sql: 'custom_msg_id', nullable: true },
+  { name: 'custom_group_code', kind: 'text', sql: 'custom_group_code', nullable: true },
 ];
 
 /**
- * GET /v1/activities/unopened (and its export): one row per delivered, unopened mail, newest
- * reception first; dates on the reception date, a range read on (instance_id, received_at).
+ * GET /v1/activities/unopened (and its export): one row per delivered, unopened mail of the
+ * `mails` mirror (mail-rows.ts), newest reception first; dates on the reception date.
  */
 export function unopenedQuery(tenant: Tenant, f: ActivityFilter, page?: PageWindow): ActivityQuery {
-  const where = activityWhere(tenant, f, 'received_at');
-  const params = { ...where.params };
-  return {
-    name: 'unopened',
-    columns: resultColumns(COLUMNS),
-    params,
-    sql: latestMails({ where: where.sql, after: [NO_RECORDED_OPEN], select: selectList(COLUMNS), page, params }),
-  };
+  return mailRowsQuery(tenant, f, { name: 'unopened', columns: COLUMNS, newest: [NO_RECORDED_OPEN] }, page);
 }
 
 /** total_items is always null (spec); paginate with has_more. */

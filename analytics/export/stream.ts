@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import type { Logger } from 'pino';
-import { ACTIVITY_SETTINGS } from '../activities/filters.js';
+import { ACTIVITY_SETTINGS } from '../activities/query.js';
 import type { ActivityQuery } from '../activities/query.js';
 import type { ClickHouseClient } from '../client.js';
 import { ClickHouseExceptionTrap } from './exception-trap.js';
