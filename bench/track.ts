@@ -19,6 +19,10 @@
  *                             node dist/bench/cpuprofile-summary.js DIR/web.<pid>.cpuprofile
  *   BENCH_WAIT_IDLE=SECONDS   first wait (up to that long) for the shared machine to be idle
  *   BENCH_KEEP_DATA=1         keep the temp DATA_DIR (printed) instead of deleting it
+ *   TRACKING_FAST_PATH=off    the service answers opens and clicks through Express only, without
+ *                             the fast path ahead of it (api/tracking-fast-path.ts); passed on
+ *                             to the service like every variable of this environment. Alternate
+ *                             runs with it on and off to measure what the fast path is worth.
  *
  * What it does: seeds an instance, a verified domain and a sender with the domain functions, then
  * BENCH_MAILS mails inserted directly in SQL (100 messages, status 3 "sent", sent_at a minute
@@ -460,7 +464,7 @@ function markdown(rows: Row[], meta: { date: string; nproc: number; cpu: string;
   const lines = [
     `## bench/track (${meta.date})`,
     '',
-    `${meta.nproc} cores (${meta.cpu}), Node ${meta.node}; ${MAILS.toLocaleString('en-US')} sent mails, ${Math.round(OPEN_SHARE * 100)} % opens / ` +
+    `${meta.nproc} cores (${meta.cpu}), Node ${meta.node}; tracking fast path ${process.env.TRACKING_FAST_PATH || 'on'}; ${MAILS.toLocaleString('en-US')} sent mails, ${Math.round(OPEN_SHARE * 100)} % opens / ` +
       `${Math.round((1 - OPEN_SHARE) * 100)} % clicks, ${DURATION} s per tracking run after ${WARMUP} s of warm-up; busy cores before start ${meta.loadBefore}, after the runs ${meta.loadAfter}.`,
     '',
     '| request | conn. | ok/s | status counts | latency p50 / p99 / max, ms | failed / errors / timeouts | CPU cores web / worker / Postgres / ClickHouse / autocannon / other | drain lag, ms (backlog) | probe lag p50 / max, ms (n) |',
@@ -600,6 +604,7 @@ async function main(): Promise<void> {
         connections: CONNECTIONS,
         poll_ms: POLL_MS,
         cpu_profile_dir: CPU_PROF_DIR ?? null,
+        tracking_fast_path: process.env.TRACKING_FAST_PATH || 'on',
       },
       targets: { hits_per_s: TARGET_HITS_PER_S, p99_ms: TARGET_P99_MS, lag_ms: TARGET_LAG_MS },
       sanity_lag_ms: sane.lag_ms,
