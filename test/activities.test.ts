@@ -4,6 +4,7 @@ import { clicksQuery } from '../analytics/activities/clicks.js';
 import { ACTIVITY_SETTINGS } from '../analytics/activities/query.js';
 import { opensQuery } from '../analytics/activities/opens.js';
 import type { ActivityQuery } from '../analytics/activities/query.js';
+import { checkRows } from '../analytics/activities/rows.js';
 import { sentQuery } from '../analytics/activities/sent.js';
 import { unopenedQuery } from '../analytics/activities/unopened.js';
 import { createClickHouseClient } from '../analytics/client.js';
@@ -740,6 +741,7 @@ t.test('the export form of each query (no page) returns the listing rows and col
     t.strictSame(rows, listed, `${q.name} ${JSON.stringify(f)}: same rows as the listing`);
     t.ok(rows.length > 0);
     for (const row of rows) t.strictSame(Object.keys(row), q.columns.map((c) => c.name), `${q.name}: columns in order`);
+    t.doesNotThrow(() => checkRows(q, rows), `${q.name}: real rows, NULLs included, pass the listing's row check`);
     for (const c of q.columns) {
       const kinds = new Set(rows.map((r) => (r[c.name] === null ? 'null' : typeof r[c.name])));
       const ok = { text: ['string', 'null'], number: ['number', 'null'], datetime: ['string', 'null'] }[c.kind];

@@ -3,6 +3,7 @@ import type { Page, PageRequest } from '../../domain/pagination.js';
 import { toPage, window } from '../../domain/pagination.js';
 import type { PageWindow } from './filters.js';
 import { ACTIVITY_SETTINGS, type ActivityQuery } from './query.js';
+import { checkRows } from './rows.js';
 
 /**
  * Settings of a listing's page query (not of counts or exports): without them ClickHouse 26.7
@@ -21,9 +22,12 @@ export interface CountQuery {
   params: Record<string, unknown>;
 }
 
+const COUNT_ROW = [{ name: 'n', kind: 'number' }] as const;
+
 /**
  * Run a listing: its query with the page window of `req` (one row more than the page, so has_more
- * is exact without a count) and, where the listing has one, its count alongside.
+ * is exact without a count) and, where the listing has one, its count alongside. Every row is
+ * checked against the query's row shape before it is returned (rows.ts).
  */
 export async function fetchPage(
   ch: ClickHouseClient,
@@ -35,13 +39,13 @@ export async function fetchPage(
   const [rows, total] = await Promise.all([
     ch
       .query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', clickhouse_settings: { ...ACTIVITY_SETTINGS, ...PAGE_SETTINGS, log_comment: q.name } })
-      .then((rs) => rs.json<Record<string, unknown>>()),
+      .then((rs) => rs.json<unknown>()),
     count
       ? ch
           .query({ query: count.sql, query_params: count.params, format: 'JSONEachRow', clickhouse_settings: { ...ACTIVITY_SETTINGS, log_comment: count.name } })
-          .then((rs) => rs.json<{ n: number }>())
-          .then((r) => Number(r[0]?.n ?? 0))
+          .then((rs) => rs.json<unknown>())
+          .then((r) => Number(checkRows({ name: count.name, columns: COUNT_ROW }, r)[0]?.n ?? 0))
       : Promise.resolve(null),
   ]);
-  return toPage(rows, req, total);
+  return toPage(checkRows(q, rows), req, total);
 }

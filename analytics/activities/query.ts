@@ -22,8 +22,8 @@ export interface ResultColumn {
 
 /**
  * A result column with the SQL that computes it. A query's row shape is one list of these, from
- * which both its SELECT list (selectList) and its `columns` (resultColumns) come, so the two
- * cannot disagree on names or order.
+ * which its SELECT list (selectList), its `columns` (resultColumns) and the check of the rows read
+ * back (analytics/activities/rows.ts) all come, so they cannot disagree on names or order.
  */
 export interface ColumnSql extends ResultColumn {
   sql: string;
