@@ -422,8 +422,6 @@ export function buildArfComplaint(original: ArfOriginal): string {
   const boundary = `----=_ARF_${randomBytes(12).toString('hex')}`;
   const now = new Date();
   const arrival = original.arrivalDate ?? now;
-  const headers = headerSection(original.raw).replace(/\r?\n/g, '\r\n');
-  const eightBit = /[^\x00-\x7f]/.test(headers);
   const reportId = `<arf-${randomBytes(12).toString('hex')}@mailbox-simulator.invalid>`;
   const about = original.messageId ? ` ${original.messageId}` : '';
   const lines = [
@@ -454,14 +452,7 @@ export function buildArfComplaint(original: ArfOriginal): string {
     `Original-Rcpt-To: <${original.recipient}>`,
     `Arrival-Date: ${rfc5322Date(arrival)}`,
     '',
-    `--${boundary}`,
-    'Content-Type: message/rfc822-headers',
-    ...(eightBit ? ['Content-Transfer-Encoding: 8bit'] : []),
-    '',
-    headers,
-    '',
-    `--${boundary}--`,
-    '',
+    ...originalHeadersPart(boundary, 'message/rfc822-headers', original.raw),
   ];
   return lines.join('\r\n');
 }
@@ -495,8 +486,6 @@ export function buildDeliveryStatusNotification(original: ArfOriginal, opts: Dsn
       : `550 ${status} <${original.recipient}>: Recipient address rejected: User unknown`);
   const boundary = `----=_DSN_${randomBytes(12).toString('hex')}`;
   const now = new Date();
-  const headers = headerSection(original.raw).replace(/\r?\n/g, '\r\n');
-  const eightBit = /[^\x00-\x7f]/.test(headers);
   const about = original.messageId ? ` ${original.messageId}` : '';
   const lines = [
     `From: Mail Delivery System <MAILER-DAEMON@${DSN_MTA}>`,
@@ -532,16 +521,27 @@ export function buildDeliveryStatusNotification(original: ArfOriginal, opts: Dsn
     `Diagnostic-Code: smtp; ${diagnostic}`,
     ...(action === 'delayed' ? [`Will-Retry-Until: ${rfc5322Date(new Date(now.getTime() + 4 * 86_400_000))}`] : []),
     '',
+    ...originalHeadersPart(boundary, 'text/rfc822-headers', original.raw),
+  ];
+  return lines.join('\r\n');
+}
+
+/**
+ * The last part of a report: the original's header section (which carries the Message-ID that
+ * names Cartero's mail), marked 8bit when it holds non-ASCII, then the closing boundary.
+ */
+function originalHeadersPart(boundary: string, contentType: string, raw: Buffer): string[] {
+  const headers = headerSection(raw).replace(/\r?\n/g, '\r\n');
+  return [
     `--${boundary}`,
-    'Content-Type: text/rfc822-headers',
-    ...(eightBit ? ['Content-Transfer-Encoding: 8bit'] : []),
+    `Content-Type: ${contentType}`,
+    ...(/[^\x00-\x7f]/.test(headers) ? ['Content-Transfer-Encoding: 8bit'] : []),
     '',
     headers,
     '',
     `--${boundary}--`,
     '',
   ];
-  return lines.join('\r\n');
 }
 
 const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
