@@ -1,0 +1,196 @@
+import { DomUtils, parseDocument } from 'htmlparser2';
+
+/**
+ * The rich HTML a document carries (paragraph and list html, heading text, button labels, table
+ * cells, html modules), made safe to place inside the layout: parsed by htmlparser2 (a real
+ * HTML parser, with the HTML rules for implied and stray end tags) and serialised back, so a
+ * fragment is balanced and cannot close the table cell it sits in (`</td></table>` in a
+ * paragraph would otherwise break the whole mail). On the way:
+ * - `<script>` elements (and the document-level `<base>`, `<meta>`, `<title>`) are removed;
+ *   `<html>`, `<head>` and `<body>` wrappers (a whole page pasted into an html module) are
+ *   replaced by their content;
+ * - event handler attributes (`on*`) and `javascript:`/`vbscript:` URLs in href/src/action are
+ *   removed;
+ * - links without a colour of their own get the module's (else the document's) link colour,
+ *   inline, as mail clients need it;
+ * - options add the paragraph spacing to top-level `<p>` and flatten blocks (button labels).
+ * Entities, merge tags and conditional comments are kept as written (parsed and serialised with
+ * decodeEntities off). One caveat: attribute values are written back in double quotes, so a
+ * `"` inside a single-quoted attribute becomes `&quot;`.
+ */
+export interface FragmentOptions {
+  linkColor?: string;
+  /** Space under each top-level paragraph but the last (paragraph modules' paragraphSpacing). */
+  paragraphSpacing?: string;
+  /** Block elements (div, p) become their content separated by <br>: a button label is one line of inline text. */
+  inline?: boolean;
+  /** How top-level lists look (list modules): indent, space under each item, bullets, first number. */
+  list?: ListStyle;
+}
+
+export interface ListStyle {
+  indent?: string;
+  spacing?: string;
+  type?: string;
+  position?: string;
+  start?: string;
+}
+
+type Doc = ReturnType<typeof parseDocument>;
+type Node = Doc['children'][number];
+type Element = Extract<Node, { attribs: Record<string, string> }>;
+
+/** Elements (tags, <script>, <style>) are the nodes with attributes. */
+function isElement(node: Node): node is Element {
+  return 'attribs' in node;
+}
+
+const REMOVED = new Set(['script', 'base', 'meta', 'title']);
+const UNWRAPPED = new Set(['html', 'head', 'body']);
+const URL_ATTRIBUTES = new Set(['href', 'src', 'action', 'formaction', 'background', 'xlink:href']);
+const BLOCKS = new Set(['div', 'p']);
+
+const PARSE = { decodeEntities: false } as const;
+
+export function cleanFragment(html: string, options: FragmentOptions = {}): string {
+  if (html === '') return '';
+  const doc = parseDocument(html, PARSE);
+  const nodes = cleanChildren(doc.children, options);
+  if (options.paragraphSpacing !== undefined) spaceParagraphs(nodes, options.paragraphSpacing);
+  if (options.list) styleLists(nodes, options.list);
+  return DomUtils.getOuterHTML(options.inline ? flatten(nodes) : nodes, PARSE);
+}
+
+/** Whether a fragment has a `<script>` element or an event handler attribute (what cleanFragment removes). */
+export function hasActiveContent(html: string): boolean {
+  const doc = parseDocument(html, PARSE);
+  return DomUtils.findOne((el) => el.name === 'script' || Object.keys(el.attribs).some(isEventHandler), doc.children) !== null;
+}
+
+function cleanChildren(children: readonly Node[], options: FragmentOptions): Node[] {
+  const out: Node[] = [];
+  for (const node of children) {
+    if (node.type === 'directive') continue; // <!DOCTYPE>
+    if (!isElement(node)) {
+      out.push(node);
+      continue;
+    }
+    const el = node as Element;
+    const name = el.name.toLowerCase();
+    if (REMOVED.has(name)) continue;
+    const kids = cleanChildren(el.children as Node[], options);
+    if (UNWRAPPED.has(name)) {
+      out.push(...kids);
+      continue;
+    }
+    setChildren(el, kids);
+    cleanAttributes(el);
+    if (name === 'a' && options.linkColor && !declares(el.attribs.style, 'color')) {
+      el.attribs.style = withDeclaration(el.attribs.style, `color:${options.linkColor}`, false);
+    }
+    out.push(el);
+  }
+  return out;
+}
+
+function cleanAttributes(el: Element): void {
+  for (const [name, value] of Object.entries(el.attribs)) {
+    const lower = name.toLowerCase();
+    if (isEventHandler(lower) || (URL_ATTRIBUTES.has(lower) && isScriptUrl(value))) delete el.attribs[name];
+  }
+}
+
+function isEventHandler(attribute: string): boolean {
+  return attribute.length > 2 && attribute.slice(0, 2).toLowerCase() === 'on';
+}
+
+/** javascript: / vbscript: after the characters browsers skip (spaces, controls, entity-encoded or not). */
+function isScriptUrl(value: string): boolean {
+  let v = '';
+  for (const c of value.toLowerCase()) {
+    if (c.charCodeAt(0) > 0x20) v += c;
+    if (v.length > 40) break;
+  }
+  v = v.replace(/&#0*58;?|&#x0*3a;?|&colon;/g, ':').replace(/&tab;|&newline;|&#0*9;?|&#0*1[03];?|&#x0*[9ad];?/g, '');
+  return v.startsWith('javascript:') || v.startsWith('vbscript:');
+}
+
+function setChildren(el: Element, children: Node[]): void {
+  const list = el.children as Node[];
+  list.length = 0;
+  for (let i = 0; i < children.length; i++) {
+    const c = children[i]!;
+    c.parent = el;
+    c.prev = children[i - 1] ?? null;
+    c.next = children[i + 1] ?? null;
+    list.push(c);
+  }
+}
+
+function spaceParagraphs(nodes: Node[], spacing: string): void {
+  const paragraphs = nodes.filter((n): n is Element => isElement(n) && (n as Element).name.toLowerCase() === 'p') as Element[];
+  paragraphs.forEach((p, i) => {
+    const bottom = i === paragraphs.length - 1 ? '0' : spacing;
+    // Before the author's own declarations, which win.
+    if (!declares(p.attribs.style, 'margin')) p.attribs.style = withDeclaration(p.attribs.style, `margin:0;margin-bottom:${bottom}`, true);
+  });
+}
+
+function styleLists(nodes: Node[], list: ListStyle): void {
+  for (const node of nodes) {
+    if (!isElement(node)) continue;
+    const el = node as Element;
+    const name = el.name.toLowerCase();
+    if (name !== 'ul' && name !== 'ol') continue;
+    const declarations = ['margin:0', `padding:0 0 0 ${list.indent ?? '20px'}`];
+    if (list.type) declarations.push(`list-style-type:${list.type}`);
+    if (list.position) declarations.push(`list-style-position:${list.position}`);
+    el.attribs.style = withDeclaration(el.attribs.style, declarations.join(';'), true);
+    if (name === 'ol' && list.start && el.attribs.start === undefined) el.attribs.start = list.start;
+    if (!list.spacing) continue;
+    for (const li of el.children as Node[]) {
+      if (isElement(li) && (li as Element).name.toLowerCase() === 'li') {
+        (li as Element).attribs.style = withDeclaration((li as Element).attribs.style, `margin-bottom:${list.spacing}`, true);
+      }
+    }
+  }
+}
+
+/** Block elements replaced by their content, consecutive blocks separated by a line break. */
+function flatten(nodes: Node[]): Node[] {
+  const out: Node[] = [];
+  let lastWasBlock = false;
+  for (const node of nodes) {
+    if (isElement(node) && BLOCKS.has((node as Element).name.toLowerCase())) {
+      const inner = flatten((node as Element).children as Node[]);
+      if (inner.length === 0) continue;
+      if (lastWasBlock) out.push(lineBreak());
+      out.push(...inner);
+      lastWasBlock = true;
+    } else {
+      if (lastWasBlock && !(node.type === 'text' && DomUtils.getText(node).trim() === '')) out.push(lineBreak());
+      lastWasBlock = false;
+      out.push(node);
+    }
+  }
+  return out;
+}
+
+function lineBreak(): Node {
+  return parseDocument('<br>', PARSE).children[0]!;
+}
+
+/** Whether an inline style declares a property (or one of its longhands, for `margin`). */
+function declares(style: string | undefined, property: string): boolean {
+  if (!style) return false;
+  return style.split(';').some((d) => {
+    const name = d.split(':')[0]!.trim().toLowerCase();
+    return name === property || name.startsWith(`${property}-`);
+  });
+}
+
+function withDeclaration(style: string | undefined, declaration: string, first: boolean): string {
+  const own = (style ?? '').trim();
+  if (own === '') return `${declaration};`;
+  return first ? `${declaration};${own}` : `${own}${own.endsWith(';') ? '' : ';'}${declaration};`;
+}

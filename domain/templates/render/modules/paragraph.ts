@@ -1,0 +1,24 @@
+import { resolveNode } from '../../format/nodes.js';
+import type { ModuleBuilder } from '../context.js';
+import { cleanFragment } from '../fragment.js';
+import { color, length, obj, paddingAttributes, text, textAlign } from '../values.js';
+import { typographyAttributes, withDirection } from './typography.js';
+
+/** paragraph -> mj-text with the paragraph's typography; paragraphs spaced as the editor shows them. */
+export const paragraph: ModuleBuilder = (m, lines) => {
+  const p = resolveNode('paragraph', m.content, 'paragraph');
+  const s = resolveNode('paragraph.style', m.content.style, 'paragraph');
+  const c = resolveNode('paragraph.computedStyle', m.content.computedStyle, 'paragraph');
+  const html = cleanFragment(text(p.html), {
+    linkColor: color(c.linkColor) ?? m.inherited.linkColor,
+    paragraphSpacing: length(c.paragraphSpacing) ?? '0px',
+  });
+  return [
+    lines.leaf(
+      'mj-text',
+      { ...paddingAttributes(m.style), ...typographyAttributes(s, m.inherited), align: textAlign(s['text-align']) },
+      withDirection(html, obj(m.content.style), m.inherited),
+      m.origin,
+    ),
+  ];
+};

@@ -1,0 +1,21 @@
+import { resolveNode } from '../../format/nodes.js';
+import type { ModuleBuilder } from '../context.js';
+import { cleanFragment } from '../fragment.js';
+import { color, obj, paddingAttributes, text as textOf, textAlign } from '../values.js';
+import { typographyAttributes, withDirection } from './typography.js';
+
+/** text (the legacy module before paragraph) -> mj-text; its HTML carries most of its own styling. */
+export const text: ModuleBuilder = (m, lines) => {
+  const t = resolveNode('text', m.content, 'text');
+  const s = resolveNode('text.style', m.content.style, 'text');
+  const c = resolveNode('text.computedStyle', m.content.computedStyle, 'text');
+  const html = cleanFragment(textOf(t.html), { linkColor: color(c.linkColor) ?? m.inherited.linkColor });
+  return [
+    lines.leaf(
+      'mj-text',
+      { ...paddingAttributes(m.style), ...typographyAttributes(s, m.inherited), align: textAlign(s['text-align']) },
+      withDirection(html, obj(m.content.style), m.inherited),
+      m.origin,
+    ),
+  ];
+};

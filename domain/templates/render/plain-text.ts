@@ -1,0 +1,85 @@
+import { DomUtils, parseDocument } from 'htmlparser2';
+import { htmlToPlainText } from '../../mail/render.js';
+import { DATA_TABLE_CLASS } from './modules/table.js';
+
+/**
+ * The text alternative of a rendered template: the mail renderer's own HTML -> text conversion
+ * (domain/mail/render.ts: html-to-text, links as `text [url]`, images dropped), run on the
+ * template's HTML after three adjustments that only the template renderer can make, because it
+ * knows how it wrote the HTML:
+ * - the preview block (mj-preview, the hidden preheader right after <body>) is left out: the
+ *   preheader is not body text;
+ * - a link around an image only becomes its alt text (`alt [url]`), or nothing without alt,
+ *   instead of a bare URL line;
+ * - each row of a table module becomes one line with ` | ` between cells (html-to-text runs
+ *   table cells together, as it must for layout tables).
+ * Runs of blank lines (nested layout blocks) are collapsed to one.
+ */
+export function templatePlainText(html: string): string {
+  const doc = parseDocument(html, PARSE);
+  const body = DomUtils.findOne((el) => el.name === 'body', doc.children);
+  if (body) removePreviewBlock(body);
+  for (const a of DomUtils.findAll((el) => el.name === 'a', doc.children)) textOfImageLink(a);
+  for (const t of DomUtils.findAll((el) => hasClass(el, DATA_TABLE_CLASS), doc.children)) linearizeTable(t);
+  return collapseBlankLines(htmlToPlainText(DomUtils.getOuterHTML(doc, PARSE)));
+}
+
+const PARSE = { decodeEntities: false } as const;
+
+type Doc = ReturnType<typeof parseDocument>;
+type Node = Doc['children'][number];
+type Element = Extract<Node, { attribs: Record<string, string> }>;
+
+function isElement(node: Node): node is Element {
+  return 'attribs' in node;
+}
+
+function hasClass(el: Element, cls: string): boolean {
+  return (el.attribs.class ?? '').split(' ').includes(cls);
+}
+
+/** How mjml-body writes mj-preview: the first element of <body>, a div whose style starts with display:none. */
+function removePreviewBlock(body: Element): void {
+  const first = body.children.find((n) => isElement(n as Node)) as Element | undefined;
+  if (first && first.name === 'div' && (first.attribs.style ?? '').replace(/\s/g, '').startsWith('display:none')) DomUtils.removeElement(first);
+}
+
+function textOfImageLink(a: Element): void {
+  const kids = (a.children as Node[]).filter((n) => !(n.type === 'text' && DomUtils.textContent(n).trim() === ''));
+  if (kids.length === 0 || !kids.every((n) => isElement(n) && n.name === 'img')) return;
+  const alt = kids.map((n) => ((n as Element).attribs.alt ?? '').trim()).filter(Boolean).join(' ');
+  if (alt === '') {
+    DomUtils.removeElement(a);
+    return;
+  }
+  const text = parseDocument(alt, PARSE).children;
+  a.children.length = 0;
+  for (const t of text) DomUtils.appendChild(a, t);
+}
+
+/** Rows as paragraphs, cells as inline text separated by ` | `. */
+function linearizeTable(container: Element): void {
+  for (const tr of DomUtils.findAll((el) => el.name === 'tr', container.children)) {
+    const cells = (tr.children as Node[]).filter((n): n is Element => isElement(n) && (n.name === 'td' || n.name === 'th'));
+    if (cells.every((c) => DomUtils.textContent(c).trim() === '')) {
+      DomUtils.removeElement(tr);
+      continue;
+    }
+    tr.name = 'p';
+    cells.forEach((cell, i) => {
+      cell.name = 'span';
+      if (i > 0) DomUtils.prepend(cell, parseDocument(' | ', PARSE).children[0]!);
+    });
+  }
+}
+
+function collapseBlankLines(text: string): string {
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    const l = line.trimEnd();
+    if (l === '' && (out.length === 0 || out[out.length - 1] === '')) continue;
+    out.push(l);
+  }
+  while (out.length > 0 && out[out.length - 1] === '') out.pop();
+  return out.join('\n');
+}
