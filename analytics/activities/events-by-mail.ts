@@ -1,12 +1,12 @@
 import type { Tenant } from '../../domain/tenancy/context.js';
 import type { EventKind } from './events.js';
 import { eventWhere, type EventActivityFilter, type PageWindow } from './filters.js';
-import { pageKeys } from './page-keys.js';
+import { CUSTOM_IDS, firstAndLast, pageKeys } from './grouped.js';
 import { resultColumns, selectList, type ActivityQuery, type ColumnSql } from './query.js';
 
 /**
  * Opens and clicks, group_by=mail_id: one row per recipient, latest event first. A page is two
- * passes: the page's mail_ids (page-keys.ts), then the events of those mails only, from their
+ * passes: the page's mail_ids (grouped.ts), then the events of those mails only, from their
  * earliest reception on (the events' mail_id bloom filter index helps). The export aggregates
  * every event of the range once (FINAL). The plan: docs/analytics.md, "How the listings are built".
  */
@@ -24,23 +24,18 @@ export function mailGroupColumns(k: EventKind, copies: boolean): ColumnSql[] {
     { name: 'sender', kind: 'text', sql: "ifNull(any(e.sender), '')" },
     { name: k.columns.count, kind: 'number', sql: copies ? 'toUInt32(uniqExact(e.event_id))' : 'toUInt32(count())' },
     ...(k.links ? [{ name: 'links_clicked', kind: 'number', sql: 'toUInt32(uniqExact(e.url))' } as const] : []),
-    { name: k.columns.first, kind: 'datetime', sql: 'min(e.occurred_at)' },
-    { name: k.columns.last, kind: 'datetime', sql: 'max(e.occurred_at)' },
+    ...firstAndLast(k),
     // A re-shipped event reads sent_at again from its mail: it only moves forward.
     { name: 'sent_at', kind: 'datetime', sql: 'max(e.sent_at)', nullable: true },
-    { name: 'custom_msg_id', kind: 'text', sql: 'any(e.custom_msg_id)', nullable: true },
-    { name: 'custom_group_code', kind: 'text', sql: 'any(e.custom_group_code)', nullable: true },
+    ...CUSTOM_IDS,
   ];
 }
-
-/** The events' columns the row reads. */
-const READ = 'mail_id, msg_id, sender, recipient, sent_at, occurred_at, custom_msg_id, custom_group_code';
-const READ_WITH_URL = 'mail_id, msg_id, sender, recipient, sent_at, url, occurred_at, custom_msg_id, custom_group_code';
 
 export function eventsByMailQuery(tenant: Tenant, k: EventKind, f: EventActivityFilter, page?: PageWindow): ActivityQuery {
   const where = eventWhere(tenant, f, k.type);
   const params = { ...where.params };
-  const read = k.links ? READ_WITH_URL : READ;
+  // The events' columns the row reads.
+  const read = `mail_id, msg_id, sender, recipient, sent_at, ${k.links ? 'url, ' : ''}occurred_at, custom_msg_id, custom_group_code`;
   // Without exclude_machine, a page reads the events as stored, copies included (cheaper than
   // merging them first); with it, each event's newest copy decides, so copies are merged.
   const copies = page !== undefined && !f.exclude_machine;

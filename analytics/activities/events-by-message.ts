@@ -1,13 +1,13 @@
 import type { Tenant } from '../../domain/tenancy/context.js';
 import type { EventKind } from './events.js';
 import { eventWhere, type EventActivityFilter, type PageWindow } from './filters.js';
-import { pageKeys } from './page-keys.js';
+import { CUSTOM_IDS, firstAndLast, pageKeys } from './grouped.js';
 import { resultColumns, selectList, type ActivityQuery, type ColumnSql } from './query.js';
 
 /**
  * Opens and clicks, group_by=msg_id: one row per message, latest event first, with rcpt_count
  * (every recipient of the message in the `mails` mirror, whatever their status). A page is two
- * passes: the page's msg_ids (page-keys.ts), then those messages' events from
+ * passes: the page's msg_ids (grouped.ts), then those messages' events from
  * mail_events_by_msg, where each message's events are contiguous; rcpt_count is looked up for
  * the page's messages only. The export aggregates every event of the range once (FINAL). The
  * plan: docs/analytics.md, "How the listings are built".
@@ -29,21 +29,16 @@ export function messageGroupColumns(k: EventKind, copies: boolean): Array<Column
     { name: k.columns.recipients, kind: 'number', sql: 'toUInt32(uniqExact(e.mail_id))' },
     ...(k.links ? [{ name: 'links_clicked', kind: 'number', sql: 'toUInt32(uniqExact(e.mail_id, e.url))' } as const] : []),
     { name: 'rcpt_count', kind: 'number', sql: 'toUInt32(r.n)', lookup: true },
-    { name: k.columns.first, kind: 'datetime', sql: 'min(e.occurred_at)' },
-    { name: k.columns.last, kind: 'datetime', sql: 'max(e.occurred_at)' },
-    { name: 'custom_msg_id', kind: 'text', sql: 'any(e.custom_msg_id)', nullable: true },
-    { name: 'custom_group_code', kind: 'text', sql: 'any(e.custom_group_code)', nullable: true },
+    ...firstAndLast(k),
+    ...CUSTOM_IDS,
   ];
 }
-
-/** The events' columns the row reads. */
-const READ = 'mail_id, msg_id, sender, subject, occurred_at, custom_msg_id, custom_group_code';
-const READ_WITH_URL = 'mail_id, msg_id, sender, subject, url, occurred_at, custom_msg_id, custom_group_code';
 
 export function eventsByMessageQuery(tenant: Tenant, k: EventKind, f: EventActivityFilter, page?: PageWindow): ActivityQuery {
   const where = eventWhere(tenant, f, k.type);
   const params = { ...where.params };
-  const read = k.links ? READ_WITH_URL : READ;
+  // The events' columns the row reads.
+  const read = `mail_id, msg_id, sender, subject, ${k.links ? 'url, ' : ''}occurred_at, custom_msg_id, custom_group_code`;
   const copies = page !== undefined && !f.exclude_machine;
   let head = '';
   let events: string;

@@ -1,4 +1,20 @@
+import type { EventKind } from './events.js';
 import { limitClause, type EventWhere, type PageWindow } from './filters.js';
+import type { ColumnSql } from './query.js';
+
+/** What the grouped shapes (events-by-mail.ts, events-by-message.ts) share. */
+
+/** A group's first and last event (spec: first_opened_at, last_clicked_at, ...). */
+export const firstAndLast = (k: EventKind): ColumnSql[] => [
+  { name: k.columns.first, kind: 'datetime', sql: 'min(e.occurred_at)' },
+  { name: k.columns.last, kind: 'datetime', sql: 'max(e.occurred_at)' },
+];
+
+/** The integrator's ids, the same on every event of a mail (and, in practice, of a message). */
+export const CUSTOM_IDS: readonly ColumnSql[] = [
+  { name: 'custom_msg_id', kind: 'text', sql: 'any(e.custom_msg_id)', nullable: true },
+  { name: 'custom_group_code', kind: 'text', sql: 'any(e.custom_group_code)', nullable: true },
+];
 
 /**
  * The first pass of a grouped page (group_by mail_id or msg_id), as one scalar `page` the second
