@@ -1,18 +1,16 @@
 import { hostname } from 'node:os';
-import { defineJob, noPayload } from './job.js';
+import { defineSchedule } from './job.js';
 
 /**
  * A worker proves it is consuming the shared queue by handling this job: the row it writes is
  * what /readyz reports as worker_last_seen_at. Scheduled every minute (pg-boss schedules are
  * deduplicated across workers) and sent once at every worker start.
  */
-export const heartbeatJob = defineJob({
+export const heartbeatJob = defineSchedule({
   name: 'worker.heartbeat',
-  policy: { policy: 'singleton' },
   schedule: '* * * * *',
   runAtStart: true,
-  parse: noPayload,
-  async handle(_data, { pool, workerId }) {
+  async handle({ pool, workerId }) {
     await pool.query(
       `INSERT INTO worker_heartbeats (worker_id, hostname, pid, seen_at) VALUES ($1, $2, $3, now())
        ON CONFLICT (worker_id) DO UPDATE SET seen_at = now()`,

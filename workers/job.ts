@@ -76,6 +76,26 @@ export function noPayload(payload: unknown): Record<string, never> | undefined {
   return typeof payload === 'object' && !Array.isArray(payload) ? {} : undefined;
 }
 
+/**
+ * A scheduled job: no payload, and a singleton queue, so one run per tick across all workers
+ * (a tick that finds a run still queued adds none). The handler gets the worker's context only.
+ */
+export function defineSchedule(def: {
+  name: string;
+  schedule: string;
+  runAtStart?: boolean;
+  handle(ctx: JobContext): Promise<void>;
+}): HandledJob<Record<string, never>> {
+  return {
+    name: def.name,
+    policy: { policy: 'singleton' },
+    schedule: def.schedule,
+    runAtStart: def.runAtStart,
+    parse: noPayload,
+    handle: (_data, ctx) => def.handle(ctx),
+  };
+}
+
 export function queuePolicy(def: JobDefinition<unknown>, settings: QueueSettings): QueuePolicy {
   return typeof def.policy === 'function' ? def.policy(settings) : def.policy;
 }

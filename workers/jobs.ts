@@ -9,8 +9,9 @@ import { softBouncesSweepJob } from './soft-bounces-sweep.js';
 /**
  * Every job of the service, read by the release step (runtime/queue.ts creates each queue with its
  * policy) and by the worker (workers/index.ts registers each handler and schedule). Adding a job:
- * one module under workers/ exporting a defineJob (workers/job.ts) and one line here; when code
- * outside workers/ enqueues it, its name and payload type go in domain/jobs.ts.
+ * one module under workers/ exporting a defineJob, or a defineSchedule for a scheduled job
+ * without payload (workers/job.ts), and one line here; when code outside workers/ enqueues it,
+ * its name and payload type go in domain/jobs.ts.
  */
 export const JOBS: ReadonlyArray<JobDefinition<any>> = [
   heartbeatJob,

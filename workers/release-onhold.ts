@@ -1,7 +1,7 @@
 import { instancesWithMailsOnHold, releaseOnHold, requeueStrandedMails } from '../domain/mail/onhold.js';
 import { deleteShipped } from '../domain/outbox/pump.js';
 import { withTransaction, type Pool } from '../sql/pool.js';
-import { defineJob, noPayload } from './job.js';
+import { defineSchedule } from './job.js';
 
 /** Hours a shipped outbox event stays in Postgres (scanner detection looks back at recent clicks). */
 export const SHIPPED_EVENTS_KEEP_HOURS = 24;
@@ -11,12 +11,10 @@ export const SHIPPED_EVENTS_KEEP_HOURS = 24;
  * where the quota allows (a new month, or a raise), mails left without a send job get one, and
  * events ClickHouse has had for a day leave the event outbox (purgeShippedOutboxEvents).
  */
-export const releaseOnHoldJob = defineJob({
+export const releaseOnHoldJob = defineSchedule({
   name: 'mail.release-onhold',
-  policy: { policy: 'singleton' },
   schedule: '* * * * *',
-  parse: noPayload,
-  async handle(_data, { pool, queue, logger }) {
+  async handle({ pool, queue, logger }) {
     for (const tenant of await instancesWithMailsOnHold(pool)) {
       const n = await releaseOnHold(tenant, pool, queue);
       if (n) logger.info({ instance: tenant.slug, released: n }, 'mails released from hold');

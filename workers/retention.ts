@@ -1,13 +1,11 @@
 import { purgeExpiredMails } from '../domain/mail/retention.js';
-import { defineJob, noPayload } from './job.js';
+import { defineSchedule } from './job.js';
 
 /** Nightly: mails past the 3-month online window are purged. */
-export const retentionJob = defineJob({
+export const retentionJob = defineSchedule({
   name: 'mail.retention',
-  policy: { policy: 'singleton' },
   schedule: '17 3 * * *',
-  parse: noPayload,
-  async handle(_data, { pool, logger }) {
+  async handle({ pool, logger }) {
     const purged = await purgeExpiredMails(pool);
     logger.info(purged, 'retention purge');
   },
