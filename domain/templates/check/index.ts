@@ -1,0 +1,55 @@
+import type { Finding } from '../findings.js';
+import { MAX_CONFIG_BYTES } from '../format/limits.js';
+import { checkContrast } from './contrast.js';
+import { finding } from './finding.js';
+import { checkGrid } from './grid.js';
+import { checkHtmlModules } from './html-module.js';
+import { checkCssSupport, checkHtmlSize } from './html-output.js';
+import { checkImages } from './images.js';
+import { checkLinks } from './links.js';
+import { checkModuleTypes } from './module-types.js';
+import { sortFindings } from './pointer.js';
+import { checkSchema } from './schema.js';
+import { checkUuids } from './uuids.js';
+import { checkVendorCss } from './vendor-css.js';
+
+export { checkMeta } from './meta.js';
+export { checkCssSupport, checkHtmlSize } from './html-output.js';
+export { sortFindings } from './pointer.js';
+
+/** The document's size as the limit counts it: UTF-8 bytes of its JSON. */
+export function documentBytes(doc: unknown): number {
+  return Buffer.byteLength(JSON.stringify(doc) ?? '', 'utf8');
+}
+
+/**
+ * Everything that can be said about a document before rendering it, errors first in importance
+ * but all in one list, in document order. A document over the size limit gets that error alone
+ * (nothing else is worth the time). The other rule families run independently, each on what it
+ * can read, so one wrong node does not hide the findings elsewhere.
+ */
+export function checkDocument(doc: unknown): Finding[] {
+  const bytes = documentBytes(doc);
+  if (bytes > MAX_CONFIG_BYTES) {
+    return [finding('document_too_large', '', null, `the document is ${bytes} bytes of JSON, over the maximum of ${MAX_CONFIG_BYTES}`, { bytes, max_bytes: MAX_CONFIG_BYTES })];
+  }
+  const findings = [
+    ...checkSchema(doc),
+    ...checkModuleTypes(doc),
+    ...checkLinks(doc),
+    ...checkImages(doc),
+    ...checkUuids(doc),
+    ...checkGrid(doc),
+    ...checkContrast(doc),
+    ...checkHtmlModules(doc),
+    ...checkVendorCss(doc),
+  ];
+  return sortFindings(doc, findings);
+}
+
+/** The generated HTML: its size, and the CSS the main clients do not support. */
+export function checkRenderedHtml(html: string): Finding[] {
+  const size = checkHtmlSize(html);
+  if (size.some((f) => f.level === 'error')) return size;
+  return [...size, ...checkCssSupport(html)];
+}

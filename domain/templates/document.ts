@@ -1,0 +1,57 @@
+import { checkDocument, checkMeta, checkRenderedHtml, sortFindings } from './check/index.js';
+import type { Finding } from './findings.js';
+import { isRecord } from './format/nodes.js';
+import { renderDocument } from './render/index.js';
+
+export type { Finding } from './findings.js';
+
+export interface ProcessedDocument {
+  /** Errors (level error, each with its 422 code); non-empty means refuse the write. */
+  errors: Finding[];
+  /** Warnings and suggestions, to store and return. */
+  findings: Finding[];
+  /** The generated HTML and its text alternative; null when config is null or has errors. */
+  html: string | null;
+  text: string | null;
+}
+
+/**
+ * What create, PATCH and validate do with a design document: check it (schema, module types,
+ * links, sizes...); when it has no error, render it (domain/templates/render) and check the
+ * HTML (size, client support). Errors stop the work where they are found: a document with an
+ * error is not rendered, an HTML over the maximum is not returned. The template's subject and
+ * preheader are checked too (suggestions), with or without a document; the preheader goes into
+ * the HTML, and the subject (else head.meta.title) becomes its <title>. Deterministic: same
+ * input, same findings in the same order.
+ */
+export async function processDocument(
+  config: unknown | null,
+  meta: { subject: string | null; preheader: string | null },
+): Promise<ProcessedDocument> {
+  const metaFindings = checkMeta(meta);
+  if (config === null || config === undefined) return { errors: [], findings: metaFindings, html: null, text: null };
+
+  const checked = checkDocument(config);
+  const errors = checked.filter((f) => f.level === 'error');
+  const notes = checked.filter((f) => f.level !== 'error');
+  if (errors.length > 0) return { errors, findings: sortFindings(config, [...metaFindings, ...notes]), html: null, text: null };
+
+  const rendered = await renderDocument(config, { preheader: nonEmpty(meta.preheader), title: nonEmpty(meta.subject) ?? metaTitle(config) });
+  const htmlFindings = checkRenderedHtml(rendered.html);
+  const htmlErrors = htmlFindings.filter((f) => f.level === 'error');
+  const findings = sortFindings(config, [...metaFindings, ...notes, ...rendered.findings, ...htmlFindings.filter((f) => f.level !== 'error')]);
+  if (htmlErrors.length > 0) return { errors: htmlErrors, findings, html: null, text: null };
+  return { errors: [], findings, html: rendered.html, text: rendered.text };
+}
+
+function nonEmpty(s: string | null): string | null {
+  return s !== null && s.trim() !== '' ? s : null;
+}
+
+function metaTitle(config: unknown): string | null {
+  const page = isRecord(config) ? config.page : undefined;
+  const head = isRecord(page) ? page.head : undefined;
+  const meta = isRecord(head) ? head.meta : undefined;
+  const title = isRecord(meta) ? meta.title : undefined;
+  return typeof title === 'string' && title.trim() !== '' ? title : null;
+}
