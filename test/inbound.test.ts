@@ -2,9 +2,7 @@
 process.env.SEND_RETRY_DELAY_SECONDS = '1';
 process.env.SEND_RETRY_LIMIT = '2';
 
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
@@ -20,10 +18,11 @@ import { loadConfig } from '../runtime/config.js';
 import { jobQueue } from '../runtime/queue.js';
 import { startWorker } from '../runtime/worker.js';
 import { startInboundSmtp } from '../smtp/inbound.js';
-import { buildArfComplaint, buildDeliveryStatusNotification, startMailboxSimulator, type DsnOptions } from '../smtp/simulator.js';
+import { buildArfComplaint, buildDeliveryStatusNotification, type DsnOptions } from '../smtp/simulator.js';
 import { createPool } from '../sql/pool.js';
 import { connect } from 'node:net';
 import { testDatabases } from './helpers/databases.js';
+import { startTestMailbox } from './helpers/mailbox.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { headerFields, waitFor } from './helpers/send-stack.js';
 
@@ -45,12 +44,7 @@ const logger = pino({ level: 'warn' }, pino.destination(2));
 const softBounceCalls: number[] = [];
 const inbound = await startInboundSmtp({ pool: dbs.pool, port: 0, logger, onSoftBounce: (id) => softBounceCalls.push(id) });
 t.teardown(() => inbound.close());
-const mailboxDir = mkdtempSync(join(tmpdir(), 'cartero-mailbox-'));
-const simulator = await startMailboxSimulator({ dir: mailboxDir, inboundUrl: `smtp://127.0.0.1:${inbound.port}` });
-t.teardown(async () => {
-  await simulator.stop();
-  await rm(mailboxDir, { recursive: true, force: true });
-});
+const { simulator, mailboxDir } = await startTestMailbox(t, { inboundUrl: `smtp://127.0.0.1:${inbound.port}` });
 
 const a = await makeTenant(dbs.pool);
 await makeSenders(dbs.pool, a.tenant, { domain: 'send.example', senders: [{ email: 'news', name: 'News' }] });

@@ -4,19 +4,15 @@ process.env.SEND_RETRY_LIMIT = '3';
 process.env.SEND_RETRY_DELAY_SECONDS = '7';
 process.env.SEND_JOB_EXPIRE_SECONDS = '123';
 
-import { mkdtempSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import t from 'tap';
 import { loadConfig } from '../runtime/config.js';
 import { createBoss } from '../runtime/queue.js';
 import { startWorker } from '../runtime/worker.js';
-import { startMailboxSimulator } from '../smtp/simulator.js';
 import { JOBS, queuePolicies } from '../workers/jobs.js';
 import { testDatabases } from './helpers/databases.js';
+import { startTestMailbox } from './helpers/mailbox.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { waitFor } from './helpers/send-stack.js';
 
@@ -69,12 +65,7 @@ t.test('parse refuses malformed payloads', async (t) => {
 });
 
 t.test('the worker consumes every queue of the list; a malformed job is completed and logged', async (t) => {
-  const mailboxDir = mkdtempSync(join(tmpdir(), 'cartero-mailbox-'));
-  const simulator = await startMailboxSimulator({ dir: mailboxDir });
-  t.teardown(async () => {
-    await simulator.stop();
-    await rm(mailboxDir, { recursive: true, force: true });
-  });
+  const { simulator } = await startTestMailbox(t);
   const lines: Array<{ level: number; jobId?: string; msg: string }> = [];
   const sink = new Writable({
     write(chunk, _enc, done) {

@@ -4,9 +4,7 @@ process.env.SEND_RETRY_LIMIT = '2';
 
 import { reportKeys } from '../domain/bounces/report-keys.js';
 import { checkReportTag } from '../domain/bounces/report-tag.js';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { simpleParser } from 'mailparser';
 import { pino } from 'pino';
@@ -19,20 +17,15 @@ import { readTrackingToken } from '../domain/tracking/tokens.js';
 import { loadConfig } from '../runtime/config.js';
 import { createBoss, jobQueue } from '../runtime/queue.js';
 import { startWorker } from '../runtime/worker.js';
-import { startMailboxSimulator } from '../smtp/simulator.js';
 import { SEND_MAIL_QUEUE } from '../domain/jobs.js';
 import { testDatabases } from './helpers/databases.js';
+import { startTestMailbox } from './helpers/mailbox.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 
 const PUBLIC_URL = 'https://cartero.test';
 
 const dbs = await testDatabases(t, 'sendworker');
-const mailboxDir = mkdtempSync(join(tmpdir(), 'cartero-mailbox-'));
-const simulator = await startMailboxSimulator({ dir: mailboxDir });
-t.teardown(async () => {
-  await simulator.stop();
-  await rm(mailboxDir, { recursive: true, force: true });
-});
+const { simulator, mailboxDir } = await startTestMailbox(t);
 // Sends are accepted by the API's own domain function (rows + jobs in one transaction).
 const queue = jobQueue(dbs.databaseUrl);
 

@@ -3,10 +3,7 @@
 process.env.SEND_RETRY_LIMIT = '0';
 process.env.SEND_RETRY_DELAY_SECONDS = '1';
 
-import { mkdtempSync, readdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
 import { pino } from 'pino';
 import t from 'tap';
 import { acceptSend } from '../domain/mail/accept.js';
@@ -18,9 +15,9 @@ import { withTenant, type Tenant } from '../domain/tenancy/context.js';
 import { loadConfig } from '../runtime/config.js';
 import { createBoss, jobQueue } from '../runtime/queue.js';
 import { startWorker } from '../runtime/worker.js';
-import { startMailboxSimulator } from '../smtp/simulator.js';
 import { SOFT_BOUNCES_QUEUE, SOFT_BOUNCES_SWEEP_QUEUE } from '../workers/soft-bounces.js';
 import { testDatabases } from './helpers/databases.js';
+import { startTestMailbox } from './helpers/mailbox.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { sleep, waitFor } from './helpers/send-stack.js';
 
@@ -33,12 +30,7 @@ import { sleep, waitFor } from './helpers/send-stack.js';
  */
 
 const dbs = await testDatabases(t, 'softbounces');
-const mailboxDir = mkdtempSync(join(tmpdir(), 'cartero-mailbox-'));
-const simulator = await startMailboxSimulator({ dir: mailboxDir });
-t.teardown(async () => {
-  await simulator.stop();
-  await rm(mailboxDir, { recursive: true, force: true });
-});
+const { simulator, mailboxDir } = await startTestMailbox(t);
 const a = await makeTenant(dbs.pool);
 await makeSenders(dbs.pool, a.tenant, { domain: 'send.example', senders: [{ email: 'news', name: 'News' }] });
 const b = await makeTenant(dbs.pool);

@@ -1,9 +1,8 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startMailboxSimulator, type MailboxSimulator } from '../../smtp/simulator.js';
+import type { MailboxSimulator } from '../../smtp/simulator.js';
 import { testDatabases, type TestDatabases } from './databases.js';
+import { startTestMailbox } from './mailbox.js';
 import { childEnv, spawnNode, type Proc } from './spawn.js';
 import { startTestWeb } from './web.js';
 
@@ -53,16 +52,10 @@ export interface SendStackOptions {
 
 export async function startSendStack(t: Teardown, opts: SendStackOptions): Promise<SendStack> {
   const dbs = await testDatabases(t, opts.label);
-  const mailboxDir = mkdtempSync(join(tmpdir(), 'cartero-mailbox-'));
   const inboundUrl = opts.inboundSmtpPort ? `smtp://127.0.0.1:${opts.inboundSmtpPort}` : undefined;
-  const simulator = await startMailboxSimulator({
-    dir: mailboxDir,
+  const { simulator, mailboxDir } = await startTestMailbox(t, {
     ...(inboundUrl ? { inboundUrl } : {}),
     ...(opts.simulatorSlowMs ? { slowMs: opts.simulatorSlowMs } : {}),
-  });
-  t.teardown(async () => {
-    await simulator.stop();
-    await rm(mailboxDir, { recursive: true, force: true });
   });
   const { url, internalUrl } = await startTestWeb(t, dbs, { env: { SMTP_URL: simulator.url, PUBLIC_URL: opts.publicUrl } });
   const workerEnv = (extra: Record<string, string> = {}) =>
