@@ -13,14 +13,14 @@ import { DomUtils, parseDocument } from 'htmlparser2';
  *   removed;
  * - links without a colour of their own get the module's (else the document's) link colour,
  *   inline, as mail clients need it;
- * - options add the paragraph spacing to top-level `<p>` and flatten blocks (button labels).
+ * - options add the paragraph spacing to `<p>`, style lists and flatten blocks (button labels).
  * Entities, merge tags and conditional comments are kept as written (parsed and serialised with
  * decodeEntities off). One caveat: attribute values are written back in double quotes, so a
  * `"` inside a single-quoted attribute becomes `&quot;`.
  */
 export interface FragmentOptions {
   linkColor?: string;
-  /** Space under each top-level paragraph but the last (paragraph modules' paragraphSpacing). */
+  /** Space under each paragraph but the last (paragraph modules' paragraphSpacing; 0 for legacy text). */
   paragraphSpacing?: string;
   /** Block elements (div, p) become their content separated by <br>: a button label is one line of inline text. */
   inline?: boolean;
@@ -128,7 +128,9 @@ function setChildren(el: Element, children: Node[]): void {
 }
 
 function spaceParagraphs(nodes: Node[], spacing: string): void {
-  const paragraphs = nodes.filter((n): n is Element => isElement(n) && (n as Element).name.toLowerCase() === 'p') as Element[];
+  // Every <p>, nested or not (the legacy text module wraps them in a div): clients' and MJML's
+  // default paragraph margins would otherwise add space the editor never showed.
+  const paragraphs = DomUtils.findAll((el) => el.name.toLowerCase() === 'p', nodes);
   paragraphs.forEach((p, i) => {
     const bottom = i === paragraphs.length - 1 ? '0' : spacing;
     // Before the author's own declarations, which win.

@@ -9,7 +9,8 @@ export const text: ModuleBuilder = (m, lines) => {
   const t = resolveNode('text', m.content, 'text');
   const s = resolveNode('text.style', m.content.style, 'text');
   const c = resolveNode('text.computedStyle', m.content.computedStyle, 'text');
-  const html = cleanFragment(textOf(t.html), { linkColor: color(c.linkColor) ?? m.inherited.linkColor });
+  // Paragraphs without margins, as the editor shows them (the module has no spacing setting).
+  const html = cleanFragment(textOf(t.html), { linkColor: color(c.linkColor) ?? m.inherited.linkColor, paragraphSpacing: '0px' });
   return [
     lines.leaf(
       'mj-text',
