@@ -57,7 +57,7 @@ function textOfImageLink(a: Element): void {
   for (const t of text) DomUtils.appendChild(a, t);
 }
 
-/** Rows as paragraphs, cells as inline text separated by ` | `. */
+/** Rows as lines (div), cells as inline text separated by ` | `. */
 function linearizeTable(container: Element): void {
   for (const tr of DomUtils.findAll((el) => el.name === 'tr', container.children)) {
     const cells = (tr.children as Node[]).filter((n): n is Element => isElement(n) && (n.name === 'td' || n.name === 'th'));
@@ -65,7 +65,7 @@ function linearizeTable(container: Element): void {
       DomUtils.removeElement(tr);
       continue;
     }
-    tr.name = 'p';
+    tr.name = 'div';
     cells.forEach((cell, i) => {
       cell.name = 'span';
       if (i > 0) DomUtils.prepend(cell, parseDocument(' | ', PARSE).children[0]!);
