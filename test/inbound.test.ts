@@ -24,7 +24,7 @@ import { connect } from 'node:net';
 import { testDatabases } from './helpers/databases.js';
 import { startTestMailbox } from './helpers/mailbox.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
-import { headerFields, waitFor } from './helpers/send-stack.js';
+import { headerFields, mailLogRows, waitFor } from './helpers/send-stack.js';
 
 /**
  * The loop back from sent mail over SMTP: DSNs and ARF reports delivered to the inbound
@@ -75,16 +75,8 @@ interface MailRow {
   status: number;
   bounce_class: string | null;
 }
-interface LogRow {
-  status: number;
-  reason: string | null;
-  smtp_code: number | null;
-  smtp_enhanced: string | null;
-  smtp_reply: string | null;
-}
 const mail = async (id: string) => (await dbs.pool.query<MailRow>('SELECT status, bounce_class FROM mails WHERE mail_id = $1', [id])).rows[0]!;
-const logs = async (id: string) =>
-  (await dbs.pool.query<LogRow>('SELECT status, reason, smtp_code, smtp_enhanced, smtp_reply FROM mail_logs WHERE mail_id = $1 ORDER BY id', [id])).rows;
+const logs = (id: string) => mailLogRows(dbs.pool, id);
 const bounces = async (id: string) =>
   (await dbs.pool.query('SELECT recipient, class, source, smtp_enhanced, diagnostic, evaluated FROM mail_bounces WHERE mail_id = $1 ORDER BY id', [id])).rows;
 const restrictions = async (recipient: string) =>
@@ -364,6 +356,7 @@ t.test('a 5.1.1 DSN for a sent mail: bounced hard, logged as dsn, hard_bounce re
     smtp_code: 550,
     smtp_enhanced: '5.1.1',
     smtp_reply: '550 5.1.1 <dsn-hard@example.org>: Recipient address rejected: User unknown',
+    attempt: null,
   });
   t.same(await bounces(id), [
     { recipient: 'dsn-hard@example.org', class: 'hard', source: 'dsn', smtp_enhanced: '5.1.1', diagnostic: l[3]!.smtp_reply, evaluated: false },

@@ -21,6 +21,7 @@ import { SEND_MAIL_QUEUE } from '../domain/jobs.js';
 import { testDatabases } from './helpers/databases.js';
 import { startTestMailbox } from './helpers/mailbox.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
+import { mailLogRows, waitFor } from './helpers/send-stack.js';
 
 const PUBLIC_URL = 'https://cartero.test';
 
@@ -39,34 +40,11 @@ interface MailRow {
   received_at: Date;
   delay: number | null;
 }
-interface LogRow {
-  status: number;
-  reason: string | null;
-  smtp_code: number | null;
-  smtp_enhanced: string | null;
-  smtp_reply: string | null;
-  attempt: number | null;
-}
 
 async function mail(id: string): Promise<MailRow> {
   return (await dbs.pool.query<MailRow>('SELECT mail_id, status, bounce_class, attempts, queued_at, sent_at, received_at, delay FROM mails WHERE mail_id = $1', [id])).rows[0]!;
 }
-async function logs(id: string): Promise<LogRow[]> {
-  return (
-    await dbs.pool.query<LogRow>('SELECT status, reason, smtp_code, smtp_enhanced, smtp_reply, attempt FROM mail_logs WHERE mail_id = $1 ORDER BY id', [id])
-  ).rows;
-}
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+const logs = (id: string) => mailLogRows(dbs.pool, id);
 
 /** The .eml files the simulator stored for a mail (named after its Message-ID). */
 function emlFiles(mailId: string): string[] {

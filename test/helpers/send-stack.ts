@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MailboxSimulator } from '../../smtp/simulator.js';
+import type { Pool } from '../../sql/pool.js';
 import { testDatabases, type TestDatabases } from './databases.js';
 import { startTestMailbox } from './mailbox.js';
 import { childEnv, spawnNode, type Proc } from './spawn.js';
@@ -151,6 +152,25 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Polls `probe` until it returns something other than undefined; throws after `ms`. */
+/** One row of a mail's log: the move (or note) and the SMTP reply or report that caused it. */
+export interface MailLogRow {
+  status: number;
+  reason: string | null;
+  smtp_code: number | null;
+  smtp_enhanced: string | null;
+  smtp_reply: string | null;
+  attempt: number | null;
+}
+
+/** A mail's log rows, oldest first, read as the service (tests compare them whole). */
+export async function mailLogRows(pool: Pool, mailId: string): Promise<MailLogRow[]> {
+  const { rows } = await pool.query<MailLogRow>(
+    'SELECT status, reason, smtp_code, smtp_enhanced, smtp_reply, attempt FROM mail_logs WHERE mail_id = $1 ORDER BY id',
+    [mailId],
+  );
+  return rows;
+}
+
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000, every = 100): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
