@@ -25,6 +25,7 @@ const NAMED: Record<string, Rgb> = {
 
 /** A colour: an opaque triplet, 'transparent' (look further out), or undefined (cannot judge). */
 export function parseColor(v: unknown): Rgb | 'transparent' | undefined {
+  if (v === undefined || v === null) return 'transparent'; // not set: look further out
   if (typeof v !== 'string') return undefined;
   const s = v.trim().toLowerCase();
   if (s === '' || s === 'transparent' || s === 'inherit' || s === 'initial' || s === 'none') return 'transparent';

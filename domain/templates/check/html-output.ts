@@ -154,16 +154,19 @@ export function compactHtml(html: string): string {
 }
 
 /**
- * A declaration a client that does not support it renders the same without: a zero length
- * (`border-radius:0px`, what the renderer writes for square corners) or `float:none`. Telling
- * the designer that Outlook ignores them would be noise.
+ * A declaration a client that does not support it renders the same without, because it only
+ * restates the initial value: a zero radius, padding or margin (`border-radius:0px`, what the
+ * renderer writes for square corners) or `float:none`. Telling the designer that Outlook
+ * ignores them would be noise. (Not any zero: `opacity:0` hides, ignoring it shows.)
  */
 function isNoOp(declaration: string): boolean {
   const colon = declaration.indexOf(':');
   if (colon === -1) return false;
   const property = declaration.slice(0, colon).trim().toLowerCase();
   const value = declaration.slice(colon + 1).replace('!important', '').trim().toLowerCase();
-  return ['0', '0px', '0%', '0em', '0rem', '0pt'].includes(value) || (property === 'float' && value === 'none');
+  const zero = ['0', '0px', '0%', '0em', '0rem', '0pt'].includes(value);
+  const initiallyZero = property.startsWith('padding') || property.startsWith('margin') || (property.startsWith('border') && property.endsWith('radius'));
+  return (zero && initiallyZero) || (property === 'float' && value === 'none');
 }
 
 function escapeQuoted(v: string): string {
