@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { Ajv } from 'ajv';
 import { checkDocument } from '../domain/templates/check/index.js';
@@ -8,6 +10,7 @@ import { IGNORED_KINDS, KINDS, NODES, PREFIX, UNSUPPORTED_KINDS, columnWidths, n
 import { RULES } from '../domain/templates/format/rules.js';
 import { descriptorSchema, documentSchema } from '../domain/templates/format/schema.js';
 import { VALUE_TYPES } from '../domain/templates/format/value-types.js';
+import { projectRoot } from '../runtime/paths.js';
 
 /**
  * The format description (GET /v1/mail-templates/format and /format/modules/{kind}) and the
@@ -243,4 +246,14 @@ t.test('accessors the renderer reads: resolved fields and column widths', async 
   t.same(columnWidths([{}]), [100], 'missing: the whole row');
   t.same(columnWidths([{ 'grid-columns': 4 }, {}, {}]).map((w) => Math.round(w * 1000) / 1000), [33.333, 33.333, 33.333], 'the missing ones share what is left');
   t.same(checkDocument({ page: { rows: [] } }), [], 'the smallest document is valid');
+});
+
+t.test('docs/templates.md lists every rule with its level', async (t) => {
+  const lines = readFileSync(join(projectRoot, 'docs', 'templates.md'), 'utf8').split('\n');
+  for (const [rule, r] of Object.entries(RULES)) {
+    const row = lines.find((l) => l.startsWith('|') && l.includes(`\`${rule}\``));
+    t.ok(row, `${rule} has a row`);
+    t.ok(row?.includes(`| ${r.level} |`), `${rule}: ${r.level}`);
+    if ('code' in r) t.ok(row?.includes(`| ${r.code} |`), `${rule}: ${r.code}`);
+  }
 });
