@@ -7,7 +7,7 @@ process.env.QUEUE_MAINTENANCE_SECONDS = '1';
 
 import t, { type Test } from 'tap';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
-import { mailApi, messagesOf, startSendStack, waitFor } from './helpers/send-stack.js';
+import { heldOff, holdByLiveWorker, mailApi, messagesOf, startSendStack, waitFor } from './helpers/send-stack.js';
 import type { Proc } from './helpers/spawn.js';
 
 /**
@@ -86,13 +86,9 @@ t.test('a mail another live worker has at SMTP waits for it; once its lease laps
   const r = await api.send({ from: 'news@expiry.example', to: [{ email: 'held@example.org' }], subject: 'Held', text: 'hello' });
   t.equal(r.status, 202);
   const id: string = r.body.mails[0].mail_id;
-  await dbs.pool.query("INSERT INTO send_leases (worker_id, expires_at) VALUES ('elsewhere', now() + interval '1 hour')");
-  await dbs.pool.query("UPDATE mails SET status = 2, queued_at = now(), held_by = 'elsewhere', held_since = now() WHERE mail_id = $1", [id]);
+  await holdByLiveWorker(dbs.pool, id);
   const worker = stack.spawnWorker();
-  await waitFor('the worker to leave the held mail alone', async () => {
-    if (worker.exit()) throw new Error(`the worker exited: ${worker.stderr()}`);
-    return worker.stdout().includes(`"mailId":"${id}","msg":"send job retried while another run still has its mail at SMTP`) ? true : undefined;
-  }, 20_000);
+  await worker.waitForStdout(heldOff(id), 20_000); // the worker leaves the held mail alone
   t.equal((await statuses([id]))[0]?.status, 2, 'still queued');
   t.equal(messagesOf(stack.mailboxDir, id).length, 0, 'not sent while its holder lives');
 

@@ -8,7 +8,7 @@ import t from 'tap';
 import { requeueStrandedMails } from '../domain/mail/onhold.js';
 import { jobQueue } from '../runtime/queue.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
-import { mailApi, startSendStack, waitFor } from './helpers/send-stack.js';
+import { heldOff, holdByLiveWorker, mailApi, startSendStack, waitFor } from './helpers/send-stack.js';
 
 /**
  * A deferred mail's last SMTP try is counted in tries, not in job runs (workers/send-mail.ts): a
@@ -34,13 +34,9 @@ t.test('held job runs do not count as SMTP tries of a deferred mail', async (t) 
     (await dbs.pool.query<{ state: string }>(`SELECT state FROM pgboss.job WHERE name = 'mail.send' AND data->>'mail_id' = $1 ORDER BY created_on`, [id])).rows.map((j) => j.state);
 
   // Another worker, alive, has the mail at SMTP: the first run of the job is held.
-  await dbs.pool.query("INSERT INTO send_leases (worker_id, expires_at) VALUES ('elsewhere', now() + interval '1 hour')");
-  await dbs.pool.query("UPDATE mails SET status = 2, queued_at = now(), held_by = 'elsewhere', held_since = now() WHERE mail_id = $1", [id]);
+  await holdByLiveWorker(dbs.pool, id);
   const worker = stack.spawnWorker();
-  await waitFor('the first run held off the mail', async () => {
-    if (worker.exit()) throw new Error(`the worker exited: ${worker.stderr()}`);
-    return worker.stdout().includes(`"mailId":"${id}","msg":"send job retried while another run still has its mail at SMTP`) ? true : undefined;
-  }, 20_000);
+  await worker.waitForStdout(heldOff(id), 20_000); // the first run held off the mail
   // That worker dies without an answer: its lease lapses, the next runs try SMTP (452 each time).
   await dbs.pool.query("UPDATE send_leases SET expires_at = now() - interval '1 second' WHERE worker_id = 'elsewhere'");
   await waitFor('the first job out of runs', async () => ((await jobStates()).at(-1) === 'failed' ? true : undefined), 30_000);
