@@ -459,7 +459,7 @@ export const KINDS: Record<string, KindDecl> = {
         d('Aspecto del botón; el relleno es el interior.', 'Look of the button; padding is the inner one.'),
         ['background-color', 'color', 'font-family', 'font-size', 'font-weight', 'line-height', 'letter-spacing', 'direction', 'width', 'max-width', ...PADDING, ...BORDERS, 'border-radius'],
         {
-          'background-color': '#3AAEE0',
+          'background-color': '#0068A5',
           color: '#FFFFFF',
           'font-family': 'inherit',
           'font-size': '16px',

@@ -131,11 +131,11 @@ export const RULES = {
       en: 'A vendor-prefixed CSS value (e.g. -webkit-center); it is normalised (center).',
     },
   },
-  render_warning: {
+  mjml_validation: {
     level: 'warning',
     doc: {
-      es: 'El generador de HTML (MJML) señaló un valor que no pudo usar tal cual, en ese nodo.',
-      en: 'The HTML generator (MJML) flagged a value it could not use as is, at that node.',
+      es: 'El generador de HTML (MJML) señaló un valor que no pudo usar tal cual, en ese nodo (lo emite el renderizador).',
+      en: 'The HTML generator (MJML) flagged a value it could not use as is, at that node (emitted by the renderer).',
     },
   },
   subject_missing: {
