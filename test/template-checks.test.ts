@@ -160,6 +160,11 @@ t.test('unsafe_link: javascript:, vbscript: and data: in link fields and inside 
   t.same(await errorsOf(doc([{ uuid: 'l1', type: `${T}list`, descriptor: { list: { html: '<ul><li><img src="data:image/gif;base64,R0">x</li></ul>' } } }])), [err('l1', `${M}/0/descriptor/list/html`)], 'list html');
   t.same(await errorsOf(doc([{ uuid: 't1', type: `${T}text`, descriptor: { text: { html: '<a href=javascript:x>t</a>' } } }])), [err('t1', `${M}/0/descriptor/text/html`)], 'legacy text html, unquoted');
   t.same(await errorsOf(doc([{ uuid: 'x1', type: `${T}html`, descriptor: { html: { html: '<!--[if mso]><a href="javascript:x">o</a><![endif]-->' } } }])), [err('x1', `${M}/0/descriptor/html/html`)], 'html module, inside an Outlook conditional comment');
+  t.same(
+    await errorsOf(doc([{ uuid: 'p9', type: `${T}paragraph`, descriptor: { text: { text: '<a href="javascript:x">old</a>' } } }])),
+    [err('p9', `${M}/0/descriptor/text/text`)],
+    'a paragraph whose content sits under the older `text` key, its html under `text`',
+  );
   t.same(await errorsOf(doc([{ uuid: 'm1', type: `${T}menu`, descriptor: { menuItemsList: { items: [{ text: 'a', link: { href: 'javascript:x' } }] } } }])), [err('m1', `${M}/0/descriptor/menuItemsList/items/0/link/href`)], 'menu item');
   const e = (await processDocument(doc([button('b1', 'javascript:alert(1)')]), META)).errors[0];
   t.same(e.params, { scheme: 'javascript' });
