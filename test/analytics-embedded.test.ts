@@ -6,6 +6,7 @@ import { createClickHouseClient, databaseOf, pingClickHouse, type ClickHouseClie
 import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../analytics/embedded/server.js';
 import { migrateClickHouse } from '../analytics/migrate.js';
 import { migrations } from '../analytics/migrations/index.js';
+import { alive } from './helpers/spawn.js';
 
 // Five server starts at ~0.2-0.5 s each, plus first-time gcc; generous for a loaded CI box.
 t.setTimeout(120_000);
@@ -33,15 +34,6 @@ async function rows<T>(c: ClickHouseClient, query: string, params: Record<string
   return rs.json<T>();
 }
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 t.test('databaseOf reads the URL path, defaulting to cartero', async (t) => {
   t.equal(databaseOf('http://127.0.0.1:8123'), 'cartero');
   t.equal(databaseOf('http://127.0.0.1:8123/'), 'cartero');
@@ -57,7 +49,7 @@ t.test('embedded server: migrate, write, read, survive a restart', async (t) => 
   let server = await start(dir);
   t.comment(`started in ${Date.now() - started} ms (includes gcc on a cold cache)`);
   t.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
-  t.ok(isRunning(server.pid), 'launcher process is running');
+  t.ok(alive(server.pid), 'launcher process is running');
 
   const url = `${server.url}/cartero_test`;
   t.same(await migrateClickHouse(url), { applied: migrations.map((m) => m.version) }, 'first run applies all');
@@ -86,7 +78,7 @@ t.test('embedded server: migrate, write, read, survive a restart', async (t) => 
 
   const pid = server.pid;
   await server.stop();
-  t.notOk(isRunning(pid), 'stop() waits for the process to exit');
+  t.notOk(alive(pid), 'stop() waits for the process to exit');
   t.equal(await pingClickHouse(ch), false, 'nothing answers after stop');
   await server.stop(); // idempotent
 
