@@ -240,6 +240,7 @@ export const CONFIG_SCHEMA = {
     maxBodyBytes: integer('RENDER_MAX_BODY_BYTES', RENDER_LIMITS.maxBodyBytes, { min: 1 }, 'largest html or text part after merge tags; a mail over it is dropped (render_failed)'),
     maxMs: integer('RENDER_MAX_MS', RENDER_LIMITS.maxMs, { min: 1 }, "time to render one mail; a mail over it is dropped (render_failed), its message's next ones not tried"),
   },
+  templateEditor: oneOf('TEMPLATE_EDITOR', ['on', 'off'], 'on', "off where the platform's template editor is not offered: the API answers 409 template_editor_unavailable to creating or validating a template and to a PATCH of config or preheader; reads, other edits, external templates and sending work"),
   queue: {
     maintenanceSeconds: integer('QUEUE_MAINTENANCE_SECONDS', 30, { min: 1, max: UNDER_A_DAY }, 'how often pg-boss looks for expired jobs'),
   },

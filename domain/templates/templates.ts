@@ -1,0 +1,366 @@
+import type { Client, Pool } from '../../sql/pool.js';
+import { isoUtc } from '../../sql/iso-time.js';
+import { AppError, NotFoundError, RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
+import type { Page, PageRequest } from '../pagination.js';
+import { toCountedPage, window } from '../pagination.js';
+import type { Tenant } from '../tenancy/context.js';
+import { withTenant } from '../tenancy/context.js';
+import { likeContains } from '../text.js';
+import { processDocument } from './document.js';
+import type { Finding } from './findings.js';
+import { MAX_CONFIG_BYTES, MAX_HTML_BYTES } from './format/limits.js';
+
+/**
+ * Mail templates: storage and the rules of the spec's "Mail template" resource and its state
+ * table. A native template is made from a design document (`config`), from which html and a
+ * plain-text alternative are generated (domain/templates/document.ts); an external one holds
+ * HTML imported from an editor no longer offered and is never edited. Only the panel (the CLI)
+ * publishes, unpublishes and deletes.
+ */
+export const TEMPLATE_STATUSES = ['draft', 'public'] as const;
+export type TemplateStatus = (typeof TEMPLATE_STATUSES)[number];
+export type TemplateProvider = 'native' | 'external';
+
+/** A template as listings show it: without html, config and findings. */
+export interface TemplateSummary {
+  id: number;
+  name: string;
+  subject: string | null;
+  preheader: string | null;
+  status: TemplateStatus;
+  description: string | null;
+  provider: TemplateProvider;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A template as a read, create or PATCH answers it. */
+export interface Template extends TemplateSummary {
+  html: string | null;
+  config: unknown;
+  /** Warnings and suggestions of the stored document's last check (errors are never stored). */
+  findings: Finding[];
+}
+
+/** Spec limits (Limits table), in characters; the config's, in bytes, is MAX_CONFIG_BYTES. */
+export const TEMPLATE_LIMITS = { name: 255, subject: 254, preheader: 255, description: 5000 } as const;
+
+/** The fields a create or PATCH may set; a PATCH carries only those that change. */
+export interface TemplateFields {
+  name?: string | null;
+  subject?: string | null;
+  preheader?: string | null;
+  description?: string | null;
+  config?: unknown;
+}
+
+export interface TemplateFilter extends PageRequest {
+  name?: string;
+  status?: TemplateStatus;
+}
+
+/**
+ * Whether the platform's editor is offered here (TEMPLATE_EDITOR). Off, the API neither creates
+ * nor validates native templates nor changes a draft's design (config, preheader): 409
+ * template_editor_unavailable. Reads, name/subject/description edits, external templates and
+ * sending are unaffected.
+ */
+export interface EditorSetting {
+  editor: 'on' | 'off';
+}
+
+const SUMMARY = `id, name, subject, preheader, status, description, provider,
+  ${isoUtc('created_at')} AS created_at, ${isoUtc('updated_at')} AS updated_at`;
+const FULL = `${SUMMARY}, html, config, findings`;
+
+const FILTER = `instance_id = $1 AND deleted_at IS NULL
+   AND ($2::text IS NULL OR name ILIKE $2)
+   AND ($3::text IS NULL OR status = $3)`;
+
+export async function listTemplates(tenant: Tenant, pool: Pool, f: TemplateFilter): Promise<Page<TemplateSummary>> {
+  const { limit, offset } = window(f);
+  const params = [tenant.instanceId, f.name != null ? likeContains(f.name) : null, f.status ?? null];
+  return withTenant(pool, tenant, async (c) => {
+    const rows = await c.query<TemplateSummary & { total_count: number }>(
+      `SELECT ${SUMMARY}, count(*) OVER ()::int AS total_count FROM mail_templates WHERE ${FILTER} ORDER BY id LIMIT $4 OFFSET $5`,
+      [...params, limit, offset],
+    );
+    return toCountedPage(rows.rows, f, async () => {
+      const total = await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM mail_templates WHERE ${FILTER}`, params);
+      return total.rows[0]!.n;
+    });
+  });
+}
+
+async function readTemplate(tenant: Tenant, c: Client, id: number): Promise<Template> {
+  const { rows } = await c.query<Template>(`SELECT ${FULL} FROM mail_templates WHERE instance_id = $1 AND id = $2 AND deleted_at IS NULL`, [
+    tenant.instanceId,
+    id,
+  ]);
+  if (!rows[0]) throw new NotFoundError('mail_template', id);
+  return rows[0];
+}
+
+export async function getTemplate(tenant: Tenant, pool: Pool, id: number): Promise<Template> {
+  return withTenant(pool, tenant, (c) => readTemplate(tenant, c, id));
+}
+
+/**
+ * The config as stored: its compact JSON text, whose UTF-8 bytes are what the 262144-byte limit
+ * measures (so whitespace a client pretty-prints with does not count, and the bound is the size
+ * of what is kept). Over it: 413 request_too_large with max_bytes, as the spec's Limits say.
+ */
+function configText(config: unknown): string | null {
+  if (config === null || config === undefined) return null;
+  const text = JSON.stringify(config);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_CONFIG_BYTES) {
+    throw new AppError(413, 'request_too_large', `config is ${bytes} bytes (compact JSON, UTF-8); at most ${MAX_CONFIG_BYTES}`, {
+      max_bytes: MAX_CONFIG_BYTES,
+    });
+  }
+  return text;
+}
+
+/** `name: null` is the one null a write refuses (spec: null empties, except name). */
+function nameErrors(fields: TemplateFields): FieldError[] {
+  return 'name' in fields && fields.name === null ? [{ pointer: '/name', code: 'value_error', message: 'name cannot be null' }] : [];
+}
+
+/** RFC 6901 pointer of the document's `pointer` inside a request body. */
+function bodyPointer(pointer: string): string {
+  return `/config${pointer}`;
+}
+
+/**
+ * The document's errors as a 422's errors[]: one item per error finding, its code
+ * (invalid_document, essential_not_supported, template_html_too_large), the pointer into the
+ * body, and params with the rule and the uuid of the nearest node that has one. Non-scalar
+ * params arrive as text (spec: Field errors).
+ */
+export function documentErrors(errors: Finding[]): FieldError[] {
+  return errors.map((f) => {
+    const params: Record<string, unknown> = { rule: f.rule, uuid: f.uuid };
+    for (const [k, v] of Object.entries(f.params ?? {})) {
+      if (k !== 'rule' && k !== 'uuid' && v !== undefined) params[k] = v !== null && typeof v === 'object' ? JSON.stringify(v) : v;
+    }
+    return { pointer: bodyPointer(f.pointer), code: f.code ?? 'invalid_document', message: f.message, params };
+  });
+}
+
+export interface Generated {
+  findings: Finding[];
+  html: string | null;
+  text: string | null;
+}
+
+/** Checks and renders a document; its errors are the 422. */
+async function generate(config: unknown, meta: { subject: string | null; preheader: string | null }): Promise<Generated> {
+  const result = await processDocument(config ?? null, meta);
+  if (result.errors.length) throw new ValidationFailed(documentErrors(result.errors));
+  return { findings: result.findings, html: result.html, text: result.text };
+}
+
+/**
+ * The stored document again with a new subject (the subject is the HTML's <title> and has a
+ * suggestion of its own). The document was accepted when stored; should a later version of the
+ * checker call it an error, editing the subject is not refused for it: html and findings are
+ * then left as they were.
+ */
+async function regenerate(config: unknown, meta: { subject: string | null; preheader: string | null }): Promise<Generated | undefined> {
+  const result = await processDocument(config ?? null, meta);
+  return result.errors.length ? undefined : { findings: result.findings, html: result.html, text: result.text };
+}
+
+function editorAvailable(setting: EditorSetting): void {
+  if (setting.editor === 'off') {
+    throw new RuleViolation('template_editor_unavailable', "the template editor is not available in this environment (TEMPLATE_EDITOR=off)");
+  }
+}
+
+/** The unique index on the name key (sql/migrations/012) is the one judge of a name collision. */
+function isNameTaken(err: unknown): boolean {
+  const e = err as { code?: string; constraint?: string };
+  return e?.code === '23505' && e.constraint === 'mail_templates_name_key';
+}
+
+function nameTaken(name: string): RuleViolation {
+  return new RuleViolation('template_name_taken', `another template is named ${JSON.stringify(name)} (ignoring case and accents)`);
+}
+
+/** Runs a write; a name collision becomes 409 template_name_taken. */
+async function naming<T>(name: string | null | undefined, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (isNameTaken(err)) throw nameTaken(name ?? '');
+    throw err;
+  }
+}
+
+export interface ValidateResult {
+  findings: Finding[];
+  html: string | null;
+}
+
+/** POST /v1/mail-templates/validate: the findings and the HTML a create would store; nothing is. */
+export async function validateTemplate(fields: TemplateFields, setting: EditorSetting): Promise<ValidateResult> {
+  editorAvailable(setting);
+  configText(fields.config);
+  const { findings, html } = await generate(fields.config, { subject: fields.subject ?? null, preheader: fields.preheader ?? null });
+  return { findings, html };
+}
+
+/** A new native draft from a design document (POST /v1/mail-templates, `cartero template import`). */
+export async function createTemplate(
+  tenant: Tenant,
+  pool: Pool,
+  fields: TemplateFields & { name: string },
+  setting: EditorSetting,
+): Promise<Template> {
+  editorAvailable(setting);
+  const errors = nameErrors(fields);
+  if (errors.length) throw new ValidationFailed(errors);
+  const config = configText(fields.config);
+  const meta = { subject: fields.subject ?? null, preheader: fields.preheader ?? null };
+  // Before the transaction: no connection is held while the document renders.
+  const generated = await generate(fields.config, meta);
+  return naming(fields.name, () =>
+    withTenant(pool, tenant, async (c) => {
+      const { rows } = await c.query<{ id: number }>(
+        `INSERT INTO mail_templates (instance_id, name, subject, preheader, description, provider, config, html, text_body, findings)
+         VALUES ($1, $2, $3, $4, $5, 'native', $6::json, $7, $8, $9::jsonb) RETURNING id`,
+        [
+          tenant.instanceId, fields.name, meta.subject, meta.preheader, fields.description ?? null, config,
+          generated.html, generated.text, JSON.stringify(generated.findings),
+        ],
+      );
+      return readTemplate(tenant, c, rows[0]!.id);
+    }),
+  );
+}
+
+/**
+ * PATCH /v1/mail-templates/{id}: only the fields present change; null empties (name excepted).
+ * html, its text alternative and the findings are regenerated when config or preheader is
+ * present (the spec's rule), and when subject is: the subject is the HTML's <title> and has a
+ * suggestion of its own. A change of name or description renders nothing. The row is locked
+ * from the read to the write, so two PATCHes at once apply one after the other: neither loses
+ * the other's fields, and the html always matches the stored config, preheader and subject.
+ */
+export async function patchTemplate(tenant: Tenant, pool: Pool, id: number, fields: TemplateFields, setting: EditorSetting): Promise<Template> {
+  const errors = nameErrors(fields);
+  if (errors.length) throw new ValidationFailed(errors);
+  const has = (k: keyof TemplateFields) => Object.prototype.hasOwnProperty.call(fields, k) && fields[k] !== undefined;
+  const newConfig = has('config') ? configText(fields.config) : undefined;
+  return naming(fields.name, () =>
+    withTenant(pool, tenant, async (c) => {
+      const { rows } = await c.query<{ provider: TemplateProvider; status: TemplateStatus; subject: string | null; preheader: string | null; config: unknown }>(
+        `SELECT provider, status, subject, preheader, config FROM mail_templates
+          WHERE instance_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE`,
+        [tenant.instanceId, id],
+      );
+      const row = rows[0];
+      if (!row) throw new NotFoundError('mail_template', id);
+      if (row.provider === 'external') {
+        throw new RuleViolation('template_read_only', `template ${id} comes from an editor no longer offered and cannot be edited`);
+      }
+      if (row.status === 'public') {
+        throw new RuleViolation('template_published', `template ${id} is published; unpublish it in the panel first`);
+      }
+      const design = has('config') || has('preheader');
+      if (design) editorAvailable(setting);
+      const subject = has('subject') ? (fields.subject ?? null) : row.subject;
+      const preheader = has('preheader') ? (fields.preheader ?? null) : row.preheader;
+      const config = has('config') ? fields.config : row.config;
+
+      const set: Array<[column: string, value: unknown, cast?: string]> = [];
+      if (has('name')) set.push(['name', fields.name]);
+      if (has('subject')) set.push(['subject', subject]);
+      if (has('preheader')) set.push(['preheader', preheader]);
+      if (has('description')) set.push(['description', fields.description ?? null]);
+      if (has('config')) set.push(['config', newConfig, 'json']);
+      // Without the editor a subject still changes, but nothing is rendered: html keeps its title.
+      const generated = design
+        ? await generate(config, { subject, preheader })
+        : has('subject') && setting.editor === 'on'
+          ? await regenerate(config, { subject, preheader })
+          : undefined;
+      if (generated) set.push(['findings', JSON.stringify(generated.findings), 'jsonb'], ['html', generated.html], ['text_body', generated.text]);
+      if (set.length) {
+        // Column names come from the literal list above, never from the request.
+        const assignments = set.map(([column, , cast], i) => `${column} = $${i + 3}${cast ? `::${cast}` : ''}`);
+        await c.query(`UPDATE mail_templates SET ${assignments.join(', ')}, updated_at = now() WHERE instance_id = $1 AND id = $2`, [
+          tenant.instanceId,
+          id,
+          ...set.map(([, value]) => value),
+        ]);
+      }
+      return readTemplate(tenant, c, id);
+    }),
+  );
+}
+
+/**
+ * `cartero template import-external`: HTML from an editor no longer offered, as a draft. Its
+ * size bound is the one generated HTML has (template_html_too_large).
+ */
+export async function importExternalTemplate(tenant: Tenant, pool: Pool, input: { name: string; html: string }): Promise<Template> {
+  const bytes = Buffer.byteLength(input.html, 'utf8');
+  if (bytes > MAX_HTML_BYTES) {
+    throw new AppError(422, 'template_html_too_large', `the HTML is ${bytes} bytes; at most ${MAX_HTML_BYTES}`);
+  }
+  if (input.html.includes('\0')) throw new AppError(422, 'value_error', 'the HTML holds a NUL character');
+  return naming(input.name, () =>
+    withTenant(pool, tenant, async (c) => {
+      const { rows } = await c.query<{ id: number }>(
+        `INSERT INTO mail_templates (instance_id, name, provider, html) VALUES ($1, $2, 'external', $3) RETURNING id`,
+        [tenant.instanceId, input.name, input.html],
+      );
+      return readTemplate(tenant, c, rows[0]!.id);
+    }),
+  );
+}
+
+/**
+ * Publish or unpublish (panel only). A template without html has nothing to send, so it is not
+ * published: 409 template_has_no_html. Setting the status it already has changes nothing.
+ */
+export async function setTemplateStatus(tenant: Tenant, pool: Pool, id: number, status: TemplateStatus): Promise<Template> {
+  return withTenant(pool, tenant, async (c) => {
+    const current = await readTemplate(tenant, c, id);
+    if (current.status === status) return current;
+    if (status === 'public' && current.html === null) {
+      throw new RuleViolation('template_has_no_html', `template ${id} has no html to send (its design is empty)`);
+    }
+    await c.query(`UPDATE mail_templates SET status = $3, updated_at = now() WHERE instance_id = $1 AND id = $2`, [tenant.instanceId, id, status]);
+    return readTemplate(tenant, c, id);
+  });
+}
+
+/** Soft delete (panel only): gone from reads and sends, its name free again. Returns it as it was. */
+export async function deleteTemplate(tenant: Tenant, pool: Pool, id: number): Promise<Template> {
+  return withTenant(pool, tenant, async (c) => {
+    const current = await readTemplate(tenant, c, id);
+    await c.query(`UPDATE mail_templates SET deleted_at = now() WHERE instance_id = $1 AND id = $2`, [tenant.instanceId, id]);
+    return current;
+  });
+}
+
+/** What a send takes from a template: copied into the message at acceptance. */
+export interface TemplateContent {
+  status: TemplateStatus;
+  subject: string | null;
+  html: string | null;
+  text: string | null;
+}
+
+/** The content of a template for a send; 404 mail_template_not_found when missing or deleted. */
+export async function templateForSend(tenant: Tenant, c: Client, id: number): Promise<TemplateContent> {
+  const { rows } = await c.query<TemplateContent>(
+    `SELECT status, subject, html, text_body AS text FROM mail_templates WHERE instance_id = $1 AND id = $2 AND deleted_at IS NULL`,
+    [tenant.instanceId, id],
+  );
+  if (!rows[0]) throw new NotFoundError('mail_template', id);
+  return rows[0];
+}
