@@ -360,7 +360,7 @@ t.test('vendor-prefixed values are normalised (MJML would refuse -webkit-center)
     docOf([
       row('r', [
         column('c', 12, [
-          mod('paragraph', 'p', { paragraph: { html: '<p>x</p>', style: { 'text-align': '-webkit-center' } } }),
+          mod('paragraph', 'p', { paragraph: { html: '<p>centred</p>', style: { 'text-align': '-webkit-center' } } }),
           mod('button', 'b', { button: { label: 'Go', href: 'https://x.example' }, style: { 'text-align': '-webkit-right' } }),
           mod('image', 'i', { image: { src: 'https://x.example/i.png', alt: 'i' }, style: { 'text-align': '-moz-left' } }),
         ]),
@@ -369,7 +369,7 @@ t.test('vendor-prefixed values are normalised (MJML would refuse -webkit-center)
   );
   t.same(r.findings, [], 'no MJML error');
   t.notMatch(r.html, /-webkit-(center|right)|-moz-left/);
-  t.match(r.html, /text-align:center;/);
+  t.match(r.html, /text-align:center;[^"]*"\s*><p[^>]*>centred</, 'the paragraph centred');
   t.match(r.html, /<td\s+align="right"[^>]*>\s*<table[^>]*style="border-collapse:separate;/, 'the button aligned right');
   t.match(r.html, /<td\s+align="left"[^>]*>\s*<table[^>]*style="border-collapse:collapse;border-spacing:0px;"/, 'the image aligned left');
 });
