@@ -6,6 +6,7 @@ import { domainRoutes } from './domains.js';
 import { mailRoutes } from './mails.js';
 import { restrictionRoutes } from './restrictions.js';
 import { senderRoutes } from './senders.js';
+import { templateRoutes } from './templates.js';
 import { trackingRoutes } from './tracking.js';
 import { unsubscribeLinkRoutes } from './unsubscribe-links.js';
 import { unsubscribeRoutes } from './unsubscribes.js';
@@ -19,6 +20,7 @@ export const routes: Route[] = [
   ...senderRoutes,
   ...domainRoutes,
   ...mailRoutes,
+  ...templateRoutes,
   ...restrictionRoutes,
   ...unsubscribeRoutes,
   ...complaintRoutes,
