@@ -33,7 +33,10 @@ export interface ValueVisit {
   node: NodeVisit;
   field: string;
   decl: ValueField;
-  /** The value (undefined when absent; an alias's value when the field itself is absent). */
+  /**
+   * The value (an alias's when the field itself is absent). Absent fields are visited only when
+   * the declaration expects something of them (`expect`), with value undefined.
+   */
   value: unknown;
   /** Where the value is (the alias's key when read from an alias); the field's place when absent. */
   pointer: string;
@@ -72,11 +75,10 @@ function walkNode(
   const visit: NodeVisit = { name, decl, value, pointer, uuid, ...(kind !== undefined ? { kind } : {}), path };
   visitor.node?.(visit);
   for (const [field, f] of Object.entries(decl.fields)) {
-    const fp = childPointer(pointer, field);
     const v = value[field];
     switch (f.is) {
       case 'value': {
-        let at = fp;
+        let at: string | undefined;
         let read = v;
         if (read === undefined || read === null) {
           for (const a of f.aliases ?? []) {
@@ -87,18 +89,25 @@ function walkNode(
             }
           }
         }
-        visitor.value?.({ node: visit, field, decl: f, value: read === null ? undefined : read, pointer: at });
+        // An absent field matters only to the checks that expect one (a link, an alt text);
+        // style nodes declare many properties a document leaves out, so skip those early.
+        if ((read === undefined || read === null) && f.expect === undefined) break;
+        if (visitor.value) visitor.value({ node: visit, field, decl: f, value: read === null ? undefined : read, pointer: at ?? childPointer(pointer, field) });
         break;
       }
       case 'object':
-        walkNode(v, f.node, kind, fp, uuid, path, visitor);
+        if (isRecord(v)) walkNode(v, f.node, kind, childPointer(pointer, field), uuid, path, visitor);
         break;
       case 'array':
-        if (Array.isArray(v)) v.forEach((item, i) => walkNode(item, f.items, kind, childPointer(fp, i), uuid, path, visitor));
+        if (Array.isArray(v)) {
+          const fp = childPointer(pointer, field);
+          v.forEach((item, i) => walkNode(item, f.items, kind, childPointer(fp, i), uuid, path, visitor));
+        }
         break;
       case 'descriptor': {
         const k = kindOfType(value.type);
         if (k === undefined || !Object.hasOwn(KINDS, k)) break;
+        const fp = childPointer(pointer, field);
         walkNode(v, 'descriptor', k, fp, uuid, path, visitor);
         // Content under an older key (a paragraph's under `text`): walked as the content it is.
         const c = moduleContent(k, v);
