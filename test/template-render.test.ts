@@ -201,7 +201,7 @@ t.test('each module kind renders', async (t) => {
           mod('paragraph', 'p-before', { paragraph: { html: '<p>BEFORE</p>' } }),
           mod('html', 'h-1', {
             html: {
-              html: '<div class="mine" onclick="steal()">CUSTOM<script>alert(1)</script><img src="https://x.example/p.png" onerror="alert(2)"><a href="javascript:alert(3)">bad</a></div></td></tr></table>',
+              html: '<div class="mine" onclick="steal()">CUSTOM<script>alert(1)</script><img src="https://x.example/p.png" onerror="alert(2)"><a href="javascript:alert(3)">bad</a><a href=" &#106;ava&#x09;script:alert(4)">encoded</a></div></td></tr></table>',
             },
           }),
           mod('paragraph', 'p-after', { paragraph: { html: '<p>AFTER</p>' } }),
@@ -210,7 +210,7 @@ t.test('each module kind renders', async (t) => {
     ]);
     const r = await render(doc);
     t.notMatch(r.html, /<script|alert\(|onclick|onerror/i);
-    t.match(r.html, /<div class="mine">CUSTOM<img src="https:\/\/x.example\/p.png"><a>bad<\/a><\/div>/);
+    t.match(r.html, /<div class="mine">CUSTOM<img src="https:\/\/x.example\/p.png"><a>bad<\/a><a>encoded<\/a><\/div>/);
     const text = textOf(r.html);
     t.ok(text.indexOf('BEFORE') < text.indexOf('CUSTOM') && text.indexOf('CUSTOM') < text.indexOf('AFTER'), 'kept in document order');
     t.equal(elements(r.html, 'table').length, elements(r.html, 'table').filter((e) => e.parent).length);

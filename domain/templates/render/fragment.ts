@@ -1,3 +1,4 @@
+import { decodeHTML } from 'entities';
 import { DomUtils, parseDocument } from 'htmlparser2';
 
 /**
@@ -61,12 +62,6 @@ export function cleanFragment(html: string, options: FragmentOptions = {}): stri
   return DomUtils.getOuterHTML(options.inline ? flatten(nodes) : nodes, PARSE);
 }
 
-/** Whether a fragment has a `<script>` element or an event handler attribute (what cleanFragment removes). */
-export function hasActiveContent(html: string): boolean {
-  const doc = parseDocument(html, PARSE);
-  return DomUtils.findOne((el) => el.name === 'script' || Object.keys(el.attribs).some(isEventHandler), doc.children) !== null;
-}
-
 function cleanChildren(children: readonly Node[], options: FragmentOptions): Node[] {
   const out: Node[] = [];
   for (const node of children) {
@@ -75,7 +70,7 @@ function cleanChildren(children: readonly Node[], options: FragmentOptions): Nod
       out.push(node);
       continue;
     }
-    const el = node as Element;
+    const el = node;
     const name = el.name.toLowerCase();
     if (REMOVED.has(name)) continue;
     const kids = cleanChildren(el.children as Node[], options);
@@ -104,14 +99,16 @@ function isEventHandler(attribute: string): boolean {
   return attribute.length > 2 && attribute.slice(0, 2).toLowerCase() === 'on';
 }
 
-/** javascript: / vbscript: after the characters browsers skip (spaces, controls, entity-encoded or not). */
+/**
+ * javascript: / vbscript: as a browser reads the value: character references decoded
+ * (`&#106;avascript:`), spaces and control characters (which URL parsing drops) ignored.
+ */
 function isScriptUrl(value: string): boolean {
   let v = '';
-  for (const c of value.toLowerCase()) {
-    if (c.charCodeAt(0) > 0x20) v += c;
-    if (v.length > 40) break;
+  for (const c of decodeHTML(value)) {
+    if (c.charCodeAt(0) > 0x20) v += c.toLowerCase();
+    if (v.length >= 11) break;
   }
-  v = v.replace(/&#0*58;?|&#x0*3a;?|&colon;/g, ':').replace(/&tab;|&newline;|&#0*9;?|&#0*1[03];?|&#x0*[9ad];?/g, '');
   return v.startsWith('javascript:') || v.startsWith('vbscript:');
 }
 
@@ -141,7 +138,7 @@ function spaceParagraphs(nodes: Node[], spacing: string): void {
 function styleLists(nodes: Node[], list: ListStyle): void {
   for (const node of nodes) {
     if (!isElement(node)) continue;
-    const el = node as Element;
+    const el = node;
     const name = el.name.toLowerCase();
     if (name !== 'ul' && name !== 'ol') continue;
     const declarations = ['margin:0', `padding:0 0 0 ${list.indent ?? '20px'}`];
@@ -151,8 +148,8 @@ function styleLists(nodes: Node[], list: ListStyle): void {
     if (name === 'ol' && list.start && el.attribs.start === undefined) el.attribs.start = list.start;
     if (!list.spacing) continue;
     for (const li of el.children as Node[]) {
-      if (isElement(li) && (li as Element).name.toLowerCase() === 'li') {
-        (li as Element).attribs.style = withDeclaration((li as Element).attribs.style, `margin-bottom:${list.spacing}`, true);
+      if (isElement(li) && li.name.toLowerCase() === 'li') {
+        li.attribs.style = withDeclaration(li.attribs.style, `margin-bottom:${list.spacing}`, true);
       }
     }
   }
@@ -163,8 +160,8 @@ function flatten(nodes: Node[]): Node[] {
   const out: Node[] = [];
   let lastWasBlock = false;
   for (const node of nodes) {
-    if (isElement(node) && BLOCKS.has((node as Element).name.toLowerCase())) {
-      const inner = flatten((node as Element).children as Node[]);
+    if (isElement(node) && BLOCKS.has(node.name.toLowerCase())) {
+      const inner = flatten(node.children as Node[]);
       if (inner.length === 0) continue;
       if (lastWasBlock) out.push(lineBreak());
       out.push(...inner);
