@@ -40,6 +40,10 @@ export const VALUE_TYPES = {
   boolean: { json: ['boolean'], doc: { es: 'true o false', en: 'true or false' } },
   integer: { json: ['integer'], doc: { es: 'número entero', en: 'whole number' } },
   number: { json: ['number'], doc: { es: 'número', en: 'number' } },
+  count: {
+    json: ['integer', 'string'],
+    doc: { es: 'número entero (también como texto, p. ej. "3")', en: 'whole number (also as text, e.g. "3")' },
+  },
   uuid: {
     json: ['string'],
     doc: {
