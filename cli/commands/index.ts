@@ -5,6 +5,7 @@ import { keyCommands } from './key.js';
 import { reportKeyCommands } from './report-key.js';
 import { restrictionCommands } from './restriction.js';
 import { senderCommands } from './sender.js';
+import { templateCommands } from './template.js';
 
 /** Every admin command, in the order `cartero --help` lists them. A new area adds one file and one line here. */
 export const commands: readonly CliCommand[] = [
@@ -13,5 +14,6 @@ export const commands: readonly CliCommand[] = [
   ...domainCommands,
   ...senderCommands,
   ...restrictionCommands,
+  ...templateCommands,
   ...reportKeyCommands,
 ];

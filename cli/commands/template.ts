@@ -1,0 +1,86 @@
+import { readFile } from 'node:fs/promises';
+import { AppError, ValidationFailed } from '../../domain/errors.js';
+import {
+  createTemplate,
+  deleteTemplate,
+  importExternalTemplate,
+  setTemplateStatus,
+} from '../../domain/templates/templates.js';
+import { defineCommand } from '../command.js';
+import { positiveInteger, required } from '../flags.js';
+
+const instance = required('slug', 'the instance');
+const id = required('id', 'the template id', positiveInteger);
+const name = required('name', 'the template name (unique in the instance ignoring case and accents)');
+
+async function readText(path: string, flag: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    throw new AppError(400, 'file_unreadable', `${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+/**
+ * A 422 as one line a terminal reads: its code, then each field error with its pointer, code
+ * and the rule/uuid of a document finding (what the API's errors[] holds).
+ */
+function explained(err: unknown): unknown {
+  if (!(err instanceof ValidationFailed)) return err;
+  const items = err.errors.map((e) => {
+    const rule = e.params?.rule ? ` [rule ${e.params.rule}${e.params.uuid ? `, uuid ${e.params.uuid}` : ''}]` : '';
+    return `${e.pointer || '(document)'}: ${e.code}: ${e.message}${rule}`;
+  });
+  return new AppError(422, err.errors[0]?.code ?? err.code, `the document was refused:\n  ${items.join('\n  ')}`);
+}
+
+export const templateCommands = [
+  defineCommand({
+    name: 'template publish',
+    summary: 'Publish a template: sendable outside test_mode, no longer editable by the API',
+    flags: { instance, id },
+    run: async (ctx, f) => setTemplateStatus(await ctx.tenant(f.instance), ctx.pool, f.id, 'public'),
+  }),
+  defineCommand({
+    name: 'template unpublish',
+    summary: 'Return a published template to draft, editable again by the API',
+    flags: { instance, id },
+    run: async (ctx, f) => setTemplateStatus(await ctx.tenant(f.instance), ctx.pool, f.id, 'draft'),
+  }),
+  defineCommand({
+    name: 'template delete',
+    summary: 'Delete a template (its name is free again; sends already accepted keep their content)',
+    description: 'Prints the template as it was.',
+    flags: { instance, id },
+    run: async (ctx, f) => deleteTemplate(await ctx.tenant(f.instance), ctx.pool, f.id),
+  }),
+  defineCommand({
+    name: 'template import-external',
+    summary: 'Import the HTML of an editor no longer offered as a draft template (provider external: never editable)',
+    flags: { instance, name, 'html-file': required('path', 'the HTML file (UTF-8)') },
+    run: async (ctx, f) =>
+      importExternalTemplate(await ctx.tenant(f.instance), ctx.pool, { name: f.name, html: await readText(f['html-file'], '--html-file') }),
+  }),
+  defineCommand({
+    name: 'template import',
+    summary: 'Create a native draft template from a Beefree design document (a JSON file)',
+    description: 'The document is checked and rendered as POST /v1/mail-templates does; an error names each refused node.',
+    flags: { instance, name, file: required('path', 'the design document (JSON, as Beefree saves it)') },
+    run: async (ctx, f) => {
+      const text = await readText(f.file, '--file');
+      let config: unknown;
+      try {
+        config = JSON.parse(text);
+      } catch (err) {
+        throw new AppError(422, 'invalid_document', `--file ${f.file} is not JSON: ${(err as Error).message}`);
+      }
+      if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+        throw new AppError(422, 'invalid_document', `--file ${f.file} must hold a JSON object (the design document)`);
+      }
+      // The panel's own editor: TEMPLATE_EDITOR governs creation by API only.
+      return createTemplate(await ctx.tenant(f.instance), ctx.pool, { name: f.name, config }, { editor: 'on' }).catch((err) => {
+        throw explained(err);
+      });
+    },
+  }),
+];
