@@ -344,6 +344,9 @@ t.test('suggestions: subject, preheader, scheme-less links, CSS clients do not s
     { level: 'suggestion', rule: 'link_without_scheme', uuid: 'p1', pointer: `${M}/0/descriptor/paragraph/html` },
   ]);
   t.same(await findingsOf(doc([paragraph('p1', '<p><a href="/relative/path">x</a><a href="https://www.x.test">y</a></p>')]), 'link_without_scheme'), []);
+  t.same(await findingsOf(doc([paragraph('p1', '<p><a href="shop.example.co.uk/offer?x=1">x</a><img src="logo.png" alt="l"><a href="page.html">y</a></p>')]), 'link_without_scheme'), [
+    { level: 'suggestion', rule: 'link_without_scheme', uuid: 'p1', pointer: `${M}/0/descriptor/paragraph/html` },
+  ], 'a host name is suggested; file names are relative paths');
 
   // Rounded corners on two buttons: one suggestion for the feature, naming the clients.
   const css = await findingsOf(

@@ -15,6 +15,9 @@ export type LinkClass = 'empty' | 'merge_tag' | 'unsafe' | 'no_scheme' | 'ok';
 /** Attributes whose value a client loads or follows. */
 const LINK_ATTRIBUTES = new Set(['href', 'src', 'background', 'action', 'formaction', 'poster', 'xlink:href', 'lowsrc', 'dynsrc']);
 
+/** Last labels that name a file rather than a top-level domain. */
+const FILE_EXTENSIONS = new Set(['png', 'jpg', 'jpeg', 'gif', 'webp', 'svg', 'bmp', 'ico', 'html', 'htm', 'php', 'asp', 'aspx', 'jsp', 'pdf', 'css', 'js', 'json', 'txt', 'xml', 'zip', 'mp4', 'mov']);
+
 export function classifyLink(raw: string): LinkClass {
   // What a browser does before reading the scheme: leading/trailing C0 controls and spaces go,
   // tabs and newlines anywhere go (so "java\tscript:" is javascript:).
@@ -23,7 +26,11 @@ export function classifyLink(raw: string): LinkClass {
   if (/^(javascript|vbscript|data):/i.test(v)) return 'unsafe';
   if (/^(\{\{|\{%|\*\||%%|\[)/.test(v)) return 'merge_tag';
   if (/^[a-z][a-z0-9+.-]*:/i.test(v)) return 'ok';
-  if (/^(www\.|[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}(?=$|[/?#:]))/i.test(v)) return 'no_scheme';
+  if (/^www\./i.test(v)) return 'no_scheme';
+  // example.com, shop.example.co/offer: a host name first (its last label letters, and not a
+  // file name such as logo.png, which is a relative path).
+  const host = /^[a-z0-9-]+(?:\.[a-z0-9-]+)*\.([a-z]{2,})(?=$|[/?#:])/i.exec(v);
+  if (host && !FILE_EXTENSIONS.has(host[1].toLowerCase())) return 'no_scheme';
   return 'ok';
 }
 
