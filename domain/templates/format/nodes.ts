@@ -99,7 +99,7 @@ export const NODES: Record<string, NodeDecl> = {
   page: {
     doc: d('La página: título, cabecera, propiedades del cuerpo y filas.', 'The page: title, head, body properties and rows.'),
     fields: {
-      title: val('string', { default: '', doc: d('título interno del diseño', 'internal title of the design') }),
+      title: val('string', { default: '', editor: true, doc: d('título interno del diseño (el <title> del HTML es el asunto)', 'internal title of the design (the HTML <title> is the subject)') }),
       description: val('string', { default: '', editor: true }),
       template: obj('page.template'),
       head: obj('page.head'),
