@@ -420,6 +420,19 @@ t.test('a fragment cannot close the layout around it', async (t) => {
   t.match(r.html, /<p[^>]*>RIGHT<\/p><\/div>/);
 });
 
+t.test('pathological nesting: reduced to its text instead of crashing or stalling', async (t) => {
+  const deep = await render(single(mod('paragraph', 'p', { paragraph: { html: '<div><b>'.repeat(10_000) + 'DEEP WORDS' } })));
+  t.match(deep.html, /DEEP WORDS/);
+  t.notMatch(deep.html, /<b>/, 'markup nested past the bound is dropped');
+  t.match(deep.text, /DEEP WORDS/);
+  const shallow = await render(single(mod('paragraph', 'p', { paragraph: { html: '<div>'.repeat(40) + '<b>kept</b>' } })));
+  t.match(shallow.html, /<b>kept<\/b>/, 'ordinary nesting keeps its markup');
+  // 45 nested lists around 25,000 lines: past html-to-text's indentation bound, the words remain.
+  const lists = await render(single(mod('html', 'h', { html: { html: '<ul><li>'.repeat(45) + '<p>line</p>'.repeat(25_000) + 'LAST' } })));
+  t.match(lists.text, /^line\nline\n/);
+  t.match(lists.text, /LAST$/);
+});
+
 t.test('MJML errors become warnings at the node that caused them', async (t) => {
   const doc = docOf([
     row('row-a', [

@@ -1,5 +1,5 @@
 import { decodeHTML } from 'entities';
-import { DomUtils, parseDocument } from 'htmlparser2';
+import { DomUtils, parseDocument, Tokenizer } from 'htmlparser2';
 
 /**
  * The rich HTML a document carries (paragraph and list html, heading text, button labels, table
@@ -41,6 +41,15 @@ type Doc = ReturnType<typeof parseDocument>;
 type Node = Doc['children'][number];
 type Element = Extract<Node, { attribs: Record<string, string> }>;
 
+/**
+ * Deepest element nesting a fragment keeps its markup for. Editor output nests a dozen levels
+ * (TinyMCE spans), a pasted email's tables a few dozen; past this a fragment is reduced to its
+ * text (textOnly): htmlparser2's Parser costs time in proportion to the depth at every tag, the
+ * DOM walks here recurse, and the text part (domain/mail/render.ts) refuses HTML nested past 512
+ * elements. Checked first, in one linear pass of the tokenizer.
+ */
+export const MAX_FRAGMENT_DEPTH = 100;
+
 /** Elements (tags, <script>, <style>) are the nodes with attributes. */
 function isElement(node: Node): node is Element {
   return 'attribs' in node;
@@ -55,6 +64,7 @@ const PARSE = { decodeEntities: false } as const;
 
 export function cleanFragment(html: string, options: FragmentOptions = {}): string {
   if (html === '') return '';
+  if (nestsDeeperThan(html, MAX_FRAGMENT_DEPTH)) return textOnly(html);
   const doc = parseDocument(html, PARSE);
   const nodes = cleanChildren(doc.children, options);
   if (options.paragraphSpacing !== undefined) spaceParagraphs(nodes, options.paragraphSpacing);
@@ -193,3 +203,77 @@ function withDeclaration(style: string | undefined, declaration: string, first: 
   if (own === '') return `${declaration};`;
   return first ? `${declaration};${own}` : `${own}${own.endsWith(';') ? '' : ';'}${declaration};`;
 }
+
+const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'param', 'source', 'track', 'wbr']);
+// Elements a start tag of the same name closes (`<p>a<p>b`, `<li>`...): not one level deeper.
+const SELF_CLOSING_SIBLINGS = new Set(['p', 'li', 'dt', 'dd', 'tr', 'td', 'th', 'option']);
+const RAW_TEXT = new Set(['script', 'style']);
+
+/** Whether the fragment's elements nest deeper than `limit` (an over-count: stray tags count as open). */
+function nestsDeeperThan(html: string, limit: number): boolean {
+  const stack: string[] = [];
+  let deep = false;
+  const tokenizer = new Tokenizer(
+    { decodeEntities: false },
+    {
+      onopentagname(start, end) {
+        const name = html.slice(start, end).toLowerCase();
+        if (VOID.has(name) || (SELF_CLOSING_SIBLINGS.has(name) && stack[stack.length - 1] === name)) return;
+        stack.push(name);
+        if (stack.length > limit) {
+          deep = true;
+          tokenizer.pause();
+        }
+      },
+      onclosetag(start, end) {
+        const at = stack.lastIndexOf(html.slice(start, end).toLowerCase());
+        if (at !== -1) stack.length = at;
+      },
+      ontext() {},
+      ...IGNORED_TOKENS,
+    },
+  );
+  tokenizer.write(html);
+  tokenizer.end();
+  return deep;
+}
+
+/** The fragment's text, tags (and script/style content) dropped, character references kept. */
+function textOnly(html: string): string {
+  let out = '';
+  let raw = '';
+  const tokenizer = new Tokenizer(
+    { decodeEntities: false },
+    {
+      onopentagname(start, end) {
+        const name = html.slice(start, end).toLowerCase();
+        if (RAW_TEXT.has(name)) raw = name;
+      },
+      onclosetag(start, end) {
+        if (raw !== '' && html.slice(start, end).toLowerCase() === raw) raw = '';
+      },
+      ontext(start, end) {
+        if (raw === '') out += html.slice(start, end).replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+      },
+      ...IGNORED_TOKENS,
+    },
+  );
+  tokenizer.write(html);
+  tokenizer.end();
+  return out;
+}
+
+const IGNORED_TOKENS = {
+  onattribdata() {},
+  onattribentity() {},
+  onattribend() {},
+  onattribname() {},
+  oncdata() {},
+  oncomment() {},
+  ondeclaration() {},
+  onend() {},
+  onopentagend() {},
+  onprocessinginstruction() {},
+  onselfclosingtag() {},
+  ontextentity() {},
+};

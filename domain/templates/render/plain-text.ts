@@ -1,5 +1,6 @@
+import { decodeHTML } from 'entities';
 import { DomUtils, parseDocument } from 'htmlparser2';
-import { htmlToPlainText } from '../../mail/render.js';
+import { htmlToPlainText, RenderLimitExceeded } from '../../mail/render.js';
 import { DATA_TABLE_CLASS } from './modules/table.js';
 
 /**
@@ -13,7 +14,8 @@ import { DATA_TABLE_CLASS } from './modules/table.js';
  *   instead of a bare URL line;
  * - each row of a table module becomes one line with ` | ` between cells (html-to-text runs
  *   table cells together, as it must for layout tables).
- * Runs of blank lines (nested layout blocks) are collapsed to one.
+ * Runs of blank lines (nested layout blocks) are collapsed to one. Past html-to-text's bounds
+ * (domain/mail/render.ts RenderLimitExceeded) the text is the HTML's words, a line per block.
  */
 export function templatePlainText(html: string): string {
   const doc = parseDocument(html, PARSE);
@@ -21,7 +23,14 @@ export function templatePlainText(html: string): string {
   if (body) removePreviewBlock(body);
   for (const a of DomUtils.findAll((el) => el.name === 'a', doc.children)) textOfImageLink(a);
   for (const t of DomUtils.findAll((el) => hasClass(el, DATA_TABLE_CLASS), doc.children)) linearizeTable(t);
-  return collapseBlankLines(htmlToPlainText(DomUtils.getOuterHTML(doc, PARSE)));
+  try {
+    return collapseBlankLines(htmlToPlainText(DomUtils.getOuterHTML(doc, PARSE)));
+  } catch (e) {
+    // Past html-to-text's bounds (thousands of lines in deeply nested lists): the words alone,
+    // one block per line of the source, rather than no text part.
+    if (!(e instanceof RenderLimitExceeded)) throw e;
+    return wordsOnly(body ?? doc);
+  }
 }
 
 const PARSE = { decodeEntities: false } as const;
@@ -71,6 +80,15 @@ function linearizeTable(container: Element): void {
       if (i > 0) DomUtils.prepend(cell, parseDocument(' | ', PARSE).children[0]!);
     });
   }
+}
+
+const LINE_BREAKING = new Set(['p', 'div', 'li', 'tr', 'br', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'table', 'ul', 'ol', 'blockquote']);
+
+/** The text with a line break after each block, spaces collapsed within lines. */
+function wordsOnly(root: Doc | Element): string {
+  for (const el of DomUtils.findAll((e) => LINE_BREAKING.has(e.name), root.children)) DomUtils.append(el, parseDocument('\n', PARSE).children[0]!);
+  const lines = decodeHTML(DomUtils.textContent(root)).split('\n');
+  return collapseBlankLines(lines.map((l) => l.replace(/\s+/g, ' ').trim()).join('\n'));
 }
 
 function collapseBlankLines(text: string): string {
