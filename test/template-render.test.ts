@@ -347,8 +347,8 @@ t.test('document: width, backgrounds, default font with fallbacks, web fonts, ti
 });
 
 t.test('preheader: a hidden block first in the body, escaped, and not in the text part', async (t) => {
-  const r = await render(single(mod('paragraph', 'p', { paragraph: { html: '<p>Body words</p>' } })), { preheader: 'Hi {{first_name}} <sale> & more', title: null });
-  t.match(r.html, /<body[^>]*>\s*<div style="display:none;[^"]*">Hi \{\{first_name\}\} &lt;sale&gt; &amp; more<\/div>/);
+  const r = await render(single(mod('paragraph', 'p', { paragraph: { html: '<p>Body words</p>' } })), { preheader: 'Hi {{first_name}} <sale> & more {{ "<script>" }}', title: null });
+  t.match(r.html, /<body[^>]*>\s*<div style="display:none;[^"]*">Hi \{\{first_name\}\} &lt;sale&gt; &amp; more \{\{ "&lt;script&gt;" \}\}<\/div>/);
   t.notMatch(r.text, /sale|more/, 'the preheader is not repeated as body text');
   t.match(r.text, /Body words/);
   const none = await render(single(mod('paragraph', 'p', { paragraph: { html: '<p>x</p>' } })));
@@ -388,7 +388,7 @@ t.test('merge tags survive in text and in links, and fill at send time', async (
   const r = await render(doc);
   t.match(r.html, /Hi \{\{first_name\}\}, \{% if vip %\}VIP \{% endif %\}/);
   t.match(r.html, /href="https:\/\/shop.example\/\?u=\{\{ user_id \}\}&amp;c=1"/);
-  t.match(r.html, /href="\{\{ unsubscribe_url \| default: "https:\/\/example.com\/u" \}\}"/, 'a quoted Liquid argument is left as written for Liquid');
+  t.match(r.html, /href="\{\{ unsubscribe_url \| default: 'https:\/\/example.com\/u' \}\}"/, 'a double-quoted Liquid argument becomes the same string in single quotes');
   t.match(r.html, /src="https:\/\/cdn.example\/\{\{ image_id \}\}.png"/);
   t.match(r.html, /href="\*\|UNSUB\|\*"/);
   t.match(r.html, /href="https:\/\/example.com\/a\/\{\{ user_id \}\}\?x=1&amp;y=2"/);
@@ -401,10 +401,15 @@ t.test('merge tags survive in text and in links, and fill at send time', async (
   t.match(sent, /src="https:\/\/cdn.example\/abc.png"/);
 });
 
-t.test('attribute values are escaped: a quote in a link cannot open a new attribute', async (t) => {
+t.test('attribute values are escaped: a quote in a link cannot open a new attribute, not even inside a merge tag', async (t) => {
   const r = await render(single(mod('button', 'b', { button: { label: 'x', href: 'https://x.example/" onmouseover="alert(1)' } })));
   t.notMatch(r.html, /" onmouseover="/);
   t.match(r.html, /href="https:\/\/x.example\/&quot; onmouseover=&quot;alert\(1\)"/);
+  const tag = await render(single(mod('button', 'b', { button: { label: 'x', href: `{{ x" onmouseover="alert(1) }}` } })));
+  t.notMatch(tag.html, /" onmouseover="/);
+  const both = await render(single(mod('button', 'b', { button: { label: 'x', href: `{{ x | default: "it's" }}" onclick="y` } })));
+  t.notMatch(both.html, /" onclick="/);
+  t.match(both.html, /href="\{\{ x \| default: &quot;it's&quot; \}\}&quot; onclick=&quot;y"/);
 });
 
 t.test('a fragment cannot close the layout around it', async (t) => {

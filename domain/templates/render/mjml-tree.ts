@@ -53,28 +53,33 @@ export class Lines {
 /**
  * MJML writes attribute values into the HTML between double quotes without escaping them
  * (mjml-core's htmlAttributes), so every value is escaped here: a `"` in an href cannot end
- * the attribute. Merge tags are left as written: `{{ url | default: "x" }}` is filled before
- * any client parses the HTML, and Liquid escapes what it outputs.
+ * the attribute. Merge tags stay usable: `{{ url | default: "x" }}` becomes
+ * `{{ url | default: 'x' }}`, the same Liquid without a double quote (a tag holding both kinds
+ * of quote has its double quotes escaped, which keeps the HTML safe to preview unfilled).
  */
 function cleanAttributes(attributes: Attributes): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(attributes)) {
     if (value === undefined || value === '') continue;
-    out[name] = escapeOutsideMergeTags(value, escapeAttribute);
+    out[name] = escapeAttributeValue(value);
   }
   return out;
 }
 
-/** Text for mj-title and mj-preview, whose content MJML inserts as HTML. */
+/**
+ * Text for mj-title and mj-preview, whose content MJML inserts as HTML. Merge tags pass
+ * unchanged unless they hold `<`, `>` or `&` (escaped like the rest: no markup is ever written).
+ */
 export function textContent(text: string): string {
-  return escapeOutsideMergeTags(text, escapeText);
+  return escapeText(text);
 }
 
 /**
- * Escapes a value except its merge tags: `{{ ... }}` and `{% ... %}` (Liquid, what
- * domain/mail/merge-tags.ts fills at send time). A scan with indexOf, linear in the value.
+ * escapeAttribute outside merge tags (`{{ ... }}`, `{% ... %}`: Liquid, what
+ * domain/mail/merge-tags.ts fills at send time); inside them, `"` becomes `'`. A scan with
+ * indexOf, linear in the value.
  */
-function escapeOutsideMergeTags(value: string, escape: (s: string) => string): string {
+function escapeAttributeValue(value: string): string {
   let out = '';
   let at = 0;
   for (;;) {
@@ -82,10 +87,11 @@ function escapeOutsideMergeTags(value: string, escape: (s: string) => string): s
     if (open === -1) break;
     const close = value.indexOf(value[open + 1] === '{' ? '}}' : '%}', open + 2);
     if (close === -1) break;
-    out += escape(value.slice(at, open)) + value.slice(open, close + 2);
+    const tag = value.slice(open, close + 2);
+    out += escapeAttribute(value.slice(at, open)) + (tag.includes("'") ? tag.replaceAll('"', '&quot;') : tag.replaceAll('"', "'"));
     at = close + 2;
   }
-  return out + escape(value.slice(at));
+  return out + escapeAttribute(value.slice(at));
 }
 
 /** The next `{{` or `{%` from `from`, or -1. */
