@@ -1,5 +1,9 @@
 import t, { type Test } from 'tap';
+import { acceptSend } from '../domain/mail/accept.js';
 import { SCOPES } from '../domain/tenancy/api-keys.js';
+import { trackingSecret } from '../domain/tracking/secret.js';
+import { unsubscribeToken } from '../domain/tracking/tokens.js';
+import { jobQueue } from '../runtime/queue.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { startTestWeb } from './helpers/web.js';
@@ -9,7 +13,8 @@ import { startTestWeb } from './helpers/web.js';
  * surrogates, invalid UTF-8, deep nesting, numbers JSON cannot carry exactly, very long strings
  * and wrong types, in every path parameter, query parameter and body field a route declares.
  * Whatever arrives, the answer is a success or a problem object, never a 5xx. The routes come
- * from GET /v1/openapi.json, so a route added later is fuzzed without touching this file.
+ * from GET /v1/openapi.json, so a route added later is fuzzed without touching this file; that
+ * includes the public links (tracking, unsubscribe pages), whose form bodies are fuzzed too.
  */
 
 const dbs = await testDatabases(t, 'hostile');
@@ -17,6 +22,11 @@ const { url } = await startTestWeb(t, dbs);
 // Every scope, so each request reaches validation and the handler instead of stopping at 403.
 const a = await makeTenant(dbs.pool, { scopes: [...SCOPES] });
 await makeSenders(dbs.pool, a.tenant, { domain: 'fuzz.example', senders: [{ email: 'news', name: 'News' }] });
+// A mail for the public links: a hostile value in one place while the token is valid reaches the
+// handler (and, for the unsubscribe form, the domain and Postgres) instead of stopping at a 404.
+const linked = await acceptSend(a.tenant, dbs.pool, jobQueue(dbs.databaseUrl), { from: 'news@fuzz.example', to: [{ email: 'linked@example.org' }], subject: 's', text: 't' });
+const linkedMail = linked.mails[0]!.mail_id;
+const secret = await trackingSecret(dbs.pool);
 
 type Schema = Record<string, any>;
 interface Operation {
@@ -25,6 +35,8 @@ interface Operation {
   operationId: string;
   parameters: Array<{ name: string; in: 'path' | 'query'; schema: Schema }>;
   body?: Schema;
+  /** A form body (public pages): its fields are text, sent urlencoded. */
+  form?: Schema;
 }
 
 interface Reply {
@@ -43,6 +55,7 @@ const operations: Operation[] = Object.entries(openapi.paths).flatMap(([path, op
     operationId: op.operationId,
     parameters: op.parameters ?? [],
     body: op.requestBody?.content?.['application/json']?.schema,
+    form: op.requestBody?.content?.['application/x-www-form-urlencoded']?.schema,
   })),
 );
 
@@ -135,6 +148,12 @@ const bodyOverrides: Record<string, Record<string, unknown>> = {
   sendMail: { from: 'news@fuzz.example', to: [{ email: 'ann@example.com', variables: { name: 'Ann' } }], subject: 'Hi', html: '<p>Hi</p>' },
 };
 
+// Path parameters that must be valid for the other inputs to get past them: a public link's signed
+// token (while the token itself is fuzzed, the others keep their valid values).
+const pathOverrides: Record<string, Record<string, string>> = {
+  unsubscribe: { token: unsubscribeToken(secret, linkedMail) },
+};
+
 type Path = Array<string | number>;
 
 /** Every place a body may hold a value: declared fields, array items, and a free key of open objects. */
@@ -172,17 +191,21 @@ function bodyWith(base: unknown, path: Path, raw: string): string {
 function pathWith(op: Operation, hostile?: { name: string; raw: string }): string {
   return op.path.replace(/\{(\w+)\}/g, (_m, name: string) => {
     if (hostile?.name === name) return hostile.raw;
+    const override = pathOverrides[op.operationId]?.[name];
+    if (override !== undefined) return encodeURIComponent(override);
     const schema = op.parameters.find((p) => p.in === 'path' && p.name === name)?.schema;
     return encodeURIComponent(String(example(schema)));
   });
 }
 
-async function call(what: string, method: string, path: string, body?: string): Promise<Reply> {
+async function call(what: string, method: string, path: string, body?: string, type = 'application/json'): Promise<Reply> {
   try {
     const res = await fetch(url + path, {
       method,
-      headers: { ...a.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { ...a.headers, ...(body === undefined ? {} : { 'content-type': type }) },
       body,
+      // A click link's redirect is an answer to judge, not to follow.
+      redirect: 'manual',
     });
     const contentType = res.headers.get('content-type') ?? '';
     const text = await res.text();
@@ -220,6 +243,15 @@ function requestsFor(op: Operation): Array<() => Promise<Reply>> {
       const what = `${op.method} ${op.path} ${p.in} ${p.name}=${label}`;
       if (p.in === 'path') jobs.push(() => call(what, op.method, pathWith(op, { name: p.name, raw }), baseText));
       else jobs.push(() => call(what, op.method, `${pathWith(op)}?${p.name}=${raw}`, baseText));
+    }
+  }
+  if (op.form) {
+    // Each declared field, and an undeclared one, holding each raw text as sent (percent-escapes included).
+    for (const field of [...Object.keys(op.form.properties ?? {}), 'free_field']) {
+      for (const [label, raw] of textValues) {
+        const what = `${op.method} ${op.path} form ${field}=${label}`;
+        jobs.push(() => call(what, op.method, pathWith(op), `${encodeURIComponent(field)}=${raw}`, 'application/x-www-form-urlencoded'));
+      }
     }
   }
   if (op.body) {
@@ -334,6 +366,8 @@ t.test('a path segment that is not percent-encoded UTF-8 is 400 bad_request', as
 t.test('the OpenAPI document lists the routes to fuzz', async (t) => {
   t.ok(operations.length >= 20, `${operations.length} operations`);
   t.ok(operations.some((op) => op.body), 'at least one route takes a body');
+  t.ok(operations.some((op) => op.form), 'at least one route takes a form');
+  for (const id of Object.keys(pathOverrides)) t.ok(operations.some((op) => op.operationId === id), `${id} is in the document`);
 });
 
 for (const op of operations) {
@@ -347,3 +381,8 @@ for (const op of operations) {
     );
   });
 }
+
+t.test('the unsubscribe form was fuzzed past its token: its hostile fields reached Postgres', async (t) => {
+  const { rows } = await dbs.pool.query(`SELECT method FROM mail_unsubscribes WHERE mail_id = $1`, [linkedMail]);
+  t.same(rows, [{ method: 'page' }], 'the linked mail is unsubscribed once, from the form');
+});

@@ -180,6 +180,10 @@ t.test('a known path with a wrong verb is 405 method_not_allowed with Allow', as
     ['PATCH', '/v1/domains', ['GET', 'HEAD']],
     ['POST', '/healthz', ['GET', 'HEAD']],
     ['GET', '/v1/test-fixtures/echo', ['POST']],
+    // Public links: the same 405, from their declarations.
+    ['POST', '/t/o/abc', ['GET', 'HEAD']],
+    ['PUT', '/t/c/abc', ['GET', 'HEAD']],
+    ['DELETE', '/u/abc', ['GET', 'HEAD', 'POST']],
   ] as const) {
     // No credentials: the verb is wrong whoever asks.
     const res = await send(method, path);
@@ -189,6 +193,54 @@ t.test('a known path with a wrong verb is 405 method_not_allowed with Allow', as
       t.strictSame(listed, [...allow].sort(), 'Allow lists the accepted verbs');
     });
   }
+});
+
+t.test('public links follow the same conventions, without credentials', async (t) => {
+  const form = { 'content-type': 'application/x-www-form-urlencoded' };
+
+  t.test('no credentials are asked for: never 401 or 403', async (t) => {
+    const pixel = await send('GET', '/t/o/not-a-token');
+    t.equal(pixel.status, 200, 'the pixel shows whatever the token');
+    t.equal(pixel.headers['content-type'], 'image/gif');
+    t.match(pixel.headers['x-request-id'], /^[A-Za-z0-9._:-]{8,}$/, 'X-Request-Id');
+    t.notOk(pixel.headers['www-authenticate']);
+  });
+
+  t.test('a link that is not valid: a problem object, or a page for a browser', async (t) => {
+    for (const [method, path] of [['GET', '/t/c/not-a-token'], ['GET', '/u/not-a-token'], ['POST', '/u/not-a-token']] as const) {
+      const res = await send(method, path, { headers: { ...form, accept: 'application/json' }, ...(method === 'POST' ? { body: 'List-Unsubscribe=One-Click' } : {}) });
+      t.test(`${method} ${path}`, async (t) => assertProblem(t, res, 404, 'not_found'));
+      const page = await send(method, path, { headers: { ...form, accept: 'text/html' }, ...(method === 'POST' ? { body: '' } : {}) });
+      t.equal(page.status, 404, `${method} ${path}: 404 page`);
+      t.match(page.headers['content-type'], /^text\/html/);
+      t.match(page.text, /<h1>Link not valid<\/h1>/);
+    }
+  });
+
+  t.test('path values obey the rules of every value: NUL is 422 at /token', async (t) => {
+    assertValidation(t, await send('GET', '/u/a%00b'), [
+      { pointer: '/token', code: 'value_error.nul_character', message: 'A string must not contain the NUL character (U+0000)' },
+    ]);
+    assertProblem(t, await send('GET', '/t/c/%zz'), 400, 'bad_request');
+  });
+
+  t.test('a form body: 413 over its limit (after decompression), 400 when multipart is malformed', async (t) => {
+    const over = await send('POST', '/u/not-a-token', { headers: form, body: 'comment=' + 'x'.repeat(16 * 1024) });
+    assertProblem(t, over, 413, 'request_too_large', ['max_bytes']);
+    t.equal(over.body.max_bytes, 16 * 1024);
+    const inflated = await send('POST', '/u/not-a-token', { headers: { ...form, 'content-encoding': 'gzip' }, body: gzipSync('comment=' + 'x'.repeat(20_000)) });
+    assertProblem(t, inflated, 413, 'request_too_large', ['max_bytes']);
+    const chunked = await send('POST', '/u/not-a-token', { headers: form, body: 'comment=' + 'x'.repeat(20_000), chunked: true });
+    assertProblem(t, chunked, 413, 'request_too_large', ['max_bytes']);
+    const malformed = await send('POST', '/u/not-a-token', { headers: { 'content-type': 'multipart/form-data; boundary=x' }, body: 'not multipart' });
+    assertProblem(t, malformed, 400, 'bad_request');
+    // Within the limit and well formed, the token decides: 404.
+    const fits = await send('POST', '/u/not-a-token', { headers: form, body: 'comment=' + 'x'.repeat(16 * 1024 - 'comment='.length) });
+    assertProblem(t, fits, 404, 'not_found');
+    // Any other Content-Type is read as urlencoded (one-click clients label their bodies loosely): no 415.
+    const loose = await send('POST', '/u/not-a-token', { headers: { 'content-type': 'text/plain' }, body: 'List-Unsubscribe=One-Click' });
+    assertProblem(t, loose, 404, 'not_found');
+  });
 });
 
 t.test('body size limits: 413 request_too_large with max_bytes', async (t) => {
@@ -601,6 +653,27 @@ t.test('GET /v1/openapi.json is OpenAPI 3.1 generated from the routes', async (t
     t.ok(problemSchema);
     t.strictSame([...problemSchema.required].sort(), PROBLEM_KEYS);
     t.match(problemSchema.properties.errors.items, { required: ['pointer', 'code', 'message'] });
+  });
+
+  t.test('public links are documented as public, with what they answer', async (t) => {
+    const pixel = doc.paths['/t/o/{token}'].get;
+    t.strictSame(pixel.security, [], 'no credentials');
+    t.equal(pixel['x-public'], true);
+    t.match(pixel.responses['200'].content, { 'image/gif': { schema: { type: 'string' } } });
+    t.notOk(pixel.responses['401'] || pixel.responses['403'], 'never 401 or 403');
+    t.match(pixel.parameters, [{ name: 'token', in: 'path', required: true }]);
+    const click = doc.paths['/t/c/{token}'].get;
+    t.match(click.responses['302'], { headers: { Location: { schema: { type: 'string' } } } });
+    t.match(click.responses['404'].content, { 'application/problem+json': {}, 'text/html': {} }, 'a problem object or a page');
+    const page = doc.paths['/u/{token}'];
+    t.match(page.get.responses['200'].content, { 'text/html': { schema: { type: 'string' } } });
+    const body = page.post.requestBody;
+    t.strictSame(Object.keys(body.content).sort(), ['application/x-www-form-urlencoded', 'multipart/form-data']);
+    t.strictSame(Object.keys(body.content['multipart/form-data'].schema.properties).sort(), ['List-Unsubscribe', 'action', 'comment', 'reason']);
+    t.match(body.description, /16384 bytes/);
+    t.ok(page.post.responses['413'] && page.post.responses['400'], 'a form documents 400 and 413');
+    t.notOk(page.post.responses['415'], 'a form is never 415');
+    t.match(doc.info.description, /public links/);
   });
 
   t.test('request bodies are documented and internal annotations do not leak', async (t) => {
