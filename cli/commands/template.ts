@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { AppError, ValidationFailed } from '../../domain/errors.js';
-import {
-  createTemplate,
-  deleteTemplate,
-  importExternalTemplate,
-  setTemplateStatus,
-} from '../../domain/templates/templates.js';
 import { defineCommand } from '../command.js';
 import { positiveInteger, required } from '../flags.js';
+
+/**
+ * The template module is loaded by the template commands only: it brings the renderer (MJML and
+ * the checks), about a second of start-up that every other command would otherwise pay.
+ */
+const templates = () => import('../../domain/templates/templates.js');
 
 const instance = required('slug', 'the instance');
 const id = required('id', 'the template id', positiveInteger);
@@ -39,27 +39,27 @@ export const templateCommands = [
     name: 'template publish',
     summary: 'Publish a template: sendable outside test_mode, no longer editable by the API',
     flags: { instance, id },
-    run: async (ctx, f) => setTemplateStatus(await ctx.tenant(f.instance), ctx.pool, f.id, 'public'),
+    run: async (ctx, f) => (await templates()).setTemplateStatus(await ctx.tenant(f.instance), ctx.pool, f.id, 'public'),
   }),
   defineCommand({
     name: 'template unpublish',
     summary: 'Return a published template to draft, editable again by the API',
     flags: { instance, id },
-    run: async (ctx, f) => setTemplateStatus(await ctx.tenant(f.instance), ctx.pool, f.id, 'draft'),
+    run: async (ctx, f) => (await templates()).setTemplateStatus(await ctx.tenant(f.instance), ctx.pool, f.id, 'draft'),
   }),
   defineCommand({
     name: 'template delete',
     summary: 'Delete a template (its name is free again; sends already accepted keep their content)',
     description: 'Prints the template as it was.',
     flags: { instance, id },
-    run: async (ctx, f) => deleteTemplate(await ctx.tenant(f.instance), ctx.pool, f.id),
+    run: async (ctx, f) => (await templates()).deleteTemplate(await ctx.tenant(f.instance), ctx.pool, f.id),
   }),
   defineCommand({
     name: 'template import-external',
     summary: 'Import the HTML of an editor no longer offered as a draft template (provider external: never editable)',
     flags: { instance, name, 'html-file': required('path', 'the HTML file (UTF-8)') },
     run: async (ctx, f) =>
-      importExternalTemplate(await ctx.tenant(f.instance), ctx.pool, { name: f.name, html: await readText(f['html-file'], '--html-file') }),
+      (await templates()).importExternalTemplate(await ctx.tenant(f.instance), ctx.pool, { name: f.name, html: await readText(f['html-file'], '--html-file') }),
   }),
   defineCommand({
     name: 'template import',
@@ -78,6 +78,7 @@ export const templateCommands = [
         throw new AppError(422, 'invalid_document', `--file ${f.file} must hold a JSON object (the design document)`);
       }
       // The panel's own editor: TEMPLATE_EDITOR governs creation by API only.
+      const { createTemplate } = await templates();
       return createTemplate(await ctx.tenant(f.instance), ctx.pool, { name: f.name, config }, { editor: 'on' }).catch((err) => {
         throw explained(err);
       });
