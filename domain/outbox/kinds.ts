@@ -14,6 +14,6 @@
  * as the name of its status), so a new kind appears there too: docs/analytics.md warns data
  * teams that new event_type values may appear.
  */
-export const OUTBOX_EVENT_KINDS = ['open', 'click', 'unsubscribe', 'complaint', 'status'] as const;
+export const OUTBOX_EVENT_KINDS = ['open', 'click', 'unsubscribe', 'complaint', 'status', 'consent.event.created', 'consent.event.confirmed', 'consent.event.expired'] as const;
 
 export type OutboxEventKind = (typeof OUTBOX_EVENT_KINDS)[number];
