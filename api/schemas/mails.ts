@@ -8,7 +8,8 @@ const shortText = (max: number): JsonSchema => ({ type: 'string', maxLength: max
 export const sendBodySchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['from', 'to', 'subject'],
+  // subject: required unless template_id names a template with one (domain/mail/accept.ts).
+  required: ['from', 'to'],
   properties: {
     from: { ...email, description: 'The email_address of a sender of this instance whose domain is verified.' },
     to: {
@@ -27,10 +28,21 @@ export const sendBodySchema: JsonSchema = {
         },
       },
     },
-    subject: { type: 'string', minLength: 1, maxLength: 998, description: 'May contain merge tags {{name}}.' },
-    html: { type: 'string', description: 'May contain merge tags; values are HTML-escaped.' },
-    text: { type: 'string' },
-    template_id: { type: 'integer', minimum: 1 },
+    subject: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 998,
+      description: "May contain merge tags {{name}}. Required unless template_id names a template with a subject; given, it wins over the template's.",
+    },
+    html: { type: 'string', description: 'May contain merge tags; values are HTML-escaped. Not with template_id.' },
+    text: { type: 'string', description: 'Not with template_id.' },
+    template_id: {
+      type: 'integer',
+      minimum: 1,
+      description:
+        "A mail template of this instance: its subject (unless subject is given), html and text alternative are sent, copied at acceptance. " +
+        'A draft only with test_mode: true (else 409 template_not_public); unknown or deleted: 404 mail_template_not_found.',
+    },
     variables: { type: 'object' },
     reply_to: email,
     headers: {

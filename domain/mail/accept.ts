@@ -1,5 +1,5 @@
 import type { Pool } from '../../sql/pool.js';
-import { NotFoundError, RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
+import { RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
 import { SEND_MAIL_QUEUE, type JobQueue, type SendMailJob } from '../jobs.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
@@ -8,12 +8,14 @@ import { newId, newIds } from './ids.js';
 import { checkTemplate, recipientVariables, renderHtml, renderText, type Variables } from './merge-tags.js';
 import { MailStatus } from './status.js';
 import { isHeaderName, isProtectedHeader, RENDER_LIMITS, type RenderLimits } from './render.js';
+import { templateForSend } from '../templates/templates.js';
 
 /** The body of POST /v1/mails/send after schema validation (api/schemas/mails.ts). */
 export interface SendRequest {
   from: string;
   to: Array<{ email: string; name?: string; variables?: Variables }>;
-  subject: string;
+  /** Required unless template_id names a template with a subject; given, it wins over the template's. */
+  subject?: string;
   html?: string;
   text?: string;
   template_id?: number;
@@ -34,25 +36,37 @@ export interface SendAccepted {
 }
 
 /**
- * Checks across fields that a JSON Schema cannot say well; all failures reported together.
- * `maxBodyBytes` is the worker's render bound (RENDER_MAX_BODY_BYTES): a template already over
- * it could only be dropped by the worker, so it is refused here, where the client hears why.
+ * What a send delivers: the request's own subject, html and text, or with template_id the
+ * template's (its subject unless the request gives one), each with the pointer a 422 about it
+ * names. Copied into the message at acceptance, so a template edited, unpublished or deleted
+ * afterwards does not change mails already accepted.
  */
-function crossFieldErrors(req: SendRequest, maxBodyBytes: number): FieldError[] {
+interface SendContent {
+  subject: string;
+  html: string | undefined;
+  text: string | undefined;
+  pointers: { subject: string; html: string; text: string };
+}
+
+const OWN_POINTERS = { subject: '/subject', html: '/html', text: '/text' };
+
+/**
+ * Checks across fields that a JSON Schema cannot say well; all failures reported together.
+ * A template brings html and text of its own, so a send naming one carries neither.
+ */
+function requestErrors(req: SendRequest): FieldError[] {
   const errors: FieldError[] = [];
-  for (const field of ['html', 'text'] as const) {
-    const value = req[field];
-    if (value !== undefined && Buffer.byteLength(value, 'utf8') > maxBodyBytes) {
-      errors.push({ pointer: `/${field}`, code: 'value_error.too_large', message: `At most ${maxBodyBytes} bytes (UTF-8)`, params: { max_bytes: maxBodyBytes } });
+  if (req.template_id !== undefined) {
+    for (const field of ['html', 'text'] as const) {
+      if (req[field] !== undefined) {
+        errors.push({ pointer: `/${field}`, code: 'value_error.template_conflict', message: `${field} comes from the template: leave out ${field} or template_id` });
+      }
     }
-  }
-  if (req.html === undefined && req.text === undefined && req.template_id === undefined) {
-    errors.push({ pointer: '/html', code: 'missing', message: 'One of html, text or template_id is required' });
-  }
-  for (const field of ['subject', 'html', 'text'] as const) {
-    const value = req[field];
-    const problem = value === undefined ? undefined : checkTemplate(value);
-    if (problem) errors.push({ pointer: `/${field}`, code: 'value_error.merge_tags', message: `Merge tags do not parse: ${problem}` });
+  } else {
+    if (req.html === undefined && req.text === undefined) {
+      errors.push({ pointer: '/html', code: 'missing', message: 'One of html, text or template_id is required' });
+    }
+    if (req.subject === undefined) errors.push({ pointer: '/subject', code: 'missing', message: 'Field required' });
   }
   for (const [name, value] of Object.entries(req.headers ?? {})) {
     const pointer = `/headers/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
@@ -74,6 +88,51 @@ function crossFieldErrors(req: SendRequest, maxBodyBytes: number): FieldError[] 
   return errors;
 }
 
+/**
+ * The content's own checks, wherever it came from. `maxBodyBytes` is the worker's render bound
+ * (RENDER_MAX_BODY_BYTES): a body already over it could only be dropped by the worker, so it is
+ * refused here, where the client hears why.
+ */
+function contentErrors(content: SendContent, maxBodyBytes: number): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const field of ['html', 'text'] as const) {
+    const value = content[field];
+    if (value !== undefined && Buffer.byteLength(value, 'utf8') > maxBodyBytes) {
+      errors.push({ pointer: content.pointers[field], code: 'value_error.too_large', message: `At most ${maxBodyBytes} bytes (UTF-8)`, params: { max_bytes: maxBodyBytes } });
+    }
+  }
+  for (const field of ['subject', 'html', 'text'] as const) {
+    const value = content[field];
+    const problem = value === undefined ? undefined : checkTemplate(value);
+    if (problem) errors.push({ pointer: content.pointers[field], code: 'value_error.merge_tags', message: `Merge tags do not parse: ${problem}` });
+  }
+  return errors;
+}
+
+/**
+ * The template's content for this send: 404 mail_template_not_found for an id the instance does
+ * not have (or deleted), 409 template_not_public for a draft outside test_mode.
+ */
+async function templateContent(tenant: Tenant, pool: Pool, req: SendRequest & { template_id: number }): Promise<SendContent> {
+  const template = await withTenant(pool, tenant, (c) => templateForSend(tenant, c, req.template_id));
+  if (template.status !== 'public' && !req.test_mode) {
+    throw new RuleViolation('template_not_public', `template ${req.template_id} is a draft: send it with test_mode: true, or publish it`);
+  }
+  const errors: FieldError[] = [];
+  if (template.html === null && template.text === null) {
+    errors.push({ pointer: '/template_id', code: 'value_error.template_empty', message: `template ${req.template_id} has no content (its design is empty)` });
+  }
+  const subject = req.subject ?? template.subject ?? '';
+  if (subject === '') errors.push({ pointer: '/subject', code: 'missing', message: `Required: template ${req.template_id} has no subject` });
+  if (errors.length) throw new ValidationFailed(errors);
+  return {
+    subject,
+    html: template.html ?? undefined,
+    text: template.text ?? undefined,
+    pointers: { subject: req.subject !== undefined ? '/subject' : '/template_id', html: '/template_id', text: '/template_id' },
+  };
+}
+
 /** Work the web process may spend on merge tags for one send (it renders every subject). */
 const ACCEPT_RENDER_BUDGET_MS = 500;
 
@@ -88,7 +147,7 @@ function mergeTagError(pointer: string, message: string): ValidationFailed {
  * budget: 500 cheap subjects take milliseconds, a deliberately slow template does not get 500
  * renders of the web process's time.
  */
-function renderForAcceptance(req: SendRequest): string[] {
+function renderForAcceptance(req: SendRequest, content: SendContent): string[] {
   const started = performance.now();
   const vars = (r: SendRequest['to'][number]) => recipientVariables(req.variables ?? {}, r);
   const attempt = <T>(pointer: string, fn: () => T): T => {
@@ -99,11 +158,11 @@ function renderForAcceptance(req: SendRequest): string[] {
     }
   };
   const first = req.to[0]!;
-  if (req.html !== undefined) attempt('/html', () => renderHtml(req.html!, vars(first)));
-  if (req.text !== undefined) attempt('/text', () => renderText(req.text!, vars(first)));
+  if (content.html !== undefined) attempt(content.pointers.html, () => renderHtml(content.html!, vars(first)));
+  if (content.text !== undefined) attempt(content.pointers.text, () => renderText(content.text!, vars(first)));
   return req.to.map((r) => {
-    if (performance.now() - started > ACCEPT_RENDER_BUDGET_MS) throw mergeTagError('/subject', 'Merge tags take too long to render');
-    return attempt('/subject', () => renderText(req.subject, vars(r)));
+    if (performance.now() - started > ACCEPT_RENDER_BUDGET_MS) throw mergeTagError(content.pointers.subject, 'Merge tags take too long to render');
+    return attempt(content.pointers.subject, () => renderText(content.subject, vars(r)));
   });
 }
 
@@ -120,10 +179,21 @@ export async function acceptSend(
   req: SendRequest,
   limits: Pick<RenderLimits, 'maxBodyBytes'> = RENDER_LIMITS,
 ): Promise<SendAccepted> {
-  const errors = crossFieldErrors(req, limits.maxBodyBytes);
-  if (errors.length) throw new ValidationFailed(errors);
+  let content: SendContent;
+  if (req.template_id === undefined) {
+    content = { subject: req.subject ?? '', html: req.html, text: req.text, pointers: OWN_POINTERS };
+    const errors = [...requestErrors(req), ...contentErrors(content, limits.maxBodyBytes)];
+    if (errors.length) throw new ValidationFailed(errors);
+  } else {
+    // The template is read only for a request that is otherwise fine.
+    const errors = requestErrors(req);
+    if (errors.length) throw new ValidationFailed(errors);
+    content = await templateContent(tenant, pool, req as SendRequest & { template_id: number });
+    const problems = contentErrors(content, limits.maxBodyBytes);
+    if (problems.length) throw new ValidationFailed(problems);
+  }
   // Before the transaction: no connection is held while merge tags render.
-  const subjects = renderForAcceptance(req);
+  const subjects = renderForAcceptance(req, content);
 
   return withTenant(pool, tenant, async (c) => {
     const sender = (
@@ -142,9 +212,6 @@ export async function acceptSend(
     if (!sender.is_verified) {
       throw new RuleViolation('domain_sender_not_verified', `the domain of sender ${sender.email_address} is not verified`);
     }
-    // Templates arrive with the templates issue; until then no id exists, which is the spec's 404.
-    if (req.template_id !== undefined) throw new NotFoundError('mail_template', req.template_id);
-
     const limits = (
       await c.query<SendLimits>('SELECT send_rate_per_second, send_burst FROM instances WHERE id = $1', [tenant.instanceId])
     ).rows[0]!;
@@ -157,7 +224,7 @@ export async function acceptSend(
                                headers, attachments, variables, test_mode, track_opens, track_clicks, custom_msg_id, custom_group_code)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id`,
         [
-          tenant.instanceId, msgId, sender.id, sender.email_address, sender.name, req.subject, req.html ?? null, req.text ?? null,
+          tenant.instanceId, msgId, sender.id, sender.email_address, sender.name, content.subject, content.html ?? null, content.text ?? null,
           req.reply_to ?? null, JSON.stringify(req.headers ?? {}), JSON.stringify(req.attachments ?? []), JSON.stringify(req.variables ?? {}),
           req.test_mode ?? false, req.track_opens ?? true, req.track_clicks ?? true, req.custom_msg_id ?? null, req.custom_group_code ?? null,
         ],
