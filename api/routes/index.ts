@@ -2,6 +2,7 @@ import type { Route } from '../route.js';
 import { activityRoutes } from './activities.js';
 import { activityExportRoutes } from './activity-exports.js';
 import { complaintRoutes } from './complaints.js';
+import { consentRoutes } from './consent.js';
 import { domainRoutes } from './domains.js';
 import { mailRoutes } from './mails.js';
 import { restrictionRoutes } from './restrictions.js';
@@ -24,6 +25,7 @@ export const routes: Route[] = [
   ...restrictionRoutes,
   ...unsubscribeRoutes,
   ...complaintRoutes,
+  ...consentRoutes,
   ...activityRoutes,
   ...activityExportRoutes,
   // Public links (auth public: the signed token in the path is the credential).

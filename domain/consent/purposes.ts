@@ -1,0 +1,65 @@
+import type { Client, Pool } from '../../sql/pool.js';
+import { isoUtc } from '../../sql/iso-time.js';
+import { AppError, RuleViolation } from '../errors.js';
+import type { Page, PageRequest } from '../pagination.js';
+import { toCountedPage, window } from '../pagination.js';
+import type { Tenant } from '../tenancy/context.js';
+import { withTenant } from '../tenancy/context.js';
+
+/**
+ * Consent purposes: what a consent is for. Created in the panel (the CLI) and never edited or
+ * deleted, since terms and the rules of past events name them by id (sql/migrations/013).
+ */
+export interface ConsentPurpose {
+  id: number;
+  name: string;
+  created_at: string;
+}
+
+const COLUMNS = `id, name, ${isoUtc('created_at')} AS created_at`;
+
+export async function listPurposes(tenant: Tenant, pool: Pool, page: PageRequest): Promise<Page<ConsentPurpose>> {
+  const { limit, offset } = window(page);
+  return withTenant(pool, tenant, async (c) => {
+    const rows = await c.query<ConsentPurpose & { total_count: number }>(
+      `SELECT ${COLUMNS}, count(*) OVER ()::int AS total_count FROM consent_purposes WHERE instance_id = $1 ORDER BY id LIMIT $2 OFFSET $3`,
+      [tenant.instanceId, limit, offset],
+    );
+    return toCountedPage(rows.rows, page, async () => {
+      const n = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM consent_purposes WHERE instance_id = $1', [tenant.instanceId]);
+      return n.rows[0]!.n;
+    });
+  });
+}
+
+/** Create a purpose (panel-only). Names are unique in the instance ignoring case and accents. */
+export async function createPurpose(tenant: Tenant, pool: Pool, input: { name: string }): Promise<ConsentPurpose> {
+  const name = input.name.trim();
+  if (!name || name.length > 255) throw new AppError(400, 'invalid_name', 'a purpose needs a name of 1 to 255 characters');
+  try {
+    return await withTenant(pool, tenant, async (c) => {
+      const { rows } = await c.query<ConsentPurpose>(
+        `INSERT INTO consent_purposes (instance_id, name) VALUES ($1, $2) RETURNING ${COLUMNS}`,
+        [tenant.instanceId, name],
+      );
+      return rows[0]!;
+    });
+  } catch (err) {
+    const e = err as { code?: string; constraint?: string };
+    if (e.code === '23505' && e.constraint === 'consent_purposes_name_key') {
+      throw new RuleViolation('consent_purpose_name_taken', `another purpose is named ${JSON.stringify(name)} (ignoring case and accents)`);
+    }
+    throw err;
+  }
+}
+
+/** Which of these ids are not purposes of the instance (in the caller's tenant transaction). */
+export async function unknownPurposes(tenant: Tenant, client: Client, ids: readonly number[]): Promise<number[]> {
+  if (!ids.length) return [];
+  const { rows } = await client.query<{ id: number }>(
+    'SELECT id FROM consent_purposes WHERE instance_id = $1 AND id = ANY ($2::bigint[])',
+    [tenant.instanceId, [...ids]],
+  );
+  const known = new Set(rows.map((r) => r.id));
+  return ids.filter((id) => !known.has(id));
+}
