@@ -1,4 +1,5 @@
 import type { CliCommand } from '../command.js';
+import { consentCommands } from './consent.js';
 import { domainCommands } from './domain.js';
 import { instanceCommands } from './instance.js';
 import { keyCommands } from './key.js';
@@ -15,5 +16,6 @@ export const commands: readonly CliCommand[] = [
   ...senderCommands,
   ...restrictionCommands,
   ...templateCommands,
+  ...consentCommands,
   ...reportKeyCommands,
 ];
