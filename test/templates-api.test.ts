@@ -359,6 +359,26 @@ t.test('warnings and suggestions are stored and returned, never blocking', async
   t.ok(fixed.body.findings.some((f: any) => f.rule === 'image_missing_alt'), 'the document warnings stay');
 });
 
+t.test('every module kind round-trips create -> read -> render, from its example and from the defaults', async (t) => {
+  for (const m of format.modules) {
+    const example = (await call('GET', `/v1/mail-templates/format/modules/${m.kind}`)).body.example;
+    const fromDefaults = { ...structuredClone(format.defaults.modules[m.kind]), uuid: `default-${m.kind}` };
+    const row = { ...structuredClone(format.defaults.row), uuid: `row-${m.kind}` };
+    row.columns = [{ ...structuredClone(format.defaults.column), uuid: `col-${m.kind}`, modules: [example, fromDefaults] }];
+    const config = skeleton();
+    config.page.rows.push(row);
+    const r = await call('POST', '/v1/mail-templates', { name: `Kind ${m.kind}`, subject: 's', preheader: 'p', config });
+    if (!t.equal(r.status, 201, `${m.kind}: created`)) {
+      t.comment(JSON.stringify(r.body));
+      continue;
+    }
+    const got = (await call('GET', `/v1/mail-templates/${r.body.id}`)).body;
+    t.equal(JSON.stringify(got.config), JSON.stringify(config), `${m.kind}: config read back unchanged`);
+    t.type(got.html, 'string', `${m.kind}: rendered`);
+    t.notOk(got.findings.some((f: any) => f.uuid === example.uuid && f.level === 'warning'), `${m.kind}: its example has no warning`);
+  }
+});
+
 t.test('every corpus document creates (201) and reads back unchanged', async (t) => {
   for (const file of readdirSync(CORPUS).filter((f) => f.endsWith('.json'))) {
     const config = corpusDoc(file);
