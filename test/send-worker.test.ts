@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { simpleParser } from 'mailparser';
 import { pino } from 'pino';
 import t from 'tap';
+import { createPurpose } from '../domain/consent/purposes.js';
 import { setDomainChecks } from '../domain/domains/domains.js';
 import { acceptSend } from '../domain/mail/accept.js';
 import { setSenderConsentRequired } from '../domain/senders/senders.js';
@@ -67,6 +68,7 @@ await makeSenders(dbs.pool, a.tenant, { domain: 'send.example', senders: [{ emai
 await makeSenders(dbs.pool, a.tenant, { domain: 'later.example', senders: [{ email: 'news', name: 'Later' }] });
 const optinId = (await dbs.pool.query<{ id: number }>("SELECT id FROM senders WHERE email_address = 'optin@send.example'")).rows[0]!.id;
 await setSenderConsentRequired(a.tenant, dbs.pool, optinId, true);
+const purpose = await createPurpose(a.tenant, dbs.pool, { name: 'Newsletter' });
 await dbs.pool.query(`INSERT INTO mail_restrictions (instance_id, recipient, reason) VALUES ($1, 'blocked@example.org', 'unsubscribe')`, [a.tenant.instanceId]);
 
 const quota0 = await makeTenant(dbs.pool);
@@ -108,7 +110,7 @@ const bulk = await acceptSend(a.tenant, dbs.pool, queue, {
   html: '<p>Number {{n}}</p>',
   test_mode: true,
 });
-const consent = await acceptSend(a.tenant, dbs.pool, queue, { from: 'optin@send.example', to: [{ email: 'someone@example.org' }], subject: 'c', text: 'c' });
+const consent = await acceptSend(a.tenant, dbs.pool, queue, { from: 'optin@send.example', to: [{ email: 'someone@example.org' }], subject: 'c', text: 'c', purpose_ids: [purpose.id] });
 const unverified = await acceptSend(a.tenant, dbs.pool, queue, { from: 'news@later.example', to: [{ email: 'later@example.org' }], subject: 'l', text: 'l' });
 // The domain loses its verification after the send was accepted.
 await setDomainChecks(a.tenant, dbs.pool, 'later.example', { dkim: 'failed' });
@@ -236,7 +238,7 @@ t.test('gates: restricted, consent, unverified domain, quota', async (t) => {
     t.same(emlFiles(id), [], 'never contacted');
   };
   await dropped(blocked, 'restricted:unsubscribe');
-  await dropped(consent.mails[0]!.mail_id, 'no_consent');
+  await dropped(consent.mails[0]!.mail_id, `no_consent:${purpose.id}=no_consent`);
   await dropped(unverified.mails[0]!.mail_id, 'sender_domain_unverified');
 
   const held = q0.mails[0]!.mail_id;

@@ -56,6 +56,16 @@ export const sendBodySchema: JsonSchema = {
     test_mode: { type: 'boolean', default: false },
     track_opens: { type: 'boolean', default: true },
     track_clicks: { type: 'boolean', default: true },
+    purpose_ids: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 20,
+      uniqueItems: true,
+      items: { type: 'integer', minimum: 1 },
+      description:
+        'Consent purposes of the send. Required when the sender requires consent (422 missing): each recipient is then sent only if ' +
+        'GET /v1/consent-rules/resolve would answer allowed for its address on mail for every purpose, else dropped (status 4). Unknown ids: 422.',
+    },
     attachments: {
       type: 'array',
       maxItems: 20,

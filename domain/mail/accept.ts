@@ -9,6 +9,7 @@ import { checkTemplate, recipientVariables, renderHtml, renderText, type Variabl
 import { MailStatus } from './status.js';
 import { isHeaderName, isProtectedHeader, RENDER_LIMITS, type RenderLimits } from './render.js';
 import { templateForSend } from '../templates/templates.js';
+import { checkSendPurposes, recordSendPurposes } from '../consent/send-hook.js';
 
 /** The body of POST /v1/mails/send after schema validation (api/schemas/mails.ts). */
 export interface SendRequest {
@@ -28,6 +29,8 @@ export interface SendRequest {
   track_opens?: boolean;
   track_clicks?: boolean;
   attachments?: Array<{ filename: string; content_type: string; content: string }>;
+  /** Consent purposes of the send: required by a sender that requires consent (domain/consent/send-hook.ts). */
+  purpose_ids?: number[];
 }
 
 export interface SendAccepted {
@@ -197,8 +200,8 @@ export async function acceptSend(
 
   return withTenant(pool, tenant, async (c) => {
     const sender = (
-      await c.query<{ id: number; name: string; email_address: string; is_verified: boolean }>(
-        `SELECT s.id, s.name, s.email_address, d.is_verified
+      await c.query<{ id: number; name: string; email_address: string; is_verified: boolean; is_consent_required: boolean }>(
+        `SELECT s.id, s.name, s.email_address, d.is_verified, s.is_consent_required
            FROM senders s JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id
           WHERE s.instance_id = $1 AND s.email_address = lower($2)`,
         [tenant.instanceId, req.from],
@@ -212,6 +215,7 @@ export async function acceptSend(
     if (!sender.is_verified) {
       throw new RuleViolation('domain_sender_not_verified', `the domain of sender ${sender.email_address} is not verified`);
     }
+    await checkSendPurposes(tenant, c, sender, req.purpose_ids);
     const limits = (
       await c.query<SendLimits>('SELECT send_rate_per_second, send_burst FROM instances WHERE id = $1', [tenant.instanceId])
     ).rows[0]!;
@@ -230,6 +234,7 @@ export async function acceptSend(
         ],
       )
     ).rows[0]!;
+    await recordSendPurposes(tenant, c, message.id, req.purpose_ids);
 
     const mailIds = newIds(req.to.length);
     // One statement for all recipients (up to 500): arrays zipped by unnest.

@@ -122,7 +122,7 @@ export async function checkGates(tenant: Tenant, client: Client, ctx: SendState,
   if (!ctx.domain_verified) return { pass: false, to: MailStatus.dropped, reason: 'sender_domain_unverified' };
   if (ctx.restriction_id !== null) return { pass: false, to: MailStatus.dropped, reason: `restricted:${ctx.restriction_reason ?? 'unspecified'}` };
   if (ctx.is_consent_required) {
-    const consent = await consentAllows(tenant, client, { senderId: ctx.sender_id!, recipient: ctx.to_email.toLowerCase() });
+    const consent = await consentAllows(tenant, client, { senderId: ctx.sender_id!, recipient: ctx.to_email.toLowerCase(), mailId: ctx.mail_id });
     if (!consent.allowed) return { pass: false, to: MailStatus.dropped, reason: consent.reason ?? 'no_consent' };
   }
   if (opts.claimQuota && ctx.monthly_quota !== null && !(await claimMonthlyQuota(tenant, client, ctx.monthly_quota))) {

@@ -204,5 +204,15 @@ ALTER TABLE event_outbox ADD CONSTRAINT event_outbox_subject_check CHECK ((mail_
 
 -- The purposes a send declares (POST /v1/mails/send purpose_ids): a sender that requires consent
 -- sends a recipient only when the resolver allows every one of them (domain/consent/send-hook.ts,
--- asked by the send worker at every try). Null when the send declared none.
-ALTER TABLE messages ADD COLUMN purpose_ids bigint[];
+-- asked by the send worker at every try). One row per send that declares any, beside its
+-- messages row rather than in it: most sends declare none, and the statement every send runs
+-- stays as it was. Goes with its message (the retention purge deletes messages).
+CREATE TABLE message_purposes (
+  message_id  bigint PRIMARY KEY,
+  instance_id bigint NOT NULL,
+  purpose_ids bigint[] NOT NULL CHECK (cardinality(purpose_ids) >= 1 AND array_position(purpose_ids, NULL) IS NULL),
+  FOREIGN KEY (instance_id, message_id) REFERENCES messages (instance_id, id) ON DELETE CASCADE
+);
+ALTER TABLE message_purposes ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant_isolation ON message_purposes USING (instance_id = cartero_current_instance());
+GRANT SELECT, INSERT ON message_purposes TO cartero_tenant;                                    -- accept; the send gate
