@@ -53,6 +53,13 @@ const DYNAMIC: Array<{ file: string; example: { source: string; flags: string };
     example: { source: '^/v1/mails/[^/]+/logs/?$', flags: '' },
     why: 'built from the route table (our own paths), not from a request',
   },
+  {
+    file: 'domain/fields/pattern.ts',
+    // A catalog field's pattern, anchored: checkPattern runs recheck on exactly this form when the
+    // field is created and refuses it unless safe (test/fields-catalog.test.ts refuses (a+)+).
+    example: { source: '^(?:[A-Z]{2}-[0-9]{4})$', flags: 'u' },
+    why: "a field's pattern, accepted only when recheck proves its anchored form linear",
+  },
 ];
 
 interface Found {

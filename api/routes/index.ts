@@ -4,6 +4,7 @@ import { activityExportRoutes } from './activity-exports.js';
 import { complaintRoutes } from './complaints.js';
 import { consentRoutes } from './consent.js';
 import { domainRoutes } from './domains.js';
+import { fieldRoutes } from './fields.js';
 import { mailRoutes } from './mails.js';
 import { restrictionRoutes } from './restrictions.js';
 import { senderRoutes } from './senders.js';
@@ -26,6 +27,7 @@ export const routes: Route[] = [
   ...unsubscribeRoutes,
   ...complaintRoutes,
   ...consentRoutes,
+  ...fieldRoutes,
   ...activityRoutes,
   ...activityExportRoutes,
   // Public links (auth public: the signed token in the path is the credential).

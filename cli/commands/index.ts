@@ -1,6 +1,7 @@
 import type { CliCommand } from '../command.js';
 import { consentCommands } from './consent.js';
 import { domainCommands } from './domain.js';
+import { fieldCommands } from './field.js';
 import { instanceCommands } from './instance.js';
 import { keyCommands } from './key.js';
 import { reportKeyCommands } from './report-key.js';
@@ -17,5 +18,6 @@ export const commands: readonly CliCommand[] = [
   ...restrictionCommands,
   ...templateCommands,
   ...consentCommands,
+  ...fieldCommands,
   ...reportKeyCommands,
 ];

@@ -1,0 +1,67 @@
+import { createField, deleteField, setFieldActive } from '../../domain/fields/catalog.js';
+import { FIELD_TYPES } from '../../domain/fields/types.js';
+import { defineCommand } from '../command.js';
+import { oneOf, optional, positiveInteger, required, UsageError, type Parse } from '../flags.js';
+
+const instance = required('slug', 'the instance');
+const key = required('key', 'the field_key');
+
+const finiteNumber: Parse<number> = (text, flag) => {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n)) throw new UsageError(`${flag} must be a number`);
+  return n;
+};
+
+/** a,b,c: each option as written between the commas (a select's values are exact). */
+const commaList: Parse<string[]> = (text) => text.split(',');
+
+export const fieldCommands = [
+  defineCommand({
+    name: 'field create',
+    summary: 'Add a field to the catalog (printed as GET /v1/fields shows it)',
+    description:
+      'max-length and pattern apply to text (max-length also to email), min and max to number, options to select. ' +
+      'A pattern is an ECMAScript regular expression the whole value must match; one that could take more than linear time is refused.',
+    flags: {
+      instance,
+      key: required('key', 'the field_key: lower-case letters, digits and _, starting with a letter; reserved forever'),
+      name: required('name', 'the name (unique ignoring case and accents)'),
+      type: required(FIELD_TYPES.join('|'), 'the value type', oneOf(FIELD_TYPES)),
+      'max-length': optional('n', 'longest value in characters', positiveInteger),
+      pattern: optional('regex', 'a pattern the whole value must match'),
+      min: optional('n', 'smallest number', finiteNumber),
+      max: optional('n', 'largest number', finiteNumber),
+      options: optional('a,b', 'the values of a select field', commaList),
+    },
+    run: async (ctx, f) =>
+      createField(await ctx.tenant(f.instance), ctx.pool, {
+        key: f.key,
+        name: f.name,
+        type: f.type,
+        maxLength: f['max-length'],
+        pattern: f.pattern,
+        min: f.min,
+        max: f.max,
+        options: f.options,
+      }),
+  }),
+  defineCommand({
+    name: 'field deactivate',
+    summary: 'Deactivate a field: it keeps validating the columns that declare it, but cannot be declared anew',
+    flags: { instance, key },
+    run: async (ctx, f) => setFieldActive(await ctx.tenant(f.instance), ctx.pool, f.key, false),
+  }),
+  defineCommand({
+    name: 'field activate',
+    summary: 'Reactivate a deactivated field',
+    flags: { instance, key },
+    run: async (ctx, f) => setFieldActive(await ctx.tenant(f.instance), ctx.pool, f.key, true),
+  }),
+  defineCommand({
+    name: 'field delete',
+    summary: 'Delete a field: its name is free again, its key reserved forever (not a system field, nor one a dataset or list declares)',
+    description: 'Prints the field as it was.',
+    flags: { instance, key },
+    run: async (ctx, f) => deleteField(await ctx.tenant(f.instance), ctx.pool, f.key),
+  }),
+];
