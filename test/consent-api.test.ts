@@ -215,6 +215,7 @@ t.test('every refusal of POST /v1/consent-events', async (t) => {
         { channel: 'mail', contact_type: 'email_address', contact: 'not an email', purpose_id: profiling.id, action: 'allow' },
         { channel: 'sms', contact_type: 'phone_number', contact: '600 111 222', purpose_id: profiling.id, action: 'allow' },
       ],
+      ip_address: 'fe80::1%eth0',
       evidence: { blob: 'x'.repeat(16 * 1024) },
     };
     const r = await refused(t, body, 422, 'validation_error', 'field errors');
@@ -225,20 +226,24 @@ t.test('every refusal of POST /v1/consent-events', async (t) => {
         ['/rules/1/purpose_id', 'value_error.purpose_not_in_term'],
         ['/rules/2/contact', 'value_error.email'],
         ['/rules/3/contact', 'value_error.phone_number'],
+        ['/ip_address', 'value_error.ip_address'],
         ['/evidence', 'value_error.too_large'],
       ],
     );
-    t.match(r.errors[4].params, { max_bytes: 16384 });
+    t.match(r.errors[5].params, { max_bytes: 16384 });
+    for (const ip of ['999.1.1.1', '1.2.3.4/8', '1::2:3:4:5:6:7:8']) {
+      const bad = await refused(t, grant('x@example.com', { ip_address: ip }), 422, 'validation_error', `ip_address ${ip}`);
+      t.same(bad.errors, [{ pointer: '/ip_address', code: 'value_error.ip_address', message: 'Input should be an IPv4 or IPv6 address' }]);
+    }
     const schema = await refused(
       t,
-      { term_id: marketing.id, method: 'triple_opt_in', rules: [{ channel: 'fax', contact_type: 'email_address', contact: '', purpose_id: 0, action: 'maybe' }], ip_address: '999.1.1.1', extra: 1 },
+      { term_id: marketing.id, method: 'triple_opt_in', rules: [{ channel: 'fax', contact_type: 'email_address', contact: '', purpose_id: 0, action: 'maybe' }], extra: 1 },
       422, 'validation_error', 'schema errors',
     );
     t.same(
       schema.errors.map((e: any) => [e.pointer, e.code]).sort(),
       [
         ['/extra', 'extra_forbidden'],
-        ['/ip_address', 'value_error.ip_address'],
         ['/method', 'enum'],
         ['/rules/0/action', 'enum'],
         ['/rules/0/channel', 'enum'],

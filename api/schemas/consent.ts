@@ -129,13 +129,7 @@ export const eventCreateSchema: JsonSchema = {
     ip_address: {
       type: 'string',
       maxLength: 45,
-      // One code whichever branch reports first (errors are one per pointer).
-      anyOf: [
-        { format: 'ipv4', 'x-error-code': 'value_error.ip_address' },
-        { format: 'ipv6', 'x-error-code': 'value_error.ip_address' },
-      ],
-      'x-error-code': 'value_error.ip_address',
-      description: 'The address the person acted from, as the caller observed it; stored as declared proof.',
+      description: 'The IPv4 or IPv6 address the person acted from, as the caller observed it; stored as declared proof (422 value_error.ip_address otherwise).',
     },
     user_agent: { type: 'string', maxLength: 1024, description: 'The person’s client, as the caller observed it; stored as declared proof.' },
     evidence: {

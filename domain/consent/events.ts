@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { Client, Pool } from '../../sql/pool.js';
 import { isoUtc } from '../../sql/iso-time.js';
 import { NotFoundError, RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
@@ -128,7 +129,8 @@ interface TermState {
 /**
  * The field errors a term and the body's own rules give (422, reported together): a rule's
  * channel and purpose must be among the term's (a term covers only what it declares), its
- * identifier must be one of its type, and the evidence must fit MAX_EVIDENCE_BYTES.
+ * identifier must be one of its type, the address must be an IP address, and the evidence must
+ * fit MAX_EVIDENCE_BYTES.
  */
 function fieldErrors(term: TermState, input: ConsentEventInput): { errors: FieldError[]; contacts: string[] } {
   const errors: FieldError[] = [];
@@ -154,6 +156,10 @@ function fieldErrors(term: TermState, input: ConsentEventInput): { errors: Field
     if ('code' in stored) errors.push({ pointer: `/rules/${i}/contact`, code: stored.code, message: stored.message });
     else contacts.push(stored.contact);
   });
+  // node:net's test, less zone ids (fe80::1%eth0), which Postgres's inet refuses.
+  if (input.ip_address !== undefined && (isIP(input.ip_address) === 0 || input.ip_address.includes('%'))) {
+    errors.push({ pointer: '/ip_address', code: 'value_error.ip_address', message: 'Input should be an IPv4 or IPv6 address' });
+  }
   if (input.evidence !== undefined) {
     const bytes = Buffer.byteLength(JSON.stringify(input.evidence), 'utf8');
     if (bytes > MAX_EVIDENCE_BYTES) {
