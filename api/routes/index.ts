@@ -3,6 +3,7 @@ import { activityRoutes } from './activities.js';
 import { activityExportRoutes } from './activity-exports.js';
 import { complaintRoutes } from './complaints.js';
 import { consentRoutes } from './consent.js';
+import { datasetRoutes } from './datasets.js';
 import { domainRoutes } from './domains.js';
 import { fieldRoutes } from './fields.js';
 import { mailRoutes } from './mails.js';
@@ -28,6 +29,7 @@ export const routes: Route[] = [
   ...complaintRoutes,
   ...consentRoutes,
   ...fieldRoutes,
+  ...datasetRoutes,
   ...activityRoutes,
   ...activityExportRoutes,
   // Public links (auth public: the signed token in the path is the credential).

@@ -1,5 +1,6 @@
 import type { CliCommand } from '../command.js';
 import { consentCommands } from './consent.js';
+import { datasetCommands } from './dataset.js';
 import { domainCommands } from './domain.js';
 import { fieldCommands } from './field.js';
 import { instanceCommands } from './instance.js';
@@ -19,5 +20,6 @@ export const commands: readonly CliCommand[] = [
   ...templateCommands,
   ...consentCommands,
   ...fieldCommands,
+  ...datasetCommands,
   ...reportKeyCommands,
 ];
