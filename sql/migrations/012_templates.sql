@@ -27,8 +27,8 @@ CREATE TABLE mail_templates (
   -- native: made from a design document, editable while a draft. external: HTML imported from an
   -- editor no longer offered, never editable (409 template_read_only).
   provider    text NOT NULL DEFAULT 'native' CHECK (provider IN ('native', 'external')),
-  -- json, not jsonb: the document is kept as the text it was stored with (member order, duplicate
-  -- members and number spelling untouched), so a read returns the value that was sent.
+  -- json, not jsonb: the document is kept as the text it is written with (the request's value as
+  -- compact JSON; jsonb would reorder members), so a read returns the value that was sent.
   config      json,
   html        text,
   -- The plain-text alternative sent with html; NULL for external templates (the worker derives one).
