@@ -57,7 +57,6 @@ async function call(api: Api, method: string, path: string, body?: unknown): Pro
 function thirtyModuleDocument(format: Json): Json {
   const doc = structuredClone(format.skeleton) as Json;
   const kinds = ['paragraph', 'heading', 'image', 'button', 'divider', 'list'].filter((k) => format.defaults.modules[k]);
-  const typeOf = new Map<string, string>((format.modules as Json[]).map((m) => [m.kind, m.type]));
   let n = 0;
   doc.page.rows = Array.from({ length: 10 }, (_, r) => ({
     ...structuredClone(format.defaults.row),
@@ -66,13 +65,8 @@ function thirtyModuleDocument(format: Json): Json {
       ...structuredClone(format.defaults.column),
       uuid: `col-${r}-${c}`,
       'grid-columns': 4,
-      modules: [
-        {
-          type: typeOf.get(kinds[n % kinds.length]!),
-          uuid: `mod-${n}`,
-          descriptor: structuredClone(format.defaults.modules[kinds[n++ % kinds.length]!]),
-        },
-      ],
+      // defaults.modules.<kind> is a whole new module (type, descriptor...); it only lacks a uuid.
+      modules: [{ ...structuredClone(format.defaults.modules[kinds[n % kinds.length]!]), uuid: `mod-${n++}` }],
     })),
   }));
   return doc;
