@@ -1,10 +1,15 @@
+import { addContact, addContacts } from '../../domain/datasets/contacts.js';
 import { getDataset, listDatasets } from '../../domain/datasets/datasets.js';
+import { ValidationFailed } from '../../domain/errors.js';
 import type { PageRequest } from '../../domain/pagination.js';
 import { defineRoute } from '../route.js';
 import { collectionSchema, paginationQuery } from '../schemas/common.js';
-import { datasetDetailSchema, datasetSchema } from '../schemas/datasets.js';
+import { contactBatchSchema, contactsBodySchema, datasetDetailSchema, datasetSchema, recordSchema } from '../schemas/datasets.js';
 
 const datasetId = { id: { type: 'integer', minimum: 1, maximum: 9007199254740991 } };
+
+/** 1,000 contacts of a few dozen columns each fit with room to spare. */
+const CONTACTS_BODY_MAX_BYTES = 8 * 1024 * 1024;
 
 export const datasetRoutes = [
   defineRoute<PageRequest>({
@@ -30,5 +35,34 @@ export const datasetRoutes = [
     success: { status: 200, description: 'The dataset', schema: datasetDetailSchema },
     errors: [404],
     handler: ({ tenant, params, deps }) => getDataset(tenant, deps.pool, params.id),
+  }),
+  defineRoute<Record<string, never>, { id: number }, { values?: Record<string, unknown>; contacts?: unknown[] }>({
+    method: 'post',
+    path: '/v1/datasets/{id}/contacts',
+    operationId: 'addDatasetContacts',
+    summary: 'Add or update contacts of a dataset (one, or a batch of up to 1,000)',
+    description:
+      "Upserted by the dataset's identifier. One contact {values}: 201 with the new record, 200 with the updated one; " +
+      'refused with 409 (dataset_column_not_declared, dataset_identity_value_missing, dataset_required_column_missing) or ' +
+      '422 field_value_invalid at /values/<field_key>. A batch {contacts: [{values}, ...]}: 200 with one result per contact, ' +
+      'each the status and code it would get alone (422 pointers /contacts/<i>/values/<field_key>); a bad contact never blocks the others. ' +
+      'An inactive dataset still receives contacts.',
+    tag: 'Datasets',
+    auth: { kind: 'api_key', scope: 'dataset:write' },
+    params: datasetId,
+    body: contactsBodySchema,
+    maxBodyBytes: CONTACTS_BODY_MAX_BYTES,
+    success: { status: 200, description: 'The updated record (201 when new), or a batch\'s results', schema: { oneOf: [recordSchema, contactBatchSchema] } },
+    errors: [404, 409, 413],
+    handler: async ({ tenant, params, body, deps }, res) => {
+      if (body.values !== undefined && body.contacts !== undefined) {
+        throw new ValidationFailed([{ pointer: '', code: 'value_error', message: 'Give values (one contact) or contacts (a batch), not both' }]);
+      }
+      if (body.contacts !== undefined) return addContacts(tenant, deps.pool, params.id, body.contacts);
+      if (body.values === undefined) throw new ValidationFailed([{ pointer: '/values', code: 'missing', message: 'Field required' }]);
+      const { status, record } = await addContact(tenant, deps.pool, params.id, body.values);
+      res.status(status).json(record);
+      return undefined;
+    },
   }),
 ];
