@@ -2,6 +2,7 @@ import { addContact, addContacts } from '../../domain/datasets/contacts.js';
 import { getDataset, listDatasets } from '../../domain/datasets/datasets.js';
 import { ValidationFailed } from '../../domain/errors.js';
 import type { PageRequest } from '../../domain/pagination.js';
+import { IDENTIFIER_OPERATORS, listRecords, type RecordSearch } from '../../domain/datasets/records.js';
 import { defineRoute } from '../route.js';
 import { collectionSchema, paginationQuery } from '../schemas/common.js';
 import { contactBatchSchema, contactsBodySchema, datasetDetailSchema, datasetSchema, recordSchema } from '../schemas/datasets.js';
@@ -64,5 +65,29 @@ export const datasetRoutes = [
       res.status(status).json(record);
       return undefined;
     },
+  }),
+  defineRoute<RecordSearch, { id: number }>({
+    method: 'get',
+    path: '/v1/datasets/{id}/records',
+    operationId: 'listDatasetRecords',
+    summary: "List or search a dataset's contacts",
+    description:
+      'Oldest first; total_items is null (use has_more). Search by exact identifier, identifier prefix ' +
+      '(identifier_operator=starts_with), or column=value on a declared column (another column: 409 dataset_column_not_declared); ' +
+      'given together they all apply. Identifiers are compared in their stored form (an email in any case finds its lower-case record). ' +
+      'A search that runs too long answers 503 asking to narrow it.',
+    tag: 'Datasets',
+    auth: { kind: 'api_key', scope: 'dataset:read' },
+    params: datasetId,
+    query: {
+      ...paginationQuery,
+      identifier: { type: 'string', minLength: 1, maxLength: 1000, description: 'The identifier, or its start with identifier_operator=starts_with. A + must be sent as %2B.' },
+      identifier_operator: { type: 'string', enum: [...IDENTIFIER_OPERATORS], description: 'equals (default) or starts_with.' },
+      column: { type: 'string', maxLength: 63, description: 'A declared column (field_key) to search with value.' },
+      value: { type: 'string', maxLength: 1000, description: "The column's value, exactly, read as the field's type (age=42 finds 42)." },
+    },
+    success: { status: 200, description: 'A page of contacts', schema: collectionSchema(recordSchema) },
+    errors: [404, 409],
+    handler: ({ tenant, params, query, deps }) => listRecords(tenant, deps.pool, params.id, query),
   }),
 ];

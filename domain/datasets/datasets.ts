@@ -230,19 +230,20 @@ export interface ContactTarget {
  * The dataset contacts are added to, with the catalog fields of its columns (deleted and
  * deactivated fields included: a declaration keeps validating as declared), in one statement:
  * it is read on every contact call. Active or not (spec: an inactive dataset still receives
- * contacts). FOR KEY SHARE: a declaration change (FOR UPDATE in updateDataset) waits for the
- * contacts written under the old declaration to commit, and they for it.
+ * contacts). FOR KEY SHARE (unless a read asks for no lock): a declaration change (FOR UPDATE in
+ * updateDataset) waits for the contacts written under the old declaration to commit, and they for it.
  */
-export async function contactTarget(tenant: Tenant, c: Client, id: number): Promise<ContactTarget> {
+export async function contactTarget(tenant: Tenant, c: Client, id: number, opts: { lock?: boolean } = {}): Promise<ContactTarget> {
+  const lock = opts.lock ?? true;
   const { rows } = await c.query<{ identity_field_id: number; columns: Declaration['columns']; fields: FieldDefinition[] }>({
-    name: 'dataset-contact-target',
+    name: lock ? 'dataset-contact-target-locked' : 'dataset-contact-target',
     text: `SELECT d.identity_field_id, d.columns,
                   (SELECT json_agg(json_build_object('id', f.id, 'key', f.field_key, 'type', f.type, 'options', f.options,
                             'maxLength', f.max_length, 'pattern', f.pattern, 'min', f.min, 'max', f.max, 'isActive', f.is_active))
                      FROM fields f
                     WHERE f.instance_id = d.instance_id
                       AND (f.id = d.identity_field_id OR f.id IN (SELECT (col->>'field_id')::bigint FROM jsonb_array_elements(d.columns) AS col))) AS fields
-             FROM datasets d WHERE d.instance_id = $1 AND d.id = $2 FOR KEY SHARE OF d`,
+             FROM datasets d WHERE d.instance_id = $1 AND d.id = $2 ${lock ? 'FOR KEY SHARE OF d' : ''}`,
     values: [tenant.instanceId, id],
   });
   const row = rows[0];

@@ -102,9 +102,7 @@ function checkText(field: FieldDefinition, text: string): ValueCheck {
       return valueOf(stored.contact);
     }
     case 'phone': {
-      let digits = text.replace(PHONE_SEPARATORS, '');
-      if (digits.startsWith('00')) digits = '+' + digits.slice(2);
-      const stored = storedContact('phone_number', digits);
+      const stored = storedContact('phone_number', phoneDigits(text));
       if (!('contact' in stored)) {
         return invalid('format', 'The value is not a phone number in international form (+ and 8 to 15 digits)', { format: 'e164' });
       }
@@ -136,6 +134,12 @@ function checkText(field: FieldDefinition, text: string): ValueCheck {
         ? valueOf(text)
         : invalid('options', 'The value is not one of the field’s options', { options: (field.options ?? []).join(', ') });
   }
+}
+
+/** A phone as typed, without separators and with a leading 00 read as +: what E.164 is checked on. */
+export function phoneDigits(text: string): string {
+  const digits = text.replace(PHONE_SEPARATORS, '');
+  return digits.startsWith('00') ? '+' + digits.slice(2) : digits;
 }
 
 function checkRange(field: FieldDefinition, n: number): ValueCheck {
