@@ -39,6 +39,13 @@
  *                             reports the ClickHouse-direct and Postgres figures only)
  *   BENCH_WAIT_IDLE=SECONDS   first wait (up to that long) for the shared machine to be idle
  *   BENCH_KEEP_DATA=1         keep the temp DATA_DIR (printed) instead of deleting it
+ *   BENCH_COMPARE_WITH=DIR    another checkout of the service, built (`npx tsc -p tsconfig.json` there),
+ *                             e.g. a `git worktree` of the code before a change: its web process
+ *                             (DIR/dist/runtime/web.js) is started against the same databases, with
+ *                             the same environment, and every HTTP listing cell alternates its
+ *                             requests between the two webs (A B, B A, ...), so both are measured at
+ *                             the same moments of the machine; its CSV export runs after this one's.
+ *                             Both must agree on the schema (the same migrations)
  *
  * The data: 10,000 messages of 100 recipients (1 M mails) received over the 30 days before
  * today (UTC), 5 senders, 20 campaigns (custom_group_code), 5 subjects; each mail gets 10 events
@@ -46,7 +53,9 @@
  * privacy_proxy and 3 % of clicks link_scanner. Every figure is a single sequential client on
  * loopback; the bench process, web, Postgres and ClickHouse share the same cores.
  */
-import { existsSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -62,6 +71,7 @@ import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { createSender } from '../domain/senders/senders.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
+import { freePort } from '../runtime/ports.js';
 import { readServices } from '../runtime/services-file.js';
 import { checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type CpuSnapshot, type Service } from './service.js';
 import { coresBetween, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
@@ -90,6 +100,7 @@ const POSTGRES = process.env.BENCH_POSTGRES !== '0';
 const EXPORT_ROWS = intEnv('BENCH_EXPORT_ROWS', 1_000_000);
 const EXPORT_RUNS = intEnv('BENCH_EXPORT_RUNS', 2);
 const WAIT_ENDPOINTS_S = numEnv('BENCH_WAIT_ENDPOINTS', 0);
+const COMPARE_WITH = process.env.BENCH_COMPARE_WITH || undefined;
 const DAYS = 30;
 const NOISE_INSTANCES = 30;
 const SENDERS = 5;
@@ -550,10 +561,15 @@ interface HttpAnswer {
   rows: number;
   has_more: boolean | null;
   total_items: number | null;
+  /** SHA-256 of the response body, to compare two webs' answers byte for byte. */
+  digest?: string;
   error?: string;
 }
 
-async function httpListing(service: Service, fx: Fixture, kind: Kind, groupBy: GroupBy, filter: Filter): Promise<HttpAnswer> {
+/** A web process answering the API: the service's own, or the comparison's (BENCH_COMPARE_WITH). */
+type Web = Pick<Service, 'url' | 'webPid'>;
+
+async function httpListing(service: Web, fx: Fixture, kind: Kind, groupBy: GroupBy, filter: Filter): Promise<HttpAnswer> {
   const qs = new URLSearchParams({ group_by: groupBy, page_size: String(PAGE_SIZE), start_date: day(fx.from), end_date: day(addDays(fx.to, -1)), ...filter.http });
   const t = performance.now();
   const res = await fetch(`${service.url}/v1/activities/${kind}?${qs}`, { headers: { authorization: `Bearer ${fx.key}`, 'x-instance-slug': SLUG } });
@@ -561,14 +577,45 @@ async function httpListing(service: Service, fx: Fixture, kind: Kind, groupBy: G
   const ms = performance.now() - t;
   if (res.status !== 200) return { status: res.status, ms, rows: 0, has_more: null, total_items: null, error: text.slice(0, 500) };
   const body = JSON.parse(text) as { data: unknown[]; pagination: { has_more: boolean; total_items: number | null } };
-  return { status: res.status, ms, rows: body.data.length, has_more: body.pagination.has_more, total_items: body.pagination.total_items };
+  const digest = createHash('sha256').update(text).digest('hex');
+  return { status: res.status, ms, rows: body.data.length, has_more: body.pagination.has_more, total_items: body.pagination.total_items, digest };
+}
+
+type HttpStats = Stats & {
+  statuses: Record<string, number>;
+  rows: number;
+  has_more: boolean | null;
+  total_items: number | null;
+  /** The distinct response bodies (SHA-256) of the cell's 200 answers: one, as the data does not change. */
+  digests: string[];
+  error?: string;
+};
+
+/** Latency and the last page's shape of a cell's HTTP answers. */
+function httpStats(answers: HttpAnswer[]): HttpStats {
+  const ok = answers.filter((a) => a.status === 200);
+  const statuses: Record<string, number> = {};
+  for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
+  const last = ok[ok.length - 1];
+  const bad = answers.find((a) => a.status !== 200);
+  return {
+    ...stats(ok.map((a) => a.ms)),
+    statuses,
+    rows: last?.rows ?? 0,
+    has_more: last?.has_more ?? null,
+    total_items: last?.total_items ?? null,
+    digests: [...new Set(ok.map((a) => a.digest ?? ''))],
+    ...(bad || !ok.length ? { error: bad?.error ?? 'no answer' } : {}),
+  };
 }
 
 interface Cell {
   kind: Kind;
   group_by: GroupBy;
   filter: string;
-  http?: Stats & { statuses: Record<string, number>; rows: number; has_more: boolean | null; total_items: number | null; error?: string };
+  http?: HttpStats;
+  /** The same requests to the comparison's web (BENCH_COMPARE_WITH), alternated with `http`. */
+  compare?: HttpStats;
   clickhouse: Stats & { rows: number; count?: number };
   postgres?: Stats & { rows: number; count?: number; error?: string };
 }
@@ -591,6 +638,32 @@ async function timed<T>(runs: number, call: () => Promise<T>): Promise<Array<{ m
     out.push({ ms: performance.now() - t, value });
   }
   return out;
+}
+
+/**
+ * timed() for two calls measured alternately, A then B, then B then A, ..., so that both meet the
+ * same moments of a shared machine; the budget is twice a cell's.
+ */
+async function timedPair<T>(runs: number, a: () => Promise<T>, b: () => Promise<T>): Promise<[T[], T[]]> {
+  for (let i = 0; i < WARMUPS; i++) {
+    const t = performance.now();
+    await a();
+    await b();
+    if (performance.now() - t > 2_000) break;
+  }
+  const outA: T[] = [];
+  const outB: T[] = [];
+  const start = performance.now();
+  for (let i = 0; outA.length < runs && (outA.length < MIN_RUNS || performance.now() - start < 2 * CELL_BUDGET_S * 1000); i++) {
+    if (i % 2 === 0) {
+      outA.push(await a());
+      outB.push(await b());
+    } else {
+      outB.push(await b());
+      outA.push(await a());
+    }
+  }
+  return [outA, outB];
 }
 
 async function measureClickHouse(ch: ClickHouse, sql: { page: string; count?: string }, runs: number): Promise<Stats & { rows: number; count?: number }> {
@@ -628,13 +701,39 @@ async function measurePostgres(pgPool: Pool, sql: { page: string; count?: string
   return { ...stats(ms), rows, ...(count !== undefined ? { count } : {}) };
 }
 
-async function endpointsAnswer(service: Service, fx: Fixture): Promise<{ ok: boolean; status: number; body: string }> {
+async function endpointsAnswer(service: Web, fx: Fixture): Promise<{ ok: boolean; status: number; body: string }> {
   try {
     const a = await httpListing(service, fx, 'opens', 'none', { name: '', http: {}, sql: '' });
     return { ok: a.status === 200, status: a.status, body: a.error ?? '' };
   } catch (err) {
     return { ok: false, status: 0, body: (err as Error).message };
   }
+}
+
+/**
+ * The comparison's web process (BENCH_COMPARE_WITH): DIR/dist/runtime/web.js with the environment
+ * of the service's own web process (the same databases and settings), on another port.
+ */
+async function startCompareWeb(service: Service, dir: string): Promise<Web & { child: ChildProcess }> {
+  const script = join(dir, 'dist', 'runtime', 'web.js');
+  if (!existsSync(script)) throw new Error(`${script} is missing: build that checkout first`);
+  const env: NodeJS.ProcessEnv = {};
+  for (const entry of readFileSync(`/proc/${service.webPid}/environ`, 'utf8').split('\0')) {
+    const eq = entry.indexOf('=');
+    if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  env.PORT = String(await freePort());
+  delete env.INTERNAL_PORT;
+  const child = spawn(process.execPath, [script], { cwd: dir, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (!child.pid) throw new Error(`could not start ${script}`);
+  return { url: `http://127.0.0.1:${env.PORT}`, webPid: child.pid, child };
+}
+
+async function stopCompareWeb(web: { child: ChildProcess }): Promise<void> {
+  if (web.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => web.child.once('exit', resolve));
+  web.child.kill('SIGTERM');
+  await Promise.race([exited, sleep(10_000)]);
 }
 
 // ---------------------------------------------------------------- export
@@ -668,7 +767,7 @@ async function exportRange(ch: ClickHouse, fx: Fixture): Promise<{ start: Date; 
   return { start: new Date(`${days[start]!.d}T00:00:00.000Z`), end: new Date(`${days[i - 1]!.d}T00:00:00.000Z`), opens: sum };
 }
 
-async function httpExport(service: Service, fx: Fixture, format: 'csv' | 'json', range: { start: Date; end: Date }): Promise<ExportRun> {
+async function httpExport(service: Web, fx: Fixture, format: 'csv' | 'json', range: { start: Date; end: Date }, label = 'HTTP'): Promise<ExportRun> {
   const qs = new URLSearchParams({ group_by: 'none', format, start_date: day(range.start), end_date: day(range.end) });
   const samples: number[] = [];
   const before = memoryMiB(service.webPid)?.rss;
@@ -682,7 +781,7 @@ async function httpExport(service: Service, fx: Fixture, format: 'csv' | 'json',
     const firstByte = performance.now() - t;
     if (res.status !== 200) {
       const body = await res.text();
-      return { variant: `HTTP export ${format}`, status: res.status, rows: 0, bytes: 0, seconds: 0, rows_per_s: 0, first_byte_ms: round(firstByte), error: body.slice(0, 500) };
+      return { variant: `${label} export ${format}`, status: res.status, rows: 0, bytes: 0, seconds: 0, rows_per_s: 0, first_byte_ms: round(firstByte), error: body.slice(0, 500) };
     }
     let rows = 0;
     let bytes = 0;
@@ -708,7 +807,7 @@ async function httpExport(service: Service, fx: Fixture, format: 'csv' | 'json',
     const m = memoryMiB(service.webPid);
     if (m) samples.push(m.rss);
     return {
-      variant: `HTTP export ${format}`,
+      variant: `${label} export ${format}`,
       status: res.status,
       rows,
       bytes,
@@ -755,6 +854,16 @@ interface Meta {
   loadAfter: number;
 }
 
+/**
+ * Whether two webs answered the same bodies. A grouped row's any() may pick another of its
+ * events' values from one run to the next (custom_msg_id of a message's mails, say), so one web
+ * can give several bodies: they agree when they share one.
+ */
+function sameBodies(a: string[], b: string[]): string {
+  if (!a.some((d) => b.includes(d))) return '**no**';
+  return a.length === 1 && b.length === 1 ? 'yes' : `yes (${a.length} and ${b.length} distinct bodies, one shared)`;
+}
+
 function markdown(meta: Meta, fx: Fixture, load: Load, pgLoad: PgLoad | undefined, cells: Cell[], exports: ExportRun[], exportInfo: { start: Date; end: Date; opens: number }, cpu: Record<string, CpuCores>, endpoints: { ok: boolean; status: number }): string {
   const L: string[] = [];
   L.push(`## bench/analytics (${meta.date})`, '');
@@ -774,19 +883,30 @@ function markdown(meta: Meta, fx: Fixture, load: Load, pgLoad: PgLoad | undefine
   L.push('');
   if (!endpoints.ok) L.push(`**The activity endpoints did not answer 200 (last status ${endpoints.status}): HTTP columns are empty.**`, '');
   L.push(
-    `Listings: page 1, page_size ${PAGE_SIZE}, ${DAYS} days; up to ${ITERATIONS} sequential requests per cell (at least ${MIN_RUNS}, stopping after ${CELL_BUDGET_S} s) after 1-${WARMUPS} warm-ups (HTTP and ClickHouse direct), ${PG_ITERATIONS} after 1 (Postgres). ms.`,
+    `Listings: page 1, page_size ${PAGE_SIZE}, ${DAYS} days; up to ${ITERATIONS} sequential requests per cell (at least ${MIN_RUNS}, stopping after ${CELL_BUDGET_S} s) after 1-${WARMUPS} warm-ups (HTTP and ClickHouse direct), ${PG_ITERATIONS} after 1 (Postgres). ms.` +
+      (cells.some((c) => c.compare) ? ` Comparison: the web of ${COMPARE_WITH}, its requests alternated with these, up to ${2 * CELL_BUDGET_S} s a cell for both.` : ''),
     '',
-    '| listing | group_by | filter | HTTP p50 / p95 / max | rows, has_more, total_items | ClickHouse direct p50 / p95 | Postgres p50 / p95 | Postgres ÷ HTTP (p50) | p95 < 150 ms |',
-    '|---|---|---|---|---|---|---|---:|---|',
   );
+  // With BENCH_COMPARE_WITH: the comparison's web, measured alternately with this one's.
+  const compared = cells.some((c) => c.compare);
+  L.push(
+    `| listing | group_by | filter | HTTP p50 / p95 / max | rows, has_more, total_items |${compared ? ' comparison HTTP p50 / p95 / max | same response bodies |' : ''} ClickHouse direct p50 / p95 | Postgres p50 / p95 | Postgres ÷ HTTP (p50) | p95 < 150 ms |`,
+    `|---|---|---|---|---|${compared ? '---|---|' : ''}---|---|---:|---|`,
+  );
+  const latency = (h: HttpStats | undefined) =>
+    h ? (h.error ? `error ${Object.keys(h.statuses).join(',')}` : `${fmt(h.p50, 1)} / ${fmt(h.p95, 1)} / ${fmt(h.max, 1)}`) : '—';
   for (const c of cells) {
     const h = c.http;
-    const httpCol = h ? (h.error ? `error ${Object.keys(h.statuses).join(',')}` : `${fmt(h.p50, 1)} / ${fmt(h.p95, 1)} / ${fmt(h.max, 1)}`) : '—';
+    const httpCol = latency(h);
+    const o = c.compare;
+    const compareCols = compared
+      ? ` ${latency(o)} | ${h && o && !h.error && !o.error ? sameBodies(h.digests, o.digests) : '—'} |`
+      : '';
     const shape = h && !h.error ? `${h.rows}, ${h.has_more}, ${h.total_items ?? 'null'}` : '—';
     const pgCol = c.postgres ? (c.postgres.error ? `error: ${c.postgres.error.slice(0, 60)}` : `${fmt(c.postgres.p50)} / ${fmt(c.postgres.p95)}`) : '—';
     const ratio = c.postgres && !c.postgres.error && h && !h.error ? `${fmt(c.postgres.p50 / h.p50, 1)}×` : '—';
     const ok = h && !h.error ? (h.p95 < TARGET_P95_MS ? 'yes' : '**no**') : '—';
-    L.push(`| ${c.kind} | ${c.group_by} | ${c.filter} | ${httpCol} | ${shape} | ${fmt(c.clickhouse.p50, 1)} / ${fmt(c.clickhouse.p95, 1)} | ${pgCol} | ${ratio} | ${ok} |`);
+    L.push(`| ${c.kind} | ${c.group_by} | ${c.filter} | ${httpCol} | ${shape} |${compareCols} ${fmt(c.clickhouse.p50, 1)} / ${fmt(c.clickhouse.p95, 1)} | ${pgCol} | ${ratio} | ${ok} |`);
   }
   L.push('', `Export: opens, group_by none, ${day(exportInfo.start)}..${day(exportInfo.end)} (${fmt(exportInfo.opens)} opens in ClickHouse).`, '');
   L.push('| variant | status | rows | MiB | s | rows/s | first byte, ms | web RSS before / peak / after, MiB |', '|---|---|---:|---:|---:|---:|---:|---|');
@@ -829,6 +949,7 @@ async function main(): Promise<void> {
   const service = await startService({ prefix: 'cartero-bench-analytics-' });
   let pool: Pool | undefined;
   let stopped: Awaited<ReturnType<typeof stopService>> | undefined;
+  let compare: (Web & { child: ChildProcess }) | undefined;
   try {
     const services = readServices(service.dataDir);
     if (!services.postgres?.url || !services.clickhouse?.url) throw new Error(`no embedded Postgres or ClickHouse recorded in ${service.dataDir}/services.json`);
@@ -862,6 +983,13 @@ async function main(): Promise<void> {
       endpoints = await endpointsAnswer(service, fx);
     }
     log(endpoints.ok ? 'activity endpoints answer 200' : `activity endpoints answer ${endpoints.status} (${endpoints.body.slice(0, 200)}): measuring ClickHouse direct and Postgres only`);
+    if (COMPARE_WITH && endpoints.ok) {
+      compare = await startCompareWeb(service, COMPARE_WITH);
+      let answer = { ok: false, status: 0, body: '' };
+      for (const until = Date.now() + 60_000; !answer.ok && Date.now() < until; await sleep(500)) answer = await endpointsAnswer(compare, fx);
+      if (!answer.ok) throw new Error(`the comparison's web (${COMPARE_WITH}) does not answer: ${answer.status} ${answer.body.slice(0, 200)}`);
+      log(`comparison web of ${COMPARE_WITH} answers on ${compare.url}`);
+    }
     const machineBefore = await machineLoad(2_000);
 
     const cells: Cell[] = [];
@@ -874,25 +1002,20 @@ async function main(): Promise<void> {
           const cell: Cell = { kind, group_by: groupBy, filter: filter.name, clickhouse: await measureClickHouse(ch, listingSql('ch', kind, groupBy, fx, filter), ITERATIONS) };
           if (endpoints.ok) {
             const t = performance.now();
-            const first = await httpListing(service, fx, kind, groupBy, filter);
-            const answers: HttpAnswer[] = first.status === 200 ? (await timed(ITERATIONS, () => httpListing(service, fx, kind, groupBy, filter))).map((r) => r.value) : [first];
+            const call = (web: Web) => () => httpListing(web, fx, kind, groupBy, filter);
+            const first = await call(service)();
+            if (first.status !== 200) cell.http = httpStats([first]);
+            else if (!compare) cell.http = httpStats((await timed(ITERATIONS, call(service))).map((r) => r.value));
+            else {
+              const [mine, theirs] = await timedPair(ITERATIONS, call(service), call(compare));
+              cell.http = httpStats(mine);
+              cell.compare = httpStats(theirs);
+            }
             httpMs += performance.now() - t;
-            const ok = answers.filter((a) => a.status === 200);
-            const statuses: Record<string, number> = {};
-            for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
-            const last = ok[ok.length - 1];
-            const bad = answers.find((a) => a.status !== 200);
-            cell.http = {
-              ...stats(ok.map((a) => a.ms)),
-              statuses,
-              rows: last?.rows ?? 0,
-              has_more: last?.has_more ?? null,
-              total_items: last?.total_items ?? null,
-              ...(bad || !ok.length ? { error: bad?.error ?? 'no answer' } : {}),
-            };
           }
           log(
             `${kind} group_by=${groupBy} ${filter.name}: HTTP ${cell.http ? `p50 ${cell.http.p50} p95 ${cell.http.p95} ms (${cell.http.rows} rows, has_more ${cell.http.has_more}, total ${cell.http.total_items})${cell.http.error ? ` ERROR ${JSON.stringify(cell.http.statuses)} ${cell.http.error.slice(0, 300)}` : ''}` : '—'}; ` +
+              (cell.compare ? `comparison HTTP p50 ${cell.compare.p50} p95 ${cell.compare.p95} ms (${cell.compare.rows} rows, total ${cell.compare.total_items})${cell.compare.error ? ` ERROR ${cell.compare.error.slice(0, 300)}` : ''}; ` : '') +
               `ClickHouse direct p50 ${cell.clickhouse.p50} p95 ${cell.clickhouse.p95} ms (${cell.clickhouse.rows} rows${cell.clickhouse.count !== undefined ? `, count ${cell.clickhouse.count}` : ''})`,
           );
           cells.push(cell);
@@ -930,8 +1053,9 @@ async function main(): Promise<void> {
       if (endpoints.ok) {
         exports.push(await httpExport(service, fx, 'csv', range));
         exports.push(await httpExport(service, fx, 'json', range));
+        if (compare) exports.push(await httpExport(compare, fx, 'csv', range, 'comparison HTTP'));
       }
-      for (const e of exports.slice(endpoints.ok ? -3 : -1)) {
+      for (const e of exports.slice(endpoints.ok ? (compare ? -4 : -3) : -1)) {
         log(`${e.variant}: ${e.status}, ${e.rows} rows, ${fmt(e.bytes / 2 ** 20, 1)} MiB in ${e.seconds} s = ${e.rows_per_s} rows/s, first byte ${e.first_byte_ms} ms` +
           (e.rss_peak_mib !== undefined ? `; web RSS ${e.rss_before_mib} -> peak ${e.rss_peak_mib} -> ${e.rss_after_mib} MiB` : '') + (e.error ? ` ERROR ${e.error}` : ''));
       }
@@ -950,6 +1074,7 @@ async function main(): Promise<void> {
       loadBefore,
       loadAfter,
     };
+    if (compare) await stopCompareWeb(compare);
     await pool.end();
     pool = undefined;
     stopped = await stopService(service);
@@ -969,6 +1094,7 @@ async function main(): Promise<void> {
         pg_iterations: PG_ITERATIONS,
         page_size: PAGE_SIZE,
         range: [day(fx.from), day(addDays(fx.to, -1))],
+        compare_with: COMPARE_WITH ?? null,
       },
       targets: { grouped_p95_ms: TARGET_P95_MS, speedup_vs_postgres: TARGET_SPEEDUP, export_share_of_raw: TARGET_EXPORT_SHARE, web_rss_mib: TARGET_RSS_MIB },
       endpoints,
@@ -987,7 +1113,7 @@ async function main(): Promise<void> {
     checkStopped(service, stopped);
     log(`HTTP listing time in total: ${round(httpMs / 1000, 1)} s`);
   } finally {
-    await cleanUp(service, stopped, [() => pool?.end()]);
+    await cleanUp(service, stopped, [() => pool?.end(), () => (compare ? stopCompareWeb(compare) : undefined)]);
   }
 }
 
