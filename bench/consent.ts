@@ -325,7 +325,8 @@ async function main(): Promise<void> {
       machine_busy_cores_before_start: loadBefore,
       machine_busy_cores_after_runs: loadAfter,
       target_p99_ms: TARGET_P99_MS,
-      meets_target: gateRuns.every((r) => r.latency_ms.p99 < TARGET_P99_MS),
+      /** The send gate's p99 against the target at each concurrency (at 10 in flight two cores are saturated: queueing is in it). */
+      p99_under_target_by_concurrency: Object.fromEntries(gateRuns.map((r) => [r.concurrency, r.latency_ms.p99 < TARGET_P99_MS])),
       no_errors: runs.every((r) => r.errors === 0),
       runs,
       plan_one_address_two_purposes: plan,
