@@ -1,7 +1,8 @@
 import { escapeAttribute } from 'entities';
 import { compile } from 'html-to-text';
-import { QuoteType, Tokenizer } from 'htmlparser2';
+import { QuoteType } from 'htmlparser2';
 import { reportTag, type ReportKey } from '../bounces/report-tag.js';
+import { htmlTokenizer, isConditionalComment } from '../html-tokenizer.js';
 import { clickToken, openToken, unsubscribeToken } from '../tracking/tokens.js';
 import { recipientVariables, renderHtml, renderText, type Variables } from './merge-tags.js';
 
@@ -250,7 +251,7 @@ function scanLinks(html: string, offset: number, links: LinkHref[], intoConditio
     inLink = false;
     href = undefined;
   };
-  const tokenizer = new Tokenizer(
+  const tokenizer = htmlTokenizer(
     { decodeEntities: true },
     {
       onopentagname(start, end) {
@@ -283,17 +284,10 @@ function scanLinks(html: string, offset: number, links: LinkHref[], intoConditio
       oncomment(start, end, endOffset) {
         // `<!--[if mso]> markup <![endif]-->`: Outlook renders what is inside. One level only
         // (conditional comments do not nest), so every character is tokenised at most twice.
-        if (intoConditionalComments && /^\[if\s/i.test(html.slice(start, start + 4))) {
+        if (intoConditionalComments && isConditionalComment(html, start)) {
           scanLinks(html.slice(start, end - endOffset), offset + start, links, false);
         }
       },
-      oncdata() {},
-      onclosetag() {},
-      ondeclaration() {},
-      onend() {},
-      onprocessinginstruction() {},
-      ontext() {},
-      ontextentity() {},
     },
   );
   tokenizer.write(html);
@@ -384,7 +378,7 @@ function textSourceProblem(html: string): string | undefined {
   const tag = () => {
     if ((work += indent) > MAX_TEXT_INDENT_WORK) stop(`prefixes more than ${MAX_TEXT_INDENT_WORK} lines for its nested blockquotes and lists`);
   };
-  const tokenizer = new Tokenizer(
+  const tokenizer = htmlTokenizer(
     { decodeEntities: false },
     {
       onopentagname(start, end) {
@@ -406,18 +400,6 @@ function textSourceProblem(html: string): string | undefined {
       ontext(start, end) {
         if (indent) for (let i = start; i < end; i++) if (html.charCodeAt(i) === 0x0a) tag();
       },
-      onattribdata() {},
-      onattribentity() {},
-      onattribend() {},
-      onattribname() {},
-      oncdata() {},
-      oncomment() {},
-      ondeclaration() {},
-      onend() {},
-      onopentagend() {},
-      onprocessinginstruction() {},
-      onselfclosingtag() {},
-      ontextentity() {},
     },
   );
   tokenizer.write(html);

@@ -1,5 +1,5 @@
 import { doIUseEmail } from '@jsx-email/doiuse-email';
-import { Tokenizer } from 'htmlparser2';
+import { htmlTokenizer } from '../../html-tokenizer.js';
 import type { Finding } from '../findings.js';
 import { GMAIL_CLIP_BYTES, MAX_HTML_BYTES } from '../format/limits.js';
 import { finding } from './finding.js';
@@ -99,7 +99,7 @@ export function compactHtml(html: string): string {
     else tags.add(`<${current}${attrs.length ? ' ' + attrs.join(' ') : ''}></${current}>`);
     current = '';
   };
-  const tokenizer = new Tokenizer(
+  const tokenizer = htmlTokenizer(
     { decodeEntities: true },
     {
       onopentagname(start, end) {
@@ -136,12 +136,6 @@ export function compactHtml(html: string): string {
           inStyle = false;
         }
       },
-      oncomment() {},
-      oncdata() {},
-      ondeclaration() {},
-      onend() {},
-      onprocessinginstruction() {},
-      ontextentity() {},
     },
   );
   tokenizer.write(html);

@@ -1,10 +1,9 @@
-import { Tokenizer } from 'htmlparser2';
+import { htmlTokenizer, isConditionalComment } from '../../html-tokenizer.js';
 
 /**
  * The start tags of an HTML fragment with their attributes (names lower-cased, values with their
- * character references decoded, as a browser reads them), in order. Only htmlparser2's Tokenizer
- * (linear time; its Parser keeps a stack of open elements that makes deep nesting quadratic, see
- * domain/mail/render.ts). The inside of conditional comments (`<!--[if mso]>...`) is markup
+ * character references decoded, as a browser reads them), in order. Tokenised only (linear time,
+ * domain/html-tokenizer.ts). The inside of conditional comments (`<!--[if mso]>...`) is markup
  * Outlook renders, so it is scanned too.
  */
 export interface StartTag {
@@ -21,7 +20,7 @@ export function startTags(html: string): StartTag[] {
 function scan(html: string, tags: StartTag[], intoConditionalComments: boolean): void {
   let tag: StartTag | undefined;
   let attr: { name: string; value: string } | undefined;
-  const tokenizer = new Tokenizer(
+  const tokenizer = htmlTokenizer(
     { decodeEntities: true },
     {
       onopentagname(start, end) {
@@ -48,15 +47,8 @@ function scan(html: string, tags: StartTag[], intoConditionalComments: boolean):
         tag = undefined;
       },
       oncomment(start, end, endOffset) {
-        if (intoConditionalComments && /^\[if\s/i.test(html.slice(start, start + 4))) scan(html.slice(start, end - endOffset), tags, false);
+        if (intoConditionalComments && isConditionalComment(html, start)) scan(html.slice(start, end - endOffset), tags, false);
       },
-      oncdata() {},
-      onclosetag() {},
-      ondeclaration() {},
-      onend() {},
-      onprocessinginstruction() {},
-      ontext() {},
-      ontextentity() {},
     },
   );
   tokenizer.write(html);

@@ -1,5 +1,6 @@
 import { decodeHTML } from 'entities';
-import { DomUtils, parseDocument, Tokenizer } from 'htmlparser2';
+import { DomUtils, parseDocument } from 'htmlparser2';
+import { htmlTokenizer } from '../../html-tokenizer.js';
 
 /**
  * The rich HTML a document carries (paragraph and list html, heading text, button labels, table
@@ -213,7 +214,7 @@ const RAW_TEXT = new Set(['script', 'style']);
 function nestsDeeperThan(html: string, limit: number): boolean {
   const stack: string[] = [];
   let deep = false;
-  const tokenizer = new Tokenizer(
+  const tokenizer = htmlTokenizer(
     { decodeEntities: false },
     {
       onopentagname(start, end) {
@@ -229,8 +230,6 @@ function nestsDeeperThan(html: string, limit: number): boolean {
         const at = stack.lastIndexOf(html.slice(start, end).toLowerCase());
         if (at !== -1) stack.length = at;
       },
-      ontext() {},
-      ...IGNORED_TOKENS,
     },
   );
   tokenizer.write(html);
@@ -242,7 +241,7 @@ function nestsDeeperThan(html: string, limit: number): boolean {
 function textOnly(html: string): string {
   let out = '';
   let raw = '';
-  const tokenizer = new Tokenizer(
+  const tokenizer = htmlTokenizer(
     { decodeEntities: false },
     {
       onopentagname(start, end) {
@@ -255,25 +254,9 @@ function textOnly(html: string): string {
       ontext(start, end) {
         if (raw === '') out += html.slice(start, end).replaceAll('<', '&lt;').replaceAll('>', '&gt;');
       },
-      ...IGNORED_TOKENS,
     },
   );
   tokenizer.write(html);
   tokenizer.end();
   return out;
 }
-
-const IGNORED_TOKENS = {
-  onattribdata() {},
-  onattribentity() {},
-  onattribend() {},
-  onattribname() {},
-  oncdata() {},
-  oncomment() {},
-  ondeclaration() {},
-  onend() {},
-  onopentagend() {},
-  onprocessinginstruction() {},
-  onselfclosingtag() {},
-  ontextentity() {},
-};
