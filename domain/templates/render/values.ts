@@ -29,6 +29,12 @@ export function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
 
+/** A link's href and target (images, buttons, menu items, icons): a target only with an href. */
+export function linkAttributes(node: Json): { href: string | undefined; target: string | undefined } {
+  const href = str(node.href);
+  return { href, target: href ? str(node.target) : undefined };
+}
+
 export function bool(value: unknown): boolean | undefined {
   return typeof value === 'boolean' ? value : undefined;
 }

@@ -1,7 +1,7 @@
 import { resolveNode } from '../../format/nodes.js';
 import type { ModuleBuilder } from '../context.js';
 import { cleanFragment } from '../fragment.js';
-import { align, borderAttributes, color, fontStack, length, paddingAttributes, paddings, str, text } from '../values.js';
+import { align, borderAttributes, color, fontStack, length, linkAttributes, paddingAttributes, paddings, str, text } from '../values.js';
 import { lineHeight } from './typography.js';
 
 /**
@@ -12,15 +12,13 @@ import { lineHeight } from './typography.js';
 export const button: ModuleBuilder = (m, lines) => {
   const b = resolveNode('button', m.content, 'button');
   const s = resolveNode('button.style', m.content.style, 'button');
-  const href = str(b.href);
   const inner = paddings(s);
   const width = str(s.width);
   return [
     lines.leaf(
       'mj-button',
       {
-        href,
-        target: href ? str(b.target) : undefined,
+        ...linkAttributes(b),
         title: str(b.title),
         'background-color': color(s['background-color']) ?? 'transparent',
         color: color(s.color) ?? m.inherited.color,

@@ -1,6 +1,6 @@
 import { resolveNode } from '../../format/nodes.js';
 import type { ModuleBuilder } from '../context.js';
-import { align, length, paddings, paddingAttributes, pixels, str, text, type Align } from '../values.js';
+import { align, length, linkAttributes, paddings, paddingAttributes, pixels, str, text, type Align } from '../values.js';
 
 /**
  * image -> mj-image. Width: `percWidth` (a share of the column), else the editor's computed
@@ -12,7 +12,6 @@ export const image: ModuleBuilder = (m, lines) => {
   const i = resolveNode('image', m.content, 'image');
   const src = str(i.src);
   if (src === undefined) return [];
-  const href = str(i.href);
   return [
     lines.node(
       'mj-image',
@@ -20,8 +19,7 @@ export const image: ModuleBuilder = (m, lines) => {
         src,
         alt: text(i.alt),
         title: str(i.title),
-        href,
-        target: href ? str(i.target) : undefined,
+        ...linkAttributes(i),
         width: imageWidth(m.content, m.computed, m.style, m.columnWidth),
         align: imageAlign(m.computed.class, m.style['text-align']),
         'border-radius': length(m.style['border-radius']),

@@ -1,8 +1,8 @@
 import { resolveNode } from '../../format/nodes.js';
 import type { ModuleBuilder } from '../context.js';
 import { cleanFragment } from '../fragment.js';
-import { color, length, obj, paddingAttributes, pixels, str, text, textAlign, unprefixed } from '../values.js';
-import { typographyAttributes, withDirection } from './typography.js';
+import { color, length, obj, pixels, str, text, unprefixed } from '../values.js';
+import { textBlock } from './typography.js';
 
 /** list -> mj-text holding the <ul>/<ol>, with the module's indent, item spacing, bullets and first number inline. */
 export const list: ModuleBuilder = (m, lines) => {
@@ -21,14 +21,7 @@ export const list: ModuleBuilder = (m, lines) => {
       start: start !== undefined && Number.isInteger(start) ? String(start) : undefined,
     },
   });
-  return [
-    lines.leaf(
-      'mj-text',
-      { ...paddingAttributes(m.style), ...typographyAttributes(s, m.inherited), align: textAlign(s['text-align']) },
-      withDirection(html, obj(m.content.style), m.inherited),
-      m.origin,
-    ),
-  ];
+  return textBlock(m, lines, s, html);
 };
 
 /** A CSS keyword (disc, lower-alpha, inside...): letters and dashes only, as it goes into a style attribute. */

@@ -1,7 +1,7 @@
 import { resolveNode } from '../../format/nodes.js';
 import type { ModuleBuilder } from '../context.js';
 import { textContent } from '../mjml-tree.js';
-import { align, arr, color, fontStack, length, obj, paddings, paddingAttributes, str, text } from '../values.js';
+import { align, arr, color, fontStack, length, linkAttributes, obj, paddings, paddingAttributes, str, text } from '../values.js';
 
 /**
  * menu -> mj-navbar with an mj-navbar-link per item; the editor's hamburger (collapsed on
@@ -16,12 +16,10 @@ export const menu: ModuleBuilder = (m, lines) => {
   const links = arr(m.content.items).map((raw, i) => {
     const item = resolveNode('menuItemsList.items[]', raw, 'menu');
     const link = resolveNode('menuItemsList.items[].link', obj(raw).link, 'menu');
-    const href = str(link.href);
     return lines.leaf(
       'mj-navbar-link',
       {
-        href,
-        target: href ? str(link.target) : undefined,
+        ...linkAttributes(link),
         color: linkColor,
         'font-family': fontStack(m.style['font-family'], m.inherited.fontFamily),
         'font-size': length(m.style['font-size']),

@@ -1,8 +1,8 @@
 import { resolveNode } from '../../format/nodes.js';
 import type { ModuleBuilder } from '../context.js';
 import { cleanFragment } from '../fragment.js';
-import { color, length, obj, paddingAttributes, text, textAlign } from '../values.js';
-import { typographyAttributes, withDirection } from './typography.js';
+import { color, length, text } from '../values.js';
+import { textBlock } from './typography.js';
 
 /** paragraph -> mj-text with the paragraph's typography; paragraphs spaced as the editor shows them. */
 export const paragraph: ModuleBuilder = (m, lines) => {
@@ -13,12 +13,5 @@ export const paragraph: ModuleBuilder = (m, lines) => {
     linkColor: color(c.linkColor) ?? m.inherited.linkColor,
     paragraphSpacing: length(c.paragraphSpacing) ?? '0px',
   });
-  return [
-    lines.leaf(
-      'mj-text',
-      { ...paddingAttributes(m.style), ...typographyAttributes(s, m.inherited), align: textAlign(s['text-align']) },
-      withDirection(html, obj(m.content.style), m.inherited),
-      m.origin,
-    ),
-  ];
+  return textBlock(m, lines, s, html);
 };

@@ -1,7 +1,7 @@
 import { resolveNode } from '../../format/nodes.js';
 import type { ModuleBuilder } from '../context.js';
 import { textContent } from '../mjml-tree.js';
-import { align, arr, color, fontStack, length, obj, paddings, paddingAttributes, pixels, str, text } from '../values.js';
+import { align, arr, color, fontStack, length, linkAttributes, obj, paddings, paddingAttributes, pixels, str, text } from '../values.js';
 
 /**
  * social -> mj-social with one mj-social-element per icon (the icon set's own image, never
@@ -15,14 +15,12 @@ export const social: ModuleBuilder = (m, lines) => {
     const image = resolveNode('iconsList.icons[].image', obj(raw).image, 'social');
     const src = str(image.src);
     if (src === undefined) return [];
-    const href = str(image.href);
     return [
       lines.leaf(
         'mj-social-element',
         {
           src,
-          href,
-          target: href ? str(image.target) : undefined,
+          ...linkAttributes(image),
           alt: text(image.alt),
           title: str(image.title),
           padding: padding && isPaddingShorthand(padding) ? padding : '0px',
@@ -57,7 +55,6 @@ export const icons: ModuleBuilder = (m, lines) => {
     const icon = resolveNode('iconsList.icons[]', raw, 'icons');
     const src = str(icon.image);
     if (src === undefined) return [];
-    const href = str(icon.href);
     const height = pixels(icon.height) ?? defaultHeight;
     const width = pixels(icon.width) ?? height;
     return [
@@ -65,8 +62,7 @@ export const icons: ModuleBuilder = (m, lines) => {
         'mj-social-element',
         {
           src,
-          href,
-          target: href ? str(icon.target) : undefined,
+          ...linkAttributes(icon),
           alt: text(icon.alt),
           title: str(icon.title),
           'icon-size': `${Math.round(width)}px`,

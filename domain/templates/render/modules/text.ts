@@ -1,8 +1,8 @@
 import { resolveNode } from '../../format/nodes.js';
 import type { ModuleBuilder } from '../context.js';
 import { cleanFragment } from '../fragment.js';
-import { color, obj, paddingAttributes, text as textOf, textAlign } from '../values.js';
-import { typographyAttributes, withDirection } from './typography.js';
+import { color, text as textOf } from '../values.js';
+import { textBlock } from './typography.js';
 
 /** text (the legacy module before paragraph) -> mj-text; its HTML carries most of its own styling. */
 export const text: ModuleBuilder = (m, lines) => {
@@ -11,12 +11,5 @@ export const text: ModuleBuilder = (m, lines) => {
   const c = resolveNode('text.computedStyle', m.content.computedStyle, 'text');
   // Paragraphs without margins, as the editor shows them (the module has no spacing setting).
   const html = cleanFragment(textOf(t.html), { linkColor: color(c.linkColor) ?? m.inherited.linkColor, paragraphSpacing: '0px' });
-  return [
-    lines.leaf(
-      'mj-text',
-      { ...paddingAttributes(m.style), ...typographyAttributes(s, m.inherited), align: textAlign(s['text-align']) },
-      withDirection(html, obj(m.content.style), m.inherited),
-      m.origin,
-    ),
-  ];
+  return textBlock(m, lines, s, html);
 };

@@ -1,7 +1,7 @@
-import type { Inherited } from '../context.js';
+import type { Inherited, ModuleInput } from '../context.js';
 import { element } from '../markup.js';
-import type { Attributes } from '../mjml-tree.js';
-import { color, fontStack, length, str, unprefixed, type Json } from '../values.js';
+import type { Attributes, Lines, MjmlNode } from '../mjml-tree.js';
+import { color, fontStack, length, obj, paddingAttributes, str, textAlign, unprefixed, type Json } from '../values.js';
 
 /** A resolved style node (resolveNode): declared fields with the document's values or defaults. */
 export type Resolved = Record<string, string | number | boolean>;
@@ -16,6 +16,22 @@ export function typographyAttributes(s: Resolved, inherited: Inherited): Attribu
     'letter-spacing': length(s['letter-spacing']),
     color: color(s.color) ?? inherited.color,
   };
+}
+
+/**
+ * The mj-text of a module whose content is rich text (paragraph, list, legacy text): the module's
+ * padding, its text style's typography and alignment, and the cleaned HTML in the module's own
+ * direction.
+ */
+export function textBlock(m: ModuleInput, lines: Lines, s: Resolved, html: string): MjmlNode[] {
+  return [
+    lines.leaf(
+      'mj-text',
+      { ...paddingAttributes(m.style), ...typographyAttributes(s, m.inherited), align: textAlign(s['text-align']) },
+      withDirection(html, obj(m.content.style), m.inherited),
+      m.origin,
+    ),
+  ];
 }
 
 /** `120%`, `1.5`, `24px` as MJML's line-height takes them; `normal` (and unreadable values) as absent. */
