@@ -42,6 +42,18 @@ const FORMAT_CODES: Record<string, string> = {
   'date-time': 'datetime_parsing',
 };
 
+/** ajv's limit keywords: the spec's code, the params key that carries the limit, the message. */
+const LIMITS: Record<string, { code: string; param: string; message: (limit: unknown) => string }> = {
+  minLength: { code: 'string_too_short', param: 'min_length', message: (n) => `String should have at least ${n} characters` },
+  maxLength: { code: 'string_too_long', param: 'max_length', message: (n) => `String should have at most ${n} characters` },
+  minimum: { code: 'greater_than_equal', param: 'ge', message: (n) => `Input should be greater than or equal to ${n}` },
+  maximum: { code: 'less_than_equal', param: 'le', message: (n) => `Input should be less than or equal to ${n}` },
+  exclusiveMinimum: { code: 'greater_than', param: 'gt', message: (n) => `Input should be greater than ${n}` },
+  exclusiveMaximum: { code: 'less_than', param: 'lt', message: (n) => `Input should be less than ${n}` },
+  minItems: { code: 'too_short', param: 'min_length', message: (n) => `List should have at least ${n} items` },
+  maxItems: { code: 'too_long', param: 'max_length', message: (n) => `List should have at most ${n} items` },
+};
+
 function escapePointerToken(token: string): string {
   return token.replace(/~/g, '~0').replace(/\//g, '~1');
 }
@@ -85,16 +97,6 @@ export function toFieldError(e: ErrorObject): FieldError {
       params = { expected: listText([p.allowedValue]) };
       message = `Input should be ${params.expected}`;
       break;
-    case 'minLength':
-      code = 'string_too_short';
-      params = { min_length: p.limit };
-      message = `String should have at least ${p.limit} characters`;
-      break;
-    case 'maxLength':
-      code = 'string_too_long';
-      params = { max_length: p.limit };
-      message = `String should have at most ${p.limit} characters`;
-      break;
     case 'pattern':
       code = 'string_pattern_mismatch';
       params = { pattern: p.pattern };
@@ -105,39 +107,17 @@ export function toFieldError(e: ErrorObject): FieldError {
       params = { format: p.format };
       message = `Input should be a valid ${p.format}`;
       break;
-    case 'minimum':
-      code = 'greater_than_equal';
-      params = { ge: p.limit };
-      message = `Input should be greater than or equal to ${p.limit}`;
-      break;
-    case 'maximum':
-      code = 'less_than_equal';
-      params = { le: p.limit };
-      message = `Input should be less than or equal to ${p.limit}`;
-      break;
-    case 'exclusiveMinimum':
-      code = 'greater_than';
-      params = { gt: p.limit };
-      message = `Input should be greater than ${p.limit}`;
-      break;
-    case 'exclusiveMaximum':
-      code = 'less_than';
-      params = { lt: p.limit };
-      message = `Input should be less than ${p.limit}`;
-      break;
-    case 'minItems':
-      code = 'too_short';
-      params = { min_length: p.limit };
-      message = `List should have at least ${p.limit} items`;
-      break;
-    case 'maxItems':
-      code = 'too_long';
-      params = { max_length: p.limit };
-      message = `List should have at most ${p.limit} items`;
-      break;
-    default:
-      code = 'value_error';
-      message = e.message ?? 'Value error';
+    default: {
+      const limit = Object.hasOwn(LIMITS, e.keyword) ? LIMITS[e.keyword] : undefined;
+      if (limit) {
+        code = limit.code;
+        params = { [limit.param]: p.limit };
+        message = limit.message(p.limit);
+      } else {
+        code = 'value_error';
+        message = e.message ?? 'Value error';
+      }
+    }
   }
   if (custom && e.keyword !== 'required') code = custom;
   const item: FieldError = { pointer, code, message };
