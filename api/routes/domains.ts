@@ -1,7 +1,7 @@
 import { getDomain, getDomainStatus, listDomains } from '../../domain/domains/domains.js';
 import type { PageRequest } from '../../domain/pagination.js';
 import { defineRoute } from '../route.js';
-import { collectionSchema, paginationQuery } from '../schemas/common.js';
+import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
 import { domainSchema, domainStatusSchema } from '../schemas/domains.js';
 
 export const domainRoutes = [
@@ -23,7 +23,7 @@ export const domainRoutes = [
     summary: 'Read a domain record',
     tag: 'Domains',
     auth: { kind: 'api_key', scope: 'domains:read' },
-    params: { id: { type: 'integer', minimum: 1, maximum: 9007199254740991 } },
+    params: { id: resourceId },
     success: { status: 200, description: 'The domain with its four DNS check states', schema: domainSchema },
     errors: [404],
     handler: ({ tenant, params, deps }) => getDomain(tenant, deps.pool, params.id),

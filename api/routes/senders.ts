@@ -1,6 +1,6 @@
 import { getSender, listSenders, type SenderFilter } from '../../domain/senders/senders.js';
 import { defineRoute } from '../route.js';
-import { collectionSchema, paginationQuery } from '../schemas/common.js';
+import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
 import { senderSchema } from '../schemas/senders.js';
 
 export const senderRoutes = [
@@ -27,7 +27,7 @@ export const senderRoutes = [
     summary: 'Read a sender',
     tag: 'Senders',
     auth: { kind: 'api_key', scope: 'senders:read' },
-    params: { id: { type: 'integer', minimum: 1, maximum: 9007199254740991 } },
+    params: { id: resourceId },
     success: { status: 200, description: 'The sender', schema: senderSchema },
     errors: [404],
     handler: ({ tenant, params, deps }) => getSender(tenant, deps.pool, params.id),

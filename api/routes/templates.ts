@@ -11,7 +11,7 @@ import {
 import { NotFoundError } from '../../domain/errors.js';
 import { formatDescriptionJson, formatEtag, moduleDetail, type Lang } from '../../domain/templates/format/description.js';
 import { defineRoute } from '../route.js';
-import { collectionSchema, paginationQuery } from '../schemas/common.js';
+import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
 import {
   templateCreateSchema,
   templateFormatSchema,
@@ -23,7 +23,7 @@ import {
   templateValidationSchema,
 } from '../schemas/templates.js';
 
-const templateId = { template_id: { type: 'integer', minimum: 1, maximum: 9007199254740991 } };
+const templateId = { template_id: resourceId };
 
 const lang = {
   lang: {
