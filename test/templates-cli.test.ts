@@ -1,56 +1,18 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { templateSchema } from '../api/schemas/templates.js';
 import { compile } from '../api/validation.js';
 import { projectRoot } from '../runtime/paths.js';
-import { testDatabases } from './helpers/databases.js';
-import { makeTenant } from './helpers/fixtures.js';
-import { childEnv, cliRunner, oneJsonObject, type CliResult } from './helpers/spawn.js';
-import { startTestWeb } from './helpers/web.js';
+import { cliTest, failed } from './helpers/cli-test.js';
 
 /**
  * The panel-only template operations as a user runs them (`node bin/cartero.js template ...`)
  * against this file's database, their effects checked over HTTP on the real web app.
  */
 
-const dbs = await testDatabases(t, 'templatescli');
-const { url } = await startTestWeb(t, dbs);
-const cli = cliRunner(t, childEnv({ DATABASE_URL: dbs.databaseUrl }, ['CLICKHOUSE_URL', 'PORT', 'NODE_OPTIONS']));
-const a = await makeTenant(dbs.pool, { scopes: ['templates:read', 'templates:write'] });
-const b = await makeTenant(dbs.pool, { scopes: ['templates:read', 'templates:write'] });
+const { dbs, cli, a, b, dir, file, call, ok } = await cliTest(t, 'templatescli', ['templates:read', 'templates:write']);
 const template = compile(templateSchema, 'json');
-
-const dir = mkdtempSync(join(tmpdir(), 'cartero-templates-cli-'));
-t.teardown(() => rm(dir, { recursive: true, force: true }));
-const file = (name: string, content: string) => {
-  const path = join(dir, name);
-  writeFileSync(path, content);
-  return path;
-};
-
-async function call(method: string, path: string, body?: unknown, headers = a.headers) {
-  const res = await fetch(url + path, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: res.status, body: (await res.json()) as any };
-}
-
-async function ok(...args: string[]): Promise<Record<string, any>> {
-  return oneJsonObject(await cli(...args));
-}
-
-/** A failed command: non-zero exit, nothing on stdout, the problem (not a stack trace) on stderr. */
-function failed(t: Test, r: CliResult, message: RegExp, what: string): void {
-  t.not(r.code, 0, `${what}: non-zero exit`);
-  t.equal(r.stdout, '', `${what}: nothing on stdout`);
-  t.match(r.stderr, message, `${what}: says why on stderr`);
-  t.notMatch(r.stderr, /^\s+at .+\(.*:\d+:\d+\)$/m, `${what}: no stack trace`);
-}
 
 const CORPUS = join(projectRoot, '..', 'shared', 'corpus', 'templates', 'beefree', 'samples');
 const skeleton = (await call('GET', '/v1/mail-templates/format')).body.skeleton;
