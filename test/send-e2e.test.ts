@@ -1,16 +1,9 @@
-// Fast retries: read when testDatabases creates the queues (the release step), so set first.
-process.env.SEND_RETRY_LIMIT = '2';
-process.env.SEND_RETRY_DELAY_SECONDS = '1';
-process.env.QUEUE_MAINTENANCE_SECONDS = '5';
-
-import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { simpleParser, type ParsedMail } from 'mailparser';
 import t, { type Test } from 'tap';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { readTrackingToken } from '../domain/tracking/tokens.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
-import { mailApi, messagesOf, readMailbox, startSendStack, type StoredMessage } from './helpers/send-stack.js';
+import { mailApi, messagesOf, readMailbox, startSendStack, storedOne, type StoredMessage } from './helpers/send-stack.js';
 
 /**
  * Sending end to end, as an integrator sees it: POST /v1/mails/send and the reads over HTTP, a
@@ -18,7 +11,7 @@ import { mailApi, messagesOf, readMailbox, startSendStack, type StoredMessage } 
  * disk. (send-worker.test.ts covers the worker in-process; mails-api.test.ts the API's details.)
  */
 const PUBLIC_URL = 'https://track.cartero.test';
-const stack = await startSendStack(t, { label: 'sende2e', publicUrl: PUBLIC_URL });
+const stack = await startSendStack(t, { label: 'sende2e', publicUrl: PUBLIC_URL, fastRetries: true });
 const { dbs } = stack;
 const scopes = ['mail:send', 'mail:read'];
 const a = await makeTenant(dbs.pool, { scopes });
@@ -32,12 +25,7 @@ const secret = await trackingSecret(dbs.pool);
 function stored(mailId: string): StoredMessage[] {
   return messagesOf(stack.mailboxDir, mailId);
 }
-async function parsedOne(t: Test, mailId: string): Promise<{ raw: Buffer; parsed: ParsedMail; msg: StoredMessage } | undefined> {
-  const files = stored(mailId);
-  if (!t.equal(files.length, 1, `one message on disk for ${mailId}`)) return undefined;
-  const raw = readFileSync(files[0]!.file);
-  return { raw, parsed: await simpleParser(raw), msg: files[0]! };
-}
+const parsedOne = (t: Test, mailId: string) => storedOne(t, stack.mailboxDir, mailId);
 const header = (msg: StoredMessage, name: string) => msg.headers.filter(([k]) => k === name).map(([, v]) => v);
 const statuses = (logs: any[]) => logs.map((l) => l.status);
 

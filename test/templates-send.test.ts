@@ -1,16 +1,9 @@
-// Fast retries: read when testDatabases creates the queues (the release step), so set first.
-process.env.SEND_RETRY_LIMIT = '2';
-process.env.SEND_RETRY_DELAY_SECONDS = '1';
-process.env.QUEUE_MAINTENANCE_SECONDS = '5';
-
-import { readFileSync } from 'node:fs';
-import { simpleParser, type ParsedMail } from 'mailparser';
 import t, { type Test } from 'tap';
 import { deleteTemplate, importExternalTemplate, setTemplateStatus } from '../domain/templates/templates.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { readTrackingToken } from '../domain/tracking/tokens.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
-import { mailApi, messagesOf, startSendStack } from './helpers/send-stack.js';
+import { mailApi, startSendStack, storedOne } from './helpers/send-stack.js';
 
 /**
  * Sending from a template, end to end: a template made over HTTP from a design document,
@@ -20,7 +13,7 @@ import { mailApi, messagesOf, startSendStack } from './helpers/send-stack.js';
  * and the rule that a mail sends what was accepted, whatever happens to the template after.
  */
 const PUBLIC_URL = 'https://track.cartero.test';
-const stack = await startSendStack(t, { label: 'templatessend', publicUrl: PUBLIC_URL });
+const stack = await startSendStack(t, { label: 'templatessend', publicUrl: PUBLIC_URL, fastRetries: true });
 const { dbs } = stack;
 const a = await makeTenant(dbs.pool, { scopes: ['mail:send', 'mail:read', 'templates:read', 'templates:write'] });
 const b = await makeTenant(dbs.pool, { scopes: ['mail:send', 'mail:read', 'templates:read', 'templates:write'] });
@@ -62,11 +55,7 @@ async function createTemplate(name: string, over: Record<string, unknown> = {}):
   return r.body;
 }
 
-async function parsedOne(t: Test, mailId: string): Promise<ParsedMail | undefined> {
-  const files = messagesOf(stack.mailboxDir, mailId);
-  if (!t.equal(files.length, 1, `one message on disk for ${mailId}`)) return undefined;
-  return simpleParser(readFileSync(files[0]!.file));
-}
+const parsedOne = async (t: Test, mailId: string) => (await storedOne(t, stack.mailboxDir, mailId))?.parsed;
 
 /** Every href of the html, tracked ones decoded to their target (and checked to be this mail's). */
 function linkTargets(html: string, mailId: string): string[] {

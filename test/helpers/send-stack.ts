@@ -1,5 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import type { Test } from 'tap';
 import type { MailboxSimulator } from '../../smtp/simulator.js';
 import type { Pool } from '../../sql/pool.js';
 import { testDatabases, type TestDatabases } from './databases.js';
@@ -14,7 +16,7 @@ import { startTestWeb } from './web.js';
  * stopped or killed at teardown.
  *
  * Queue settings (SEND_RETRY_*, SEND_JOB_EXPIRE_SECONDS) are read when the queues are created,
- * i.e. inside testDatabases: set them in process.env before calling this.
+ * i.e. inside testDatabases: set them in process.env before calling this (or ask for fastRetries).
  */
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -49,9 +51,18 @@ export interface SendStackOptions {
   inboundSmtpPort?: number;
   /** How long the simulator's slow* recipients wait for their 250 (its default otherwise). */
   simulatorSlowMs?: number;
+  /**
+   * Retries a test can wait for: FAST_RETRIES set in this process's environment before the
+   * queues are created, and so passed on to the workers.
+   */
+  fastRetries?: boolean;
 }
 
+/** Two retries a second apart, queue maintenance every 5 s: a deferred mail settles within seconds. */
+export const FAST_RETRIES = { SEND_RETRY_LIMIT: '2', SEND_RETRY_DELAY_SECONDS: '1', QUEUE_MAINTENANCE_SECONDS: '5' };
+
 export async function startSendStack(t: Teardown, opts: SendStackOptions): Promise<SendStack> {
+  if (opts.fastRetries) Object.assign(process.env, FAST_RETRIES);
   const dbs = await testDatabases(t, opts.label);
   const inboundUrl = opts.inboundSmtpPort ? `smtp://127.0.0.1:${opts.inboundSmtpPort}` : undefined;
   const { simulator, mailboxDir } = await startTestMailbox(t, {
@@ -233,4 +244,12 @@ export function readMailbox(dir: string): StoredMessage[] {
 /** The stored messages of one mail, found by its X-Cartero-Mail-Id header. */
 export function messagesOf(dir: string, mailId: string): StoredMessage[] {
   return readMailbox(dir).filter((m) => m.mailId === mailId);
+}
+
+/** The one message stored for a mail, raw and parsed; undefined, after a failed assertion, unless there is exactly one. */
+export async function storedOne(t: Test, dir: string, mailId: string): Promise<{ raw: Buffer; parsed: ParsedMail; msg: StoredMessage } | undefined> {
+  const files = messagesOf(dir, mailId);
+  if (!t.equal(files.length, 1, `one message on disk for ${mailId}`)) return undefined;
+  const raw = readFileSync(files[0]!.file);
+  return { raw, parsed: await simpleParser(raw), msg: files[0]! };
 }
