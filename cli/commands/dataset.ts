@@ -1,9 +1,8 @@
-import cliProgress from 'cli-progress';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat, unlink } from 'node:fs/promises';
 import { createDataset, setDatasetActive, updateDataset } from '../../domain/datasets/datasets.js';
 import { DATASET_CHANNELS, type ColumnInput, type DatasetChannel } from '../../domain/datasets/declaration.js';
-import { importContacts, type ImportColumn } from '../../domain/datasets/import.js';
+import type { ImportColumn } from '../../domain/datasets/import.js';
 import { AppError } from '../../domain/errors.js';
 import { defineCommand } from '../command.js';
 import { oneOf, optional, positiveInteger, required, UsageError, type Parse } from '../flags.js';
@@ -41,8 +40,9 @@ const columnMap: Parse<ImportColumn[]> = (text, flag) =>
  * A progress bar over the file's bytes, on a terminal only (stderr, so stdout stays the one
  * JSON summary); then a line while the rows merge, which has no measure of its own.
  */
-function progress(size: number) {
+async function progress(size: number) {
   if (!process.stderr.isTTY) return { onProgress: undefined, onMerge: undefined, stop: () => {} };
+  const { default: cliProgress } = await import('cli-progress');
   const bar = new cliProgress.SingleBar(
     { stream: process.stderr, format: 'reading [{bar}] {percentage}% | {value}/{total} bytes | {eta_formatted} left', hideCursor: true },
     cliProgress.Presets.shades_classic,
@@ -146,7 +146,9 @@ export const datasetCommands = [
         },
       );
       const rejectsFile = f.rejects ?? `${f.file}.rejected.csv`;
-      const bar = progress(size);
+      const bar = await progress(size);
+      // Loaded here: the CSV and COPY machinery is not needed to start any other command.
+      const { importContacts } = await import('../../domain/datasets/import.js');
       try {
         const summary = await importContacts(tenant, ctx.pool, f.id, {
           input: createReadStream(f.file, { highWaterMark: 1 << 20 }),

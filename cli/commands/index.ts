@@ -5,6 +5,7 @@ import { domainCommands } from './domain.js';
 import { fieldCommands } from './field.js';
 import { instanceCommands } from './instance.js';
 import { keyCommands } from './key.js';
+import { listCommands } from './list.js';
 import { reportKeyCommands } from './report-key.js';
 import { restrictionCommands } from './restriction.js';
 import { senderCommands } from './sender.js';
@@ -21,5 +22,6 @@ export const commands: readonly CliCommand[] = [
   ...consentCommands,
   ...fieldCommands,
   ...datasetCommands,
+  ...listCommands,
   ...reportKeyCommands,
 ];

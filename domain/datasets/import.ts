@@ -1,10 +1,10 @@
-import { parse } from 'csv-parse';
 import { stringify } from 'csv-stringify';
 import { once } from 'node:events';
 import { Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import copyStreams from 'pg-copy-streams';
 import type { Client, Pool } from '../../sql/pool.js';
+import { asCsvError, byteCounter, copyField, csvParser } from '../csv-input.js';
 import { AppError, RuleViolation } from '../errors.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
@@ -120,9 +120,6 @@ function resolveColumns(header: string[], target: ContactTarget, catalog: Readon
   return fields;
 }
 
-/** A CSV field for COPY ... (FORMAT csv): always quoted, quotes doubled. */
-const quoted = (text: string) => '"' + text.replace(/"/g, '""') + '"';
-
 /**
  * The rows' checks, as a stream stage: CSV records in, COPY text out (in chunks), refused rows to
  * the rejects stringifier. The header (the first record) resolves the columns.
@@ -195,7 +192,7 @@ class RowChecker extends Transform {
     const checked = checkContact(this.target, values);
     if (checked.ok) {
       this.accepted++;
-      this.pending += `${row},${quoted(checked.identifier)},${quoted(JSON.stringify(checked.values))}\n`;
+      this.pending += `${row},${copyField(checked.identifier)},${copyField(JSON.stringify(checked.values))}\n`;
       return undefined;
     }
     const r = checked.refusal;
@@ -209,18 +206,6 @@ class RowChecker extends Transform {
       detail: r.errors.map((e) => `${e.pointer.replace(/^\/values\//, '')}: ${e.message}`).join('; '),
     };
   }
-}
-
-/** Counts the input's bytes for a progress bar, passing them on untouched. */
-function byteCounter(onProgress?: (bytes: number) => void): Transform {
-  let bytes = 0;
-  return new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      bytes += chunk.length;
-      onProgress?.(bytes);
-      done(null, chunk);
-    },
-  });
 }
 
 // The rows of one identifier merged in file order (running merge; the last row of each holds
@@ -264,16 +249,11 @@ export async function importContacts(tenant: Tenant, pool: Pool, datasetId: numb
     const checker = new RowChecker(target, catalog, opts.map ?? [], rejects);
     const copy = c.query(copyStreams.from('COPY import_rows (line, identifier, values) FROM STDIN WITH (FORMAT csv)'));
     try {
-      await pipeline(opts.input, byteCounter(opts.onProgress), parse({ bom: true, relax_column_count: true, skip_empty_lines: true }), checker, copy);
+      await pipeline(opts.input, byteCounter(opts.onProgress), csvParser(), checker, copy);
     } catch (err) {
       rejects.destroy();
       await rejectsDone.catch(() => {});
-      // csv-parse's errors (an unclosed quote, a quote inside an unquoted field) say where.
-      const code = (err as { code?: string }).code;
-      if (typeof code === 'string' && code.startsWith('CSV_')) {
-        throw new AppError(400, 'dataset_import_csv_invalid', `the file is not valid CSV: ${(err as Error).message}`);
-      }
-      throw err;
+      throw asCsvError(err, 'dataset_import_csv_invalid');
     }
     rejects.end();
     await rejectsDone;

@@ -162,7 +162,10 @@ export async function setFieldActive(tenant: Tenant, pool: Pool, key: string, ac
 async function declaredBy(tenant: Tenant, c: Client, fieldId: number): Promise<string[]> {
   const { rows } = await c.query<{ what: string }>(
     `SELECT 'dataset ' || to_json(name)::text AS what FROM datasets
-      WHERE instance_id = $1 AND (identity_field_id = $2 OR columns @> jsonb_build_array(jsonb_build_object('field_id', $2::bigint)))`,
+      WHERE instance_id = $1 AND (identity_field_id = $2 OR columns @> jsonb_build_array(jsonb_build_object('field_id', $2::bigint)))
+     UNION ALL
+     SELECT 'list ' || to_json(name)::text FROM lists
+      WHERE instance_id = $1 AND deleted_at IS NULL AND columns @> jsonb_build_array(jsonb_build_object('field_id', $2::bigint))`,
     [tenant.instanceId, fieldId],
   );
   return rows.map((r) => r.what);
