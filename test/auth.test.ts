@@ -1,24 +1,22 @@
 import t from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
-import { defineRoute } from '../api/route.js';
 import { createApiKey, revokeApiKey } from '../domain/tenancy/api-keys.js';
 import { withTenant } from '../domain/tenancy/context.js';
 import { setInstanceAllowList, setInstanceEnabled } from '../domain/tenancy/instances.js';
 import { canonical, rawCall, type RawResponse } from './helpers/auth-matrix.js';
 import { testDatabases } from './helpers/databases.js';
+import { fixtureRoute } from './helpers/fixture-routes.js';
 import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js';
 import { startTestWeb } from './helpers/web.js';
 
 // A fixture route behind the same pipeline (auth included) that reports the address Express saw,
 // so the IP tests can say what they are evaluating.
-const whoami = defineRoute({
+const whoami = fixtureRoute({
   method: 'get',
   path: '/v1/test-auth/whoami',
   operationId: 'testWhoami',
   summary: 'test fixture',
-  tag: 'Test',
-  auth: { kind: 'api_key', scope: 'senders:read' },
-  success: { status: 200, description: 'the caller address' },
+  answers: 'the caller address',
   handler: async (_ctx, res) => ({ ip: res.req.ip ?? null }),
 });
 

@@ -5,24 +5,21 @@
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { defineRoute } from '../api/route.js';
 import { loadConfig } from '../runtime/config.js';
 import { testDatabases } from './helpers/databases.js';
-import { fixtureRoutes } from './helpers/fixture-routes.js';
+import { fixtureRoute, fixtureRoutes } from './helpers/fixture-routes.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { startTestWeb } from './helpers/web.js';
 
 const CHUNKS = 10;
 const CHUNK_EVERY_MS = 300;
 // A response streamed for about 3 s (an export's shape): longer than a request timeout of 1 s.
-const slowStream = defineRoute({
+const slowStream = fixtureRoute({
   method: 'get',
   path: '/v1/test-fixtures/slow-stream',
   operationId: 'testSlowStream',
   summary: 'test fixture',
-  tag: 'Test fixtures',
-  auth: { kind: 'api_key', scope: 'senders:read' },
-  success: { status: 200, description: 'chunks' },
+  answers: 'chunks',
   handler: async (_ctx, res) => {
     res.status(200).type('text/plain');
     for (let i = 0; i < CHUNKS; i++) {

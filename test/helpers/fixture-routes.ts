@@ -1,4 +1,4 @@
-import { defineRoute, type Route } from '../../api/route.js';
+import { defineRoute, type ApiKeyRoute, type Route } from '../../api/route.js';
 import { dateFilterQuery } from '../../api/schemas/common.js';
 import { RateLimited } from '../../domain/errors.js';
 import { toUtcRange, type LocalDateFilter } from '../../domain/time/local-date-range.js';
@@ -44,64 +44,71 @@ export const echoBodySchema = {
   },
 };
 
+/**
+ * A route that exists only in tests: an API-key route any test key can call (senders:read, the
+ * default scope of makeTenant), answering 200, under the 'Test fixtures' tag of the OpenAPI
+ * document. The declaration says only what the fixture is for.
+ */
+export function fixtureRoute<Q = Record<string, never>, P = Record<string, never>, B = undefined>(
+  route: Omit<ApiKeyRoute<Q, P, B>, 'tag' | 'auth' | 'success'> & { /** What its 200 holds (the summary when not said). */ answers?: string },
+): ApiKeyRoute<Q, P, B> {
+  const { answers = route.summary, ...rest } = route;
+  return defineRoute<Q, P, B>({
+    ...rest,
+    tag: 'Test fixtures',
+    auth: { kind: 'api_key', scope: 'senders:read' },
+    success: { status: 200, description: answers },
+  });
+}
+
 export const fixtureRoutes: Route[] = [
-  defineRoute<Record<string, never>, Record<string, never>, unknown>({
+  fixtureRoute<Record<string, never>, Record<string, never>, unknown>({
     method: 'post',
     path: '/v1/test-fixtures/echo',
     operationId: 'testEcho',
     summary: 'Echo the validated body (test fixture)',
-    tag: 'Test fixtures',
-    auth: { kind: 'api_key', scope: 'senders:read' },
     maxBodyBytes: ECHO_MAX_BYTES,
     body: echoBodySchema,
-    success: { status: 200, description: 'The validated body' },
+    answers: 'The validated body',
     handler: async ({ body }) => ({ body }),
   }),
-  defineRoute<Record<string, never>, Record<string, never>, unknown>({
+  fixtureRoute<Record<string, never>, Record<string, never>, unknown>({
     method: 'post',
     path: '/v1/test-fixtures/roomy',
     operationId: 'testRoomy',
     summary: 'Accept any JSON object up to a larger limit (test fixture)',
-    tag: 'Test fixtures',
-    auth: { kind: 'api_key', scope: 'senders:read' },
     maxBodyBytes: ROOMY_MAX_BYTES,
     body: { type: 'object' },
-    success: { status: 200, description: 'Size of the body received' },
+    answers: 'Size of the body received',
     handler: async ({ body }) => ({ received_bytes: Buffer.byteLength(JSON.stringify(body)) }),
   }),
-  defineRoute({
+  fixtureRoute({
     method: 'get',
     path: '/v1/test-fixtures/boom',
     operationId: 'testBoom',
     summary: 'Fail with an unclassified error (test fixture)',
-    tag: 'Test fixtures',
-    auth: { kind: 'api_key', scope: 'senders:read' },
-    success: { status: 200, description: 'never' },
+    answers: 'never',
     handler: async () => {
       throw new Error(SECRET_ERROR);
     },
   }),
-  defineRoute({
+  fixtureRoute({
     method: 'get',
     path: '/v1/test-fixtures/rate-limited',
     operationId: 'testRateLimited',
     summary: 'Answer as if the bandwidth bucket were empty (test fixture)',
-    tag: 'Test fixtures',
-    auth: { kind: 'api_key', scope: 'senders:read' },
-    success: { status: 200, description: 'never' },
+    answers: 'never',
     handler: async () => {
       throw new RateLimited(2.2);
     },
   }),
-  defineRoute<LocalDateFilter>({
+  fixtureRoute<LocalDateFilter>({
     method: 'get',
     path: '/v1/test-fixtures/date-range',
     operationId: 'testDateRange',
     summary: 'The UTC bounds of the local-date filter (test fixture)',
-    tag: 'Test fixtures',
-    auth: { kind: 'api_key', scope: 'senders:read' },
     query: { ...dateFilterQuery },
-    success: { status: 200, description: '{from, to, zone}' },
+    answers: '{from, to, zone}',
     handler: async ({ query, tenant }) => toUtcRange(query, tenant.tz),
   }),
 ];
