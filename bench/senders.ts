@@ -31,10 +31,9 @@ import { createInstance } from '../domain/tenancy/instances.js';
 import type { Tenant } from '../domain/tenancy/context.js';
 import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { createSender } from '../domain/senders/senders.js';
-import { createPool, type Pool } from '../sql/pool.js';
+import type { Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
-import { readServices } from '../runtime/services-file.js';
-import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type Service } from './service.js';
+import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, runBench, servicePool, startService, stopService, type Service } from './service.js';
 import { coresBetween, machineLoad, memoryMiB, round, sleep } from './proc.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
@@ -208,8 +207,7 @@ async function measure(
 
 async function main(): Promise<void> {
   if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
-  const loadBefore = await machineLoad(3_000);
-  if (loadBefore > 0.2) log(`warning: the machine is already busy (${loadBefore} cores) before the benchmark starts; figures will be low`);
+  const loadBefore = await loadBeforeStart();
   const service = await startService({
     prefix: 'cartero-bench-',
     nodeOptions: [process.env.BENCH_CHILD_NODE_OPTIONS ?? '', ...benchPreloads({ cpuProfile: !!CPU_PROF_DIR, countQueries: COUNT_QUERIES })],
@@ -217,9 +215,7 @@ async function main(): Promise<void> {
   let pool: Pool | undefined;
   let stopped: Awaited<ReturnType<typeof stopService>> | undefined;
   try {
-    const services = readServices(service.dataDir);
-    if (!services.postgres?.url) throw new Error(`no embedded Postgres recorded in ${service.dataDir}/services.json`);
-    pool = createPool(services.postgres.url, { max: 2, application: 'cartero-bench' });
+    pool = servicePool(service, 2);
     const { slug, key } = await seed(pool);
     const headers = { authorization: `Bearer ${key}`, 'x-instance-slug': slug };
     log(`seeded instance "${slug}" with ${SENDERS} senders on ${DOMAINS} verified domains`);

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../runtime/paths.js';
 import { freePort } from '../runtime/ports.js';
-import { childrenOf, cpuSeconds, machineJiffies, postgresCpuSeconds, type Jiffies } from './proc.js';
+import { readServices } from '../runtime/services-file.js';
+import { createPool, type Pool } from '../sql/pool.js';
+import { childrenOf, cpuSeconds, machineJiffies, machineLoad, postgresCpuSeconds, type Jiffies } from './proc.js';
 
 /**
  * The service as a user starts it, for the benchmarks: `node dist/runtime/start.js` (embedded
@@ -25,6 +27,23 @@ export interface Service {
 }
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+
+/**
+ * Busy cores over 3 s before a benchmark starts, with a warning when something else already
+ * loads the machine (the figures will be low); reported with the results.
+ */
+export async function loadBeforeStart(): Promise<number> {
+  const load = await machineLoad(3_000);
+  if (load > 0.2) log(`warning: the machine is already busy (${load} cores) before the benchmark starts; figures will be low`);
+  return load;
+}
+
+/** A pool on the service's embedded Postgres, found in its services.json. */
+export function servicePool(service: Service, max: number): Pool {
+  const url = readServices(service.dataDir).postgres?.url;
+  if (!url) throw new Error(`no embedded Postgres recorded in ${service.dataDir}/services.json`);
+  return createPool(url, { max, application: 'cartero-bench' });
+}
 
 /** `--import` flags for the service's processes: profiler and query counter when asked for. */
 export function benchPreloads(opts: { cpuProfile: boolean; countQueries: boolean }): string[] {

@@ -22,11 +22,10 @@ import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { createPool, type Pool } from '../sql/pool.js';
+import type { Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
-import { readServices } from '../runtime/services-file.js';
-import { checkStopped, cleanUp, runBench, startService, stopService } from './service.js';
-import { machineLoad, percentile, round } from './proc.js';
+import { checkStopped, cleanUp, loadBeforeStart, runBench, servicePool, startService, stopService } from './service.js';
+import { percentile, round } from './proc.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -169,15 +168,12 @@ async function seed(pool: Pool): Promise<{ slug: string; key: string }> {
 }
 
 async function main(): Promise<void> {
-  const loadBefore = await machineLoad(3_000);
-  if (loadBefore > 0.2) log(`warning: the machine is already busy (${loadBefore} cores) before the benchmark starts; figures will be low`);
+  const loadBefore = await loadBeforeStart();
   const service = await startService({ prefix: 'cartero-bench-templates-' });
   let pool: Pool | undefined;
   let stopped: Awaited<ReturnType<typeof stopService>> | undefined;
   try {
-    const services = readServices(service.dataDir);
-    if (!services.postgres?.url) throw new Error(`no embedded Postgres recorded in ${service.dataDir}/services.json`);
-    pool = createPool(services.postgres.url, { max: 2, application: 'cartero-bench' });
+    pool = servicePool(service, 2);
     const { slug, key } = await seed(pool);
     const api: Api = { url: service.url, headers: { authorization: `Bearer ${key}`, 'x-instance-slug': slug } };
 
