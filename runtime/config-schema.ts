@@ -248,6 +248,9 @@ export const CONFIG_SCHEMA = {
     threshold: integer('SOFT_BOUNCE_THRESHOLD', SOFT_BOUNCE_DEFAULTS.threshold, { min: 1 }, 'soft bounces of an address within the window (since its last lift) that restrict it'),
     windowDays: integer('SOFT_BOUNCE_WINDOW_DAYS', SOFT_BOUNCE_DEFAULTS.windowDays, { min: 1 }, 'the soft-bounce window, in days back from the evaluation'),
   },
+  consent: {
+    confirmDays: integer('CONSENT_CONFIRM_DAYS', 7, { min: 1, max: 365 }, 'days a double opt-in consent event waits for its confirmation from its creation; past them it is expired and its link confirms nothing (docs/consent.md)'),
+  },
 } as const;
 
 /** Rules between variables, checked after each one is. */
