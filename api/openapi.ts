@@ -15,6 +15,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: '<resource>_not_found',
   405: 'method_not_allowed',
   409: 'a business rule, named by code',
+  410: 'gone: what the link names is no longer actionable, named by code',
   413: 'request_too_large, with max_bytes',
   415: 'unsupported_media_type',
   422: 'validation_error with errors[]',

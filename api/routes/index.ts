@@ -3,6 +3,7 @@ import { activityRoutes } from './activities.js';
 import { activityExportRoutes } from './activity-exports.js';
 import { complaintRoutes } from './complaints.js';
 import { consentRoutes } from './consent.js';
+import { consentConfirmLinkRoutes } from './consent-confirm-links.js';
 import { datasetRoutes } from './datasets.js';
 import { domainRoutes } from './domains.js';
 import { fieldRoutes } from './fields.js';
@@ -35,4 +36,5 @@ export const routes: Route[] = [
   // Public links (auth public: the signed token in the path is the credential).
   ...trackingRoutes,
   ...unsubscribeLinkRoutes,
+  ...consentConfirmLinkRoutes,
 ];
