@@ -33,3 +33,16 @@ export const SOFT_BOUNCES_QUEUE = 'restrictions.soft-bounces';
 export interface SoftBouncesJob {
   instance_id: number;
 }
+
+/**
+ * The double opt-in confirmation mail (workers/consent-confirmation-mail.ts): one per
+ * double_opt_in consent event, enqueued with the event by registerEvent (domain/consent/events.ts).
+ * sender_id: the sender to send it from (a form's auto_reply_sender_id); null lets the job choose
+ * (domain/consent/confirmation-mail.ts, docs/consent.md).
+ */
+export const CONSENT_CONFIRMATION_MAIL_QUEUE = 'consent.confirmation-mail';
+export interface ConsentConfirmationMailJob {
+  instance_id: number;
+  event_id: number;
+  sender_id: number | null;
+}

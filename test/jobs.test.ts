@@ -24,6 +24,8 @@ import { waitFor } from './helpers/send-stack.js';
 
 // The queue names stored in existing databases: the list must keep them exactly.
 const QUEUE_NAMES = [
+  'consent.confirmation-mail',
+  'consent.expire-pending',
   'mail.release-onhold',
   'mail.retention',
   'mail.send',
@@ -53,7 +55,7 @@ t.test('release creates exactly the queues of the list, with their policies', as
   t.same([send.retry_limit, send.retry_delay, send.retry_backoff, send.expire_seconds], [3, 7, true, 123], 'send policy from SEND_RETRY_* and SEND_JOB_EXPIRE_SECONDS');
   const soft = rows.find((r) => r.name === 'restrictions.soft-bounces')!;
   t.same([soft.policy, soft.retry_limit, soft.retry_delay, soft.retry_backoff, soft.expire_seconds], ['short', 5, 30, true, 600], 'soft-bounce policy unchanged');
-  for (const name of ['worker.heartbeat', 'mail.release-onhold', 'mail.retention', 'restrictions.soft-bounces-sweep']) {
+  for (const name of ['worker.heartbeat', 'mail.release-onhold', 'mail.retention', 'restrictions.soft-bounces-sweep', 'consent.expire-pending']) {
     t.equal(rows.find((r) => r.name === name)!.policy, 'singleton', `${name} is a singleton queue`);
   }
 });

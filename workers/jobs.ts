@@ -1,4 +1,6 @@
 import { queuePolicy, type JobDefinition, type QueuePolicy, type QueueSettings } from './job.js';
+import { consentConfirmationMailJob } from './consent-confirmation-mail.js';
+import { consentExpiryJob } from './consent-expiry.js';
 import { heartbeatJob } from './heartbeat.js';
 import { releaseOnHoldJob } from './release-onhold.js';
 import { retentionJob } from './retention.js';
@@ -20,6 +22,8 @@ export const JOBS: ReadonlyArray<JobDefinition<any>> = [
   softBouncesJob,
   softBouncesSweepJob,
   sendMailJob,
+  consentConfirmationMailJob,
+  consentExpiryJob,
 ];
 
 /** Each job's queue name and policy, as the release step creates them (settings: the configuration). */

@@ -145,7 +145,7 @@ export const consentRoutes = [
     body: eventCreateSchema,
     success: { status: 201, description: 'The event as GET /v1/consent-events shows it', schema: eventSchema },
     errors: [404, 409, 413],
-    handler: ({ tenant, body, deps }) => registerEvent(tenant, deps.pool, body, 'api'),
+    handler: ({ tenant, body, deps }) => registerEvent(tenant, deps.pool, deps.queue, body, 'api'),
   }),
   defineRoute<ResolveParams>({
     method: 'get',

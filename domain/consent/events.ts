@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import type { Client, Pool } from '../../sql/pool.js';
 import { isoUtc } from '../../sql/iso-time.js';
 import { NotFoundError, RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
+import { CONSENT_CONFIRMATION_MAIL_QUEUE, type ConsentConfirmationMailJob, type JobQueue } from '../jobs.js';
 import type { OutboxEventKind } from '../outbox/kinds.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { toPage, window } from '../pagination.js';
@@ -205,9 +206,19 @@ function ruleConflicts(rules: readonly RuleInput[]): void {
  * 409 consent_term_inactive; 409 consent_term_no_current_version; 422 with every field error
  * (fieldErrors); 409 consent_contact_type_channel_mismatch; 409 consent_duplicate_rule.
  * single_opt_in is confirmed (in force) at once; double_opt_in is pending and authorizes nothing
- * until confirmed. The event, its rules and its outbox row are one transaction.
+ * until confirmed. The event, its rules and its outbox row are one transaction, and so is, for a
+ * double_opt_in event with an email contact, the job that mails the confirmation link
+ * (domain/consent/confirmation-mail.ts), sent from `confirmationSenderId` when given (a form's
+ * auto_reply_sender_id), else from the sender that job chooses.
  */
-export async function registerEvent(tenant: Tenant, pool: Pool, input: ConsentEventInput, source: EventSource = 'api'): Promise<ConsentEvent> {
+export async function registerEvent(
+  tenant: Tenant,
+  pool: Pool,
+  queue: JobQueue,
+  input: ConsentEventInput,
+  source: EventSource = 'api',
+  confirmationSenderId: number | null = null,
+): Promise<ConsentEvent> {
   return withTenant(pool, tenant, async (c) => {
     const { rows } = await c.query<TermState>(
       `SELECT t.is_active, to_json(t.purpose_ids) AS purpose_ids, t.channels,
@@ -254,6 +265,12 @@ export async function registerEvent(tenant: Tenant, pool: Pool, input: ConsentEv
       event.id,
       event.created_at,
     ]);
-    return readEvent(tenant, c, event.id);
+    const created = await readEvent(tenant, c, event.id);
+    if (input.method === 'double_opt_in' && input.rules.some((r) => r.contact_type === 'email_address')) {
+      // Last in the transaction: the insert leaves the tenant role (runtime/queue.ts).
+      const job: ConsentConfirmationMailJob = { instance_id: tenant.instanceId, event_id: event.id, sender_id: confirmationSenderId };
+      await queue.insert(c, [{ name: CONSENT_CONFIRMATION_MAIL_QUEUE, data: job }]);
+    }
+    return created;
   });
 }
