@@ -225,7 +225,7 @@ export const CONFIG_SCHEMA = {
     maxMessagesPerConnection: integer('INBOUND_MAX_MESSAGES_PER_CONNECTION', 100, { min: 1 }, 'messages per inbound connection; one more is answered 421 and closed'),
     ratePerMinute: integer('INBOUND_RATE_PER_MINUTE', 600, { min: 1 }, 'inbound messages per client address per minute; past it 421 4.7.0'),
   },
-  trackingSecret: secret('TRACKING_SECRET', 1, 'generated', 'key that signs open, click and unsubscribe links; unset, one is generated once into Postgres (service_secrets)'),
+  trackingSecret: secret('TRACKING_SECRET', 1, 'generated', 'key that signs open, click, unsubscribe and consent confirmation links; unset, one is generated once into Postgres (service_secrets)'),
   trackingFastPath: oneOf('TRACKING_FAST_PATH', ['on', 'off'], 'on', 'on: the web dyno answers opens and clicks with a plain node:http handler ahead of Express, the same answers for less CPU (docs/tracking.md); off: Express answers them'),
   send: {
     // 4 loops of 100: while one loop waits on SMTP replies the others fetch and prepare, which
