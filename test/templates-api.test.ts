@@ -8,6 +8,7 @@ import { deleteTemplate, importExternalTemplate, setTemplateStatus } from '../do
 import { projectRoot } from '../runtime/paths.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
+import { jsonCall, type JsonReply } from './helpers/http.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -28,22 +29,9 @@ const template = compile(templateSchema, 'json');
 const summaryPage = compile(collectionSchema(templateSummarySchema), 'json');
 const validation = compile(templateValidationSchema, 'json');
 
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: any;
-}
+type Reply = JsonReply;
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = a.headers): Promise<Reply> {
-  const raw = typeof body === 'string' ? body : body === undefined ? undefined : JSON.stringify(body);
-  const res = await fetch(url + path, {
-    method,
-    headers: { ...headers, ...(raw === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: raw,
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
-}
+const call = (method: string, path: string, body?: unknown, headers = a.headers): Promise<Reply> => jsonCall(url, method, path, body, headers);
 
 const CORPUS = join(projectRoot, '..', 'shared', 'corpus', 'templates', 'beefree', 'samples');
 const corpusDoc = (file: string): any => JSON.parse(readFileSync(join(CORPUS, file), 'utf8'));

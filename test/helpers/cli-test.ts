@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import { testDatabases, type TestDatabases } from './databases.js';
 import { makeTenant, type TestTenant } from './fixtures.js';
+import { jsonCall, type JsonReply } from './http.js';
 import { childEnv, cliRunner, oneJsonObject, type CliResult } from './spawn.js';
 import { startTestWeb } from './web.js';
 
@@ -24,8 +25,8 @@ export interface CliTest {
   dir: string;
   /** Writes `content` to `name` in the scratch folder; its path. */
   file(name: string, content: string): string;
-  /** A JSON call to the web app as `headers` (instance a's by default): the status and the parsed body. */
-  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  /** A JSON call to the web app as `headers` (instance a's by default): jsonCall's reply. */
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<JsonReply>;
   /** A command that succeeds and prints one JSON object: that object. */
   ok(...args: string[]): Promise<Record<string, any>>;
 }
@@ -50,14 +51,7 @@ export async function cliTest(t: Test, label: string, scopes: string[]): Promise
       writeFileSync(path, content);
       return path;
     },
-    async call(method, path, body, headers = a.headers) {
-      const res = await fetch(url + path, {
-        method,
-        headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: res.status, body: (await res.json()) as any };
-    },
+    call: (method, path, body, headers = a.headers) => jsonCall(url, method, path, body, headers),
     async ok(...args) {
       return oneJsonObject(await cli(...args));
     },
