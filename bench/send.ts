@@ -50,7 +50,7 @@ import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
 import { readServices } from '../runtime/services-file.js';
 import { SEND_DEFAULTS } from '../workers/send-mail.js';
-import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type CpuSnapshot, type Service } from './service.js';
+import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, machineInfo, runBench, startService, stopService, type CpuSnapshot, type Service } from './service.js';
 import { coresBetween, cpuSeconds, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -570,12 +570,7 @@ async function main(): Promise<void> {
     const summary = {
       benchmark: 'sending: POST /v1/mails/send -> worker -> mailbox simulator (issue 3)',
       date: new Date().toISOString(),
-      machine: {
-        nproc: cpus().length,
-        cpu_model: cpus()[0]?.model ?? 'unknown',
-        node: process.version,
-        note: 'the HTTP client and the bare loop run in this process, on the same cores as the service, Postgres and the simulator',
-      },
+      machine: machineInfo('the HTTP client and the bare loop run in this process, on the same cores as the service, Postgres and the simulator'),
       setup: {
         command: 'npx tsc -p tsconfig.json && node dist/bench/send.js',
         service: 'node dist/runtime/start.js (embedded Postgres, ClickHouse, mailbox simulator; fresh DATA_DIR; LOG_LEVEL=warn)',

@@ -33,7 +33,7 @@ import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { createSender } from '../domain/senders/senders.js';
 import type { Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
-import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, runBench, servicePool, startService, stopService, type Service } from './service.js';
+import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, machineInfo, runBench, servicePool, startService, stopService, type Service } from './service.js';
 import { coresBetween, machineLoad, memoryMiB, round, sleep } from './proc.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
@@ -255,12 +255,7 @@ async function main(): Promise<void> {
     const summary = {
       benchmark: 'authenticated GET /v1/senders (issue 2)',
       date: new Date().toISOString(),
-      machine: {
-        nproc: cpus().length,
-        cpu_model: cpus()[0]?.model ?? 'unknown',
-        node: process.version,
-        note: 'autocannon runs in this process on the same cores as the service (web, worker, Postgres, ClickHouse)',
-      },
+      machine: machineInfo('autocannon runs in this process on the same cores as the service (web, worker, Postgres, ClickHouse)'),
       setup: {
         command: 'npx tsc -p tsconfig.json && node dist/bench/senders.js',
         service: 'node dist/runtime/start.js (embedded Postgres and ClickHouse, fresh DATA_DIR, LOG_LEVEL=warn)',

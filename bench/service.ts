@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../runtime/paths.js';
@@ -36,6 +36,11 @@ export async function loadBeforeStart(): Promise<number> {
   const load = await machineLoad(3_000);
   if (load > 0.2) log(`warning: the machine is already busy (${load} cores) before the benchmark starts; figures will be low`);
   return load;
+}
+
+/** The machine a benchmark ran on, for its JSON report; `note` says what shares its cores. */
+export function machineInfo(note: string): { nproc: number; cpu_model: string; node: string; note: string } {
+  return { nproc: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, note };
 }
 
 /** A pool on the service's embedded Postgres, found in its services.json. */

@@ -18,13 +18,12 @@
  *   BENCH_CORPUS_DIR   the Beefree samples (default ../shared/corpus/templates/beefree/samples)
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
 import type { Pool } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
-import { checkStopped, cleanUp, loadBeforeStart, runBench, servicePool, startService, stopService } from './service.js';
+import { checkStopped, cleanUp, loadBeforeStart, machineInfo, runBench, servicePool, startService, stopService } from './service.js';
 import { percentile, round } from './proc.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
@@ -212,7 +211,7 @@ async function main(): Promise<void> {
     const summary = {
       benchmark: 'template create / PATCH / validate (issue 13)',
       date: new Date().toISOString(),
-      machine: { nproc: cpus().length, cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, note: 'the load runs in this process on the same cores as the service' },
+      machine: machineInfo('the load runs in this process on the same cores as the service'),
       command: 'npx tsc -p tsconfig.json && node dist/bench/templates.js',
       requests_per_measurement: REQUESTS,
       machine_busy_cores_before_start: loadBefore,
