@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type express from 'express';
 import type { Histogram } from 'prom-client';
+import type { TrackingToken } from '../domain/tracking/tokens.js';
 import type { HttpMetrics } from './metrics.js';
 import { problem } from './problem.js';
 import { requestIdFrom } from './request-context.js';
@@ -55,7 +56,7 @@ export function trackingFastPath(app: express.Express, deps: AppDeps, metrics: H
   const clientIp = (req: IncomingMessage) => proxyaddr(req, app.get('trust proxy fn') as TrustProxy);
 
   async function answer(req: IncomingMessage, res: ServerResponse, kind: 'o' | 'c', raw: string, start: number): Promise<void> {
-    let token: Awaited<ReturnType<typeof readLinkToken<'open' | 'click'>>>;
+    let token: Extract<TrackingToken, { kind: 'open' | 'click' }> | undefined;
     try {
       token = await readLinkToken(deps, raw, kind === 'o' ? 'open' : 'click');
     } catch {
