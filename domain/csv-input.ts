@@ -30,7 +30,15 @@ export function byteCounter(onProgress?: (bytes: number) => void): Transform {
   });
 }
 
-/** A field for COPY ... FROM STDIN (FORMAT csv): always quoted, quotes doubled. */
+const COPY_SPECIAL = /[\\\t\n\r]/;
+const COPY_SPECIALS = /[\\\t\n\r]/g;
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/**
+ * A field for COPY ... FROM STDIN in its text format (tab-separated): backslash, tab, newline and
+ * carriage return escaped. The text format because most fields need nothing, which one test
+ * finds (a JSON document always holds quotes, which the CSV format would have to double).
+ */
 export function copyField(text: string): string {
-  return '"' + text.replace(/"/g, '""') + '"';
+  return COPY_SPECIAL.test(text) ? text.replace(COPY_SPECIALS, (c) => COPY_ESCAPES[c]!) : text;
 }

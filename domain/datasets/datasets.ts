@@ -224,6 +224,8 @@ export interface ContactTarget {
   id: number;
   identity: FieldDefinition;
   columns: Map<string, DatasetColumn>;
+  /** The keys of the required columns, in declared order. */
+  required: string[];
 }
 
 /**
@@ -254,5 +256,6 @@ export async function contactTarget(tenant: Tenant, c: Client, id: number, opts:
     const field = fields.get(col.field_id)!;
     columns.set(field.key, { field, required: col.required });
   }
-  return { id, identity: fields.get(row.identity_field_id)!, columns };
+  const required = [...columns.entries()].filter(([, col]) => col.required).map(([key]) => key);
+  return { id, identity: fields.get(row.identity_field_id)!, columns, required };
 }

@@ -139,7 +139,7 @@ class ListRowChecker extends Transform {
     }
     if (!Object.keys(values).length) return { row, code: 'row_empty', field: null, rule: null, detail: 'the row has no value in any declared column' };
     this.accepted++;
-    this.pending += `${row},${copyField(JSON.stringify(values))}\n`;
+    this.pending += `${row}\t${copyField(JSON.stringify(values))}\n`;
     return undefined;
   }
 
@@ -216,7 +216,7 @@ export async function uploadList(tenant: Tenant, pool: Pool, listId: number, opt
     // COPY cannot write a table under row-level security: the rows go through a temporary table
     // and one INSERT, which the policy checks.
     await c.query('CREATE TEMPORARY TABLE list_upload_rows (row integer NOT NULL, values jsonb NOT NULL) ON COMMIT DROP');
-    const copy = c.query(copyStreams.from('COPY list_upload_rows (row, values) FROM STDIN WITH (FORMAT csv)'));
+    const copy = c.query(copyStreams.from('COPY list_upload_rows (row, values) FROM STDIN'));
     try {
       await pipeline(opts.open(), byteCounter(opts.onProgress), csvParser(), checker, copy);
     } catch (err) {
