@@ -7,7 +7,7 @@ import { processDocument, type Finding } from '../domain/templates/document.js';
 import { formatDescription } from '../domain/templates/format/description.js';
 import { GMAIL_CLIP_BYTES, MAX_CONFIG_BYTES, MAX_HTML_BYTES } from '../domain/templates/format/limits.js';
 import { RULES } from '../domain/templates/format/rules.js';
-import { projectRoot } from '../runtime/paths.js';
+import { corpusPath } from './helpers/corpus.js';
 
 /**
  * The document checks (domain/templates/check/, run by processDocument): each rule on a small
@@ -16,7 +16,7 @@ import { projectRoot } from '../runtime/paths.js';
  * errors and get the warnings their quirks call for.
  */
 
-const CORPUS = join(projectRoot, '..', 'shared', 'corpus', 'templates', 'beefree');
+const CORPUS = corpusPath('templates', 'beefree');
 const META = { subject: 'Subject', preheader: 'Preheader' };
 const T = 'mailup-bee-newsletter-modules-';
 

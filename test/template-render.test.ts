@@ -6,7 +6,7 @@ import { KINDS, moduleType, SUPPORTED_KINDS } from '../domain/templates/format/n
 import { renderHtml } from '../domain/mail/merge-tags.js';
 import { renderDocument, type RenderMeta } from '../domain/templates/render/index.js';
 import { MODULE_BUILDERS } from '../domain/templates/render/modules/index.js';
-import { projectRoot } from '../runtime/paths.js';
+import { corpusPath } from './helpers/corpus.js';
 
 /**
  * The template renderer against real MJML: each module kind, rows and columns, the document's
@@ -14,7 +14,7 @@ import { projectRoot } from '../runtime/paths.js';
  * document of the shared corpus.
  */
 
-const CORPUS = join(projectRoot, '..', 'shared', 'corpus', 'templates', 'beefree', 'samples');
+const CORPUS = corpusPath('templates', 'beefree', 'samples');
 const NO_META: RenderMeta = { preheader: null, title: null };
 
 type Json = Record<string, unknown>;

@@ -5,6 +5,7 @@ import t, { type Test } from 'tap';
 import { moduleType } from '../domain/templates/format/nodes.js';
 import { renderDocument } from '../domain/templates/render/index.js';
 import { projectRoot } from '../runtime/paths.js';
+import { corpusPath } from './helpers/corpus.js';
 
 /**
  * The rendered HTML laid out by a real browser engine (Debian's chromium, headless, through
@@ -17,7 +18,7 @@ import { projectRoot } from '../runtime/paths.js';
  */
 
 const CHROMIUM = '/usr/bin/chromium';
-const CORPUS = join(projectRoot, '..', 'shared', 'corpus', 'templates', 'beefree', 'samples');
+const CORPUS = corpusPath('templates', 'beefree', 'samples');
 const SHOTS = join(projectRoot, 'artifacts', 'screenshots');
 const DOCUMENTS = ['examples-sample.json', 'simple-schema-template-3.json'];
 const DESKTOP = 600;

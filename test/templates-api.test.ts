@@ -5,11 +5,11 @@ import { collectionSchema } from '../api/schemas/common.js';
 import { templateSchema, templateSummarySchema, templateValidationSchema } from '../api/schemas/templates.js';
 import { compile } from '../api/validation.js';
 import { deleteTemplate, importExternalTemplate, setTemplateStatus } from '../domain/templates/templates.js';
-import { projectRoot } from '../runtime/paths.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall, type JsonReply } from './helpers/http.js';
 import { startTestWeb } from './helpers/web.js';
+import { corpusPath } from './helpers/corpus.js';
 
 /**
  * The mail template resource over HTTP on the real app: create, read, list, PATCH with every rule
@@ -33,7 +33,7 @@ type Reply = JsonReply;
 
 const call = (method: string, path: string, body?: unknown, headers = a.headers): Promise<Reply> => jsonCall(url, method, path, body, headers);
 
-const CORPUS = join(projectRoot, '..', 'shared', 'corpus', 'templates', 'beefree', 'samples');
+const CORPUS = corpusPath('templates', 'beefree', 'samples');
 const corpusDoc = (file: string): any => JSON.parse(readFileSync(join(CORPUS, file), 'utf8'));
 
 // The skeleton of the published format: a complete, valid document without warnings.

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { templateSchema } from '../api/schemas/templates.js';
 import { compile } from '../api/validation.js';
-import { projectRoot } from '../runtime/paths.js';
 import { cliTest, failed } from './helpers/cli-test.js';
+import { corpusPath } from './helpers/corpus.js';
 
 /**
  * The panel-only template operations as a user runs them (`node bin/cartero.js template ...`)
@@ -14,7 +14,7 @@ import { cliTest, failed } from './helpers/cli-test.js';
 const { dbs, cli, a, b, dir, file, call, ok } = await cliTest(t, 'templatescli', ['templates:read', 'templates:write']);
 const template = compile(templateSchema, 'json');
 
-const CORPUS = join(projectRoot, '..', 'shared', 'corpus', 'templates', 'beefree', 'samples');
+const CORPUS = corpusPath('templates', 'beefree', 'samples');
 const skeleton = (await call('GET', '/v1/mail-templates/format')).body.skeleton;
 
 t.test('import: a native draft from a Beefree document file, printed as GET shows it', async (t) => {
