@@ -78,6 +78,9 @@ t.test('through a pipe: one JSON object per line, from the supervisor, web and w
   const dataDir = tempDataDir(t);
   const proc = spawnNode(t, 'dist/runtime/start.js', { env: await env(dataDir) });
   await proc.waitForStdout(READY, 60_000);
+  // The web can be ready before the worker has said anything (it loads the template renderer
+  // through the send path): stop only once both dynos have logged, as the terminal test does.
+  await proc.waitForStdout(/"msg":"worker started"/, 60_000);
   proc.signal('SIGINT');
   t.same(await proc.waitExit(30_000), { code: 0, signal: null }, 'the supervisor stopped on SIGINT and exited 0');
 
