@@ -22,6 +22,7 @@
  *   BENCH_ROWS      rows of the CSV (default 1000000)
  *   BENCH_RUNS      alternated bare COPY / import pairs (default 2)
  *   BENCH_BATCHES   contact batches of 1,000 per phase (default 100)
+ *   BENCH_WAIT_IDLE=SECONDS  first wait (up to that long) for the shared machine to be idle
  *   BENCH_KEEP_DATA=1  keep the temp DATA_DIR (printed)
  */
 import { execFile } from 'node:child_process';
@@ -158,7 +159,11 @@ async function contactBatches(service: Service, url: string, headers: Record<str
 
 async function main(): Promise<void> {
   if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
-  const loadBefore = await machineLoad(3_000);
+  let loadBefore = await machineLoad(3_000);
+  for (const until = Date.now() + Number(process.env.BENCH_WAIT_IDLE ?? 0) * 1000; loadBefore > 0.3 && Date.now() < until; ) {
+    log(`machine busy (${loadBefore} cores); waiting for it to be idle`);
+    loadBefore = await machineLoad(5_000);
+  }
   if (loadBefore > 0.2) log(`warning: the machine is already busy (${loadBefore} cores) before the benchmark starts; figures will be low`);
   const service = await startService({ prefix: 'cartero-bench-datasets-' });
   let pool: Pool | undefined;
