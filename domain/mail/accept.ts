@@ -8,7 +8,7 @@ import { newId, newIds } from './ids.js';
 import { checkTemplate, recipientVariables, renderHtml, renderText, type Variables } from './merge-tags.js';
 import { MailStatus } from './status.js';
 import { isHeaderName, isProtectedHeader, RENDER_LIMITS, type RenderLimits } from './render.js';
-import { templateForSend } from '../templates/templates.js';
+import { templateForSend } from '../templates/for-send.js';
 import { checkSendPurposes, recordSendPurposes } from '../consent/send-hook.js';
 
 /** The body of POST /v1/mails/send after schema validation (api/schemas/mails.ts). */
