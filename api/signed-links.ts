@@ -3,14 +3,25 @@ import { readTrackingToken, type TrackingToken } from '../domain/tracking/tokens
 import type { AppDeps } from './route.js';
 
 /**
- * The token of a public link if this service signed it and it is of `kind`, else undefined. The
- * signing key (TRACKING_SECRET, else the one generated into Postgres) is read once per pool;
- * reading it can fail (Postgres down), which the caller's error handling answers.
+ * The payload of a public link this service signed, read by `read` (which checks the signature
+ * and the payload's kind and shape), else undefined. Every public link is signed with the same
+ * key (TRACKING_SECRET, else the one generated into Postgres), read once per pool; reading it can
+ * fail (Postgres down), which the caller's error handling answers. A new kind of link brings only
+ * its reader (e.g. domain/consent/confirm-token.ts).
  */
-export async function readLinkToken<K extends TrackingToken['kind']>(
+export async function readSignedLink<T>(
+  deps: Pick<AppDeps, 'pool' | 'config'>,
+  raw: string,
+  read: (secret: string, raw: string) => T | undefined,
+): Promise<T | undefined> {
+  return read(await trackingSecret(deps.pool, deps.config.trackingSecret), raw);
+}
+
+/** A tracking or unsubscribe link's token of `kind` (domain/tracking/tokens.ts). */
+export function readLinkToken<K extends TrackingToken['kind']>(
   deps: Pick<AppDeps, 'pool' | 'config'>,
   raw: string,
   kind: K,
 ): Promise<Extract<TrackingToken, { kind: K }> | undefined> {
-  return readTrackingToken(await trackingSecret(deps.pool, deps.config.trackingSecret), raw, kind);
+  return readSignedLink(deps, raw, (secret, token) => readTrackingToken(secret, token, kind));
 }

@@ -1,9 +1,9 @@
 import type { Response } from 'express';
 import { confirmEvent, findConfirmationTarget, type ConfirmationTarget } from '../../domain/consent/confirmation.js';
 import { readConsentConfirmToken } from '../../domain/consent/confirm-token.js';
-import { trackingSecret } from '../../domain/tracking/secret.js';
 import { consentConfirmPage, sendConfirmExpired } from '../consent-confirm-page.js';
 import { sendLinkNotValid, sendPage } from '../public-pages.js';
+import { readSignedLink } from '../signed-links.js';
 import { defineRoute, type AppDeps } from '../route.js';
 import { linkToken } from '../schemas/public-links.js';
 
@@ -28,7 +28,7 @@ const common = {
 
 /** The event the link names, or undefined once the 404 (page or problem) is answered. */
 async function targetOf(deps: AppDeps, raw: string, res: Response): Promise<ConfirmationTarget | undefined> {
-  const token = readConsentConfirmToken(await trackingSecret(deps.pool, deps.config.trackingSecret), raw);
+  const token = await readSignedLink(deps, raw, readConsentConfirmToken);
   const target = token && (await findConfirmationTarget(deps.pool, token.instance_id, token.event_id, deps.config.consent.confirmDays));
   if (!target) sendLinkNotValid(res, 'This confirmation link is not valid');
   return target || undefined;
