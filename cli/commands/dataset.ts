@@ -1,10 +1,8 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { stat, unlink } from 'node:fs/promises';
 import { createDataset, setDatasetActive, updateDataset } from '../../domain/datasets/datasets.js';
 import { DATASET_CHANNELS, type ColumnInput, type DatasetChannel } from '../../domain/datasets/declaration.js';
 import type { ImportColumn } from '../../domain/datasets/import.js';
-import { AppError } from '../../domain/errors.js';
 import { defineCommand } from '../command.js';
+import { runCsvFile } from '../csv-run.js';
 import { oneOf, optional, positiveInteger, required, UsageError, type Parse } from '../flags.js';
 
 const instance = required('slug', 'the instance');
@@ -35,33 +33,6 @@ const columnMap: Parse<ImportColumn[]> = (text, flag) =>
     const target = item.slice(at + 1);
     return target === 'skip' ? { column, action: 'skip' } : { column, action: 'map', field: target || undefined };
   });
-
-/**
- * A progress bar over the file's bytes, on a terminal only (stderr, so stdout stays the one
- * JSON summary); then a line while the rows merge, which has no measure of its own.
- */
-async function progress(size: number) {
-  if (!process.stderr.isTTY) return { onProgress: undefined, onMerge: undefined, stop: () => {} };
-  const { default: cliProgress } = await import('cli-progress');
-  const bar = new cliProgress.SingleBar(
-    { stream: process.stderr, format: 'reading [{bar}] {percentage}% | {value}/{total} bytes | {eta_formatted} left', hideCursor: true },
-    cliProgress.Presets.shades_classic,
-  );
-  bar.start(size, 0);
-  let stopped = false;
-  const stop = () => {
-    if (!stopped) bar.stop();
-    stopped = true;
-  };
-  return {
-    onProgress: (bytes: number) => bar.update(bytes),
-    onMerge: (accepted: number) => {
-      stop();
-      process.stderr.write(`merging ${accepted} rows into the dataset...\n`);
-    },
-    stop,
-  };
-}
 
 const CHANNEL_HELP = `${DATASET_CHANNELS.join('|')}[,...]|none`;
 
@@ -139,32 +110,11 @@ export const datasetCommands = [
     },
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);
-      const size = await stat(f.file).then(
-        (st) => st.size,
-        (err: NodeJS.ErrnoException) => {
-          throw new AppError(400, 'file_unreadable', `--file ${f.file}: ${err.code ?? err.message}`);
-        },
-      );
-      const rejectsFile = f.rejects ?? `${f.file}.rejected.csv`;
-      const bar = await progress(size);
-      // Loaded here: the CSV and COPY machinery is not needed to start any other command.
-      const { importContacts } = await import('../../domain/datasets/import.js');
-      try {
-        const summary = await importContacts(tenant, ctx.pool, f.id, {
-          input: createReadStream(f.file, { highWaterMark: 1 << 20 }),
-          map: f.map,
-          rejects: createWriteStream(rejectsFile),
-          onProgress: bar.onProgress,
-          onMerge: bar.onMerge,
-        });
-        if (summary.rejected === 0) await unlink(rejectsFile).catch(() => {});
-        return { ...summary, rejects_file: summary.rejected ? rejectsFile : null };
-      } catch (err) {
-        await unlink(rejectsFile).catch(() => {});
-        throw err;
-      } finally {
-        bar.stop();
-      }
+      return runCsvFile(f.file, f.rejects, 'reading', async (run) => {
+        // Loaded here: the CSV and COPY machinery is not needed to start any other command.
+        const { importContacts } = await import('../../domain/datasets/import.js');
+        return importContacts(tenant, ctx.pool, f.id, { input: run.open(), map: f.map, rejects: run.rejects, onProgress: run.onProgress, onMerge: run.onMerge });
+      });
     },
   }),
 ];

@@ -1,10 +1,8 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { stat, unlink } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { AppError } from '../../domain/errors.js';
 import { createList, deleteList, getList } from '../../domain/lists/lists.js';
 import { UPLOAD_MODES } from '../../domain/lists/modes.js';
 import { defineCommand } from '../command.js';
+import { runCsvFile } from '../csv-run.js';
 import { oneOf, optional, positiveInteger, required, toggle, UsageError, type Parse } from '../flags.js';
 
 const instance = required('slug', 'the instance');
@@ -50,37 +48,18 @@ export const listCommands = [
     },
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);
-      const size = await stat(f.file).then(
-        (st) => st.size,
-        (err: NodeJS.ErrnoException) => {
-          throw new AppError(400, 'file_unreadable', `--file ${f.file}: ${err.code ?? err.message}`);
-        },
-      );
-      const rejectsFile = f.rejects ?? `${f.file}.rejected.csv`;
-      // Loaded here: the CSV and COPY machinery is not needed to start any other command.
-      const { uploadList } = await import('../../domain/lists/upload.js');
-      const cliProgress = process.stderr.isTTY ? (await import('cli-progress')).default : undefined;
-      const bar = cliProgress
-        ? new cliProgress.SingleBar({ stream: process.stderr, format: 'uploading [{bar}] {percentage}% | {value}/{total} bytes', hideCursor: true }, cliProgress.Presets.shades_classic)
-        : undefined;
-      bar?.start(size, 0);
-      try {
-        const summary = await uploadList(tenant, ctx.pool, f.id, {
-          open: () => createReadStream(f.file, { highWaterMark: 1 << 20 }),
+      return runCsvFile(f.file, f.rejects, 'uploading', async (run) => {
+        // Loaded here: the CSV and COPY machinery is not needed to start any other command.
+        const { uploadList } = await import('../../domain/lists/upload.js');
+        return uploadList(tenant, ctx.pool, f.id, {
+          open: run.open,
           fileName: basename(f.file),
           mode: f.mode,
           header: f.header,
-          rejects: createWriteStream(rejectsFile),
-          onProgress: bar ? (bytes) => bar.update(bytes) : undefined,
+          rejects: run.rejects,
+          onProgress: run.onProgress,
         });
-        if (summary.rejected === 0) await unlink(rejectsFile).catch(() => {});
-        return { ...summary, rejects_file: summary.rejected ? rejectsFile : null };
-      } catch (err) {
-        await unlink(rejectsFile).catch(() => {});
-        throw err;
-      } finally {
-        bar?.stop();
-      }
+      });
     },
   }),
   defineCommand({
