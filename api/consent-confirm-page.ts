@@ -1,16 +1,12 @@
-import type { Response } from 'express';
 import type { ConfirmationTarget } from '../domain/consent/confirmation.js';
-import { problem, sendProblem } from './problem.js';
-import { escapeHtml as escape, pageHtml, sendPage } from './public-pages.js';
-import { requestIdOf } from './request-context.js';
+import type { ConfirmStep } from './confirm-link-routes.js';
+import { escapeHtml as escape, pageHtml } from './public-pages.js';
 
 /**
  * The small pages behind a double opt-in confirmation link (api/routes/consent-confirm-links.ts),
  * in the shell and under the headers of every public page (api/public-pages.ts: no script, no
  * external resource, never cached). The confirm step's form posts back to the link itself.
  */
-
-export type ConfirmStep = 'confirm' | 'confirmed' | 'already_confirmed' | 'expired';
 
 const TITLE = 'Consent confirmation';
 
@@ -42,13 +38,4 @@ export function consentConfirmPage(step: ConfirmStep, target: ConfirmationTarget
     case 'expired':
       return pageHtml(TITLE, `<h1>This link has expired</h1><p>It was not confirmed in time, so nothing was confirmed. Ask again where you signed up.</p>`);
   }
-}
-
-/** The expired answer: the page to a browser, a problem object (410 consent_event_expired) to anything else. */
-export function sendConfirmExpired(res: Response, target: ConfirmationTarget): void {
-  if (res.req.accepts(['json', 'html']) === 'html') {
-    sendPage(res, 410, consentConfirmPage('expired', target));
-    return;
-  }
-  sendProblem(res, problem(410, 'consent_event_expired', `consent event ${target.eventId} was not confirmed in time: it is expired and cannot be confirmed`, requestIdOf(res)));
 }

@@ -1,6 +1,7 @@
 import type { Route } from './route.js';
 import { DEFAULT_MAX_BODY_BYTES } from './route.js';
 import type { JsonSchema } from './validation.js';
+import { webhookEventsOpenApi } from './schemas/webhook-events.js';
 
 // What any route can answer whatever it declares: authentication (API key routes), validation,
 // and the server's own failures.
@@ -140,6 +141,7 @@ export function buildOpenApi(routes: Route[], serverUrl: string): Record<string,
     },
     servers: [{ url: serverUrl }],
     paths,
+    webhooks: webhookEventsOpenApi(),
     components: {
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'API key <prefix>.<key_id>.<token>' },

@@ -16,20 +16,23 @@ export const escapeHtml = createRequire(import.meta.url)('escape-html') as (text
 const NO_CACHE = 'no-store, no-cache, must-revalidate, private, max-age=0';
 const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'";
 
-/** A whole page around `body` (HTML the caller escaped). */
-export function pageHtml(title: string, body: string): string {
+/** A whole page around `body` (HTML the caller escaped); `head`, more of the head (a hosted form's own style). */
+export function pageHtml(title: string, body: string, head = ''): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex"><title>${escapeHtml(title)}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;line-height:1.5}
-label{display:block;margin-top:1rem}select,textarea{width:100%}button{margin-top:1rem;padding:.5rem 1rem}</style>
+label{display:block;margin-top:1rem}select,textarea{width:100%}button{margin-top:1rem;padding:.5rem 1rem}</style>${head}
 </head><body>${body}</body></html>
 `;
 }
 
-/** Answers a page: never cached (it shows one person's state), under the CSP above. */
-export function sendPage(res: Response, status: number, html: string): void {
-  res.status(status).set({ 'Cache-Control': NO_CACHE, 'Content-Security-Policy': PAGE_CSP });
+/**
+ * Answers a page: never cached (it shows one person's state), under the CSP above; `imgSrc`
+ * admits images from those sources (a hosted form's logo), nothing else.
+ */
+export function sendPage(res: Response, status: number, html: string, imgSrc?: string): void {
+  res.status(status).set({ 'Cache-Control': NO_CACHE, 'Content-Security-Policy': imgSrc ? `${PAGE_CSP}; img-src ${imgSrc}` : PAGE_CSP });
   res.type('html').send(html);
 }
 

@@ -25,7 +25,9 @@ function jsonReader(route: Route) {
   const limit = route.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const parse = express.json({ limit, strict: false, type: () => true, inflate: true });
   return function readBody(req: Request, res: Response, next: NextFunction): void {
-    if (!typeis.hasBody(req)) return next();
+    // An empty body (Content-Length: 0, what fetch sends for a bodiless POST) is no body: routes
+    // whose body is optional (rotate-secret) answer it, routes that need one say it is missing.
+    if (!typeis.hasBody(req) || req.headers['content-length'] === '0') return next();
     if (!typeis(req, ['application/json', 'application/*+json'])) {
       return next(new AppError(415, 'unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json)'));
     }

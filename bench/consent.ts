@@ -46,10 +46,9 @@ import { createInstance } from '../domain/tenancy/instances.js';
 import { createPurpose } from '../domain/consent/purposes.js';
 import { addTermVersion, createTerm, setCurrentVersion } from '../domain/consent/terms.js';
 import { projectRoot } from '../runtime/paths.js';
-import { readServices } from '../runtime/services-file.js';
-import { createPool, type Pool } from '../sql/pool.js';
+import type { Pool } from '../sql/pool.js';
 import { coresBetween, machineLoad, percentile, round } from './proc.js';
-import { checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type Service } from './service.js';
+import { checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, runBench, servicePool, startService, stopService, type Service } from './service.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 400_000);
@@ -226,15 +225,12 @@ async function closedLoop(
 
 async function main(): Promise<void> {
   if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
-  const loadBefore = await machineLoad(3_000);
-  if (loadBefore > 0.2) log(`warning: the machine is already busy (${loadBefore} cores) before the benchmark starts; figures will be low`);
+  const loadBefore = await loadBeforeStart();
   const service = await startService({ prefix: 'cartero-bench-consent-' });
   let pool: Pool | undefined;
   let stopped: Awaited<ReturnType<typeof stopService>> | undefined;
   try {
-    const services = readServices(service.dataDir);
-    if (!services.postgres?.url) throw new Error(`no embedded Postgres recorded in ${service.dataDir}/services.json`);
-    pool = createPool(services.postgres.url, { max: 4, application: 'cartero-bench' });
+    pool = servicePool(service, 4);
     const seeded = await seed(pool);
     const { tenant, purposes } = seeded;
     const counts = (await pool.query('SELECT (SELECT count(*) FROM consent_events)::int AS events, (SELECT count(*) FROM consent_rules)::int AS rules')).rows[0];

@@ -41,9 +41,9 @@ import type { Tenant } from '../domain/tenancy/context.js';
 import { createInstance } from '../domain/tenancy/instances.js';
 import { projectRoot } from '../runtime/paths.js';
 import { readServices } from '../runtime/services-file.js';
-import { createPool, type Pool } from '../sql/pool.js';
-import { coresBetween, machineLoad, percentile, round } from './proc.js';
-import { checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type CpuSnapshot, type Service } from './service.js';
+import type { Pool } from '../sql/pool.js';
+import { coresBetween, percentile, round } from './proc.js';
+import { checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, runBench, servicePool, startService, stopService, type CpuSnapshot, type Service } from './service.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 2);
@@ -159,19 +159,12 @@ async function contactBatches(service: Service, url: string, headers: Record<str
 
 async function main(): Promise<void> {
   if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
-  let loadBefore = await machineLoad(3_000);
-  for (const until = Date.now() + Number(process.env.BENCH_WAIT_IDLE ?? 0) * 1000; loadBefore > 0.3 && Date.now() < until; ) {
-    log(`machine busy (${loadBefore} cores); waiting for it to be idle`);
-    loadBefore = await machineLoad(5_000);
-  }
-  if (loadBefore > 0.2) log(`warning: the machine is already busy (${loadBefore} cores) before the benchmark starts; figures will be low`);
+  const loadBefore = await loadBeforeStart();
   const service = await startService({ prefix: 'cartero-bench-datasets-' });
   let pool: Pool | undefined;
   let stopped: Awaited<ReturnType<typeof stopService>> | undefined;
   try {
-    const services = readServices(service.dataDir);
-    if (!services.postgres?.url) throw new Error(`no embedded Postgres recorded in ${service.dataDir}/services.json`);
-    pool = createPool(services.postgres.url, { max: 4, application: 'cartero-bench' });
+    pool = servicePool(service, 4);
     const instance = await createInstance(pool, { slug: 'bench', name: 'Benchmark' });
     const tenant: Tenant = { instanceId: instance.id, slug: 'bench', tz: null };
     const key = await createApiKey(pool, { instanceSlug: 'bench', scopes: ['dataset:read', 'dataset:write'] });
@@ -217,7 +210,7 @@ async function main(): Promise<void> {
     const cliDataset = await newDataset('Import by the CLI');
     const t0 = performance.now();
     const cli = await promisify(execFile)(process.execPath, [join(projectRoot, 'bin', 'cartero.js'), 'dataset', 'import', '--instance', 'bench', '--id', String(cliDataset.id), '--file', file],
-      { cwd: projectRoot, env: { ...process.env, DATA_DIR: service.dataDir, DATABASE_URL: services.postgres.url, NODE_OPTIONS: '' }, maxBuffer: 1 << 20 });
+      { cwd: projectRoot, env: { ...process.env, DATA_DIR: service.dataDir, DATABASE_URL: readServices(service.dataDir).postgres?.url, NODE_OPTIONS: '' }, maxBuffer: 1 << 20 });
     const cliSeconds = (performance.now() - t0) / 1000;
     const cliSummary = JSON.parse(cli.stdout) as ImportSummary;
     log(`cartero dataset import end to end: ${round(cliSeconds, 2)} s (${round(ROWS / cliSeconds)} rows/s), created ${cliSummary.created}`);

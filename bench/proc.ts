@@ -11,6 +11,9 @@ export const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: '
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The 1, 5 and 15 minute load averages (/proc/loadavg), printed beside figures on a shared machine. */
+export const loadavg = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
 export function round(n: number, digits = 0): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;

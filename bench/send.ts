@@ -29,6 +29,10 @@
  *                            statements that took Postgres' time during the Cartero phase
  *   BENCH_WAIT_IDLE=SECONDS  first wait (up to that long) for the shared machine to be idle
  *   BENCH_KEEP_DATA=1        keep the temp DATA_DIR (printed) instead of deleting it
+ *   BENCH_DKIM=off           the sender domain is created without a DKIM key, so mail goes out
+ *                            unsigned (default on: created as `cartero domain add` does, with a
+ *                            key, and every mail DKIM-signed); compare runs on and off for what
+ *                            signing costs end to end (docs/domains.md)
  *
  * The load generator (HTTP client, then the bare loop) runs in this process, on the same two
  * cores as the service, Postgres and the simulator.
@@ -42,6 +46,7 @@ import { createApiKey } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
 import type { Tenant } from '../domain/tenancy/context.js';
 import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
+import { configuredKeyRing } from '../domain/domains/key-encryption.js';
 import { createSender } from '../domain/senders/senders.js';
 import { newId } from '../domain/mail/ids.js';
 import { recipientVariables, renderText } from '../domain/mail/merge-tags.js';
@@ -58,6 +63,7 @@ const intEnv = (name: string, fallback: number) => {
   return process.env[name] && Number.isInteger(v) && v > 0 ? v : fallback;
 };
 const MAILS = intEnv('BENCH_MAILS', 20_000);
+const DKIM = process.env.BENCH_DKIM !== 'off';
 const BATCH = intEnv('BENCH_BATCH', 100);
 const STREAMS = intEnv('BENCH_STREAMS', 4);
 // What the worker will use: it inherits this environment, else its own defaults.
@@ -135,15 +141,22 @@ function cpuBetween(a: CpuSnapshot, b: CpuSnapshot) {
 
 // ---------------------------------------------------------------- fixtures
 
-async function seed(pool: Pool): Promise<{ slug: string; key: string; from: string; tenant: Tenant }> {
+async function seed(pool: Pool, dataDir: string): Promise<{ slug: string; key: string; from: string; tenant: Tenant }> {
   const slug = 'bench-send';
   const instance = await createInstance(pool, { slug, name: 'Send benchmark' });
   const tenant: Tenant = { instanceId: instance.id, slug, tz: instance.tz };
   const key = await createApiKey(pool, { instanceSlug: slug, scopes: ['mail:send', 'mail:read'] });
-  await addDomain(tenant, pool, DOMAIN);
+  // With a key, sealed by the data dir's generated encryption key, which the service's worker shares.
+  await addDomain(tenant, pool, DOMAIN, DKIM ? { ring: configuredKeyRing({ dataDir, databaseUrl: undefined, domains: { keyEncryptionKey: undefined } }) } : {});
   await setDomainChecks(tenant, pool, DOMAIN, { mx: 'approved', spf: 'approved', dkim: 'approved', dmarc: 'approved' });
   const sender = await createSender(tenant, pool, { email: `${SENDER_LOCAL}@${DOMAIN}`, name: SENDER_NAME });
   return { slug, key: key.key, from: sender.email_address, tenant };
+}
+
+/** Whether a stored mail carries a DKIM signature (a check that BENCH_DKIM measured what it says). */
+function firstMailSigned(dir: string): boolean {
+  const file = readdirSync(dir).find((f) => f.endsWith('.eml'));
+  return !!file && /^DKIM-Signature: /m.test(readFileSync(join(dir, file), 'utf8'));
 }
 
 function countEml(dir: string): number {
@@ -537,7 +550,7 @@ async function main(): Promise<void> {
     const services = readServices(service.dataDir);
     if (!services.postgres?.url || !services.smtp?.url) throw new Error(`no embedded Postgres or simulator in ${service.dataDir}/services.json`);
     pool = createPool(services.postgres.url, { max: 2, application: 'cartero-bench' });
-    const auth = await seed(pool);
+    const auth = await seed(pool, service.dataDir);
     log(`seeded instance "${auth.slug}", sender ${auth.from}; worker pid ${service.workerPid}, SEND_BATCH_SIZE ${WORKER_BATCH}, SEND_CONCURRENCY ${WORKER_LOOPS}`);
 
     const cartero = await runCartero(service, pool, auth);
@@ -546,6 +559,8 @@ async function main(): Promise<void> {
         `end to end ${cartero.end_to_end.mails_per_s} mails/s (${cartero.end_to_end.seconds} s), worker RSS max ${cartero.worker_rss_mib.max_sampled} MiB, ` +
         `${cartero.end_to_end.eml_files_written} .eml`,
     );
+    const signed = firstMailSigned(join(service.dataDir, 'mailbox'));
+    if (signed !== DKIM) throw new Error(`BENCH_DKIM=${DKIM ? 'on' : 'off'} but the first stored mail is ${signed ? '' : 'not '}DKIM-signed`);
     const loadBetween = await machineLoad(3_000);
 
     let baseline: Awaited<ReturnType<typeof runBaseline>> | undefined;
@@ -585,6 +600,7 @@ async function main(): Promise<void> {
         cpu_profile_dir: CPU_PROF_DIR ?? null,
         count_queries: COUNT_QUERIES,
         pg_stat_statements: PG_STATS,
+        dkim_signing: DKIM,
       },
       machine_busy_cores: { before_start: loadBefore, between_phases: loadBetween, after_baseline: loadAfter },
       target_mails_per_s: TARGET_MAILS_PER_S,

@@ -19,8 +19,10 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const { command, flags } = parsed.chosen;
-  const db = await openDatabase(loadConfig());
+  const config = loadConfig();
+  const db = await openDatabase(config);
   const ctx: CliContext = {
+    config,
     pool: db.pool,
     queue: db.queue,
     async tenant(slug) {

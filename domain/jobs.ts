@@ -46,3 +46,22 @@ export interface ConsentConfirmationMailJob {
   event_id: number;
   sender_id: number | null;
 }
+
+/**
+ * A form submission's mails (workers/form-submission-mail.ts): the confirmation mail (pending
+ * submissions), the auto-reply and the team notice (once confirmed). One job per mail, enqueued
+ * with the submission or its confirmation (domain/forms/submit.ts, confirm.ts).
+ */
+export const FORM_SUBMISSION_MAIL_QUEUE = 'form.submission-mail';
+export interface FormSubmissionMailJob {
+  instance_id: number;
+  submission_id: number;
+  mail: 'confirmation' | 'auto_reply' | 'team_notice';
+}
+
+/** Feeding a form's dataset with a confirmed submission's answers (workers/form-dataset-feed.ts). */
+export const FORM_DATASET_FEED_QUEUE = 'form.dataset-feed';
+export interface FormDatasetFeedJob {
+  instance_id: number;
+  submission_id: number;
+}

@@ -1,7 +1,9 @@
+import { promises as dnsPromises } from 'node:dns';
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
 import { RENDER_LIMITS } from '../domain/mail/render.js';
 import { SOFT_BOUNCE_DEFAULTS } from '../domain/restrictions/soft-bounces.js';
+import { WEBHOOK_VARIABLES } from './config-webhooks.js';
 
 /**
  * Every environment variable Cartero reads: its name (a public contract), type, default, what
@@ -16,7 +18,7 @@ import { SOFT_BOUNCE_DEFAULTS } from '../domain/restrictions/soft-bounces.js';
 export interface Variable<T> {
   name: string;
   /** The kind of value, as docs/configuration.md shows it. */
-  type: 'integer' | 'port' | 'url' | 'enum' | 'host' | 'path' | 'secret' | 'proxy list';
+  type: 'integer' | 'port' | 'url' | 'enum' | 'host' | 'path' | 'secret' | 'proxy list' | 'server list' | 'duration' | 'duration list';
   /** undefined (for optional variables, whose T includes it): unset unless the operator sets it. */
   default: T;
   /** How the default reads in the docs when it is not the value itself. */
@@ -195,6 +197,46 @@ const trustProxy: Variable<false | number | string> = {
   parse: parseTrustProxy,
 };
 
+/** DNS_SERVERS: node's resolver checks each entry (an IP, or IP:port, [IPv6]:port). */
+const dnsServers: Variable<string[] | undefined> = {
+  name: 'DNS_SERVERS',
+  type: 'server list',
+  default: undefined,
+  defaultText: "the system's resolvers",
+  allowed: 'a comma-separated list of resolver addresses: IP, IP:port or [IPv6]:port',
+  description: "resolvers the sending-domain checks ask (domain verification, docs/domains.md)",
+  parse(raw) {
+    const servers = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    try {
+      if (!servers.length) throw new Error('no address');
+      new dnsPromises.Resolver().setServers(servers);
+    } catch (err) {
+      fail('DNS_SERVERS', `a comma-separated list of resolver addresses: IP, IP:port or [IPv6]:port (${(err as Error).message})`, raw);
+    }
+    return servers;
+  },
+};
+
+/** A DNS name (not an IP), lower-cased without a trailing dot; default undefined unless given. */
+function dnsName(name: string, def: string, description: string): Variable<string>;
+function dnsName(name: string, def: undefined, description: string, defaultText: string): Variable<string | undefined>;
+function dnsName(name: string, def: string | undefined, description: string, defaultText?: string): Variable<string | undefined> {
+  const allowed = 'a DNS name (letters, digits, inner hyphens, dots)';
+  return {
+    name,
+    type: 'host',
+    default: def,
+    ...(defaultText ? { defaultText } : {}),
+    allowed,
+    description,
+    parse(raw) {
+      const v = raw.trim().toLowerCase().replace(/\.$/, '');
+      if (!HOSTNAME.test(v) || isIP(v)) fail(name, allowed, raw);
+      return v;
+    },
+  };
+}
+
 // pg-boss refuses a job expiry or maintenance interval of 24 hours or more.
 const UNDER_A_DAY = 86_399;
 
@@ -248,8 +290,19 @@ export const CONFIG_SCHEMA = {
     threshold: integer('SOFT_BOUNCE_THRESHOLD', SOFT_BOUNCE_DEFAULTS.threshold, { min: 1 }, 'soft bounces of an address within the window (since its last lift) that restrict it'),
     windowDays: integer('SOFT_BOUNCE_WINDOW_DAYS', SOFT_BOUNCE_DEFAULTS.windowDays, { min: 1 }, 'the soft-bounce window, in days back from the evaluation'),
   },
+  domains: {
+    keyEncryptionKey: secret('DKIM_KEY_ENCRYPTION_KEY', 32, '`npm start` and its CLI: generated into DATA_DIR/dkim-key-encryption.key; with DATABASE_URL: required to add or sign', 'encrypts the DKIM private keys of sending domains at rest (AES-256-GCM); the same value on every process (docs/domains.md)'),
+    dnsServers,
+    returnPathSubdomain: dnsName('RETURN_PATH_SUBDOMAIN', 'bounces', 'the return-path host of a domain is this subdomain of it (bounce+<id>@bounces.<domain>), so SPF aligns: its MX and SPF records are checked'),
+    mxHost: dnsName('RETURN_PATH_MX_HOST', undefined, "the host the return-path host's MX must name: where the inbound listener receives bounces", 'the host of PUBLIC_URL'),
+    spfInclude: dnsName('SPF_INCLUDE', undefined, "the return-path host's SPF record must have include:<this>; unset, the `mx` mechanism (the relay sends from the MX host)", 'unset: `mx`'),
+  },
+  webhooks: WEBHOOK_VARIABLES,
   consent: {
     confirmDays: integer('CONSENT_CONFIRM_DAYS', 7, { min: 1, max: 365 }, 'days a double opt-in consent event waits for its confirmation from its creation; past them it is expired and its link confirms nothing (docs/consent.md)'),
+  },
+  formPage: {
+    ratePerMinute: integer('FORM_PAGE_RATE_PER_MINUTE', 10, { min: 1 }, 'hosted form submissions (POST /f/{public_token}) per client address per minute, counted by each web process; past it 429 with Retry-After (docs/forms.md, Hosted page)'),
   },
 } as const;
 

@@ -4,6 +4,7 @@ import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../analytics/e
 import { DEFAULT_DATABASE } from '../analytics/client.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../sql/embedded.js';
 import { startMailboxSimulator, type MailboxSimulator } from '../smtp/simulator.js';
+import { dataDirKeySecret } from '../domain/domains/key-encryption.js';
 import { loadConfigOrExit } from './config.js';
 import { createLogger } from './logger.js';
 import { runMigrations } from './migrations.js';
@@ -112,8 +113,12 @@ async function main(): Promise<void> {
     SMTP_URL: smtpUrl,
     PORT: String(config.port),
     DATA_DIR: config.dataDir,
+    // The embedded default's DKIM key encryption key, generated into DATA_DIR once (docs/domains.md).
+    DKIM_KEY_ENCRYPTION_KEY: config.domains.keyEncryptionKey ?? dataDirKeySecret(config.dataDir),
     INBOUND_SMTP_PORT: String(inboundPort),
     INTERNAL_PORT: String(internalPort),
+    // Local receivers (a test server on loopback) are the point of the embedded default.
+    WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE || 'true',
   };
   for (const dyno of ['web', 'worker']) {
     const child = spawn(process.execPath, [join(projectRoot, 'dist', 'runtime', `${dyno}.js`)], { env, stdio: ['ignore', 'inherit', 'inherit'] });

@@ -4,19 +4,22 @@ import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { applyDsn } from '../domain/bounces/apply.js';
 import { authenticMails } from '../domain/bounces/authentic.js';
-import { dsnVerdict, namesRecipient, readDsn, type DeliveryStatusReport } from '../domain/bounces/dsn.js';
+import { dsnVerdict, namesRecipient, type DeliveryStatusReport } from '../domain/bounces/dsn.js';
+import { decodeParsed } from '../domain/bounces/formats/index.js';
 import { isVerpAddress, referenceFromVerp, referencesFromOriginal, type MailReference } from '../domain/bounces/identify.js';
 import { parseReportMessage } from '../domain/bounces/report-message.js';
-import { COMPLAINT_TYPES, readArf, type FeedbackReport } from '../domain/complaints/arf.js';
+import { verpDomainMatches } from '../domain/bounces/verp-domain.js';
+import { COMPLAINT_TYPES, type FeedbackReport } from '../domain/complaints/arf.js';
 import { recordComplaint } from '../domain/complaints/record.js';
 import { withTenant } from '../domain/tenancy/context.js';
 import { INBOUND_LIMIT_DEFAULTS, type InboundLimits } from '../runtime/config.js';
 import type { Pool } from '../sql/pool.js';
 
 /**
- * The inbound SMTP listener: where remote MTAs send delivery status notifications (RFC 3464) to
- * a mail's VERP return path `bounce+<MAILID>.<TAG>@<sender domain>`, and where feedback loops
- * send complaints (ARF, RFC 5965), to the VERP address or to a fixed address of their choosing.
+ * The inbound SMTP listener: where remote MTAs send bounces to a mail's VERP return path
+ * `bounce+<MAILID>.<TAG>@<sender domain>` (RFC 3464 delivery status notifications, and the text
+ * formats of MTAs that write their own: qmail, Exim, Gmail...; domain/bounces/formats/), and where
+ * feedback loops send complaints (ARF, RFC 5965), to the VERP address or to a fixed address.
  * Runs in the worker dyno (INBOUND_SMTP_PORT); the MX of the sender domains' bounce host points
  * at it. docs/bounces.md tells the whole story, docs/security.md what a report must prove.
  *
@@ -141,39 +144,76 @@ export async function startInboundSmtp(opts: InboundSmtpOptions): Promise<Inboun
       return IGNORED;
     };
 
-    const arf = readArf(parsed);
-    if (arf) return complaint(arf, verpRefs, ignored);
-    const dsn = readDsn(parsed);
-    if (dsn) return deliveryStatus(dsn, verpRefs, ignored);
-    if (recipients.some(isVerpAddress)) {
-      return ignored('neither a DSN nor a feedback report (an auto-reply, or a bounce in no standard format)');
+    let decoded: Awaited<ReturnType<typeof decodeParsed>>;
+    try {
+      decoded = await decodeParsed(parsed, raw);
+    } catch (err) {
+      // A report we cannot read (a nested part mailparser rejects) is no database failure: 250, logged.
+      log.warn({ err, recipients, client }, 'undecodable inbound message ignored');
+      return IGNORED;
     }
+    if (decoded.kind === 'complaint') return complaint(decoded.report, verpRefs, recipients, ignored);
+    if (decoded.kind === 'bounce') return deliveryStatus(decoded.report, decoded.format, verpRefs, recipients, ignored);
+    if (decoded.kind === 'nothing' && recipients.some(isVerpAddress)) {
+      // Auto-replies and delivery notifications: the address works; nothing changes (logged at info, not a warning).
+      log.info({ recipients, client, format: decoded.format, why: decoded.why }, 'inbound message changes nothing');
+      return IGNORED;
+    }
+    if (recipients.some(isVerpAddress)) return ignored('neither a bounce nor a feedback report in any known format');
     return { code: 550, text: '5.1.1 No such mailbox: this address only takes delivery and feedback reports' };
   }
 
-  async function deliveryStatus(dsn: DeliveryStatusReport, verpRefs: MailReference[], ignored: (why: string, extra?: object) => Handled): Promise<Handled> {
+  /**
+   * A VERP report is applied only when the address it came to is on one of the mail's sender
+   * domains (the sender's domain or its return-path subdomain, domain/bounces/verp-domain.ts).
+   * Reports that name the mail only by the returned original's headers are not checked here.
+   */
+  function onSenderDomain(owner: { mailId: string; sender: string | null }, recipients: string[]): boolean {
+    const mine = recipients.filter((r) => referenceFromVerp(r)?.mailId === owner.mailId);
+    return !mine.length || mine.some((r) => verpDomainMatches(r, owner.sender));
+  }
+
+  async function deliveryStatus(
+    dsn: DeliveryStatusReport,
+    format: string,
+    verpRefs: MailReference[],
+    recipients: string[],
+    ignored: (why: string, extra?: object) => Handled,
+  ): Promise<Handled> {
     // Sent to a return path, the address names the mail; else the returned original does.
     const refs = verpRefs.length ? verpRefs : referencesFromOriginal(dsn.original);
-    if (!refs.length) return ignored('DSN names no mail of ours');
+    if (!refs.length) return ignored('bounce names no mail of ours', { format });
     const names = (address: string) => dsn.recipients.some((r) => namesRecipient(r, address.trim().toLowerCase()));
     const { trusted, refused } = await authenticMails(opts.pool, refs, names);
-    for (const r of refused) ignored(`DSN refused: ${r.why}`, { mailId: r.mailId });
+    for (const r of refused) ignored(`bounce refused: ${r.why}`, { mailId: r.mailId, format });
     let applied = false;
     for (const { owner, via } of trusted) {
-      const verdict = dsnVerdict(dsn, owner.toEmail);
+      if (!onSenderDomain(owner, recipients)) {
+        ignored("VERP report to a domain that is not one of the mail's sender domains (forged?)", { mailId: owner.mailId, sender: owner.sender, format });
+        continue;
+      }
+      // A tagged return path proves the reporter saw this mail: a report sent to that return path
+      // alone is about it even when it names other addresses (a forward, an alias, a list's
+      // members) or none (text bounces). Sent to several return paths, each mail takes only the
+      // blocks that name its own recipient.
+      const lone = via === 'tag' && verpRefs.length === 1 && verpRefs[0]!.mailId === owner.mailId;
+      const verdict = dsnVerdict(dsn, owner.toEmail, lone);
       if (verdict.kind === 'none') {
-        ignored(`DSN without failure or delay for the mail's recipient (${verdict.why})`, { mailId: owner.mailId });
+        ignored(`bounce without failure or delay for the mail's recipient (${verdict.why})`, { mailId: owner.mailId, format });
         continue;
       }
       const effect = await withTenant(opts.pool, owner.tenant, (c) => applyDsn(owner.tenant, c, owner.mailId, verdict));
-      log.info({ mailId: owner.mailId, instance: owner.tenant.slug, via, action: verdict.kind, status: verdict.status, bounceClass: verdict.bounceClass, effect }, 'DSN applied');
+      log.info(
+        { mailId: owner.mailId, instance: owner.tenant.slug, via, format, action: verdict.kind, status: verdict.status, reason: verdict.reason, bounceClass: verdict.bounceClass, effect },
+        verdict.kind === 'delayed' ? 'delay report logged' : 'bounce applied',
+      );
       if (effect === 'bounced' && verdict.bounceClass === 'soft') opts.onSoftBounce?.(owner.tenant.instanceId);
       applied = true;
     }
     return applied ? { code: 250, text: '2.0.0 Ok: delivery status recorded' } : IGNORED;
   }
 
-  async function complaint(arf: FeedbackReport, verpRefs: MailReference[], ignored: (why: string, extra?: object) => Handled): Promise<Handled> {
+  async function complaint(arf: FeedbackReport, verpRefs: MailReference[], recipients: string[], ignored: (why: string, extra?: object) => Handled): Promise<Handled> {
     // The original names the mail even when the loop reports to a fixed address.
     const refs = [...referencesFromOriginal(arf.original), ...verpRefs];
     if (!refs.length) return ignored('feedback report names no mail of ours');
@@ -185,6 +225,7 @@ export async function startInboundSmtp(opts: InboundSmtpOptions): Promise<Inboun
     const first = trusted[0];
     if (!first) return IGNORED;
     const { owner, via } = first;
+    if (!onSenderDomain(owner, recipients)) return ignored("VERP report to a domain that is not one of the mail's sender domains (forged?)", { mailId: owner.mailId });
     const recorded = await withTenant(opts.pool, owner.tenant, (c) =>
       recordComplaint(owner.tenant, c, { mailId: owner.mailId, feedbackType: arf.feedbackType, reportedBy: arf.userAgent ?? null, arrivalDate: arf.arrivalDate ?? null }),
     );

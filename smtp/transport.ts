@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import type { RenderedMail } from '../domain/mail/render.js';
 import { outcomeOfError, outcomeOfInfo, type SendOutcome } from '../domain/mail/smtp-reply.js';
@@ -13,10 +14,32 @@ import { outcomeOfError, outcomeOfInfo, type SendOutcome } from '../domain/mail/
  * Options in the URL win over the defaults below.
  */
 export interface SmtpTransport {
-  send(mail: RenderedMail): Promise<SendOutcome>;
+  /** With `dkim`, the message is DKIM-signed (nodemailer's signer) with the sender domain's key. */
+  send(mail: RenderedMail, dkim?: DkimSigner): Promise<SendOutcome>;
   /** Closes idle connections at once; deliveries in progress finish first. */
   close(): void;
 }
+
+/** A domain's signing key (domain/domains/dkim-keys.ts signingKeys). */
+export interface DkimSigner {
+  domain: string;
+  selector: string;
+  privateKey: KeyObject;
+}
+
+/**
+ * The header fields the signature covers: nodemailer's default list (RFC 6376 5.4's, From,
+ * Subject, Date, Message-ID, To, MIME structure, List-*), plus List-Unsubscribe-Post (RFC 8058
+ * requires it signed for one-click unsubscribe) and X-Cartero-Mail-Id (the identity feedback
+ * loops return). All are final when the mail is rendered: tracking rewrites links and adds the
+ * pixel in the body before signing, so the body hash covers the tracked body. Fields a relay or
+ * mailbox adds on the way (Received, Return-Path, the simulator's X-Simulator-Rcpt-To) are not
+ * in the list, so adding them breaks nothing.
+ */
+export const DKIM_SIGNED_HEADERS =
+  'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:Content-ID:' +
+  'Content-Description:In-Reply-To:References:List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:' +
+  'List-Post:List-Owner:List-Archive:X-Cartero-Mail-Id';
 
 export function createSmtpTransport(smtpUrl: string, opts: { maxConnections?: number } = {}): SmtpTransport {
   const transport = nodemailer.createTransport({
@@ -34,9 +57,10 @@ export function createSmtpTransport(smtpUrl: string, opts: { maxConnections?: nu
     disableUrlAccess: true,
   });
   return {
-    async send(mail) {
+    async send(mail, dkim) {
       try {
         const info = await transport.sendMail({
+          ...(dkim ? { dkim: { domainName: dkim.domain, keySelector: dkim.selector, privateKey: dkim.privateKey, headerFieldNames: DKIM_SIGNED_HEADERS } } : {}),
           envelope: mail.envelope,
           messageId: mail.messageId,
           from: mail.from,

@@ -1,35 +1,23 @@
 import t, { type Test } from 'tap';
 import { datasetDetailSchema, datasetSchema } from '../api/schemas/datasets.js';
 import { compile } from '../api/validation.js';
-import { testDatabases } from './helpers/databases.js';
+import { cliTest, failed } from './helpers/cli-test.js';
 import { makeTenant } from './helpers/fixtures.js';
-import { childEnv, cliRunner, oneJsonObject, type CliResult } from './helpers/spawn.js';
-import { startTestWeb } from './helpers/web.js';
+import type { CliResult } from './helpers/spawn.js';
 
 /**
  * Datasets (issue 14): created and changed in the panel (`cartero dataset ...`, run as a user
  * runs it), read over HTTP with GET /v1/datasets and /v1/datasets/{id}.
  */
 
-const dbs = await testDatabases(t, 'datasetsapi');
-const { url } = await startTestWeb(t, dbs);
-const cli = cliRunner(t, childEnv({ DATABASE_URL: dbs.databaseUrl }, ['CLICKHOUSE_URL', 'PORT', 'NODE_OPTIONS']));
-const a = await makeTenant(dbs.pool, { scopes: ['dataset:read'] });
-const b = await makeTenant(dbs.pool, { scopes: ['dataset:read'] });
+const { dbs, cli, a, b, call, ok } = await cliTest(t, 'datasetsapi', ['dataset:read']);
 const summary = compile(datasetSchema, 'json');
 const detail = compile(datasetDetailSchema, 'json');
 
-async function get(path: string, headers = a.headers) {
-  const res = await fetch(url + path, { headers });
-  return { status: res.status, body: (await res.json()) as any };
-}
-
-const ok = async (...args: string[]) => oneJsonObject(await cli(...args));
+const get = async (path: string, headers = a.headers) => call('GET', path, undefined, headers);
 
 function refused(t: Test, r: CliResult, code: string, what: string): void {
-  t.equal(r.code, 1, `${what}: exit 1`);
-  t.equal(r.stdout, '', `${what}: nothing on stdout`);
-  t.match(r.stderr, new RegExp(`: ${code}: `), `${what}: ${code}`);
+  failed(t, r, new RegExp(`: ${code}: `), what, 1);
 }
 
 await ok('field', 'create', '--instance', a.slug, '--key', 'first_name', '--name', 'First name', '--type', 'text');

@@ -3,35 +3,24 @@ import { fieldSchema } from '../api/schemas/fields.js';
 import { compile } from '../api/validation.js';
 import { createInstance } from '../domain/tenancy/instances.js';
 import { migratePostgres } from '../sql/migrate.js';
-import { emptyTestDatabase, testDatabases } from './helpers/databases.js';
+import { emptyTestDatabase } from './helpers/databases.js';
+import { cliTest, failed } from './helpers/cli-test.js';
 import { makeTenant } from './helpers/fixtures.js';
-import { childEnv, cliRunner, oneJsonObject, type CliResult } from './helpers/spawn.js';
-import { startTestWeb } from './helpers/web.js';
+import type { CliResult } from './helpers/spawn.js';
 
 /**
  * The field catalog (issue 14): GET /v1/fields over HTTP, and the panel-only commands that
  * change it run as a user runs them (`node bin/cartero.js field ...`) against this file's database.
  */
 
-const dbs = await testDatabases(t, 'fieldscatalog');
-const { url } = await startTestWeb(t, dbs);
-const cli = cliRunner(t, childEnv({ DATABASE_URL: dbs.databaseUrl }, ['CLICKHOUSE_URL', 'PORT', 'NODE_OPTIONS']));
-const a = await makeTenant(dbs.pool, { scopes: ['dataset:read'] });
-const b = await makeTenant(dbs.pool, { scopes: ['dataset:read'] });
+const { dbs, cli, a, b, call, ok } = await cliTest(t, 'fieldscatalog', ['dataset:read']);
 const field = compile(fieldSchema, 'json');
 
-async function get(path: string, headers = a.headers) {
-  const res = await fetch(url + path, { headers });
-  return { status: res.status, body: (await res.json()) as any };
-}
-
-const ok = async (...args: string[]) => oneJsonObject(await cli(...args));
+const get = async (path: string, headers = a.headers) => call('GET', path, undefined, headers);
 
 /** A refused command: exit 1, nothing on stdout, the spec code on stderr. */
 function refused(t: Test, r: CliResult, code: string, what: string): void {
-  t.equal(r.code, 1, `${what}: exit 1`);
-  t.equal(r.stdout, '', `${what}: nothing on stdout`);
-  t.match(r.stderr, new RegExp(`: ${code}: `), `${what}: ${code}`);
+  failed(t, r, new RegExp(`: ${code}: `), what, 1);
 }
 
 t.test('a new instance has the system fields email and phone, listed as the spec says', async (t) => {

@@ -185,6 +185,7 @@ t.test('DSN verdicts: hard or soft by status, the mail recipient\'s block first'
   t.same(dsnVerdict(report, 'ANN@example.org'), {
     kind: 'failed',
     bounceClass: 'hard',
+    reason: 'userunknown',
     status: '5.1.1',
     smtpCode: 550,
     diagnostic: '550 5.1.1 <ann@example.org>: Recipient address rejected: User unknown in virtual mailbox table',

@@ -26,11 +26,17 @@ import { waitFor } from './helpers/send-stack.js';
 const QUEUE_NAMES = [
   'consent.confirmation-mail',
   'consent.expire-pending',
+  'domains.verify-dns',
+  'form.dataset-feed',
+  'form.submission-mail',
   'mail.release-onhold',
   'mail.retention',
   'mail.send',
   'restrictions.soft-bounces',
   'restrictions.soft-bounces-sweep',
+  'webhook.deliver',
+  'webhook.housekeeping',
+  'webhook.sweep',
   'worker.heartbeat',
 ];
 

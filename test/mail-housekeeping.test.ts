@@ -104,20 +104,20 @@ t.test('retention purge removes mails past the window with their logs', async (t
   t.equal(await rows('SELECT 1 FROM mail_logs WHERE mail_id = $1', [newId]).then((r) => r.length), 1);
 });
 
-t.test('the outbox keeps events until ClickHouse has had them for a day, then lets them go', async (t) => {
+t.test('the outbox keeps events until ClickHouse has had them for a day and the webhook stage has taken them, then lets them go', async (t) => {
   const old = `now() - make_interval(hours => ${SHIPPED_EVENTS_KEEP_HOURS + 1})`;
-  const event = (label: string, stage: number, at: string) =>
-    dbs.pool.query(`INSERT INTO event_outbox (instance_id, mail_id, kind, url, occurred_at, stage) VALUES ($1, 'PURGE', 'open', $2, ${at}, $3)`, [
-      a.tenant.instanceId,
-      label,
-      stage,
-    ]);
+  const event = (label: string, stage: number, at: string, webhooksDone = true) =>
+    dbs.pool.query(
+      `INSERT INTO event_outbox (instance_id, mail_id, kind, url, occurred_at, stage, webhooks_done) VALUES ($1, 'PURGE', 'open', $2, ${at}, $3, $4)`,
+      [a.tenant.instanceId, label, stage, webhooksDone],
+    );
   for (let i = 0; i < 3; i++) await event(`shipped-old-${i}`, 2, old);
   await event('shipped-recent', 2, 'now()');
   await event('counted-old', 1, old); // counted, not yet in ClickHouse
   await event('new-old', 0, old); // not even counted yet
+  await event('shipped-old-no-webhooks', 2, old, false); // in ClickHouse, not yet fanned out to webhooks
   t.equal(await purgeShippedOutboxEvents(dbs.pool), 3, 'the three shipped a day ago');
   const left = await rows("SELECT url FROM event_outbox WHERE mail_id = 'PURGE' ORDER BY url");
-  t.same(left.map((r) => r.url), ['counted-old', 'new-old', 'shipped-recent'], 'unshipped events stay whatever their age');
+  t.same(left.map((r) => r.url), ['counted-old', 'new-old', 'shipped-old-no-webhooks', 'shipped-recent'], 'unshipped events, and events the webhook stage has not taken, stay whatever their age');
   t.equal(await purgeShippedOutboxEvents(dbs.pool), 0, 'nothing more to remove');
 });

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { RENDER_PUBLIC_URL, RENDER_SECRET, renderInput } from './helpers/render-input.js';
 import { htmlToPlainText, insertOpenPixel, isProtectedHeader, renderMail, trackLinks, type RenderInput } from '../domain/mail/render.js';
-import { bounceClassOf, classifyReply, outcomeOfError, outcomeOfInfo, parseSmtpReply } from '../domain/mail/smtp-reply.js';
+import { classifyReply, outcomeOfError, outcomeOfInfo, parseSmtpReply } from '../domain/mail/smtp-reply.js';
 import { readTrackingToken, signToken, verifyToken } from '../domain/tracking/tokens.js';
 
 const SECRET = RENDER_SECRET;
@@ -200,7 +200,7 @@ t.test('tokens: tampering, another secret and another kind are refused', async (
   t.equal(readTrackingToken(SECRET, js, 'click'), undefined, 'only http(s) targets');
 });
 
-t.test('SMTP replies: 2xx sent, 4xx deferred, 5xx hard or soft by enhanced code', async (t) => {
+t.test('SMTP replies: 2xx sent, 4xx deferred, 5xx hard or soft by the reason (domain/bounces/reason.ts)', async (t) => {
   t.same(parseSmtpReply('550 5.1.1 <a@b>: User unknown'), { code: 550, enhanced: '5.1.1', text: '550 5.1.1 <a@b>: User unknown' });
   t.same(parseSmtpReply('250-2.0.0 Ok\n250 more'), { code: 250, enhanced: '2.0.0', text: '250-2.0.0 Ok\n250 more' });
   t.same(parseSmtpReply('550 4.1.1 mismatched class'), { code: 550, text: '550 4.1.1 mismatched class' });
@@ -220,14 +220,20 @@ t.test('SMTP replies: 2xx sent, 4xx deferred, 5xx hard or soft by enhanced code'
   t.equal(kind('501 5.5.4 invalid address'), 'bounced:hard');
   t.equal(kind('552 5.2.2 mailbox full'), 'bounced:soft');
   t.equal(kind('550 5.7.1 policy'), 'bounced:soft');
-  t.equal(kind('554 5.4.4 unroutable'), 'bounced:soft');
-  t.equal(kind('550 no enhanced'), 'bounced:hard');
+  t.equal(kind('554 5.4.4 unroutable'), 'bounced:hard', '5.4.4: no route to the domain (hostunknown)');
+  t.equal(kind('550 no enhanced'), 'bounced:soft', 'a bare 550 does not say the address is dead');
+  t.equal(kind('550 5.0.0 blocked using zen.spamhaus.org'), 'bounced:soft', '5.0.0 with a block in its words');
+  t.equal(kind('550 5.1.8 <bounce@x>: Sender address rejected: Domain not found'), 'bounced:soft', '5.1.8 is the sender');
+  t.equal(kind('550 5.7.26 Unauthenticated email is not accepted due to DMARC policy'), 'bounced:soft');
+  t.equal(kind('550 Requested action not taken: mailbox unavailable, no such user here'), 'bounced:hard');
   t.equal(kind('554 transaction failed'), 'bounced:soft');
-  t.equal(bounceClassOf(551, undefined), 'hard');
-  t.equal(bounceClassOf(552, undefined), 'soft');
+  t.match(classifyReply({ code: 551, text: '' }), { bounceClass: 'hard' }, '551 user not local: moved');
+  t.match(classifyReply({ code: 552, text: '' }), { bounceClass: 'soft' }, '552 storage exceeded');
 
   const rcpt = outcomeOfError(Object.assign(new Error("Can't send mail - all recipients were rejected"), { code: 'EENVELOPE', responseCode: 550, response: '550 5.1.1 <bounce@x>: User unknown' }));
-  t.same(rcpt, { kind: 'bounced', bounceClass: 'hard', reply: { code: 550, enhanced: '5.1.1', text: '550 5.1.1 <bounce@x>: User unknown' } });
+  t.same(rcpt, { kind: 'bounced', bounceClass: 'hard', reason: 'userunknown', reply: { code: 550, enhanced: '5.1.1', text: '550 5.1.1 <bounce@x>: User unknown' } });
+  const afterData = outcomeOfError(Object.assign(new Error('Message failed'), { code: 'EMESSAGE', command: 'DATA', responseCode: 550, response: '550 Unknown user ann@x' }));
+  t.match(afterData, { kind: 'bounced', bounceClass: 'soft', reason: 'filtered', reply: { command: 'DATA' } }, 'refused after DATA: accepted at RCPT, so the content was filtered');
   const conn = outcomeOfError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ESOCKET' }));
   t.same(conn, { kind: 'deferred', reply: { text: 'ESOCKET: connect ECONNREFUSED 127.0.0.1:1' } });
   t.equal(outcomeOfError(Object.assign(new Error('Timeout'), { code: 'ETIMEDOUT' })).kind, 'deferred');

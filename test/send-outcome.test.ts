@@ -10,8 +10,8 @@ import { MailStatus } from '../domain/mail/status.js';
  */
 
 const sent: SendOutcome = { kind: 'sent', reply: { code: 250, text: '250 2.0.0 OK queued' } };
-const hard: SendOutcome = { kind: 'bounced', bounceClass: 'hard', reply: { code: 550, enhanced: '5.1.1', text: '550 5.1.1 no such user' } };
-const soft: SendOutcome = { kind: 'bounced', bounceClass: 'soft', reply: { code: 552, enhanced: '5.2.2', text: '552 5.2.2 mailbox full' } };
+const hard: SendOutcome = { kind: 'bounced', bounceClass: 'hard', reason: 'userunknown', reply: { code: 550, enhanced: '5.1.1', text: '550 5.1.1 no such user' } };
+const soft: SendOutcome = { kind: 'bounced', bounceClass: 'soft', reason: 'mailboxfull', reply: { code: 552, enhanced: '5.2.2', text: '552 5.2.2 mailbox full' } };
 const deferred: SendOutcome = { kind: 'deferred', reply: { code: 451, enhanced: '4.7.1', text: '451 4.7.1 try later' } };
 const noReply: SendOutcome = { kind: 'deferred', reply: { text: 'connect ECONNREFUSED 127.0.0.1:2525' } };
 
@@ -83,7 +83,12 @@ for (const row of rows) {
       mailId: 'm1',
       to: row.to,
       // Only from queued, and it counts as an SMTP try.
-      fields: { from: [MailStatus.queued], smtpTry: true, ...(row.bounceClass ? { bounceClass: row.bounceClass } : {}) },
+      // A bounce carries its reason: the reply's (domain/bounces/reason.ts), or expired when the tries ran out.
+      fields: {
+        from: [MailStatus.queued],
+        smtpTry: true,
+        ...(row.bounceClass ? { bounceClass: row.bounceClass, bounceReason: row.outcome.kind === 'bounced' ? row.outcome.reason : 'expired' } : {}),
+      },
       log: { smtpCode: reply.code ?? null, smtpEnhanced: reply.enhanced ?? null, smtpReply: reply.text, ...(row.reason ? { reason: row.reason } : {}) },
     });
     t.equal(jobDone, row.jobDone, 'job verdict');

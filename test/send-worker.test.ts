@@ -155,7 +155,7 @@ t.test('a normal mail is sent: logs 1,2,3, timestamps, and the stored message is
   const tagged = new RegExp(`^${id}\\.1[0-9a-f]{20}$`); // the mail id and its report tag (key version 1)
   const [ownId] = header('x-cartero-mail-id');
   t.match(ownId, tagged, 'X-Cartero-Mail-Id: the mail id and its report tag');
-  t.same(header('return-path'), [`<bounce+${ownId}@send.example>`], 'VERP envelope sender, tagged alike');
+  t.same(header('return-path'), [`<bounce+${ownId}@bounces.send.example>`], 'VERP envelope sender on the return-path host (RETURN_PATH_SUBDOMAIN), tagged alike');
   t.same(header('x-simulator-rcpt-to'), ['ann@example.org']);
   t.same(header('message-id'), [`<${ownId}@send.example>`], 'Message-ID embeds the tagged mail id; the custom one is refused');
   t.same(header('list-unsubscribe-post'), ['List-Unsubscribe=One-Click']);

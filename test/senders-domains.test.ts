@@ -1,7 +1,7 @@
 import t from 'tap';
 import { compile } from '../api/validation.js';
 import { senderSchema } from '../api/schemas/senders.js';
-import { domainSchema, domainStatusSchema } from '../api/schemas/domains.js';
+import { domainSchema, domainStatusSchema, domainWithRecordsSchema } from '../api/schemas/domains.js';
 import { collectionSchema } from '../api/schemas/common.js';
 import { setDomainChecks } from '../domain/domains/domains.js';
 import { testDatabases } from './helpers/databases.js';
@@ -16,7 +16,9 @@ const b = await makeTenant(dbs.pool);
 // Response shapes are checked against the very schemas the OpenAPI document publishes.
 const senderPage = compile(collectionSchema(senderSchema), 'json');
 const sender = compile(senderSchema, 'json');
-const domain = compile(domainSchema, 'json');
+const domainPage = compile(collectionSchema(domainSchema), 'json');
+// The single read adds the DNS records to publish (docs/domains.md).
+const domain = compile(domainWithRecordsSchema, 'json');
 const domainStatus = compile(domainStatusSchema, 'json');
 
 const [newsId, billingId] = await makeSenders(dbs.pool, a.tenant, {
@@ -108,6 +110,7 @@ t.test('a domain is verified only when all four checks are approved', async (t) 
 t.test('domains listing and record', async (t) => {
   const list = await get('/v1/domains');
   t.equal(list.status, 200);
+  domainPage(list.body);
   t.same(list.body.data.map((d: any) => d.domain), ['verified.example', 'pending.example']);
   t.same(list.body.pagination, { page: 1, page_size: 20, has_more: false, total_items: 2, total_pages: 1 });
   t.same((await get('/v1/domains?page_size=1&page=2')).body.pagination, { page: 2, page_size: 1, has_more: false, total_items: 2, total_pages: 2 });

@@ -1,11 +1,11 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { moduleType } from '../domain/templates/format/nodes.js';
 import { renderDocument } from '../domain/templates/render/index.js';
-import { projectRoot } from '../runtime/paths.js';
 import { corpusPath } from './helpers/corpus.js';
+import { SCREENSHOTS, useChromium } from './helpers/chromium.js';
 
 /**
  * The rendered HTML laid out by a real browser engine (Debian's chromium, headless, through
@@ -17,9 +17,7 @@ import { corpusPath } from './helpers/corpus.js';
  * placeholder, every other request (web fonts) is refused.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const CORPUS = corpusPath('templates', 'beefree', 'samples');
-const SHOTS = join(projectRoot, 'artifacts', 'screenshots');
 const DOCUMENTS = ['examples-sample.json', 'simple-schema-template-3.json'];
 const DESKTOP = 600;
 const PHONE = 375;
@@ -28,28 +26,14 @@ const PLACEHOLDER = Buffer.from(
   '<svg xmlns="http://www.w3.org/2000/svg" width="400" height="250"><rect width="400" height="250" fill="#c8ccd0"/></svg>',
 );
 
-if (!existsSync(CHROMIUM)) {
-  t.comment(`${CHROMIUM} is not installed (Debian package chromium; .ci/run installs it): layout screenshots skipped`);
-  t.pass('skipped: no chromium', { skip: `${CHROMIUM} absent` });
-} else {
-  let browser: Browser;
-  t.before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-  });
-  t.teardown(async () => {
-    await browser?.close();
-  });
-
+const chrome = useChromium(t, 'layout screenshots');
+if (chrome) {
   for (const file of DOCUMENTS) {
     t.test(`${file}: columns side by side at ${DESKTOP} px, stacked at ${PHONE} px`, async (t) => {
       const doc = JSON.parse(readFileSync(join(CORPUS, file), 'utf8')) as unknown;
       const { html } = await renderDocument(doc, { preheader: 'Screenshot preheader', title: file });
-      const wide = await layout(browser, html, DESKTOP, `${file}-${DESKTOP}.png`);
-      const narrow = await layout(browser, html, PHONE, `${file}-${PHONE}.png`);
+      const wide = await layout(chrome.browser, html, DESKTOP, `${file}-${DESKTOP}.png`);
+      const narrow = await layout(chrome.browser, html, PHONE, `${file}-${PHONE}.png`);
       t.ok(wide.length > 0, `${wide.length} multi-column rows found`);
       t.equal(narrow.length, wide.length);
       wide.forEach((row, i) => t.same(sideBySide(t, row, `row ${i + 1} at ${DESKTOP} px`), row, 'left to right in document order'));
@@ -69,8 +53,8 @@ if (!existsSync(CHROMIUM)) {
     });
     const doc = { page: { body: { content: { computedStyle: { messageWidth: '600px' } } }, rows: [row('nostack', { rowColStackOnMobile: false }), row('reverse', { rowReverseColStackOnMobile: true })] } };
     const { html } = await renderDocument(doc, { preheader: null, title: null });
-    const wide = await layout(browser, html, DESKTOP, `stacking-options-${DESKTOP}.png`);
-    const narrow = await layout(browser, html, PHONE, `stacking-options-${PHONE}.png`);
+    const wide = await layout(chrome.browser, html, DESKTOP, `stacking-options-${DESKTOP}.png`);
+    const narrow = await layout(chrome.browser, html, PHONE, `stacking-options-${PHONE}.png`);
     t.equal(wide.length, 2);
     t.equal(narrow.length, 2);
     const [noStackWide, reverseWide] = wide as [Column[], Column[]];
@@ -126,7 +110,7 @@ async function layout(browser: Browser, html: string, width: number, png: string
       }
       out.push(cols);
     }
-    await page.screenshot({ path: join(SHOTS, png), fullPage: true });
+    await page.screenshot({ path: join(SCREENSHOTS, png), fullPage: true });
     return out;
   } finally {
     await page.close();

@@ -17,6 +17,8 @@ const isId = (v: unknown): v is number => typeof v === 'number' && Number.isSafe
 export const consentConfirmationMailJob = defineJob({
   name: CONSENT_CONFIRMATION_MAIL_QUEUE,
   policy: { retryLimit: 8, retryDelay: 30, retryBackoff: true, expireInSeconds: 300 },
+  // Ten at a time, as the form mails: one per 2 s poll fell behind a busy signup page.
+  batch: 10,
   parse(payload: unknown): ConsentConfirmationMailJob | undefined {
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return undefined;
     const p = payload as Record<string, unknown>;

@@ -175,6 +175,7 @@ function toRow(e: OutboxEvent, machine: string | null): MailEventRow {
     instance_id: e.instance_id,
     event_type: e.kind === 'status' ? STATUS_EVENT[e.status!]! : e.kind,
     status: e.status,
+    bounce_reason: e.bounce_reason ?? null,
     occurred_at: e.occurred_at,
     event_id: e.id,
     mail_id: e.mail_id,

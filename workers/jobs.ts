@@ -1,12 +1,17 @@
 import { queuePolicy, type JobDefinition, type QueuePolicy, type QueueSettings } from './job.js';
 import { consentConfirmationMailJob } from './consent-confirmation-mail.js';
 import { consentExpiryJob } from './consent-expiry.js';
+import { domainVerifyJob } from './domain-verify.js';
+import { formDatasetFeedJob } from './form-dataset-feed.js';
+import { formSubmissionMailJob } from './form-submission-mail.js';
 import { heartbeatJob } from './heartbeat.js';
 import { releaseOnHoldJob } from './release-onhold.js';
 import { retentionJob } from './retention.js';
 import { sendMailJob } from './send-mail.js';
 import { softBouncesJob } from './soft-bounces.js';
 import { softBouncesSweepJob } from './soft-bounces-sweep.js';
+import { webhookDeliverJob } from './webhook-deliver.js';
+import { webhookHousekeepingJob, webhookSweepJob } from './webhook-housekeeping.js';
 
 /**
  * Every job of the service, read by the release step (runtime/queue.ts creates each queue with its
@@ -24,6 +29,12 @@ export const JOBS: ReadonlyArray<JobDefinition<any>> = [
   sendMailJob,
   consentConfirmationMailJob,
   consentExpiryJob,
+  formSubmissionMailJob,
+  formDatasetFeedJob,
+  domainVerifyJob,
+  webhookDeliverJob,
+  webhookHousekeepingJob,
+  webhookSweepJob,
 ];
 
 /** Each job's queue name and policy, as the release step creates them (settings: the configuration). */

@@ -20,6 +20,15 @@ import type { SendLease } from './send-lease.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
 import { defineJob } from './job.js';
 import { softBounceNotifier } from './soft-bounce-check.js';
+import { signingKeys, type SigningKey } from '../domain/domains/dkim-keys.js';
+import { configuredKeyRing, type KeyRing } from '../domain/domains/key-encryption.js';
+import type { Config } from '../runtime/config.js';
+
+/** The configured key ring, opened the first time a batch needs it (a worker whose domains have no key never reads or creates one). */
+function lazyKeyRing(config: Config): () => KeyRing {
+  let ring: KeyRing | undefined;
+  return () => (ring ??= configuredKeyRing(config));
+}
 
 /**
  * The send worker: one pg-boss job per mail (data SendMailJob), fetched in batches.
@@ -65,6 +74,12 @@ export interface SendMailDeps {
   render: RenderLimits;
   /** TRACKING_SECRET, when the operator sets it (domain/tracking/secret.ts). */
   trackingSecret: string | undefined;
+  /**
+   * DKIM: the key ring that opens the domains' private keys (called only when a batch has a
+   * domain with a key), and RETURN_PATH_SUBDOMAIN, the host of the VERP return path under the
+   * sender domain.
+   */
+  dkim: { ring: () => KeyRing; returnPathSubdomain: string };
 }
 
 /** The defaults of SEND_BATCH_SIZE and SEND_CONCURRENCY (why these: runtime/config-schema.ts). */
@@ -128,6 +143,7 @@ export const sendMailJob = defineJob({
       settings: config.send,
       render: config.render,
       trackingSecret: config.trackingSecret,
+      dkim: { ring: lazyKeyRing(config), returnPathSubdomain: config.domains.returnPathSubdomain },
     });
   },
 });
@@ -182,9 +198,9 @@ async function handleBatch(boss: PgBoss, deps: SendMailDeps, limits: RenderLimit
         return;
       }
       await Promise.all(
-        toSend.map(async ({ mailId, rendered, job, attempts }) => {
+        toSend.map(async ({ mailId, rendered, dkim, job, attempts }) => {
           try {
-            const outcome = await deps.smtp.send(rendered);
+            const outcome = await deps.smtp.send(rendered, dkim);
             // The send queue's retry limit is SEND_RETRY_LIMIT.
             const { move, jobDone } = decideSendOutcome(mailId, outcome, attempts, job.retryLimit);
             try {
@@ -224,6 +240,8 @@ export function parseJobData(data: unknown): SendMailJob | undefined {
 interface Prepared {
   mailId: string;
   rendered: RenderedMail;
+  /** The sender domain's DKIM key; undefined for a domain without one (sent unsigned). */
+  dkim: SigningKey | undefined;
   job: Job;
   /** SMTP tries recorded before this one. */
   attempts: number;
@@ -252,7 +270,10 @@ async function prepare(deps: SendMailDeps, tenant: Tenant, keys: SigningKeys, li
     const missing = mailIds.filter((id) => !found.has(id));
     deps.logger.warn({ instanceId: tenant.instanceId, mailIds: missing }, 'send jobs for mails that do not exist (purged?) ignored');
   }
-  const renderings = await renderBatch(deps, keys, limits, contexts);
+  // Every outgoing mail is signed with its sender domain's key (domain/domains/dkim-keys.ts).
+  const domains = [...new Set(contexts.flatMap((x) => (x.domain_name ? [x.domain_name] : [])))];
+  const signers = await signingKeys(tenant, deps.pool, deps.dkim.ring, domains);
+  const renderings = await renderBatch(deps, keys, limits, contexts, signers);
   const listed: string[] = [];
   try {
     return await moveRendered(deps, tenant, mails, renderings, listed);
@@ -264,7 +285,7 @@ async function prepare(deps: SendMailDeps, tenant: Tenant, keys: SigningKeys, li
 }
 
 /** A mail rendered in R, with the sender domain it was rendered for; or why it could not be. */
-type Rendering = { ok: true; rendered: RenderedMail; domain: string | null } | { ok: false; error: unknown };
+type Rendering = { ok: true; rendered: RenderedMail; domain: string | null; dkim: SigningKey | undefined } | { ok: false; error: unknown };
 
 /** A run of renders longer than this yields to the event loop (SMTP replies, leases, the inbound listener). */
 const RENDER_SLICE_MS = 20;
@@ -274,7 +295,13 @@ const RENDER_SLICE_MS = 20;
  * rendered (A leaves it alone). When one mail of a message runs over the time bound, the
  * message's other mails in the batch are not tried: they would cost as much for the same answer.
  */
-async function renderBatch(deps: SendMailDeps, keys: SigningKeys, limits: RenderLimits, contexts: RenderContext[]): Promise<Map<string, Rendering>> {
+async function renderBatch(
+  deps: SendMailDeps,
+  keys: SigningKeys,
+  limits: RenderLimits,
+  contexts: RenderContext[],
+  signers: Map<string, SigningKey>,
+): Promise<Map<string, Rendering>> {
   const renderings = new Map<string, Rendering>();
   const tooSlow = new Map<number, string>();
   let slice = performance.now();
@@ -295,6 +322,7 @@ async function renderBatch(deps: SendMailDeps, keys: SigningKeys, limits: Render
         {
           mailId: ctx.mail_id,
           senderDomain: ctx.domain_name!,
+          returnPathDomain: `${deps.dkim.returnPathSubdomain}.${ctx.domain_name!}`,
           publicUrl: deps.publicUrl,
           secret: keys.secret,
           reportKey: keys.reportKey,
@@ -312,7 +340,7 @@ async function renderBatch(deps: SendMailDeps, keys: SigningKeys, limits: Render
         },
         limits,
       );
-      renderings.set(ctx.mail_id, { ok: true, rendered, domain: ctx.domain_name });
+      renderings.set(ctx.mail_id, { ok: true, rendered, domain: ctx.domain_name, dkim: ctx.domain_name ? signers.get(ctx.domain_name) : undefined });
     } catch (err) {
       renderings.set(ctx.mail_id, { ok: false, error: err });
       if (err instanceof RenderLimitExceeded && performance.now() - started > limits.maxMs) tooSlow.set(ctx.message_id, err.message);
@@ -367,7 +395,7 @@ async function moveRendered(deps: SendMailDeps, tenant: Tenant, mails: Map<strin
         moves.push({ mailId, to: MailStatus.dropped, log: { reason: `render_failed: ${errorText(err).split('\n')[0]}`.slice(0, 500) } });
         continue;
       }
-      prepared.push({ mailId, rendered: rendering.rendered, job: mails.get(mailId)![0]!, attempts: state.attempts });
+      prepared.push({ mailId, rendered: rendering.rendered, dkim: rendering.dkim, job: mails.get(mailId)![0]!, attempts: state.attempts });
       // Before the commit that makes the mail queued: this process's other runs see it at once.
       deps.lease.inFlight.add(mailId);
       listed.push(mailId);

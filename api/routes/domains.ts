@@ -1,8 +1,10 @@
-import { getDomain, getDomainStatus, listDomains } from '../../domain/domains/domains.js';
+import { getDomainStatus, listDomains } from '../../domain/domains/domains.js';
+import { getDomainWithRecords } from '../../domain/domains/domain-records.js';
+import { dnsSettings } from '../../domain/domains/dns-records.js';
 import type { PageRequest } from '../../domain/pagination.js';
 import { defineRoute } from '../route.js';
 import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
-import { domainSchema, domainStatusSchema } from '../schemas/domains.js';
+import { domainSchema, domainStatusSchema, domainWithRecordsSchema } from '../schemas/domains.js';
 
 export const domainRoutes = [
   defineRoute<PageRequest>({
@@ -21,12 +23,14 @@ export const domainRoutes = [
     path: '/v1/domains/{id}',
     operationId: 'getDomain',
     summary: 'Read a domain record',
+    description:
+      'Beyond the spec\'s fields, the DNS records to publish (DKIM TXT per live key, MX and SPF of the return-path host, a suggested DMARC), each with its current check state.',
     tag: 'Domains',
     auth: { kind: 'api_key', scope: 'domains:read' },
     params: { id: resourceId },
-    success: { status: 200, description: 'The domain with its four DNS check states', schema: domainSchema },
+    success: { status: 200, description: 'The domain with its four DNS check states and its records', schema: domainWithRecordsSchema },
     errors: [404],
-    handler: ({ tenant, params, deps }) => getDomain(tenant, deps.pool, params.id),
+    handler: ({ tenant, params, deps }) => getDomainWithRecords(tenant, deps.pool, { id: params.id }, dnsSettings(deps.config)),
   }),
   defineRoute<Record<string, never>, { domain_name: string }>({
     method: 'get',

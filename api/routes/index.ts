@@ -7,6 +7,9 @@ import { consentConfirmLinkRoutes } from './consent-confirm-links.js';
 import { datasetRoutes } from './datasets.js';
 import { domainRoutes } from './domains.js';
 import { fieldRoutes } from './fields.js';
+import { formPageRoutes } from './form-pages.js';
+import { formConfirmLinkRoutes } from './form-confirm-links.js';
+import { formRoutes } from './forms.js';
 import { mailRoutes } from './mails.js';
 import { restrictionRoutes } from './restrictions.js';
 import { senderRoutes } from './senders.js';
@@ -14,6 +17,7 @@ import { templateRoutes } from './templates.js';
 import { trackingRoutes } from './tracking.js';
 import { unsubscribeLinkRoutes } from './unsubscribe-links.js';
 import { unsubscribeRoutes } from './unsubscribes.js';
+import { webhookRoutes } from './webhooks.js';
 
 /**
  * Every HTTP entry point of the web process but the infrastructure's (/healthz, /readyz,
@@ -31,10 +35,14 @@ export const routes: Route[] = [
   ...consentRoutes,
   ...fieldRoutes,
   ...datasetRoutes,
+  ...formRoutes,
   ...activityRoutes,
   ...activityExportRoutes,
+  ...webhookRoutes,
   // Public links (auth public: the signed token in the path is the credential).
   ...trackingRoutes,
   ...unsubscribeLinkRoutes,
   ...consentConfirmLinkRoutes,
+  ...formPageRoutes,
+  ...formConfirmLinkRoutes,
 ];

@@ -28,3 +28,32 @@ export const domainSchema: JsonSchema = {
     updated_at: dateTime,
   },
 };
+
+const dnsRecordSchema: JsonSchema = {
+  type: 'object',
+  required: ['check', 'type', 'name', 'value', 'status'],
+  additionalProperties: false,
+  properties: {
+    check: { type: 'string', enum: ['mx', 'spf', 'dkim', 'dmarc'], description: 'Which of the four checks this record serves.' },
+    type: { type: 'string', enum: ['TXT', 'MX'] },
+    name: { type: 'string', description: 'Fully qualified record name, without a trailing dot.' },
+    value: { type: 'string', description: 'What to publish; for MX `<priority> <host>`.' },
+    status: { ...checkState, description: "This record's check state (a DKIM record: its key's)." },
+    selector: { type: 'string', description: 'DKIM records: the key selector.' },
+    signing: { type: 'boolean', description: 'DKIM records: mail is signed with this key now.' },
+  },
+};
+
+/** The single-domain read: the spec's fields plus what to publish in DNS (docs/domains.md). */
+export const domainWithRecordsSchema: JsonSchema = {
+  ...domainSchema,
+  required: [...(domainSchema.required as string[]), 'return_path_domain', 'dkim_selector', 'dns_checked_at', 'checks_overridden', 'dns_records'],
+  properties: {
+    ...(domainSchema.properties as Record<string, JsonSchema>),
+    return_path_domain: { type: 'string', description: 'Host of the bounce+<id>@ return path (MAIL FROM): RETURN_PATH_SUBDOMAIN.<domain>.' },
+    dkim_selector: { type: ['string', 'null'], description: 'Selector of the key that signs mail now; null when the domain has no key.' },
+    dns_checked_at: { ...dateTime, type: ['string', 'null'], description: 'When the records were last resolved; null: never.' },
+    checks_overridden: { type: 'boolean', description: 'The checks were set by the operator without DNS; the scheduled verification skips the domain.' },
+    dns_records: { type: 'array', items: dnsRecordSchema },
+  },
+};

@@ -126,7 +126,7 @@ export const mailSchema: JsonSchema = {
 export const mailLogSchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['status', 'created_at', 'reason', 'smtp_code', 'smtp_enhanced', 'smtp_reply', 'attempt'],
+  required: ['status', 'created_at', 'reason', 'smtp_code', 'smtp_enhanced', 'smtp_reply', 'attempt', 'bounce_reason'],
   properties: {
     status: { type: 'integer' },
     created_at: { type: 'string', format: 'date-time' },
@@ -135,6 +135,12 @@ export const mailLogSchema: JsonSchema = {
     smtp_enhanced: { type: ['string', 'null'] },
     smtp_reply: { type: ['string', 'null'] },
     attempt: { type: ['integer', 'null'] },
+    bounce_reason: {
+      type: ['string', 'null'],
+      description:
+        'Beyond the spec: why the mail bounced, on the row of a move to bounced (and on a delay report\'s note), in the bounce classifier\'s vocabulary ' +
+        '(userunknown, hostunknown, mailboxfull, blocked, spamdetected, policyviolation, expired, ...; docs/bounces.md). Null on other rows.',
+    },
   },
 };
 

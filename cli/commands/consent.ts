@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { consentProof } from '../../domain/consent/proof.js';
 import { createPurpose } from '../../domain/consent/purposes.js';
@@ -8,6 +8,7 @@ import { CONSENT_CHANNELS, TERM_TYPES, type ConsentChannel } from '../../domain/
 import { AppError } from '../../domain/errors.js';
 import { defineCommand } from '../command.js';
 import { oneOf, optional, positiveInteger, required, UsageError, type Parse } from '../flags.js';
+import { readText } from '../read-text.js';
 
 const instance = required('slug', 'the instance');
 const termId = required('id', 'the term id', positiveInteger);
@@ -20,14 +21,6 @@ function listOf<V>(item: Parse<V>): Parse<V[]> {
     if (repeated !== undefined) throw new UsageError(`${flag} repeats ${String(repeated)}`);
     return values;
   };
-}
-
-async function readText(path: string, flag: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (err) {
-    throw new AppError(400, 'file_unreadable', `${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import { createDataset, setDatasetActive, updateDataset } from '../../domain/datasets/datasets.js';
 import { DATASET_CHANNELS, type ColumnInput, type DatasetChannel } from '../../domain/datasets/declaration.js';
+import { CONNECTED_FORMS_CHOICES } from '../../domain/forms/dataset-columns.js';
 import type { ImportColumn } from '../../domain/datasets/import.js';
 import { defineCommand } from '../command.js';
 import { runCsvFile } from '../csv-run.js';
@@ -63,7 +64,10 @@ export const datasetCommands = [
   defineCommand({
     name: 'dataset update',
     summary: 'Change a dataset: each flag given replaces that part, the rest stay',
-    description: '--columns replaces the whole declaration. The identity field cannot change once the dataset holds contacts.',
+    description:
+      '--columns replaces the whole declaration. The identity field cannot change once the dataset holds contacts. ' +
+      'A change that makes a column required which a connected form does not collect as a required item is refused ' +
+      '(dataset_columns_not_collected_by_forms) unless --connected-forms says align (those forms get the item, required) or keep (they stay as they are).',
     flags: {
       instance,
       id,
@@ -72,6 +76,7 @@ export const datasetCommands = [
       'identity-field': optional('key', 'the field_key contacts are recognised by'),
       columns: optional('key[:required],...', 'the whole new column declaration', columns),
       description: optional('text', "free text ('' empties it)"),
+      'connected-forms': optional(CONNECTED_FORMS_CHOICES.join('|'), 'connected forms left short by the change: align them or keep them as they are', oneOf(CONNECTED_FORMS_CHOICES)),
     },
     run: async (ctx, f) =>
       updateDataset(await ctx.tenant(f.instance), ctx.pool, f.id, {
@@ -80,6 +85,7 @@ export const datasetCommands = [
         identityField: f['identity-field'],
         columns: f.columns,
         description: f.description,
+        connectedForms: f['connected-forms'],
       }),
   }),
   defineCommand({

@@ -1,33 +1,87 @@
 import { addDomain, DNS_CHECK_STATES, setDomainChecks } from '../../domain/domains/domains.js';
+import { rotateDkimKey } from '../../domain/domains/dkim-keys.js';
+import { getDomainWithRecords } from '../../domain/domains/domain-records.js';
+import { dnsSettings } from '../../domain/domains/dns-records.js';
+import { resolverLookups, verifyDomain } from '../../domain/domains/dns-verify.js';
+import { configuredKeyRing } from '../../domain/domains/key-encryption.js';
+import type { Tenant } from '../../domain/tenancy/context.js';
+import type { CliContext } from '../command.js';
 import { defineCommand } from '../command.js';
 import { oneOf, optional, required } from '../flags.js';
 
 const checkState = (check: string) =>
   optional('state', `${check} check: ${DNS_CHECK_STATES.join(', ')}`, oneOf(DNS_CHECK_STATES, 'approved, pending or failed'));
 
+const target = {
+  instance: required('slug', 'the instance'),
+  name: required('domain', 'the domain name'),
+};
+
+/** The domain as `GET /v1/domains/{id}` shows it: checks and the records to publish (never a private key). */
+async function show(ctx: CliContext, tenant: Tenant, name: string) {
+  return getDomainWithRecords(tenant, ctx.pool, { name }, dnsSettings(ctx.config));
+}
+
 export const domainCommands = [
   defineCommand({
     name: 'domain add',
-    summary: 'Add a sending domain (its four DNS checks pending)',
-    flags: {
-      instance: required('slug', 'the instance'),
-      name: required('domain', 'the domain name'),
+    summary: 'Add a sending domain with a new DKIM key; prints the DNS records to publish',
+    description:
+      'Generates an RSA 2048 DKIM key (selector cartero<yyyymm>), stored encrypted under DKIM_KEY_ENCRYPTION_KEY; only its public part is ever shown. ' +
+      'The four checks start pending: publish the records, then run `domain verify`.',
+    flags: target,
+    run: async (ctx, f) => {
+      const tenant = await ctx.tenant(f.instance);
+      await addDomain(tenant, ctx.pool, f.name, { ring: configuredKeyRing(ctx.config) });
+      return show(ctx, tenant, f.name);
     },
-    run: async (ctx, f) => addDomain(await ctx.tenant(f.instance), ctx.pool, f.name),
+  }),
+  defineCommand({
+    name: 'domain show',
+    summary: "Show a domain's checks and the DNS records to publish, each with its check state",
+    flags: target,
+    run: async (ctx, f) => show(ctx, await ctx.tenant(f.instance), f.name),
+  }),
+  defineCommand({
+    name: 'domain verify',
+    summary: "Resolve a domain's records through DNS_SERVERS and record the MX, SPF, DKIM and DMARC checks",
+    description:
+      'Approved when a record is as shown by `domain show`, failed when it differs or has disappeared, pending while never published. ' +
+      'When the resolver does not answer nothing changes and the command exits 1 with "DNS verification temporarily unavailable".',
+    flags: target,
+    run: async (ctx, f) => {
+      const tenant = await ctx.tenant(f.instance);
+      await verifyDomain(tenant, ctx.pool, f.name, resolverLookups(ctx.config.domains.dnsServers), dnsSettings(ctx.config));
+      return show(ctx, tenant, f.name);
+    },
+  }),
+  defineCommand({
+    name: 'domain rotate-dkim',
+    summary: 'Give a domain a new DKIM key and selector; mail is signed with it once its record verifies',
+    description: 'Both DKIM records are shown: keep the old one published until `domain verify` approves the new one (the old key is then retired).',
+    flags: target,
+    run: async (ctx, f) => {
+      const tenant = await ctx.tenant(f.instance);
+      await rotateDkimKey(tenant, ctx.pool, configuredKeyRing(ctx.config), f.name);
+      return show(ctx, tenant, f.name);
+    },
   }),
   defineCommand({
     name: 'domain set-checks',
-    summary: "Record a domain's DNS check results; verified once all four are approved",
-    description: 'Absent flags leave their check as it is.',
+    summary: "Operator override: set a domain's DNS check results by hand (closed networks); verified once all four are approved",
+    description:
+      'Absent flags leave their check as it is. For networks where DNS cannot be checked from the service: the scheduled verification then skips the domain until `domain verify` is run.',
     flags: {
-      instance: required('slug', 'the instance'),
-      name: required('domain', 'the domain name'),
+      ...target,
       mx: checkState('MX'),
       spf: checkState('SPF'),
       dkim: checkState('DKIM'),
       dmarc: checkState('DMARC'),
     },
-    run: async (ctx, f) =>
-      setDomainChecks(await ctx.tenant(f.instance), ctx.pool, f.name, { mx: f.mx, spf: f.spf, dkim: f.dkim, dmarc: f.dmarc }),
+    run: async (ctx, f) => {
+      const tenant = await ctx.tenant(f.instance);
+      await setDomainChecks(tenant, ctx.pool, f.name, { mx: f.mx, spf: f.spf, dkim: f.dkim, dmarc: f.dmarc });
+      return show(ctx, tenant, f.name);
+    },
   }),
 ];

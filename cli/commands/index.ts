@@ -3,6 +3,7 @@ import { consentCommands } from './consent.js';
 import { datasetCommands } from './dataset.js';
 import { domainCommands } from './domain.js';
 import { fieldCommands } from './field.js';
+import { formCommands } from './form.js';
 import { instanceCommands } from './instance.js';
 import { keyCommands } from './key.js';
 import { listCommands } from './list.js';
@@ -22,6 +23,7 @@ export const commands: readonly CliCommand[] = [
   ...consentCommands,
   ...fieldCommands,
   ...datasetCommands,
+  ...formCommands,
   ...listCommands,
   ...reportKeyCommands,
 ];

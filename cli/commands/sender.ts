@@ -1,3 +1,4 @@
+import { configuredKeyRing } from '../../domain/domains/key-encryption.js';
 import { createSender, setSenderConsentRequired } from '../../domain/senders/senders.js';
 import { defineCommand } from '../command.js';
 import { positiveInteger, required, toggle, trueOrFalse } from '../flags.js';
@@ -13,7 +14,12 @@ export const senderCommands = [
       'consent-required': toggle('send only to recipients who gave consent'),
     },
     run: async (ctx, f) =>
-      createSender(await ctx.tenant(f.instance), ctx.pool, { email: f.email, name: f.name, consentRequired: f['consent-required'] }),
+      createSender(
+        await ctx.tenant(f.instance),
+        ctx.pool,
+        { email: f.email, name: f.name, consentRequired: f['consent-required'] },
+        { ring: () => configuredKeyRing(ctx.config) },
+      ),
   }),
   defineCommand({
     name: 'sender set-consent-required',

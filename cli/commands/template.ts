@@ -1,7 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import { AppError, ValidationFailed } from '../../domain/errors.js';
 import { defineCommand } from '../command.js';
 import { positiveInteger, required } from '../flags.js';
+import { readText } from '../read-text.js';
 
 /**
  * The template module is loaded by the template commands only: it brings the renderer (MJML and
@@ -12,14 +12,6 @@ const templates = () => import('../../domain/templates/templates.js');
 const instance = required('slug', 'the instance');
 const id = required('id', 'the template id', positiveInteger);
 const name = required('name', 'the template name (unique in the instance ignoring case and accents)');
-
-async function readText(path: string, flag: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (err) {
-    throw new AppError(400, 'file_unreadable', `${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-}
 
 /**
  * A 422 as one line a terminal reads: its code, then each field error with its pointer, code

@@ -25,16 +25,16 @@ export async function applyDsn(tenant: Tenant, client: Client, mailId: string, v
       client,
       mailId,
       MailStatus.bounced,
-      { from: REPORTABLE, bounceClass: verdict.bounceClass ?? 'soft', bounceSource: 'dsn' },
+      { from: REPORTABLE, bounceClass: verdict.bounceClass ?? 'soft', bounceSource: 'dsn', ...(verdict.reason ? { bounceReason: verdict.reason } : {}) },
       { reason: 'dsn', ...log },
     );
     return moved ? 'bounced' : 'unchanged';
   }
   const { rowCount } = await client.query(
-    `INSERT INTO mail_logs (instance_id, mail_id, status, reason, smtp_code, smtp_enhanced, smtp_reply, moved)
-     SELECT instance_id, mail_id, status, 'dsn_delayed', $3, $4, $5, false FROM mails
+    `INSERT INTO mail_logs (instance_id, mail_id, status, reason, smtp_code, smtp_enhanced, smtp_reply, moved, bounce_reason)
+     SELECT instance_id, mail_id, status, 'dsn_delayed', $3, $4, $5, false, $7 FROM mails
       WHERE instance_id = $1 AND mail_id = $2 AND status = ANY ($6::smallint[])`,
-    [tenant.instanceId, mailId, log.smtpCode, log.smtpEnhanced, log.smtpReply, REPORTABLE],
+    [tenant.instanceId, mailId, log.smtpCode, log.smtpEnhanced, log.smtpReply, REPORTABLE, verdict.reason ?? null],
   );
   return rowCount ? 'logged' : 'unchanged';
 }

@@ -1,5 +1,6 @@
 import type { ParsedMail } from 'mailparser';
-import { bounceClassOf, parseSmtpReply } from '../mail/smtp-reply.js';
+import { parseSmtpReply } from '../mail/smtp-reply.js';
+import { classifyFailure, normalize, reasonOfText, smtpCommand, type BounceReason, type SmtpCommand } from './reason.js';
 import { addressOf, field, headerBlock, parseFieldBlocks, untyped, type FieldBlock } from './fields.js';
 
 /**
@@ -20,6 +21,14 @@ export interface DsnRecipient {
   diagnostic?: string;
   diagnosticType?: string;
   remoteMta?: string;
+  /** The reply code, when a text format gives it apart from the diagnostic (formats/text.ts). */
+  code?: number;
+  /** The reason a format states for its family when the text says none (formats/googlegroups.ts). */
+  reason?: BounceReason;
+  /** The refused SMTP command, when the report's text says (reason.ts smtpCommand). */
+  command?: SmtpCommand;
+  /** A DSN's human-readable part (formats/rfc3464.ts), read only to contradict a hard verdict. */
+  human?: string;
 }
 
 export interface DeliveryStatusReport {
@@ -32,7 +41,7 @@ export interface DeliveryStatusReport {
 
 const STATUS = /\b([245])\.(\d{1,3})\.(\d{1,3})\b/;
 
-function statusCode(value: string | undefined): string | undefined {
+export function statusCode(value: string | undefined): string | undefined {
   const m = value ? STATUS.exec(value) : null;
   return m ? `${m[1]}.${Number(m[2])}.${Number(m[3])}` : undefined;
 }
@@ -95,44 +104,70 @@ export type DsnVerdict =
       kind: 'failed' | 'delayed';
       /** Set for failed. */
       bounceClass?: 'hard' | 'soft';
+      /** Why it failed (reason.ts), set for failed and delayed. */
+      reason?: BounceReason;
       status?: string;
       smtpCode?: number;
       diagnostic?: string;
     }
   | { kind: 'none'; why: string };
 
-/**
- * What a report means for one mail (Cartero sends one recipient per mail). Only the recipient
- * blocks about the mail's own address are read (Final- or Original-Recipient): a report changes
- * only the mail whose recipient it names, so a block about anyone else never bounces this mail
- * (and a forward that rewrote the address without an Original-Recipient changes nothing). A
- * failure wins over a delay; delivered, relayed and expanded change nothing.
- *
- * Failed: hard or soft by the same rule as a synchronous 5xx (domain/mail/smtp-reply.ts), so a
- * late 5.1.1 is hard while a late 5.2.2 (mailbox full) or 5.7.1 (policy) is soft; a 4.x.x is
- * soft (the MTA gave up retrying, the address may be fine). The status comes from Status, else
- * from an SMTP Diagnostic-Code; a failure with neither is soft (nothing says the address is bad).
- */
 /** Whether a recipient block is about `address` (lower-cased). */
 export function namesRecipient(block: DsnRecipient, address: string): boolean {
   return block.finalRecipient === address || block.originalRecipient === address;
 }
 
-export function dsnVerdict(report: DeliveryStatusReport, mailRecipient: string): DsnVerdict {
+// RFC 3464 says failed; some MTAs write what happened instead (Action: expired): the MTA gave up.
+const FAILED = new Set(['failed', 'expired']);
+
+/**
+ * What a report means for one mail (Cartero sends one recipient per mail). Only the recipient
+ * blocks about the mail's own address are read (Final- or Original-Recipient): a report changes
+ * only the mail whose recipient it names, so a block about anyone else never bounces this mail.
+ * `provenByReturnPath`: the caller proved the report is about this mail by other means (it came
+ * to this mail's tagged VERP return path, and to no other) and lets a report that names other
+ * addresses, or none, stand for the mail's recipient (text bounces often name an alias, a
+ * forward target, an expanded list's members, or nobody). Then, when its blocks disagree, the
+ * least severe verdict wins: one soft block among hard ones makes the mail's bounce soft, so
+ * a forward or a list never restricts the address we wrote to for a failure it did not share.
+ * A failure wins over a delay; delivered, relayed and expanded change nothing.
+ *
+ * Failed: classified by reason.ts from the status, the reply code and the diagnostic's words:
+ * hard only when the reason says the address is dead (a late 5.1.1, "user unknown"), soft for
+ * everything else (mailbox full, blocks, policy, a 4.x.x the MTA gave up on, no status at all).
+ */
+export function dsnVerdict(report: DeliveryStatusReport, mailRecipient: string, provenByReturnPath = false): DsnVerdict {
   const to = mailRecipient.trim().toLowerCase();
-  const about = report.recipients.filter((r) => namesRecipient(r, to));
-  const chosen = about.find((r) => r.action === 'failed') ?? about.find((r) => r.action === 'delayed');
-  if (!chosen) {
-    return { kind: 'none', why: about.length ? `action ${about.map((r) => r.action ?? '?').join(',')}` : "no recipient block names the mail's recipient" };
-  }
+  let about = report.recipients.filter((r) => namesRecipient(r, to));
+  if (!about.length && provenByReturnPath) about = report.recipients;
+  let failed = about.filter((r) => FAILED.has(r.action ?? '')).map(blockVerdict);
+  // Blocks that say why (an address picked from quoted headers says nothing) speak for the report.
+  const informed = failed.filter((v) => v.reason !== 'onhold' && v.reason !== 'undefined');
+  if (informed.length) failed = informed;
+  if (failed.length) return failed.find((v) => v.bounceClass === 'soft') ?? failed[0]!;
+  const delayed = about.find((r) => r.action === 'delayed');
+  if (delayed) return blockVerdict(delayed);
+  return { kind: 'none', why: about.length ? `action ${about.map((r) => r.action ?? '?').join(',')}` : "no recipient block names the mail's recipient" };
+}
+
+function blockVerdict(chosen: DsnRecipient): Extract<DsnVerdict, { kind: 'failed' | 'delayed' }> {
   const reply = chosen.diagnostic && (chosen.diagnosticType === undefined || chosen.diagnosticType === 'smtp') ? parseSmtpReply(chosen.diagnostic) : undefined;
   const status = chosen.status ?? reply?.enhanced;
   const cls = status?.[0];
-  const smtpCode = reply?.code !== undefined && (cls === undefined || String(reply.code)[0] === cls) ? reply.code : undefined;
+  const code = chosen.code ?? reply?.code;
+  const smtpCode = code !== undefined && (cls === undefined || String(code)[0] === cls) ? code : undefined;
   const base = { ...(status ? { status } : {}), ...(smtpCode !== undefined ? { smtpCode } : {}), ...(chosen.diagnostic ? { diagnostic: chosen.diagnostic } : {}) };
-  if (chosen.action === 'delayed') return { kind: 'delayed', ...base };
-  let bounceClass: 'hard' | 'soft' = 'soft';
-  if (cls === '5') bounceClass = bounceClassOf(smtpCode ?? 550, status);
-  else if (cls === undefined && smtpCode !== undefined && smtpCode >= 500) bounceClass = bounceClassOf(smtpCode, undefined);
-  return { kind: 'failed', bounceClass, ...base };
+  const { reason, bounceClass } = classifyFailure(
+    { status, code: smtpCode, diagnostic: chosen.diagnostic, action: chosen.action, command: chosen.command ?? (chosen.diagnostic ? smtpCommand(chosen.diagnostic) : undefined) },
+    chosen.reason,
+  );
+  if (chosen.action === 'delayed') return { kind: 'delayed', reason, ...base };
+  // Hard needs every signal to agree: a human-readable part that names a specific live-mailbox
+  // cause (full, suspended, spam, authentication...) beside fields that say "user unknown" wins.
+  const said = bounceClass === 'hard' && chosen.human ? reasonOfText(normalize(chosen.human)) : undefined;
+  if (said && CONTRADICTS_HARD.has(said)) return { kind: 'failed', bounceClass: 'soft', reason: said, ...base };
+  return { kind: 'failed', bounceClass, reason, ...base };
 }
+
+/** Reasons whose words, in a DSN's human-readable part, are specific enough to overrule a hard status. */
+const CONTRADICTS_HARD = new Set<BounceReason>(['mailboxfull', 'suspend', 'mesgtoobig', 'exceedlimit', 'spamdetected', 'virusdetected', 'authfailure', 'requireptr', 'filtered']);

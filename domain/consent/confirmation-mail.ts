@@ -60,9 +60,10 @@ interface SenderRow {
 /**
  * The sender of the confirmation mail, or why there is none. `senderId` (a form's
  * auto_reply_sender_id) is used as named, never replaced by another: a named sender that is
- * missing, unverified or requires consent is reported, not silently swapped.
+ * missing, unverified or requires consent is reported, not silently swapped. The form mails
+ * (domain/forms/mails.ts) choose theirs here too.
  */
-async function chooseSender(tenant: Tenant, pool: Pool, senderId: number | null): Promise<SenderRow | { reason: string }> {
+export async function chooseSender(tenant: Tenant, pool: Pool, senderId: number | null): Promise<SenderRow | { reason: string }> {
   const { rows } = await withTenant(pool, tenant, (c) =>
     c.query<SenderRow>(
       `SELECT s.id, s.email_address, d.is_verified, s.is_consent_required

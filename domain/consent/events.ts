@@ -157,10 +157,8 @@ function fieldErrors(term: TermState, input: ConsentEventInput): { errors: Field
     if ('code' in stored) errors.push({ pointer: `/rules/${i}/contact`, code: stored.code, message: stored.message });
     else contacts.push(stored.contact);
   });
-  // node:net's test, less zone ids (fe80::1%eth0), which Postgres's inet refuses.
-  if (input.ip_address !== undefined && (isIP(input.ip_address) === 0 || input.ip_address.includes('%'))) {
-    errors.push({ pointer: '/ip_address', code: 'value_error.ip_address', message: 'Input should be an IPv4 or IPv6 address' });
-  }
+  const badIp = ipAddressError(input.ip_address);
+  if (badIp) errors.push(badIp);
   if (input.evidence !== undefined) {
     const bytes = Buffer.byteLength(JSON.stringify(input.evidence), 'utf8');
     if (bytes > MAX_EVIDENCE_BYTES) {
@@ -273,4 +271,10 @@ export async function registerEvent(
     }
     return created;
   });
+}
+
+/** An ip_address the API refuses (consent events, form submissions): node:net's test, less zone ids (fe80::1%eth0), which Postgres's inet refuses. */
+export function ipAddressError(ip: string | undefined): FieldError | undefined {
+  if (ip === undefined || (isIP(ip) !== 0 && !ip.includes('%'))) return undefined;
+  return { pointer: '/ip_address', code: 'value_error.ip_address', message: 'Input should be an IPv4 or IPv6 address' };
 }

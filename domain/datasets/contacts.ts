@@ -5,7 +5,7 @@ import type { StoredValue } from '../fields/values.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { checkContact } from './contact.js';
-import { contactTarget } from './datasets.js';
+import { contactTarget, type ContactTarget } from './datasets.js';
 
 /** A dataset contact as the API shows it (the spec leaves its fields to us: docs/datasets.md). */
 export interface DatasetRecord {
@@ -89,6 +89,15 @@ function withoutCreated(row: Row): DatasetRecord {
   return record;
 }
 
+/** One contact checked, its refusal thrown as the API answers it (409 with its code, 422 with errors). */
+function checkedOrThrown(target: ContactTarget, values: unknown) {
+  const checked = checkContact(target, values);
+  if (checked.ok) return checked;
+  const r = checked.refusal;
+  if (r.status === 422) throw new ValidationFailed(r.errors);
+  throw new RuleViolation(r.code, r.message);
+}
+
 /**
  * POST /v1/datasets/{id}/contacts with one contact: the stored record and whether it is new
  * (201) or was there (200); a refusal is thrown as the API answers it (409 with its code, 422
@@ -97,14 +106,32 @@ function withoutCreated(row: Row): DatasetRecord {
 export async function addContact(tenant: Tenant, pool: Pool, datasetId: number, values: unknown): Promise<{ status: 201 | 200; record: DatasetRecord }> {
   return withTenant(pool, tenant, async (c) => {
     const target = await contactTarget(tenant, c, datasetId);
-    const checked = checkContact(target, values);
-    if (!checked.ok) {
-      const r = checked.refusal;
-      if (r.status === 422) throw new ValidationFailed(r.errors);
-      throw new RuleViolation(r.code, r.message);
-    }
+    const checked = checkedOrThrown(target, values);
     const row = (await upsert(tenant, c, datasetId, new Map([[checked.identifier, checked.values]]))).get(checked.identifier)!;
     return { status: row.created ? 201 : 200, record: withoutCreated(row) };
+  });
+}
+
+/**
+ * Update an existing contact only (a form of type update: spec, "updates an existing contact"):
+ * the contact checked as POST /v1/datasets/{id}/contacts checks one, then its values merged into
+ * the record of its identifier, if there is one. 'not_found' when there is none (nothing is
+ * created); a refusal is thrown as addContact throws it.
+ */
+export async function updateExistingContact(tenant: Tenant, pool: Pool, datasetId: number, values: Record<string, unknown>): Promise<'updated' | 'unchanged' | 'not_found'> {
+  return withTenant(pool, tenant, async (c) => {
+    const target = await contactTarget(tenant, c, datasetId);
+    const checked = checkedOrThrown(target, values);
+    const { rows } = await c.query<{ changed: boolean }>(
+      `WITH up AS (
+         UPDATE dataset_records SET values = values || $3::jsonb, updated_at = now()
+          WHERE dataset_id = $1 AND identifier = $2 AND NOT values @> $3::jsonb RETURNING true AS changed
+       )
+       SELECT changed FROM up UNION ALL SELECT false FROM dataset_records WHERE dataset_id = $1 AND identifier = $2 AND NOT EXISTS (SELECT 1 FROM up)`,
+      [datasetId, checked.identifier, JSON.stringify(checked.values)],
+    );
+    if (!rows[0]) return 'not_found';
+    return rows[0].changed ? 'updated' : 'unchanged';
   });
 }
 

@@ -7,6 +7,7 @@ import type { Page, PageRequest } from '../pagination.js';
 import { toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
+import { checkConnectedForms, type ConnectedFormsChoice } from '../forms/dataset-columns.js';
 import { resolveDeclaration, type ColumnInput, type DatasetChannel, type Declaration } from './declaration.js';
 
 /** A dataset as GET /v1/datasets lists it (spec: the listing omits the identifier and the columns). */
@@ -122,6 +123,11 @@ export interface DatasetChange {
   channel?: DatasetChannel[] | null;
   identityField?: string | null;
   columns?: ColumnInput[];
+  /**
+   * What to do with connected forms the new declaration leaves short (spec: connected_forms):
+   * align them, or keep them as they are; absent, such a change is refused.
+   */
+  connectedForms?: ConnectedFormsChoice;
 }
 
 /** The dataset row as an update sees it, locked. */
@@ -155,7 +161,16 @@ const identityKept: DatasetUpdateRule = async ({ before, after }) => {
   }
 };
 
-export const updateRules: DatasetUpdateRule[] = [identityKept];
+/**
+ * A declaration change must not leave a connected form without a required item for a column the
+ * dataset now requires (409 dataset_columns_not_collected_by_forms unless connectedForms says
+ * align or keep: domain/forms/dataset-columns.ts). Only a declaration change is judged.
+ */
+const connectedFormsCollect: DatasetUpdateRule = async ({ tenant, client, before, after, change }) => {
+  if (after !== before) await checkConnectedForms(tenant, client, before.id, after, change.connectedForms);
+};
+
+export const updateRules: DatasetUpdateRule[] = [identityKept, connectedFormsCollect];
 
 async function lockedDataset(tenant: Tenant, c: Client, id: number): Promise<StoredDataset> {
   const { rows } = await c.query<StoredDataset>(

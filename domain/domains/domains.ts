@@ -4,6 +4,8 @@ import type { PageRequest, Page } from '../pagination.js';
 import { toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
+import { generateDkimKeyPair, insertDkimKey, type DkimKey } from './dkim-keys.js';
+import type { KeyRing } from './key-encryption.js';
 
 export const DNS_CHECK_STATES = ['pending', 'approved', 'failed'] as const;
 export type DnsCheckState = (typeof DNS_CHECK_STATES)[number];
@@ -48,14 +50,6 @@ export async function listDomains(tenant: Tenant, pool: Pool, req: PageRequest):
   });
 }
 
-export async function getDomain(tenant: Tenant, pool: Pool, id: number): Promise<Domain> {
-  const { rows } = await withTenant(pool, tenant, (c) =>
-    c.query<Domain>(`SELECT ${COLUMNS} FROM domains WHERE instance_id = $1 AND id = $2`, [tenant.instanceId, id]),
-  );
-  if (!rows[0]) throw new NotFoundError('domain', id);
-  return rows[0];
-}
-
 export async function getDomainStatus(tenant: Tenant, pool: Pool, name: string): Promise<DomainStatus> {
   const { rows } = await withTenant(pool, tenant, (c) =>
     c.query<DomainStatus>('SELECT id, name AS domain, is_verified FROM domains WHERE instance_id = $1 AND name = $2', [
@@ -67,24 +61,36 @@ export async function getDomainStatus(tenant: Tenant, pool: Pool, name: string):
   return rows[0];
 }
 
-export async function addDomain(tenant: Tenant, pool: Pool, name: string): Promise<Domain> {
+/**
+ * Adds a domain, its four checks pending. With a key ring (`cartero domain add`), its first DKIM
+ * key is generated and stored sealed in the same transaction; without one (test fixtures, the
+ * send benchmark's unsigned run) the domain has no key and its mail goes out unsigned until
+ * `domain rotate-dkim` gives it one.
+ */
+export async function addDomain(tenant: Tenant, pool: Pool, name: string, opts: { ring?: KeyRing } = {}): Promise<Domain & { dkim_key?: DkimKey }> {
   const domain = normalizeDomainName(name);
   if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(domain)) {
     throw new AppError(400, 'invalid_domain', `not a domain name: ${name}`);
   }
-  const { rows } = await withTenant(pool, tenant, (c) =>
-    c.query<Domain>(
+  const pair = opts.ring ? await generateDkimKeyPair() : undefined;
+  return withTenant(pool, tenant, async (c) => {
+    const { rows } = await c.query<Domain>(
       `INSERT INTO domains (instance_id, name) VALUES ($1, $2) ON CONFLICT (instance_id, name) DO NOTHING RETURNING ${COLUMNS}`,
       [tenant.instanceId, domain],
-    ),
-  );
-  if (!rows[0]) throw new AppError(409, 'domain_already_exists', `domain ${domain} already exists in the instance`);
-  return rows[0];
+    );
+    if (!rows[0]) throw new AppError(409, 'domain_already_exists', `domain ${domain} already exists in the instance`);
+    if (!opts.ring || !pair) return rows[0];
+    return { ...rows[0], dkim_key: await insertDkimKey(tenant, c, opts.ring, rows[0].id, pair) };
+  });
 }
 
 export type DnsChecks = Partial<Record<'mx' | 'spf' | 'dkim' | 'dmarc', DnsCheckState>>;
 
-/** Record DNS check results (panel-only; the DNS verifier of a later issue calls this too). */
+/**
+ * The operator override (`cartero domain set-checks`): writes check states without asking DNS,
+ * for closed networks where the records cannot be resolved from the service. The DNS verifier
+ * (dns-verify.ts) and its schedule overwrite them at its next run when DNS answers.
+ */
 export async function setDomainChecks(tenant: Tenant, pool: Pool, name: string, checks: DnsChecks): Promise<Domain> {
   for (const [check, state] of Object.entries(checks)) {
     if (state !== undefined && !DNS_CHECK_STATES.includes(state)) {
@@ -94,7 +100,8 @@ export async function setDomainChecks(tenant: Tenant, pool: Pool, name: string, 
   const { rows } = await withTenant(pool, tenant, (c) =>
     c.query<Domain>(
       `UPDATE domains SET mx_status = coalesce($3, mx_status), spf_status = coalesce($4, spf_status),
-              dkim_status = coalesce($5, dkim_status), dmarc_status = coalesce($6, dmarc_status), updated_at = now()
+              dkim_status = coalesce($5, dkim_status), dmarc_status = coalesce($6, dmarc_status),
+              checks_overridden = true, updated_at = now()
         WHERE instance_id = $1 AND name = $2 RETURNING ${COLUMNS}`,
       [tenant.instanceId, normalizeDomainName(name), checks.mx ?? null, checks.spf ?? null, checks.dkim ?? null, checks.dmarc ?? null],
     ),

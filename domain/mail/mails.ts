@@ -71,6 +71,8 @@ export interface MailLog {
   smtp_enhanced: string | null;
   smtp_reply: string | null;
   attempt: number | null;
+  /** Why the mail bounced (domain/bounces/reason.ts), on a bounce's row and a delay report's note. */
+  bounce_reason: string | null;
 }
 
 export async function listMailLogs(tenant: Tenant, pool: Pool, mailId: string, req: PageRequest): Promise<Page<MailLog>> {
@@ -80,7 +82,7 @@ export async function listMailLogs(tenant: Tenant, pool: Pool, mailId: string, r
     const exists = await c.query('SELECT 1 FROM mails WHERE instance_id = $1 AND mail_id = $2', [tenant.instanceId, mailId]);
     if (!exists.rowCount) throw new NotFoundError('mail', mailId);
     const rows = await c.query<MailLog>(
-      `SELECT status, created_at, reason, smtp_code, smtp_enhanced, smtp_reply, attempt
+      `SELECT status, created_at, reason, smtp_code, smtp_enhanced, smtp_reply, attempt, bounce_reason
          FROM mail_logs WHERE instance_id = $1 AND mail_id = $2 ORDER BY id LIMIT $3 OFFSET $4`,
       [tenant.instanceId, mailId, limit, offset],
     );

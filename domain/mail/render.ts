@@ -13,8 +13,14 @@ import { recipientVariables, renderHtml, renderText, type Variables } from './me
  */
 export interface RenderInput {
   mailId: string;
-  /** The sender's domain: Message-ID and the VERP return path live under it. */
+  /** The sender's domain: Message-ID lives under it. */
   senderDomain: string;
+  /**
+   * Host of the VERP return path (MAIL FROM `bounce+<id>@` it): the sender domain's return-path
+   * subdomain (RETURN_PATH_SUBDOMAIN, e.g. bounces.<domain>: domain/domains/dns-records.ts), so
+   * SPF is checked on a host Cartero's records cover and aligns with From. The sender domain itself when absent.
+   */
+  returnPathDomain?: string;
   /** Base of the public tracking links, without a trailing slash. */
   publicUrl: string;
   /** Signs tracking and unsubscribe tokens (domain/tracking/secret.ts). */
@@ -112,7 +118,7 @@ export function renderMail(input: RenderInput, limits: RenderLimits = RENDER_LIM
   ];
 
   return {
-    envelope: { from: `bounce+${tagged}@${input.senderDomain}`, to: input.to.email },
+    envelope: { from: `bounce+${tagged}@${input.returnPathDomain ?? input.senderDomain}`, to: input.to.email },
     messageId: `<${tagged}@${input.senderDomain}>`,
     from: { name: input.from.name ?? '', address: input.from.email },
     to: { name: input.to.name ?? '', address: input.to.email },

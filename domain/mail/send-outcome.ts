@@ -26,11 +26,11 @@ export function decideSendOutcome(mailId: string, outcome: SendOutcome, triesBef
     case 'sent':
       return { move: { mailId, to: MailStatus.sent, fields, log }, jobDone: true };
     case 'bounced':
-      return { move: { mailId, to: MailStatus.bounced, fields: { ...fields, bounceClass: outcome.bounceClass }, log }, jobDone: true };
+      return { move: { mailId, to: MailStatus.bounced, fields: { ...fields, bounceClass: outcome.bounceClass, bounceReason: outcome.reason }, log }, jobDone: true };
     case 'deferred':
       if (triesBefore >= retryLimit) {
         return {
-          move: { mailId, to: MailStatus.bounced, fields: { ...fields, bounceClass: 'soft' }, log: { ...log, reason: 'deferred_retries_exhausted' } },
+          move: { mailId, to: MailStatus.bounced, fields: { ...fields, bounceClass: 'soft', bounceReason: 'expired' }, log: { ...log, reason: 'deferred_retries_exhausted' } },
           jobDone: true,
         };
       }

@@ -1,8 +1,11 @@
+import { classifyFailure, type BounceReason, type SmtpCommand } from '../bounces/reason.js';
+
 /**
  * What an SMTP reply (or its absence) means for a mail. The basic code decides the family
- * (2xx sent, 4xx deferred, 5xx bounced); for a 5xx the RFC 3463 enhanced status code decides
- * whether the address itself is bad (hard: never try it again) or this message failed for a
- * reason that may pass later (soft).
+ * (2xx sent, 4xx deferred, 5xx bounced); for a 5xx the bounce classifier shared with the inbound
+ * listener (domain/bounces/reason.ts) derives the reason from the enhanced status, the code and
+ * the reply's words, and the reason decides whether the address itself is dead (hard: never try
+ * it again) or this message failed for a reason that may pass later (soft).
  */
 export interface SmtpReply {
   /** The basic reply code (250, 451, 550...), undefined when no reply came (connection error). */
@@ -11,12 +14,14 @@ export interface SmtpReply {
   enhanced?: string;
   /** The reply as received (or the error message when no reply came), for the mail's logs. */
   text: string;
+  /** The command the reply answered (nodemailer's err.command), when known. */
+  command?: SmtpCommand;
 }
 
 export type SendOutcome =
   | { kind: 'sent'; reply: SmtpReply }
   | { kind: 'deferred'; reply: SmtpReply }
-  | { kind: 'bounced'; bounceClass: 'hard' | 'soft'; reply: SmtpReply };
+  | { kind: 'bounced'; bounceClass: 'hard' | 'soft'; reason: BounceReason; reply: SmtpReply };
 
 const REPLY = /^(\d{3})[ -](?:([245])\.(\d{1,3})\.(\d{1,3})\b)?/;
 
@@ -30,26 +35,13 @@ export function parseSmtpReply(response: string, code?: number): SmtpReply {
   return { ...(basic !== undefined ? { code: basic } : {}), ...(enhanced ? { enhanced } : {}), text };
 }
 
-/**
- * Hard (the address is bad): enhanced 5.1.x (bad mailbox, bad domain, bad syntax, moved), 5.0.0
- * and 5.5.x (addressing/protocol errors servers give for unknown users). Everything else under
- * 5xx is soft: 5.2.x mailbox full or disabled, 5.3.x system, 5.4.x routing, 5.7.x policy.
- * Without an enhanced code: 550 (mailbox unavailable), 551 (user not local) and 553 (mailbox
- * name not allowed) are hard, the rest (552 storage, 554 transaction failed) soft.
- */
-export function bounceClassOf(code: number, enhanced: string | undefined): 'hard' | 'soft' {
-  if (enhanced) {
-    const [, subject] = enhanced.split('.');
-    if (subject === '1' || subject === '5' || enhanced === '5.0.0') return 'hard';
-    return 'soft';
-  }
-  return code === 550 || code === 551 || code === 553 ? 'hard' : 'soft';
-}
-
 export function classifyReply(reply: SmtpReply): SendOutcome {
   const code = reply.code;
   if (code !== undefined && code >= 200 && code < 300) return { kind: 'sent', reply };
-  if (code !== undefined && code >= 500 && code < 600) return { kind: 'bounced', bounceClass: bounceClassOf(code, reply.enhanced), reply };
+  if (code !== undefined && code >= 500 && code < 600) {
+    const { reason, bounceClass } = classifyFailure({ code, status: reply.enhanced, diagnostic: reply.text, command: reply.command });
+    return { kind: 'bounced', bounceClass, reason, reply };
+  }
   // 4xx, and no reply at all: try again later.
   return { kind: 'deferred', reply };
 }
@@ -66,13 +58,26 @@ export function outcomeOfInfo(info: { response?: unknown }): SendOutcome {
  * errors, timeouts and TLS failures carry none and are deferred, like a 4xx.
  */
 export function outcomeOfError(err: unknown): SendOutcome {
-  const e = (err ?? {}) as { response?: unknown; responseCode?: unknown; code?: unknown; message?: unknown };
+  const e = (err ?? {}) as { response?: unknown; responseCode?: unknown; code?: unknown; message?: unknown; command?: unknown };
   const code = typeof e.responseCode === 'number' && e.responseCode >= 400 && e.responseCode < 600 ? e.responseCode : undefined;
   if (code !== undefined) {
     const response = typeof e.response === 'string' && e.response.trim() ? e.response : String(code);
-    return classifyReply(parseSmtpReply(response, code));
+    const command = commandOf(e.command);
+    return classifyReply({ ...parseSmtpReply(response, code), ...(command ? { command } : {}) });
   }
   const label = typeof e.code === 'string' ? `${e.code}: ` : '';
   const message = typeof e.message === 'string' ? e.message : String(err);
   return { kind: 'deferred', reply: { text: `${label}${message}` } };
+}
+
+/** nodemailer's err.command ("RCPT TO", "DATA", "MAIL FROM"...) as the classifier's command. */
+function commandOf(command: unknown): SmtpCommand | undefined {
+  if (typeof command !== 'string') return undefined;
+  const c = command.toUpperCase();
+  if (c.startsWith('MAIL')) return 'MAIL';
+  if (c.startsWith('RCPT')) return 'RCPT';
+  if (c.startsWith('DATA') || c === 'MESSAGE') return 'DATA';
+  if (c.startsWith('EHLO') || c.startsWith('HELO')) return 'HELO';
+  if (c === 'CONN' || c === 'GREETING') return 'CONN';
+  return undefined;
 }

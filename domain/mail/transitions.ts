@@ -16,6 +16,8 @@ export interface MoveFields {
   bounceClass?: 'hard' | 'soft';
   /** Where a bounce was learnt: the SMTP reply (default) or a delivery status notification. */
   bounceSource?: 'smtp' | 'dsn';
+  /** Why it bounced (domain/bounces/reason.ts), with a move to bounced; kept on the bounce and its log row. */
+  bounceReason?: string;
   /**
    * With a move to queued: the send worker that hands the mail to SMTP (mails.held_by, since
    * now; workers/send-lease.ts). Any move clears the claim unless it sets one.
@@ -54,8 +56,8 @@ export interface MovedMail {
  */
 const MOVE = `
 WITH r AS (
-  SELECT * FROM unnest($2::text[], $3::smallint[], $4::int[], $5::text[], $6::int[], $7::text[], $8::int[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[])
-    AS r(mail_id, status, smtp_try, bounce_class, from_mask, reason, smtp_code, smtp_enhanced, smtp_reply, attempt, bounce_source, held_by)
+  SELECT * FROM unnest($2::text[], $3::smallint[], $4::int[], $5::text[], $6::int[], $7::text[], $8::int[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[], $14::text[])
+    AS r(mail_id, status, smtp_try, bounce_class, from_mask, reason, smtp_code, smtp_enhanced, smtp_reply, attempt, bounce_source, held_by, bounce_reason)
 ), locked AS (
   -- Row locks in mail_id order, as the event pump takes them (domain/outbox/pump.ts): two
   -- transactions moving overlapping mails never wait on each other in a cycle.
@@ -75,18 +77,21 @@ WITH r AS (
    WHERE m.instance_id = $1 AND m.mail_id = r.mail_id AND (r.from_mask IS NULL OR (r.from_mask >> m.status) & 1 = 1)
      AND m.id IN (SELECT id FROM locked)
   RETURNING m.mail_id, m.status, m.attempts, m.bounce_class, m.queued_at, m.sent_at, m.delay, m.updated_at, m.to_email,
-            r.smtp_try, r.reason, r.smtp_code, r.smtp_enhanced, r.smtp_reply, r.attempt, r.bounce_source
+            r.smtp_try, r.reason, r.smtp_code, r.smtp_enhanced, r.smtp_reply, r.attempt, r.bounce_source, r.bounce_reason
 ), bounces AS (
-  INSERT INTO mail_bounces (instance_id, mail_id, recipient, class, source, smtp_enhanced, diagnostic)
-  SELECT $1, mail_id, lower(to_email), bounce_class, coalesce(bounce_source, 'smtp'), smtp_enhanced, coalesce(smtp_reply, reason)
+  INSERT INTO mail_bounces (instance_id, mail_id, recipient, class, source, smtp_enhanced, diagnostic, reason)
+  SELECT $1, mail_id, lower(to_email), bounce_class, coalesce(bounce_source, 'smtp'), smtp_enhanced, coalesce(smtp_reply, reason), bounce_reason
     FROM moved WHERE status = ${MailStatus.bounced}
+  RETURNING id, recipient, class
 ), hard_restrictions AS (
-  INSERT INTO mail_restrictions (instance_id, recipient, reason)
-  SELECT DISTINCT $1::bigint, lower(to_email), 'hard_bounce' FROM moved WHERE status = ${MailStatus.bounced} AND bounce_class = 'hard'
+  -- The restriction row records the bounce that caused it (its history names why the address went).
+  INSERT INTO mail_restrictions (instance_id, recipient, reason, bounce_id)
+  SELECT DISTINCT ON (recipient) $1::bigint, recipient, 'hard_bounce', id FROM bounces WHERE class = 'hard' ORDER BY recipient, id
   ON CONFLICT (instance_id, recipient) WHERE deleted_at IS NULL DO NOTHING
 ), logged AS (
-  INSERT INTO mail_logs (instance_id, mail_id, status, reason, smtp_code, smtp_enhanced, smtp_reply, attempt)
-  SELECT $1, mail_id, status, reason, smtp_code, smtp_enhanced, smtp_reply, CASE WHEN smtp_try = 1 THEN attempts ELSE attempt END
+  INSERT INTO mail_logs (instance_id, mail_id, status, reason, smtp_code, smtp_enhanced, smtp_reply, attempt, bounce_reason)
+  SELECT $1, mail_id, status, reason, smtp_code, smtp_enhanced, smtp_reply, CASE WHEN smtp_try = 1 THEN attempts ELSE attempt END,
+         CASE WHEN status = ${MailStatus.bounced} THEN bounce_reason END
     FROM moved
   RETURNING id, mail_id
 )
@@ -122,6 +127,7 @@ export async function moveMails(tenant: Tenant, client: Client, moves: readonly 
     col((m) => m.log?.attempt ?? null),
     col((m) => m.fields?.bounceSource ?? null),
     col((m) => m.fields?.heldBy ?? null),
+    col((m) => (m.to === MailStatus.bounced ? (m.fields?.bounceReason ?? null) : null)),
   ] });
   return rows;
 }

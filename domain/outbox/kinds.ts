@@ -8,12 +8,16 @@
  *  - open, click: a tracking hit (domain/tracking/record.ts);
  *  - unsubscribe: a recipient unsubscribed (domain/tracking/unsubscribe.ts);
  *  - complaint: a feedback-loop report (domain/complaints/record.ts);
- *  - status: a delivery move of a mail, with the status it reached (every mail_logs move).
+ *  - status: a delivery move of a mail, with the status it reached (every mail_logs move);
+ *  - form.submission.created, form.submission.confirmed: a form submission (entity_id: its id; domain/forms);
+ *  - restriction.created, restriction.lifted: a restriction put or lifted (entity_id: its id; the trigger of
+ *    sql/migrations/017_webhooks.sql on mail_restrictions);
+ *  - webhook.test: POST /v1/webhooks/{id}/test (entity_id: the webhook; domain/webhooks/webhooks.ts).
  *
  * The event pump ships every kind to ClickHouse's mail_events as its event_type (a 'status' row
  * as the name of its status), so a new kind appears there too: docs/analytics.md warns data
  * teams that new event_type values may appear.
  */
-export const OUTBOX_EVENT_KINDS = ['open', 'click', 'unsubscribe', 'complaint', 'status', 'consent.event.created', 'consent.event.confirmed', 'consent.event.expired'] as const;
+export const OUTBOX_EVENT_KINDS = ['open', 'click', 'unsubscribe', 'complaint', 'status', 'consent.event.created', 'consent.event.confirmed', 'consent.event.expired', 'form.submission.created', 'form.submission.confirmed', 'restriction.created', 'restriction.lifted', 'webhook.test'] as const;
 
 export type OutboxEventKind = (typeof OUTBOX_EVENT_KINDS)[number];

@@ -15,6 +15,8 @@ export interface OutboxEvent {
   kind: OutboxEventKind;
   /** The status a 'status' event moved the mail to (1-7). */
   status: number | null;
+  /** On a move to bounced: the bounce's reason (mail_bounces.reason; a mail bounces once). */
+  bounce_reason: string | null;
   url: string | null;
   user_agent: string | null;
   ip: string | null;
@@ -35,7 +37,9 @@ export interface OutboxEvent {
 
 const CLAIM = (stage: 0 | 1) => `
 SELECT e.id, e.instance_id, e.mail_id, e.kind, e.status, e.url, e.user_agent, host(e.ip) AS ip, e.occurred_at, e.machine, e.stage,
-       m.msg_id, m.to_email, m.sender_id, m.sender, m.subject, m.custom_msg_id, m.custom_group_code, m.received_at, m.sent_at
+       m.msg_id, m.to_email, m.sender_id, m.sender, m.subject, m.custom_msg_id, m.custom_group_code, m.received_at, m.sent_at,
+       CASE WHEN e.kind = 'status' AND e.status = 6
+            THEN (SELECT b.reason FROM mail_bounces b WHERE b.mail_id = e.mail_id ORDER BY b.id DESC LIMIT 1) END AS bounce_reason
   FROM event_outbox e LEFT JOIN mails m ON m.mail_id = e.mail_id
  WHERE e.stage = ${stage}
  ORDER BY e.id
@@ -171,11 +175,15 @@ export async function reflag(c: Client, events: ReadonlyArray<{ id: number; mach
   );
 }
 
-/** Housekeeping: shipped events older than `keepHours` leave Postgres (ClickHouse keeps them). */
+/**
+ * Housekeeping: shipped events older than `keepHours` leave Postgres (ClickHouse keeps them), once
+ * the webhook stage has also taken them (webhooks_done: their bodies are then in webhook_events,
+ * which retries and replays read; sql/migrations/017_webhooks.sql).
+ */
 export async function deleteShipped(c: Client, keepHours: number, batch = 10_000): Promise<number> {
   const { rowCount } = await c.query(
     `DELETE FROM event_outbox WHERE id IN (
-       SELECT id FROM event_outbox WHERE stage = 2 AND occurred_at < now() - make_interval(hours => $1) LIMIT $2)`,
+       SELECT id FROM event_outbox WHERE stage = 2 AND webhooks_done AND occurred_at < now() - make_interval(hours => $1) LIMIT $2)`,
     [keepHours, batch],
   );
   return rowCount ?? 0;

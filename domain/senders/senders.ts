@@ -6,7 +6,9 @@ import { isoUtc } from '../../sql/iso-time.js';
 import { likeContains } from '../text.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
+import { generateDkimKeyPair, insertDkimKey } from '../domains/dkim-keys.js';
 import { normalizeDomainName } from '../domains/domains.js';
+import type { KeyRing } from '../domains/key-encryption.js';
 import { isEmailAddress } from '../email-address.js';
 
 export interface Sender {
@@ -71,25 +73,38 @@ export async function getSender(tenant: Tenant, pool: Pool, id: number): Promise
   return rows[0];
 }
 
+async function domainExists(tenant: Tenant, pool: Pool, name: string): Promise<boolean> {
+  const { rows } = await withTenant(pool, tenant, (c) => c.query('SELECT 1 FROM domains WHERE instance_id = $1 AND name = $2', [tenant.instanceId, name]));
+  return rows.length > 0;
+}
+
 /**
  * Create a sender (panel-only). Its domain is the address's domain; when the instance does not
  * have it yet it is added in the pending state, so the sender exists but cannot send until the
- * four DNS checks are approved.
+ * four DNS checks are approved. Given a key ring, such a new domain also gets its DKIM key, as
+ * `domain add` gives one (docs/domains.md): without it DNS could never approve its DKIM check.
+ * The ring is asked for only then, so a sender on a known domain needs no encryption key.
  */
 export async function createSender(
   tenant: Tenant,
   pool: Pool,
   input: { email: string; name: string; consentRequired?: boolean },
+  opts: { ring?: () => KeyRing } = {},
 ): Promise<Sender & { domain_created: boolean }> {
   const email = input.email.trim().toLowerCase();
   if (!isEmailAddress(email)) throw new AppError(400, 'invalid_email', `not an email address: ${input.email}`);
   if (!input.name.trim()) throw new AppError(400, 'invalid_name', 'a sender needs a name');
   const domain = normalizeDomainName(email.slice(email.lastIndexOf('@') + 1));
+  // The key pair (~100 ms of CPU) is made before the transaction, and only for a domain the
+  // instance lacks; one made for a domain a concurrent call adds first is dropped.
+  const ring = opts.ring && !(await domainExists(tenant, pool, domain)) ? opts.ring() : undefined;
+  const pair = ring ? await generateDkimKeyPair() : undefined;
   const result = await withTenant(pool, tenant, async (c) => {
     const created = await c.query<{ id: number }>(
       `INSERT INTO domains (instance_id, name) VALUES ($1, $2) ON CONFLICT (instance_id, name) DO NOTHING RETURNING id`,
       [tenant.instanceId, domain],
     );
+    if (created.rows[0] && ring && pair) await insertDkimKey(tenant, c, ring, created.rows[0].id, pair);
     const inserted = await c.query<{ id: number }>(
       `INSERT INTO senders (instance_id, domain_id, name, email_address, is_consent_required)
        SELECT $1, d.id, $3, $4, $5 FROM domains d WHERE d.instance_id = $1 AND d.name = $2

@@ -1,0 +1,162 @@
+import { FORM_CONSENT_CHANNELS, FORM_ITEM_TYPES, FORM_KINDS, FORM_TYPES } from '../../domain/forms/read.js';
+import { MAX_IDEMPOTENCY_KEY } from '../../domain/forms/submit.js';
+import type { JsonSchema } from '../validation.js';
+import { dateTime } from './common.js';
+
+const id: JsonSchema = { type: 'integer', minimum: 1, maximum: 9007199254740991 };
+const channel: JsonSchema = { type: 'string', enum: [...FORM_CONSENT_CHANNELS] };
+
+const designSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    primary_color: { type: 'string', pattern: '^#[0-9A-Fa-f]{3}([0-9A-Fa-f]{3})?$' },
+    secondary_color: { type: 'string', pattern: '^#[0-9A-Fa-f]{3}([0-9A-Fa-f]{3})?$' },
+    logo_url: { type: 'string', maxLength: 2048, pattern: '^https://' },
+    custom_css: { type: 'string', maxLength: 20000 },
+  },
+};
+
+/** Spec: Form.settings (free-form as the spec says; these are the keys the hosted page reads). */
+export const settingsSchema: JsonSchema = {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  properties: {
+    title: { type: 'string', maxLength: 255 },
+    header_text: { type: 'string', maxLength: 5000 },
+    footer_text: { type: 'string', maxLength: 5000 },
+    design: designSchema,
+  },
+};
+
+/** An entry of a form's items[] as GET /v1/forms/{id} shows it. */
+export const formItemSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'type'],
+  properties: {
+    id: { type: 'integer', description: 'The item_id a submission sends.' },
+    type: { type: 'string', enum: [...FORM_ITEM_TYPES], description: 'separator and text items are shown, never sent.' },
+    field_key: { type: 'string', description: 'field: the catalog field collected.' },
+    field_type: { type: 'string', description: 'field: its catalog type (text, email, phone, number, date, boolean, select).' },
+    options: { type: ['array', 'null'], items: { type: 'string' }, description: 'field: a select field’s options, else null.' },
+    term_id: { type: 'integer', description: 'consent: the term accepted.' },
+    term_version_id: { type: ['integer', 'null'], description: 'consent: the term’s current version, which a submission must send (null: the term has none, so no submission can pass).' },
+    channel: { ...channel, description: 'consent: the channel the consent is given on; identified by the form’s email (mail) or phone (sms, wsp) field.' },
+    label: { type: ['string', 'null'] },
+    required: { type: 'boolean' },
+    text: { type: 'string', description: 'text: the block’s text.' },
+  },
+};
+
+/** Spec: Form. */
+export const formSchema: JsonSchema = {
+  type: 'object',
+  required: [
+    'id', 'name', 'kind', 'type', 'dataset_id', 'public_token', 'is_default', 'is_active', 'requires_confirmation', 'auto_reply_sender_id',
+    'settings', 'created_at', 'updated_at', 'items',
+  ],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'integer' },
+    name: { type: 'string', description: 'Unique ignoring case and accents.' },
+    kind: { type: 'string', enum: [...FORM_KINDS] },
+    type: { type: 'string', enum: [...FORM_TYPES] },
+    dataset_id: { type: ['integer', 'null'] },
+    public_token: { type: 'string', description: 'Names the form’s hosted page, /f/{public_token}.' },
+    is_default: { type: 'boolean' },
+    is_active: { type: 'boolean', description: 'A deactivated form answers submissions 404 form_not_found.' },
+    requires_confirmation: { type: 'boolean' },
+    auto_reply_sender_id: { type: ['integer', 'null'], description: 'Sender of the auto-reply and of the confirmation mail.' },
+    settings: settingsSchema,
+    created_at: dateTime,
+    updated_at: dateTime,
+    items: { type: 'array', items: formItemSchema, description: 'In display order.' },
+  },
+};
+
+/** POST /v1/forms/{id}/submissions. */
+export const submissionBodySchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['items'],
+  properties: {
+    items: {
+      type: 'array',
+      maxItems: 500,
+      description: 'One entry per field and per consent item of the form (not separators or text blocks).',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['item_id'],
+        properties: {
+          item_id: { ...id, description: 'The id from items[] of GET /v1/forms/{id}.' },
+          value: { description: 'The answer: null for an empty optional field; a consent true if checked, false if not.' },
+          term_version_id: { ...id, description: 'Consent items: the term version shown (GET /v1/forms/{id} gives the current one).' },
+        },
+      },
+    },
+    ip_address: { type: 'string', maxLength: 45, description: 'The contact’s address as the caller observed it; stored as declared data.' },
+    user_agent: { type: 'string', maxLength: 1024, description: 'The contact’s client as the caller observed it; stored as declared data.' },
+  },
+};
+
+export const submissionResultSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'status'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'integer' },
+    status: { type: 'string', enum: ['confirmed', 'pending'], description: 'pending: the confirmation mail is on its way and the consents are not in force until confirmed.' },
+  },
+};
+
+export const idempotencyKeySchema: JsonSchema = { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY };
+
+/** The file of `cartero form create|update --file` (panel-only): the whole definition. */
+export const formDefinitionSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'kind', 'type', 'items'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 255 },
+    kind: { type: 'string', enum: [...FORM_KINDS] },
+    type: { type: 'string', enum: [...FORM_TYPES] },
+    dataset_id: { type: ['integer', 'null'], minimum: 1 },
+    requires_confirmation: { type: 'boolean' },
+    auto_reply_sender_id: { type: ['integer', 'null'], minimum: 1 },
+    auto_reply: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      properties: {
+        subject: { type: 'string', minLength: 1, maxLength: 254 },
+        html: { type: 'string', minLength: 1 },
+        text: { type: 'string', minLength: 1 },
+        template_id: id,
+      },
+    },
+    team_notice_emails: { type: 'array', maxItems: 20, items: { type: 'string', maxLength: 320 } },
+    settings: settingsSchema,
+    is_default: { type: 'boolean' },
+    is_active: { type: 'boolean' },
+    items: {
+      type: 'array',
+      maxItems: 200,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['type'],
+        properties: {
+          id: { ...id, description: 'update: an item of this form, kept with its id.' },
+          type: { type: 'string', enum: [...FORM_ITEM_TYPES] },
+          field_key: { type: 'string', maxLength: 63 },
+          term_id: id,
+          channel,
+          label: { type: 'string', minLength: 1, maxLength: 1000 },
+          text: { type: 'string', minLength: 1, maxLength: 10000 },
+          required: { type: 'boolean' },
+        },
+        description: 'field items need field_key, consent items term_id (channel defaults to mail when the term has it), text items text (422 otherwise).',
+      },
+    },
+  },
+};

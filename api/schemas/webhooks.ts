@@ -1,0 +1,120 @@
+import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks/event-types.js';
+import type { JsonSchema } from '../validation.js';
+import { dateTime, nullableDateTime, paginationQuery } from './common.js';
+
+const events: JsonSchema = {
+  type: ['array', 'null'],
+  maxItems: WEBHOOK_EVENT_TYPES.length,
+  items: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] },
+  description: 'Event types this webhook receives; null receives all (docs/webhooks.md lists each type and its data).',
+};
+
+/** The Webhook resource of the spec, field for field; the secret is never part of it. */
+export const webhookSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: [
+    'id', 'name', 'url', 'events', 'is_active', 'last_success_at', 'last_failure_at', 'last_status_code', 'consecutive_failures',
+    'failing_since', 'auto_paused_at', 'previous_secret_expires_at', 'created_at', 'updated_at',
+  ],
+  properties: {
+    id: { type: 'integer' },
+    name: { type: 'string' },
+    url: { type: 'string', description: 'Endpoint that receives deliveries.' },
+    events,
+    is_active: { type: 'boolean', description: 'false when paused.' },
+    last_success_at: { ...nullableDateTime, description: 'Last delivery answered 2xx.' },
+    last_failure_at: { ...nullableDateTime, description: 'Last failed delivery.' },
+    last_status_code: { type: ['integer', 'null'], description: 'HTTP code of the last delivery; null if no response (timeout or connection error).' },
+    consecutive_failures: { type: 'integer', description: 'Failed deliveries in a row since the last success.' },
+    failing_since: { ...nullableDateTime, description: 'First failure of the current streak; null if the last delivery succeeded.' },
+    auto_paused_at: { ...nullableDateTime, description: 'When it was paused for persistent failures; null if not auto-paused.' },
+    previous_secret_expires_at: { ...nullableDateTime, description: 'Until when the secret before the last rotation still signs; null if none in force.' },
+    created_at: dateTime,
+    updated_at: { ...dateTime, description: 'Last change of the configuration; a delivery does not change it.' },
+  },
+};
+
+/** Creation and rotation answers: the webhook plus its signing secret, shown only there. */
+export const webhookWithSecretSchema: JsonSchema = {
+  ...webhookSchema,
+  required: [...(webhookSchema.required as string[]), 'secret'],
+  properties: {
+    ...(webhookSchema.properties as Record<string, JsonSchema>),
+    secret: { type: 'string', description: 'The signing secret (whsec_<base64>): shown only in this response, not recoverable.' },
+  },
+};
+
+const name: JsonSchema = { type: 'string', minLength: 1, maxLength: 255 };
+const url: JsonSchema = { type: 'string', minLength: 1, maxLength: 2048, description: 'http(s) URL of a public host.' };
+
+export const webhookCreateSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'url'],
+  properties: { name, url, events },
+};
+
+export const webhookPatchSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    name,
+    url,
+    events,
+    is_active: { type: 'boolean', description: 'true resumes a paused webhook (clears auto_paused_at); false pauses it.' },
+  },
+};
+
+export const rotateSecretSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    expire_previous: { type: 'boolean', default: false, description: 'true: the previous secret stops signing at once; default: it signs beside the new one for 24 hours.' },
+  },
+};
+
+export const testEventSchema: JsonSchema = {
+  type: 'object',
+  required: ['event_id', 'webhook_id', 'type'],
+  properties: {
+    event_id: { type: 'integer', description: 'The event; its deliveries carry webhook-id msg_<event_id>.' },
+    webhook_id: { type: 'integer' },
+    type: { const: 'webhook.test' },
+  },
+};
+
+export const attemptSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'delivery_id', 'event_id', 'event_type', 'attempt', 'attempted_at', 'status', 'duration_ms', 'status_code', 'error', 'response_body', 'delivery_status'],
+  properties: {
+    id: { type: 'integer', description: 'The attempt.' },
+    delivery_id: { type: 'integer', description: 'The delivery (one event to this webhook) the attempt belongs to; POST .../deliveries/{delivery_id}/retry sends its event again.' },
+    event_id: { type: 'string', description: 'The webhook-id header of the event, stable across its attempts.' },
+    event_type: { type: 'string' },
+    attempt: { type: 'integer', description: '1 for the first attempt of the delivery.' },
+    attempted_at: dateTime,
+    status: { type: 'string', enum: ['succeeded', 'failed', 'pending'], description: 'succeeded: answered 2xx; failed: any other answer, none, or interrupted; pending: in flight.' },
+    duration_ms: { type: ['integer', 'null'] },
+    status_code: { type: ['integer', 'null'], description: 'null when there was no answer.' },
+    error: { type: ['string', 'null'], description: 'Why there was no answer (timeout, connection error, refused address, interrupted).' },
+    response_body: { type: ['string', 'null'], description: 'The first 1 KB of the answer.' },
+    delivery_status: { type: 'string', enum: ['pending', 'succeeded', 'failed', 'cancelled'], description: 'Where the delivery stands now.' },
+  },
+};
+
+export const attemptFilterQuery = {
+  ...paginationQuery,
+  status: { type: 'string', enum: ['succeeded', 'failed', 'pending'], description: 'Only attempts with this outcome.' },
+} satisfies Record<string, JsonSchema>;
+
+export const replaySchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['since'],
+  properties: {
+    since: { ...dateTime, description: 'Events that occurred at or after this time...' },
+    until: { ...dateTime, description: '...and before this one (default: now).' },
+  },
+};

@@ -1,0 +1,87 @@
+import { compile } from '../../api/validation.js';
+import { formDefinitionSchema } from '../../api/schemas/forms.js';
+import { AppError, ValidationFailed } from '../../domain/errors.js';
+import { createForm, deleteForm, setFormActive, updateForm, type FormDefinitionInput } from '../../domain/forms/definition.js';
+import { defineCommand } from '../command.js';
+import { positiveInteger, required, toggle } from '../flags.js';
+import { readText } from '../read-text.js';
+
+const instance = required('slug', 'the instance');
+const id = required('id', 'the form id', positiveInteger);
+const file = required('path', 'the form definition, a JSON file (docs/forms.md)');
+const align = toggle('make the items the dataset requires required (adding those absent) instead of refusing (form_dataset_columns_not_collected)');
+
+/** The definition file's shape is checked by the same JSON Schema machinery as the API's bodies. */
+const checkDefinition = compile<FormDefinitionInput>(formDefinitionSchema, 'json');
+
+async function readDefinition(path: string): Promise<FormDefinitionInput> {
+  const text = await readText(path, '--file');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new AppError(400, 'file_not_json', `--file ${path}: ${(err as Error).message}`);
+  }
+  return checkDefinition(json);
+}
+
+/** A 422 as lines a terminal reads: each field error with its pointer and code. */
+function explained(err: unknown): unknown {
+  if (!(err instanceof ValidationFailed)) return err;
+  const items = err.errors.map((e) => `${e.pointer || '(file)'}: ${e.code}: ${e.message}`);
+  return new AppError(422, err.code, `the definition was refused:\n  ${items.join('\n  ')}`);
+}
+
+async function explaining<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw explained(err);
+  }
+}
+
+/** The panel-only form operations; each prints the form as GET /v1/forms/{id} shows it. */
+export const formCommands = [
+  defineCommand({
+    name: 'form create',
+    summary: 'Create a form from a JSON definition file; prints it as GET /v1/forms/{id} shows it',
+    description:
+      'The file: name, kind (consent|advanced), type (registration|update), dataset_id, requires_confirmation, auto_reply_sender_id, ' +
+      'auto_reply {subject, html, text | template_id}, team_notice_emails, settings, is_default, is_active and the ordered items ' +
+      '(field: field_key, label, required; consent: term_id, channel, label, required; separator; text: text). Refusals: ' +
+      'form_name_taken, consent_channel_not_covered, form_confirmation_email_missing, form_dataset_columns_not_collected, validation_error.',
+    flags: { instance, file, 'align-dataset-columns': align },
+    run: async (ctx, f) => {
+      const tenant = await ctx.tenant(f.instance);
+      return explaining(async () => createForm(tenant, ctx.pool, await readDefinition(f.file), { alignDatasetColumns: f['align-dataset-columns'] }));
+    },
+  }),
+  defineCommand({
+    name: 'form update',
+    summary: 'Replace a form’s definition with a JSON file; items that carry their id keep it',
+    description: 'Items without an id are new; items of the form the file leaves out are removed. A rename renames the form in its consent events too.',
+    flags: { instance, id, file, 'align-dataset-columns': align },
+    run: async (ctx, f) => {
+      const tenant = await ctx.tenant(f.instance);
+      return explaining(async () => updateForm(tenant, ctx.pool, f.id, await readDefinition(f.file), { alignDatasetColumns: f['align-dataset-columns'] }));
+    },
+  }),
+  defineCommand({
+    name: 'form activate',
+    summary: 'Activate a form: it accepts submissions again',
+    flags: { instance, id },
+    run: async (ctx, f) => setFormActive(await ctx.tenant(f.instance), ctx.pool, f.id, true),
+  }),
+  defineCommand({
+    name: 'form deactivate',
+    summary: 'Deactivate a form: submissions answer 404 form_not_found, as for a missing form',
+    flags: { instance, id },
+    run: async (ctx, f) => setFormActive(await ctx.tenant(f.instance), ctx.pool, f.id, false),
+  }),
+  defineCommand({
+    name: 'form delete',
+    summary: 'Delete a form: gone from listings, no submissions; its submissions and consent events keep naming it',
+    flags: { instance, id },
+    run: async (ctx, f) => deleteForm(await ctx.tenant(f.instance), ctx.pool, f.id),
+  }),
+];

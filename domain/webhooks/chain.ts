@@ -1,0 +1,36 @@
+import type { Client } from '../../sql/pool.js';
+
+/**
+ * Order per mail and webhook: a delivery about a mail is attempted only when no older delivery
+ * of the same mail to the same webhook is pending (its chain's head). Deliveries without a mail
+ * (restrictions, consent, forms, tests, manual retries) have no chain.
+ *
+ * Who enqueues a head: whoever creates deliveries (fan-out, replay) enqueues those that are
+ * heads; whoever settles one (success, last failure, cancel) enqueues the next of its chain. Both
+ * hold the webhook's row lock while doing so (creators FOR KEY SHARE, settlers FOR UPDATE), so one
+ * of them always sees the other's rows: no delivery is left without a job.
+ */
+export async function chainHeads(c: Client, deliveryIds: readonly number[]): Promise<number[]> {
+  if (!deliveryIds.length) return [];
+  const { rows } = await c.query<{ id: string }>({
+    name: 'webhook_chain_heads',
+    text: `SELECT d.id FROM webhook_deliveries d
+            WHERE d.id = ANY($1::bigint[]) AND d.status = 'pending'
+              AND (d.mail_id IS NULL OR NOT EXISTS (
+                    SELECT 1 FROM webhook_deliveries p
+                     WHERE p.webhook_id = d.webhook_id AND p.mail_id = d.mail_id AND p.status = 'pending' AND p.id < d.id))`,
+    values: [deliveryIds],
+  });
+  return rows.map((r) => Number(r.id));
+}
+
+/** The next pending delivery of a chain after a settled one, if any. */
+export async function nextInChain(c: Client, webhookId: number, mailId: string | null): Promise<number | undefined> {
+  if (mailId === null) return undefined;
+  const { rows } = await c.query<{ id: string }>({
+    name: 'webhook_chain_next',
+    text: `SELECT id FROM webhook_deliveries WHERE webhook_id = $1 AND mail_id = $2 AND status = 'pending' ORDER BY id LIMIT 1`,
+    values: [webhookId, mailId],
+  });
+  return rows[0] ? Number(rows[0].id) : undefined;
+}

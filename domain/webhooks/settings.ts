@@ -1,0 +1,15 @@
+/** The webhook settings of the configuration (runtime/config-schema.ts, `webhooks`). */
+export interface WebhookSettings {
+  timeoutSeconds: number;
+  /** Seconds before each attempt: [0] the first (normally 0), then one per retry. */
+  retrySchedule: number[];
+  /** A failing streak longer than this pauses the webhook. */
+  pauseAfterSeconds: number;
+  /** This many failed attempts in a row pause it; 0 disables the rule. */
+  pauseAfterFailures: number;
+  /** Attempts in flight per webhook, across workers. */
+  concurrency: number;
+  allowPrivate: boolean;
+  retentionDays: number;
+  clockOffsetSeconds: number;
+}

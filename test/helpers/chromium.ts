@@ -1,0 +1,35 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import type { Test } from 'tap';
+import { projectRoot } from '../../runtime/paths.js';
+
+/** Debian's chromium (`.ci/run` installs it), never a tool's own browser download. */
+export const CHROMIUM = '/usr/bin/chromium';
+/** Where browser tests keep their screenshots (ignored by git: artifacts/). */
+export const SCREENSHOTS = join(projectRoot, 'artifacts', 'screenshots');
+
+/**
+ * One headless Chromium for a test file: launched before its first test, closed after its last.
+ * Without the binary the file's browser part is skipped and says so (a pass marked skip), and this
+ * answers undefined, so the caller registers no browser tests.
+ */
+export function useChromium(t: Test, what: string): { browser: Browser } | undefined {
+  if (!existsSync(CHROMIUM)) {
+    t.comment(`${CHROMIUM} is not installed (Debian package chromium; .ci/run installs it): ${what} skipped`);
+    t.pass('skipped: no chromium', { skip: `${CHROMIUM} absent` });
+    return undefined;
+  }
+  const holder = {} as { browser: Browser };
+  t.before(async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    holder.browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+  t.teardown(async () => {
+    await holder.browser?.close();
+  });
+  return holder;
+}

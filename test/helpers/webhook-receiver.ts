@@ -1,0 +1,96 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+/** One request the receiver got. */
+export interface Received {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  /** Parsed body: {type, timestamp, data}. */
+  event: any;
+  at: number;
+  /** The status the receiver answered (undefined while held or when it never answered). */
+  answered?: number;
+}
+
+/** How a path answers: a status (and headers), or 'hang' (never answer until released). */
+export type Answer = { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+
+/**
+ * A real webhook receiver on loopback: every request is recorded; each path answers as its
+ * behaviour says (default 200). Verification is left to the official `standardwebhooks`
+ * library (`verifies`), never a hand-written check.
+ */
+export async function startReceiver(t: Teardown) {
+  const received: Received[] = [];
+  const behaviours = new Map<string, (r: Received, n: number) => Answer>();
+  const held = new Set<ServerResponse>();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const path = req.url ?? '/';
+      const r: Received = { path, headers: req.headers as Record<string, string>, body, event: safeJson(body), at: Date.now() };
+      received.push(r);
+      const n = received.filter((x) => x.path === path).length;
+      const answer: Answer = (behaviours.get(path) ?? ((): Answer => ({ status: 200 })))(r, n);
+      if (answer === 'hang') {
+        held.add(res);
+        res.on('close', () => held.delete(res));
+        return;
+      }
+      r.answered = answer.status;
+      res.writeHead(answer.status, answer.headers ?? {});
+      res.end(answer.body ?? 'ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server.keepAliveTimeout = 1000;
+  t.teardown(async () => {
+    for (const res of held) res.destroy();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    base,
+    received,
+    url: (path: string) => base + path,
+    on(path: string, behaviour: (r: Received, n: number) => Answer) {
+      behaviours.set(path, behaviour);
+    },
+    at: (path: string) => received.filter((r) => r.path === path),
+    /** Drop every held request's connection (as a receiver restart would). */
+    releaseHeld() {
+      for (const res of held) res.destroy();
+    },
+  };
+}
+
+function safeJson(s: string): unknown {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the official library accepts this delivery with this secret. */
+export function verifies(secret: string, r: Received): boolean {
+  try {
+    new Webhook(secret).verify(r.body, {
+      'webhook-id': r.headers['webhook-id']!,
+      'webhook-timestamp': r.headers['webhook-timestamp']!,
+      'webhook-signature': r.headers['webhook-signature']!,
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,291 @@
+import t from 'tap';
+import { lift } from '../domain/restrictions/restrictions.js';
+import { withTenant } from '../domain/tenancy/context.js';
+import { trackingSecret } from '../domain/tracking/secret.js';
+import { clickToken, openToken } from '../domain/tracking/tokens.js';
+import { postEvent } from '../domain/webhooks/post.js';
+import { loadConfig } from '../runtime/config.js';
+import { createBoss } from '../runtime/queue.js';
+import { webhookSweepJob } from '../workers/webhook-housekeeping.js';
+import { makeSenders, makeTenant } from './helpers/fixtures.js';
+import { mailApi, sleep, startSendStack, waitFor } from './helpers/send-stack.js';
+import { startTestWeb } from './helpers/web.js';
+import { startReceiver, verifies, type Received } from './helpers/webhook-receiver.js';
+
+/**
+ * Webhooks end to end: the API over HTTP, a worker dyno as its own process, real SMTP to the
+ * mailbox simulator, and a real receiver on loopback that verifies every delivery with the
+ * official standardwebhooks library. Retries on a schedule of seconds; the rules that pause a
+ * webhook set low so a test can reach them.
+ */
+const PUBLIC_URL = 'https://track.cartero.test';
+const stack = await startSendStack(t, { label: 'webhooks', publicUrl: PUBLIC_URL, fastRetries: true });
+const { dbs } = stack;
+const WEBHOOK_ENV = {
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1,1,1,1,1,1',
+  WEBHOOK_TIMEOUT_SECONDS: '1',
+  WEBHOOK_PAUSE_AFTER: '4s',
+  WEBHOOK_PAUSE_AFTER_FAILURES: '6',
+};
+// The stack's web refuses private receivers (the default); this one allows them, as npm start does.
+const web = await startTestWeb(t, dbs, { env: { SMTP_URL: stack.simulator.url, PUBLIC_URL, WEBHOOK_ALLOW_PRIVATE: 'true' } });
+const worker = stack.spawnWorker(WEBHOOK_ENV);
+t.teardown(() => {
+  if (process.env.WEBHOOKS_TEST_DEBUG) console.error(worker.stdout(), worker.stderr());
+});
+const receiver = await startReceiver(t);
+const secret = await trackingSecret(dbs.pool);
+const SCOPES = ['mail:send', 'mail:read', 'webhooks:read', 'webhooks:write'];
+
+async function tenant() {
+  const a = await makeTenant(dbs.pool, { scopes: SCOPES });
+  await makeSenders(dbs.pool, a.tenant, { domain: `${a.slug}.example`, senders: [{ email: 'news', name: 'News' }] });
+  return { ...a, api: mailApi(web.url, a.headers), from: `news@${a.slug}.example` };
+}
+type T = Awaited<ReturnType<typeof tenant>>;
+
+async function createHook(a: T, path: string, events: string[] | null = null) {
+  const r = await a.api.call('POST', '/v1/webhooks', { name: path, url: receiver.url(path), events });
+  if (r.status !== 201) throw new Error(`create: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body as { id: number; secret: string };
+}
+
+/** Waits for `n` deliveries at a path answered 2xx. */
+const delivered = (path: string, n: number, ms = 30_000) =>
+  waitFor(`${n} deliveries at ${path}`, async () => {
+    const ok = receiver.at(path).filter((r) => r.answered !== undefined && r.answered < 300);
+    return ok.length >= n ? ok : undefined;
+  }, ms);
+
+const typesOf = (rs: Received[]) => rs.map((r) => r.event.type);
+
+t.test('the API: create, read, list, patch, delete; secrets shown only at creation; errors', async (t) => {
+  const a = await tenant();
+  const b = await tenant();
+  const first = await a.api.call('POST', '/v1/webhooks', { name: 'one', url: receiver.url('/api-one'), events: ['mail.sent', 'mail.bounced'] });
+  t.equal(first.status, 201);
+  t.match(first.body.secret, /^whsec_[A-Za-z0-9+/]+=*$/, 'whsec_ secret');
+  t.same(first.body.events, ['mail.sent', 'mail.bounced']);
+  t.equal(first.body.is_active, true);
+  t.equal(first.body.failing_since, null);
+  t.equal(first.body.consecutive_failures, 0);
+  const second = await a.api.call('POST', '/v1/webhooks', { name: 'two', url: receiver.url('/api-two') });
+  t.equal(second.body.events, null, 'events omitted: all');
+
+  const list = await a.api.call('GET', '/v1/webhooks');
+  t.equal(list.status, 200);
+  t.same(list.body.data.map((w: any) => w.id), [first.body.id, second.body.id], 'creation order');
+  t.ok(list.body.data.every((w: any) => !('secret' in w) && 'failing_since' in w), 'never the secret; failing_since present');
+  const one = await a.api.call('GET', `/v1/webhooks/${first.body.id}`);
+  t.equal(one.status, 200);
+  t.notOk('secret' in one.body);
+
+  t.equal((await a.api.call('POST', '/v1/webhooks', { name: 'x', url: receiver.url('/x'), events: ['mail.nope'] })).status, 422, 'unknown type 422');
+  const bad = await a.api.call('POST', '/v1/webhooks', { name: 'x', url: 'not a url' });
+  t.equal(bad.status, 422, 'bad URL 422');
+  t.equal(bad.body.errors[0].pointer, '/url');
+  t.equal((await a.api.call('POST', '/v1/webhooks', { name: 'x', url: 'ftp://example.com/' })).status, 422, 'not http(s) 422');
+  const creds = await a.api.call('POST', '/v1/webhooks', { name: 'x', url: 'https://user:pw@example.com/' });
+  t.match(creds, { status: 422, body: { errors: [{ pointer: '/url', code: 'url_credentials' }] } }, 'no credentials in the URL (they would be logged and sent in clear)');
+
+  // The stack's web does not allow private receivers: loopback and link-local are refused.
+  const strict = mailApi(stack.url, a.headers);
+  for (const url of ['http://127.0.0.1:9/x', 'http://localhost:9/x', 'http://169.254.169.254/latest', 'http://[::1]/x', 'http://10.1.2.3/']) {
+    const r = await strict.call('POST', '/v1/webhooks', { name: 'p', url });
+    t.equal(r.status, 422, `${url} refused at creation`);
+  }
+
+  const other = b.api;
+  t.equal((await other.call('GET', `/v1/webhooks/${first.body.id}`)).body.code, 'webhook_not_found', '404 across instances');
+  t.equal((await other.call('PATCH', `/v1/webhooks/${first.body.id}`, { name: 'x' })).status, 404);
+  t.equal((await other.call('DELETE', `/v1/webhooks/${first.body.id}`)).status, 404);
+  t.equal((await other.call('POST', `/v1/webhooks/${first.body.id}/rotate-secret`)).status, 404);
+  t.equal((await other.call('POST', `/v1/webhooks/${first.body.id}/test`)).status, 404);
+  t.equal((await other.call('GET', `/v1/webhooks/${first.body.id}/deliveries`)).status, 404);
+  t.equal((await other.call('POST', `/v1/webhooks/${first.body.id}/replay`, { since: new Date(0).toISOString() })).status, 404);
+
+  await sleep(20);
+  const patched = await a.api.call('PATCH', `/v1/webhooks/${first.body.id}`, { name: 'renamed', events: null });
+  t.equal(patched.status, 200);
+  t.equal(patched.body.name, 'renamed');
+  t.equal(patched.body.events, null);
+  t.ok(Date.parse(patched.body.updated_at) > Date.parse(first.body.updated_at), 'updated_at moves');
+  t.equal((await a.api.call('PATCH', `/v1/webhooks/${first.body.id}`, {})).status, 422, 'empty patch 422');
+
+  const rotated = await a.api.call('POST', `/v1/webhooks/${first.body.id}/rotate-secret`);
+  t.equal(rotated.status, 200);
+  t.not(rotated.body.secret, first.body.secret);
+  t.ok(Math.abs(Date.parse(rotated.body.previous_secret_expires_at) - Date.now() - 24 * 3600_000) < 60_000, 'previous signs 24 h');
+  const expired = await a.api.call('POST', `/v1/webhooks/${first.body.id}/rotate-secret`, { expire_previous: true });
+  t.equal(expired.body.previous_secret_expires_at, null, 'expire_previous: none in force');
+
+  t.equal((await a.api.call('DELETE', `/v1/webhooks/${second.body.id}`)).status, 204);
+  t.equal((await a.api.call('GET', `/v1/webhooks/${second.body.id}`)).status, 404);
+  const oa = await (await fetch(`${web.url}/v1/openapi.json`)).json();
+  t.ok(oa.webhooks?.['mail.sent']?.post && oa.webhooks?.['webhook.test']?.post, 'OpenAPI 3.1 webhooks list the event types');
+  t.ok(oa.paths['/v1/webhooks/{id}/replay']?.post, 'replay documented');
+});
+
+t.test('a send produces its events in order per mail, signed; a bounce, an open, a click; filters hold', async (t) => {
+  const a = await tenant();
+  const all = await createHook(a, '/flow-all');
+  await createHook(a, '/flow-sent', ['mail.sent']);
+  const r = await a.api.send({ from: a.from, to: [{ email: 'ok@example.org' }, { email: 'bounce@example.org' }], subject: 's', html: '<p>Hi <a href="https://shop.example/a">x</a></p>' });
+  t.equal(r.status, 202);
+  const [ok, bounced] = r.body.data ? r.body.data.map((m: any) => m.mail_id) : r.body.mails.map((m: any) => m.mail_id);
+  await a.api.waitFinal(ok);
+  await a.api.waitFinal(bounced);
+  await fetch(`${web.url}/t/o/${openToken(secret, ok)}`);
+  await fetch(`${web.url}/t/c/${clickToken(secret, ok, 'https://shop.example/a')}`, { redirect: 'manual' });
+  const got = await waitFor('the flow', async () => {
+    const rs = receiver.at('/flow-all').filter((x) => x.answered === 200);
+    const ofOk = rs.filter((x) => x.event.data?.mail_id === ok);
+    return ofOk.some((x) => x.event.type === 'mail.clicked') && rs.some((x) => x.event.type === 'mail.bounced') ? rs : undefined;
+  });
+  t.ok(got.every((x) => verifies(all.secret, x)), 'every delivery verifies with standardwebhooks');
+  t.same(typesOf(got.filter((x) => x.event.data?.mail_id === ok)), ['mail.received', 'mail.queued', 'mail.sent', 'mail.opened', 'mail.clicked'], 'ok mail in order');
+  t.same(typesOf(got.filter((x) => x.event.data?.mail_id === bounced)), ['mail.received', 'mail.queued', 'mail.bounced'], 'bounced mail in order');
+  const b = got.find((x) => x.event.type === 'mail.bounced')!;
+  t.match(b.event.data, { mail_id: bounced, recipient: 'bounce@example.org', status: 6, bounce_class: 'hard' });
+  t.type(b.event.data.msg_id, 'string');
+  t.match(b.headers['webhook-id'], /^msg_\d+$/);
+  const sent = got.find((x) => x.event.type === 'mail.sent')!;
+  t.match(sent.event, { type: 'mail.sent', data: { mail_id: ok, status: 3, smtp_code: 250 } });
+  t.ok(Date.parse(sent.event.timestamp) > 0, 'timestamp');
+  const click = got.find((x) => x.event.type === 'mail.clicked')!;
+  t.equal(click.event.data.url, 'https://shop.example/a');
+  // The hard bounce restricted the address: restriction.created, from the same transaction.
+  const restriction = await waitFor('restriction.created', async () => receiver.at('/flow-all').find((x) => x.event.type === 'restriction.created'));
+  t.match(restriction.event.data, { recipient: 'bounce@example.org', reason: 'hard_bounce' });
+  // Lifted in the panel (the CLI's domain function): restriction.lifted.
+  await withTenant(dbs.pool, a.tenant, (c) => lift(a.tenant, c, 'bounce@example.org'));
+  const lifted = await waitFor('restriction.lifted', async () => receiver.at('/flow-all').find((x) => x.event.type === 'restriction.lifted'));
+  t.match(lifted.event.data, { restriction_id: restriction.event.data.restriction_id, recipient: 'bounce@example.org', reason: 'hard_bounce' });
+  t.type(lifted.event.data.lifted_at, 'string');
+  await delivered('/flow-sent', 1);
+  await sleep(500);
+  t.same(typesOf(receiver.at('/flow-sent')), ['mail.sent'], 'the filtered webhook got only mail.sent');
+});
+
+t.test('500 three times then 200: one event, same webhook-id, four attempts in the log', async (t) => {
+  const a = await tenant();
+  const h = await createHook(a, '/retry');
+  receiver.on('/retry', (_r, n) => (n <= 3 ? { status: 500, body: 'boom '.repeat(500) } : { status: 200 }));
+  t.equal((await a.api.call('POST', `/v1/webhooks/${h.id}/test`)).status, 202);
+  await delivered('/retry', 1);
+  const rs = receiver.at('/retry');
+  t.equal(rs.length, 4);
+  t.equal(new Set(rs.map((r) => r.headers['webhook-id'])).size, 1, 'one webhook-id across retries');
+  t.ok(rs.every((r) => verifies(h.secret, r)));
+  t.equal(rs[0]!.event.type, 'webhook.test');
+  const log = await a.api.call('GET', `/v1/webhooks/${h.id}/deliveries`);
+  t.same(log.body.data.map((x: any) => [x.attempt, x.status, x.status_code]), [[4, 'succeeded', 200], [3, 'failed', 500], [2, 'failed', 500], [1, 'failed', 500]], 'newest first');
+  t.equal(log.body.data[1].response_body.length, 1024, 'first 1 KB of the answer');
+  t.equal((await a.api.call('GET', `/v1/webhooks/${h.id}/deliveries?status=failed`)).body.data.length, 3, 'status filter');
+  const w = (await a.api.call('GET', `/v1/webhooks/${h.id}`)).body;
+  t.match(w, { last_status_code: 200, consecutive_failures: 0, failing_since: null, is_active: true });
+  t.type(w.last_success_at, 'string');
+  t.type(w.last_failure_at, 'string');
+  // Redeliver one event now: the same webhook-id once more.
+  const again = await a.api.call('POST', `/v1/webhooks/${h.id}/deliveries/${log.body.data[0].delivery_id}/retry`);
+  t.equal(again.status, 202);
+  await delivered('/retry', 2);
+  t.equal(receiver.at('/retry').at(-1)!.headers['webhook-id'], rs[0]!.headers['webhook-id']);
+});
+
+t.test('a timeout is a failure with a null status code; 429 with Retry-After waits as told', async (t) => {
+  const a = await tenant();
+  const h = await createHook(a, '/slow');
+  receiver.on('/slow', (_r, n) => (n === 1 ? 'hang' : { status: 200 }));
+  await a.api.call('POST', `/v1/webhooks/${h.id}/test`);
+  await delivered('/slow', 1);
+  const log = (await a.api.call('GET', `/v1/webhooks/${h.id}/deliveries`)).body.data;
+  t.match(log[1], { attempt: 1, status: 'failed', status_code: null, error: /timeout/ });
+  receiver.releaseHeld();
+
+  const l = await createHook(a, '/limited');
+  receiver.on('/limited', (_r, n) => (n === 1 ? { status: 429, headers: { 'retry-after': '3' } } : { status: 200 }));
+  await a.api.call('POST', `/v1/webhooks/${l.id}/test`);
+  await delivered('/limited', 1);
+  const [r1, r2] = receiver.at('/limited');
+  t.ok(r2!.at - r1!.at >= 2900, `waited Retry-After (${r2!.at - r1!.at} ms; the schedule says 1 s)`);
+});
+
+t.test('410 Gone pauses at once', async (t) => {
+  const a = await tenant();
+  const h = await createHook(a, '/gone');
+  receiver.on('/gone', () => ({ status: 410 }));
+  await a.api.call('POST', `/v1/webhooks/${h.id}/test`);
+  const w = await waitFor('paused', async () => {
+    const r = (await a.api.call('GET', `/v1/webhooks/${h.id}`)).body;
+    return r.is_active ? undefined : r;
+  });
+  t.equal(receiver.at('/gone').length, 1, 'no retry after a 410');
+  t.match(w, { is_active: false, last_status_code: 410, consecutive_failures: 1 });
+  t.type(w.auto_paused_at, 'string');
+});
+
+t.test('a receiver down long enough pauses the webhook; PATCH resumes it; replay delivers what it missed', async (t) => {
+  const a = await tenant();
+  const h = await createHook(a, '/down', ['webhook.test', 'mail.sent']);
+  let up = false;
+  receiver.on('/down', () => (up ? { status: 200 } : { status: 503 }));
+  const since = new Date(Date.now() - 1000).toISOString();
+  await a.api.call('POST', `/v1/webhooks/${h.id}/test`);
+  const paused = await waitFor('paused', async () => {
+    const r = (await a.api.call('GET', `/v1/webhooks/${h.id}`)).body;
+    return r.is_active ? undefined : r;
+  }, 30_000);
+  t.type(paused.auto_paused_at, 'string');
+  t.type(paused.failing_since, 'string');
+  t.ok(paused.consecutive_failures >= 3, `paused after ${paused.consecutive_failures} failures in a row (WEBHOOK_PAUSE_AFTER 4 s or WEBHOOK_PAUSE_AFTER_FAILURES 6, whichever came first)`);
+  // While paused: a mail is sent; nothing reaches the receiver.
+  const before = receiver.at('/down').length;
+  const s = await a.api.send({ from: a.from, to: [{ email: 'ok@example.org' }], subject: 's', text: 'x' });
+  const mailId = (s.body.data ?? s.body.mails)[0].mail_id;
+  await a.api.waitFinal(mailId);
+  await sleep(1500);
+  t.equal(receiver.at('/down').length, before, 'nothing delivered while paused');
+  t.equal((await a.api.call('POST', `/v1/webhooks/${h.id}/replay`, { since })).status, 409, 'replay refused while paused');
+
+  up = true;
+  const resumed = await a.api.call('PATCH', `/v1/webhooks/${h.id}`, { is_active: true });
+  t.match(resumed.body, { is_active: true, auto_paused_at: null });
+  const replay = await a.api.call('POST', `/v1/webhooks/${h.id}/replay`, { since });
+  t.equal(replay.status, 202);
+  t.equal(replay.body.queued, 1, 'mail.sent of the mail sent while paused (test events are not replayed)');
+  const ok = await delivered('/down', 1);
+  t.match(ok[0]!.event, { type: 'mail.sent', data: { mail_id: mailId } });
+  t.ok(verifies(h.secret, ok[0]!));
+});
+
+t.test('delivery refuses a private receiver when not allowed, on the address it connects to', async (t) => {
+  for (const url of [receiver.url('/private'), receiver.url('/private').replace('127.0.0.1', 'localhost')]) {
+    const o = await postEvent({ url, headers: {}, body: '{}', timeoutMs: 2000, allowPrivate: false });
+    t.equal(o.statusCode, null, url);
+    t.match(o.error, /receiver refused/);
+  }
+  t.equal(receiver.at('/private').length, 0, 'nothing reached the receiver');
+  const allowed = await postEvent({ url: receiver.url('/private'), headers: {}, body: '{}', timeoutMs: 2000, allowPrivate: true });
+  t.equal(allowed.statusCode, 200);
+});
+
+t.test('the minute sweep gives a job back to a pending delivery whose job was lost', async (t) => {
+  const a = await tenant();
+  const h = await createHook(a, '/swept');
+  // An event and its delivery as the fan-out writes them, three minutes old, with no job (as if
+  // pg-boss had given up on it).
+  const id = Number((await dbs.pool.query("INSERT INTO event_outbox (instance_id, kind, entity_id, webhooks_done) VALUES ($1, 'webhook.test', $2, true) RETURNING id", [a.tenant.instanceId, h.id])).rows[0].id);
+  const body = JSON.stringify({ type: 'webhook.test', timestamp: new Date().toISOString(), data: { webhook_id: h.id, message: 'lost' } });
+  await dbs.pool.query('INSERT INTO webhook_events (id, instance_id, type, webhook_id, occurred_at, body) VALUES ($1, $2, $3, $4, now(), $5)', [id, a.tenant.instanceId, 'webhook.test', h.id, body]);
+  await dbs.pool.query("INSERT INTO webhook_deliveries (instance_id, webhook_id, event_id, created_at) VALUES ($1, $2, $3, now() - interval '3 minutes')", [a.tenant.instanceId, h.id, id]);
+  await sleep(1500);
+  t.equal(receiver.at('/swept').length, 0, 'nothing without a job');
+  const boss = createBoss(dbs.databaseUrl, { supervise: false, schedule: false });
+  const config = loadConfig({ DATABASE_URL: dbs.databaseUrl, ...WEBHOOK_ENV });
+  await webhookSweepJob.handle({}, { boss, pool: dbs.pool, config } as any);
+  const [r] = await delivered('/swept', 1);
+  t.equal(r!.headers['webhook-id'], `msg_${id}`);
+  t.ok(verifies(h.secret, r!));
+});
