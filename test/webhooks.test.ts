@@ -194,6 +194,45 @@ t.test('500 three times then 200: one event, same webhook-id, four attempts in t
   t.equal(receiver.at('/retry').at(-1)!.headers['webhook-id'], rs[0]!.headers['webhook-id']);
 });
 
+t.test('a burst: at most WEBHOOK_CONCURRENCY attempts in flight, each event delivered once and in order per mail, failures among successes retried', async (t) => {
+  const a = await tenant();
+  const h = await createHook(a, '/burst');
+  let inFlight = 0;
+  let most = 0;
+  const failedOnce = new Set<string>();
+  receiver.on('/burst', (r, n) => {
+    most = Math.max(most, ++inFlight);
+    setTimeout(() => inFlight--, 100); // before the answer's own timer: nothing new arrives in between
+    // One first attempt in seven fails, so the worker's batches settle mixed answers.
+    const id = r.headers['webhook-id']!;
+    if (n % 7 === 0 && !failedOnce.has(id)) {
+      failedOnce.add(id);
+      return { status: 500, delayMs: 100 };
+    }
+    return { status: 200, delayMs: 100 };
+  });
+  const to = Array.from({ length: 40 }, (_, i) => ({ email: `reader${i}@example.org` }));
+  const r = await a.api.send({ from: a.from, to, subject: 'burst', html: '<p>Hi</p>' });
+  t.equal(r.status, 202);
+  const ok = await delivered('/burst', 120, 60_000);
+  t.equal(new Set(ok.map((x) => x.headers['webhook-id'])).size, 120, 'each of the 120 events answered 2xx once');
+  t.ok(ok.every((x) => verifies(h.secret, x)));
+  t.ok(most <= 10, `never more than WEBHOOK_CONCURRENCY (10) in flight: ${most}`);
+  t.ok(most >= 2, `attempts run side by side: ${most}`);
+  const mails = new Set(ok.map((x) => x.event.data.mail_id));
+  t.equal(mails.size, 40);
+  const outOfOrder = [...mails].filter((m) => typesOf(ok.filter((x) => x.event.data.mail_id === m)).join() !== 'mail.received,mail.queued,mail.sent');
+  t.same(outOfOrder, [], 'every mail: received, queued, sent, in that order');
+  t.ok(failedOnce.size > 0);
+  const failed = await a.api.call('GET', `/v1/webhooks/${h.id}/deliveries?status=failed&page_size=100`);
+  t.equal(failed.body.data.length, failedOnce.size, 'every failed attempt logged');
+  const w = await waitFor('the last settle', async () => {
+    const b = (await a.api.call('GET', `/v1/webhooks/${h.id}`)).body;
+    return b.consecutive_failures === 0 ? b : undefined;
+  });
+  t.match(w, { is_active: true, last_status_code: 200, failing_since: null });
+});
+
 t.test('a timeout is a failure with a null status code; 429 with Retry-After waits as told', async (t) => {
   const a = await tenant();
   const h = await createHook(a, '/slow');

@@ -1,7 +1,7 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { deliveryClock } from '../domain/webhooks/clock.js';
-import { beginAttempt, settleAttempt, type Begin } from '../domain/webhooks/delivery.js';
+import { beginAttempts, settleAttempts } from '../domain/webhooks/delivery.js';
 import { WEBHOOK_DELIVER_QUEUE, type DeliveryEnqueuer, type WebhookDeliverJob } from '../domain/webhooks/deliver-job.js';
 import { postEvent } from '../domain/webhooks/post.js';
 import type { WebhookSettings } from '../domain/webhooks/settings.js';
@@ -12,13 +12,13 @@ import { startWebhookFanout } from './webhook-fanout.js';
 
 /**
  * Webhook delivery (docs/webhooks.md): one pg-boss job per attempt of a delivery
- * (domain/webhooks/delivery.ts does the attempt's two transactions; this module the HTTP call
- * between them and the jobs that follow). Its consumers fetch in batches and run a batch's
- * attempts concurrently; the per-webhook limit (WEBHOOK_CONCURRENCY) is kept in Postgres, across
+ * (domain/webhooks/delivery.ts does the attempts' two transactions; this module the HTTP calls
+ * between them and the jobs that follow). Its consumers fetch in batches and attempt a batch's
+ * deliveries together, one transaction pair per webhook; the per-webhook limit (WEBHOOK_CONCURRENCY) is kept in Postgres, across
  * workers. The worker that runs these also runs the webhook stage over the event outbox
  * (workers/webhook-fanout.ts), which creates the deliveries.
  */
-const BATCH = 50;
+const BATCH = 100;
 const LOOPS = 2;
 
 function parse(payload: unknown): WebhookDeliverJob | undefined {
@@ -49,6 +49,8 @@ export interface DeliverDeps {
   logger: Logger;
   enqueue: DeliveryEnqueuer;
   now: () => Date;
+  /** Wakes this process's consumers: a chain's next delivery was just enqueued. */
+  wake: () => void;
 }
 
 /**
@@ -69,32 +71,59 @@ async function oneAtATime<T>(key: number, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** One job: begin, POST, settle; whatever follows is enqueued with the settle. */
-export async function deliverOne(deps: DeliverDeps, deliveryId: number): Promise<void> {
-  const { pool, settings, enqueue } = deps;
-  const { rows } = await pool.query({ name: 'webhook_deliver_owner', text: 'SELECT webhook_id FROM webhook_deliveries WHERE id = $1', values: [deliveryId] });
-  if (!rows[0]) return;
-  const webhookId = Number(rows[0].webhook_id);
-  const begun: Begin = await oneAtATime(webhookId, () => withTransaction(pool, async (c) => {
-    const b = await beginAttempt(c, deliveryId, settings, deps.now());
-    if (b.kind === 'later') await enqueue(c, [{ deliveryId, at: b.at }]);
-    if (b.kind === 'settled') await enqueue(c, b.next.map((id) => ({ deliveryId: id })));
-    return b;
-  }));
-  if (begun.kind !== 'attempt') return;
-  const outcome = await postEvent({
-    url: begun.url,
-    headers: signedHeaders(begun.secrets, begun.msgId, new Date(), begun.body),
-    body: begun.body,
-    timeoutMs: settings.timeoutSeconds * 1000,
-    allowPrivate: settings.allowPrivate,
+/** The deliveries of a batch of jobs, each webhook's attempted together. */
+export async function deliverBatch(deps: DeliverDeps, deliveryIds: readonly number[]): Promise<void> {
+  const { rows } = await deps.pool.query<{ id: string; webhook_id: string }>({
+    name: 'webhook_deliver_owners',
+    text: 'SELECT id, webhook_id FROM webhook_deliveries WHERE id = ANY($1::bigint[])',
+    values: [[...new Set(deliveryIds)]],
   });
-  const settled = await oneAtATime(webhookId, () => withTransaction(pool, async (c) => {
-    const s = await settleAttempt(c, begun, outcome, settings);
-    await enqueue(c, [...s.next.map((id) => ({ deliveryId: id })), ...(s.retryAt ? [{ deliveryId, at: s.retryAt }] : [])]);
-    return s;
-  }));
-  if (settled.paused) deps.logger.warn({ webhookId: begun.webhookId, statusCode: outcome.statusCode }, 'webhook paused after persistent failures');
+  const byWebhook = new Map<number, number[]>();
+  for (const r of rows) byWebhook.set(Number(r.webhook_id), [...(byWebhook.get(Number(r.webhook_id)) ?? []), Number(r.id)]);
+  await Promise.all([...byWebhook].map(([webhookId, ids]) => deliverToWebhook(deps, webhookId, ids)));
+}
+
+/**
+ * Begin, POST, settle; whatever follows is enqueued with the settle. Deliveries beyond the
+ * webhook's concurrency are begun again once this batch's attempts have settled; when none of
+ * ours is in flight (others hold the room), they get a job a moment later instead.
+ */
+async function deliverToWebhook(deps: DeliverDeps, webhookId: number, deliveryIds: number[]): Promise<void> {
+  const { pool, settings, enqueue } = deps;
+  for (let todo = deliveryIds; todo.length; ) {
+    const ids = todo;
+    const begun = await oneAtATime(webhookId, () => withTransaction(pool, async (c) => {
+      const b = await beginAttempts(c, webhookId, ids, settings, deps.now());
+      const soon = new Date(Date.now() + 250);
+      await enqueue(c, [
+        ...b.later.map((l) => ({ deliveryId: l.deliveryId, at: l.at })),
+        ...b.next.map((id) => ({ deliveryId: id })),
+        ...(b.attempts.length ? [] : b.overflow.map((id) => ({ deliveryId: id, at: soon }))),
+      ]);
+      return b;
+    }));
+    if (!begun.attempts.length) return;
+    const results = await Promise.all(
+      begun.attempts.map(async (attempt) => ({
+        attempt,
+        outcome: await postEvent({
+          url: attempt.url,
+          headers: signedHeaders(attempt.secrets, attempt.msgId, new Date(), attempt.body),
+          body: attempt.body,
+          timeoutMs: settings.timeoutSeconds * 1000,
+          allowPrivate: settings.allowPrivate,
+        }),
+      })),
+    );
+    const settled = await oneAtATime(webhookId, () => withTransaction(pool, async (c) => {
+      const s = await settleAttempts(c, webhookId, results, settings);
+      await enqueue(c, [...s.next.map((id) => ({ deliveryId: id })), ...s.retries]);
+      return s;
+    }));
+    if (settled.paused) deps.logger.warn({ webhookId, statusCode: results.at(-1)?.outcome.statusCode }, 'webhook paused after persistent failures');
+    if (settled.next.length) deps.wake();
+    todo = begun.overflow;
+  }
 }
 
 export const webhookDeliverJob = defineJob<WebhookDeliverJob>({
@@ -108,23 +137,24 @@ export const webhookDeliverJob = defineJob<WebhookDeliverJob>({
     // Its own connections: attempts must not wait behind the send path's, nor take them.
     const pool = createPool(config.databaseUrl!, { max: 10, application: 'cartero-webhooks' });
     const logger = base.child({ queue: WEBHOOK_DELIVER_QUEUE });
-    const deps: DeliverDeps = { pool, settings, logger, enqueue: workerEnqueuer(boss, settings), now: deliveryClock(settings.clockOffsetSeconds) };
     const workerIds: string[] = [];
+    const wake = () => workerIds.forEach((id) => boss.notifyWorker(id));
+    const deps: DeliverDeps = { pool, settings, logger, enqueue: workerEnqueuer(boss, settings), now: deliveryClock(settings.clockOffsetSeconds), wake };
     for (let i = 0; i < LOOPS; i++) {
       let id: string | undefined;
       id = await boss.work<unknown>(WEBHOOK_DELIVER_QUEUE, { batchSize: BATCH, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-        await Promise.all(
-          jobs.map(async (job) => {
-            const data = parse(job.data);
-            if (!data) return logger.error({ jobId: job.id, data: job.data }, 'malformed job ignored');
-            await deliverOne(deps, data.delivery_id);
-          }),
-        );
+        const ids: number[] = [];
+        for (const job of jobs) {
+          const data = parse(job.data);
+          if (data) ids.push(data.delivery_id);
+          else logger.error({ jobId: job.id, data: job.data }, 'malformed job ignored');
+        }
+        await deliverBatch(deps, ids);
         if (jobs.length === BATCH && id) boss.notifyWorker(id);
       });
       workerIds.push(id);
     }
-    const fanout = startWebhookFanout({ pool, logger: base, enqueue: deps.enqueue, wake: () => workerIds.forEach((id) => boss.notifyWorker(id)) });
+    const fanout = startWebhookFanout({ pool, logger: base, enqueue: deps.enqueue, wake });
     boss.once('stopped', () => void fanout.stop().then(() => pool.end()));
   },
 });

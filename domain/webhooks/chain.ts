@@ -24,13 +24,15 @@ export async function chainHeads(c: Client, deliveryIds: readonly number[]): Pro
   return rows.map((r) => Number(r.id));
 }
 
-/** The next pending delivery of a chain after a settled one, if any. */
-export async function nextInChain(c: Client, webhookId: number, mailId: string | null): Promise<number | undefined> {
-  if (mailId === null) return undefined;
+/** The next pending delivery of each chain, after settled ones (deliveries without a mail have none). */
+export async function nextInChains(c: Client, webhookId: number, mailIds: ReadonlyArray<string | null>): Promise<number[]> {
+  const mails = [...new Set(mailIds.filter((m): m is string => m !== null))];
+  if (!mails.length) return [];
   const { rows } = await c.query<{ id: string }>({
     name: 'webhook_chain_next',
-    text: `SELECT id FROM webhook_deliveries WHERE webhook_id = $1 AND mail_id = $2 AND status = 'pending' ORDER BY id LIMIT 1`,
-    values: [webhookId, mailId],
+    text: `SELECT DISTINCT ON (mail_id) id FROM webhook_deliveries
+            WHERE webhook_id = $1 AND mail_id = ANY($2::text[]) AND status = 'pending' ORDER BY mail_id, id`,
+    values: [webhookId, mails],
   });
-  return rows[0] ? Number(rows[0].id) : undefined;
+  return rows.map((r) => Number(r.id));
 }

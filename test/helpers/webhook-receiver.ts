@@ -18,8 +18,8 @@ export interface Received {
   answered?: number;
 }
 
-/** How a path answers: a status (and headers), or 'hang' (never answer until released). */
-export type Answer = { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+/** How a path answers: a status (and headers; after delayMs), or 'hang' (never answer until released). */
+export type Answer = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
 
 /**
  * A real webhook receiver on loopback: every request is recorded; each path answers as its
@@ -45,9 +45,13 @@ export async function startReceiver(t: Teardown) {
         res.on('close', () => held.delete(res));
         return;
       }
-      r.answered = answer.status;
-      res.writeHead(answer.status, answer.headers ?? {});
-      res.end(answer.body ?? 'ok');
+      const reply = () => {
+        r.answered = answer.status;
+        res.writeHead(answer.status, answer.headers ?? {});
+        res.end(answer.body ?? 'ok');
+      };
+      if (answer.delayMs) setTimeout(reply, answer.delayMs);
+      else reply();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
