@@ -8,13 +8,20 @@ export type Client = pg.PoolClient;
 // returning strings would leak into every response shape.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
-export function createPool(connectionString: string, opts: { max?: number; application?: string } = {}): Pool {
+/**
+ * `customPlans`: every statement planned for its own values (plan_cache_mode force_custom_plan).
+ * For a pool whose named statements start on empty tables that grow fast under load (webhook
+ * delivery): a generic plan cached while a table was empty kept scanning all of it once it
+ * held hundreds of thousands of rows, while a custom plan sees the table's current size.
+ */
+export function createPool(connectionString: string, opts: { max?: number; application?: string; customPlans?: boolean } = {}): Pool {
   const pool = new pg.Pool({
     connectionString,
     max: opts.max ?? 10,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
     application_name: opts.application ?? 'cartero',
+    ...(opts.customPlans ? { options: '-c plan_cache_mode=force_custom_plan' } : {}),
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {});

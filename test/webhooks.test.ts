@@ -233,6 +233,20 @@ t.test('a burst: at most WEBHOOK_CONCURRENCY attempts in flight, each event deli
   t.match(w, { is_active: true, last_status_code: 200, failing_since: null });
 });
 
+t.test('a slow answer holds only its own slot: the webhook\'s next delivery goes out meanwhile', async (t) => {
+  const a = await tenant();
+  const h = await createHook(a, '/one-slow');
+  receiver.on('/one-slow', (_r, n) => (n === 1 ? 'hang' : { status: 200 }));
+  t.equal((await a.api.call('POST', `/v1/webhooks/${h.id}/test`)).status, 202);
+  await waitFor('the first request held', async () => (receiver.at('/one-slow').length ? true : undefined));
+  t.equal((await a.api.call('POST', `/v1/webhooks/${h.id}/test`)).status, 202);
+  await delivered('/one-slow', 1);
+  const [slow, next] = receiver.at('/one-slow');
+  t.equal(next!.answered, 200);
+  t.ok(slow!.closedAt === undefined || next!.at < slow!.closedAt, 'delivered while the first was still waiting for its answer');
+  await waitFor('the held one retried', async () => (receiver.at('/one-slow').filter((x) => x.answered === 200).length === 2 ? true : undefined));
+});
+
 t.test('a timeout is a failure with a null status code; 429 with Retry-After waits as told', async (t) => {
   const a = await tenant();
   const h = await createHook(a, '/slow');

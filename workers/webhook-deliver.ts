@@ -1,7 +1,7 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { deliveryClock } from '../domain/webhooks/clock.js';
-import { beginAttempts, settleAttempts } from '../domain/webhooks/delivery.js';
+import { beginAttempts, settleAttempts, type Attempt, type Begun } from '../domain/webhooks/delivery.js';
 import { WEBHOOK_DELIVER_QUEUE, type DeliveryEnqueuer, type WebhookDeliverJob } from '../domain/webhooks/deliver-job.js';
 import { postEvent } from '../domain/webhooks/post.js';
 import type { WebhookSettings } from '../domain/webhooks/settings.js';
@@ -13,12 +13,13 @@ import { startWebhookFanout } from './webhook-fanout.js';
 /**
  * Webhook delivery (docs/webhooks.md): one pg-boss job per attempt of a delivery
  * (domain/webhooks/delivery.ts does the attempts' two transactions; this module the HTTP calls
- * between them and the jobs that follow). Its consumers fetch in batches and attempt a batch's
- * deliveries together, one transaction pair per webhook; the per-webhook limit (WEBHOOK_CONCURRENCY) is kept in Postgres, across
+ * between them and the jobs that follow). Its consumers fetch in batches (one fetch reads every
+ * waiting job, so few large ones) and hand each webhook's deliveries to that webhook's drain,
+ * which attempts them together, a transaction pair per round, not per attempt; the per-webhook limit (WEBHOOK_CONCURRENCY) is kept in Postgres, across
  * workers. The worker that runs these also runs the webhook stage over the event outbox
  * (workers/webhook-fanout.ts), which creates the deliveries.
  */
-const BATCH = 100;
+const BATCH = 250;
 const LOOPS = 2;
 
 function parse(payload: unknown): WebhookDeliverJob | undefined {
@@ -53,77 +54,142 @@ export interface DeliverDeps {
   wake: () => void;
 }
 
-/**
- * Runs `fn` after every earlier call with the same key in this process: a webhook's begins and
- * settles queue here, one at a time, instead of each holding a pooled connection while it waits
- * for the webhook's row lock (a few busy webhooks took every connection and stalled the others).
- */
-const queues = new Map<number, Promise<unknown>>();
-async function oneAtATime<T>(key: number, fn: () => Promise<T>): Promise<T> {
-  const before = queues.get(key) ?? Promise.resolve();
-  const run = before.then(fn, fn);
-  const tail = run.catch(() => {});
-  queues.set(key, tail);
-  try {
-    return await run;
-  } finally {
-    if (queues.get(key) === tail) queues.delete(key);
-  }
-}
-
-/** The deliveries of a batch of jobs, each webhook's attempted together. */
+/** The deliveries of a batch of jobs; resolves when each has been handled (a failure rejects, and pg-boss retries the batch). */
 export async function deliverBatch(deps: DeliverDeps, deliveryIds: readonly number[]): Promise<void> {
   const { rows } = await deps.pool.query<{ id: string; webhook_id: string }>({
     name: 'webhook_deliver_owners',
     text: 'SELECT id, webhook_id FROM webhook_deliveries WHERE id = ANY($1::bigint[])',
     values: [[...new Set(deliveryIds)]],
   });
-  const byWebhook = new Map<number, number[]>();
-  for (const r of rows) byWebhook.set(Number(r.webhook_id), [...(byWebhook.get(Number(r.webhook_id)) ?? []), Number(r.id)]);
-  await Promise.all([...byWebhook].map(([webhookId, ids]) => deliverToWebhook(deps, webhookId, ids)));
+  await Promise.all(rows.map((r) => drainOf(deps, Number(r.webhook_id)).add(Number(r.id))));
 }
 
 /**
- * Begin, POST, settle; whatever follows is enqueued with the settle. Deliveries beyond the
- * webhook's concurrency are begun again once this batch's attempts have settled; when none of
- * ours is in flight (others hold the room), they get a job a moment later instead.
+ * One drain per webhook in this process: the deliveries of every batch the consumers fetched for
+ * that webhook. It begins as many as the room WEBHOOK_CONCURRENCY leaves, in one transaction,
+ * POSTs them side by side and settles them in one transaction, and begins more whenever room
+ * frees up, so a slow answer holds only its own slot. Batches fetched side by side share the
+ * webhook's room instead of taking it from each other, and its begins and settles go one at a
+ * time, so they never hold pooled connections waiting for its row lock (a few busy webhooks once
+ * took every connection).
  */
-async function deliverToWebhook(deps: DeliverDeps, webhookId: number, deliveryIds: number[]): Promise<void> {
+interface Waiter {
+  resolve(): void;
+  reject(err: unknown): void;
+}
+interface Drain {
+  add(deliveryId: number): Promise<void>;
+}
+const BEGIN_MAX = 100;
+const drainsOf = new WeakMap<DeliverDeps, Map<number, Drain>>();
+
+function drainOf(deps: DeliverDeps, webhookId: number): Drain {
+  const drains = drainsOf.get(deps) ?? drainsOf.set(deps, new Map()).get(deps)!;
+  const existing = drains.get(webhookId);
+  if (existing) return existing;
   const { pool, settings, enqueue } = deps;
-  for (let todo = deliveryIds; todo.length; ) {
-    const ids = todo;
-    const begun = await oneAtATime(webhookId, () => withTransaction(pool, async (c) => {
-      const b = await beginAttempts(c, webhookId, ids, settings, deps.now());
-      const soon = new Date(Date.now() + 250);
-      await enqueue(c, [
-        ...b.later.map((l) => ({ deliveryId: l.deliveryId, at: l.at })),
-        ...b.next.map((id) => ({ deliveryId: id })),
-        ...(b.attempts.length ? [] : b.overflow.map((id) => ({ deliveryId: id, at: soon }))),
-      ]);
-      return b;
-    }));
-    if (!begun.attempts.length) return;
+  const waiters = new Map<number, Waiter[]>();
+  const toBegin = new Set<number>();
+  let inFlight = 0;
+  let beginning = false;
+  let lane: Promise<unknown> = Promise.resolve();
+  // The webhook's transactions, one at a time.
+  const inLane = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = lane.then(fn, fn);
+    lane = run.catch(() => {});
+    return run;
+  };
+  const finish = (ids: Iterable<number>, how: (w: Waiter) => void) => {
+    for (const id of ids) {
+      for (const w of waiters.get(id) ?? []) how(w);
+      waiters.delete(id);
+    }
+    if (!waiters.size && !inFlight && !beginning) drains.delete(webhookId);
+  };
+
+  async function beginMore(): Promise<void> {
+    if (beginning || !toBegin.size || inFlight >= settings.concurrency) return;
+    beginning = true;
+    const ids = [...toBegin].slice(0, BEGIN_MAX);
+    for (const id of ids) toBegin.delete(id);
+    let begun: Begun;
+    try {
+      begun = await inLane(() => withTransaction(pool, async (c) => {
+        const b = await beginAttempts(c, webhookId, ids, settings, deps.now());
+        // Beyond the room: begun again when one of ours settles; with none of ours in flight
+        // (other workers hold the room), a job a moment later instead.
+        const parked = b.attempts.length || inFlight ? [] : b.overflow;
+        const soon = new Date(Date.now() + 250);
+        await enqueue(c, [
+          ...b.later.map((l) => ({ deliveryId: l.deliveryId, at: l.at })),
+          ...b.next.map((id) => ({ deliveryId: id })),
+          ...parked.map((id) => ({ deliveryId: id, at: soon })),
+        ]);
+        return { ...b, overflow: parked.length ? [] : b.overflow };
+      }));
+    } catch (err) {
+      beginning = false;
+      finish(ids, (w) => w.reject(err));
+      void beginMore();
+      return;
+    }
+    beginning = false;
+    if (begun.overflow.length) {
+      // Back at the front: older deliveries first.
+      const rest = [...toBegin];
+      toBegin.clear();
+      for (const id of [...begun.overflow, ...rest]) toBegin.add(id);
+    }
+    inFlight += begun.attempts.length;
+    const leased = new Set(begun.attempts.map((a) => a.deliveryId));
+    finish(ids.filter((id) => !leased.has(id) && !toBegin.has(id)), (w) => w.resolve());
+    if (begun.attempts.length) void attempt(begun.attempts);
+    // Deliveries added meanwhile are begun now; those beyond the room wait for a settle.
+    if (!begun.overflow.length) void beginMore();
+  }
+
+  async function attempt(attempts: Attempt[]): Promise<void> {
     const results = await Promise.all(
-      begun.attempts.map(async (attempt) => ({
-        attempt,
+      attempts.map(async (a) => ({
+        attempt: a,
         outcome: await postEvent({
-          url: attempt.url,
-          headers: signedHeaders(attempt.secrets, attempt.msgId, new Date(), attempt.body),
-          body: attempt.body,
+          url: a.url,
+          headers: signedHeaders(a.secrets, a.msgId, new Date(), a.body),
+          body: a.body,
           timeoutMs: settings.timeoutSeconds * 1000,
           allowPrivate: settings.allowPrivate,
         }),
       })),
     );
-    const settled = await oneAtATime(webhookId, () => withTransaction(pool, async (c) => {
-      const s = await settleAttempts(c, webhookId, results, settings);
-      await enqueue(c, [...s.next.map((id) => ({ deliveryId: id })), ...s.retries]);
-      return s;
-    }));
-    if (settled.paused) deps.logger.warn({ webhookId, statusCode: results.at(-1)?.outcome.statusCode }, 'webhook paused after persistent failures');
-    if (settled.next.length) deps.wake();
-    todo = begun.overflow;
+    const ids = attempts.map((a) => a.deliveryId);
+    try {
+      const settled = await inLane(() => withTransaction(pool, async (c) => {
+        const s = await settleAttempts(c, webhookId, results, settings);
+        await enqueue(c, [...s.next.map((id) => ({ deliveryId: id })), ...s.retries]);
+        return s;
+      }));
+      if (settled.paused) deps.logger.warn({ webhookId, statusCode: results.at(-1)?.outcome.statusCode }, 'webhook paused after persistent failures');
+      if (settled.next.length) deps.wake();
+      inFlight -= attempts.length;
+      finish(ids, (w) => w.resolve());
+    } catch (err) {
+      // Unsettled: the leases lapse and pg-boss retries the jobs; the next begin closes the attempts.
+      inFlight -= attempts.length;
+      finish(ids, (w) => w.reject(err));
+    }
+    void beginMore();
   }
+
+  const drain: Drain = {
+    add(deliveryId) {
+      const done = new Promise<void>((resolve, reject) => waiters.set(deliveryId, [...(waiters.get(deliveryId) ?? []), { resolve, reject }]));
+      toBegin.add(deliveryId);
+      void beginMore();
+      return done;
+    },
+  };
+  drains.set(webhookId, drain);
+  return drain;
 }
 
 export const webhookDeliverJob = defineJob<WebhookDeliverJob>({
@@ -135,7 +201,7 @@ export const webhookDeliverJob = defineJob<WebhookDeliverJob>({
   async work(boss, { config, logger: base }) {
     const settings: WebhookSettings = config.webhooks;
     // Its own connections: attempts must not wait behind the send path's, nor take them.
-    const pool = createPool(config.databaseUrl!, { max: 10, application: 'cartero-webhooks' });
+    const pool = createPool(config.databaseUrl!, { max: 10, application: 'cartero-webhooks', customPlans: true });
     const logger = base.child({ queue: WEBHOOK_DELIVER_QUEUE });
     const workerIds: string[] = [];
     const wake = () => workerIds.forEach((id) => boss.notifyWorker(id));

@@ -16,6 +16,8 @@ export interface Received {
   at: number;
   /** The status the receiver answered (undefined while held or when it never answered). */
   answered?: number;
+  /** When the exchange ended (answered, or the sender gave up on it). */
+  closedAt?: number;
 }
 
 /** How a path answers: a status (and headers; after delayMs), or 'hang' (never answer until released). */
@@ -38,6 +40,7 @@ export async function startReceiver(t: Teardown) {
       const path = req.url ?? '/';
       const r: Received = { path, headers: req.headers as Record<string, string>, body, event: safeJson(body), at: Date.now() };
       received.push(r);
+      res.on('close', () => (r.closedAt = Date.now()));
       const n = received.filter((x) => x.path === path).length;
       const answer: Answer = (behaviours.get(path) ?? ((): Answer => ({ status: 200 })))(r, n);
       if (answer === 'hang') {
