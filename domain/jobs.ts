@@ -5,7 +5,8 @@ import type { Client } from '../sql/pool.js';
  * its jobs commit together or not at all. Implemented over pg-boss in runtime/queue.ts.
  */
 export interface JobQueue {
-  insert(client: Client, jobs: Array<{ name: string; data: object }>): Promise<void>;
+  /** expireInSeconds: the job's own expiry instead of its queue's (how long an active job may run before a retry). */
+  insert(client: Client, jobs: Array<{ name: string; data: object; expireInSeconds?: number }>): Promise<void>;
 }
 
 /*

@@ -190,6 +190,10 @@ t.test('500 three times then 200: one event, same webhook-id, four attempts in t
   // Redeliver one event now: the same webhook-id once more.
   const again = await a.api.call('POST', `/v1/webhooks/${h.id}/deliveries/${log.body.data[0].delivery_id}/retry`);
   t.equal(again.status, 202);
+  const job = await dbs.pool.query(`SELECT extract(epoch FROM expire_in)::int AS s FROM pgboss.job WHERE name = 'webhook.deliver' AND data->>'delivery_id' = $1`, [
+    String(again.body.delivery_id),
+  ]);
+  t.same(job.rows, [{ s: 15 + 10 }], "its job expires past the attempt's timeout (the web's WEBHOOK_TIMEOUT_SECONDS, 15), not the queue's 330 s");
   await delivered('/retry', 2);
   t.equal(receiver.at('/retry').at(-1)!.headers['webhook-id'], rs[0]!.headers['webhook-id']);
 });

@@ -2,7 +2,7 @@ import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { deliveryClock } from '../domain/webhooks/clock.js';
 import { beginAttempts, settleAttempts, type Attempt, type Begun } from '../domain/webhooks/delivery.js';
-import { WEBHOOK_DELIVER_QUEUE, type DeliveryEnqueuer, type WebhookDeliverJob } from '../domain/webhooks/deliver-job.js';
+import { deliveryJobExpiry, WEBHOOK_DELIVER_QUEUE, type DeliveryEnqueuer, type WebhookDeliverJob } from '../domain/webhooks/deliver-job.js';
 import { postEvent } from '../domain/webhooks/post.js';
 import type { WebhookSettings } from '../domain/webhooks/settings.js';
 import { signedHeaders } from '../domain/webhooks/signing.js';
@@ -36,8 +36,7 @@ export function workerEnqueuer(boss: PgBoss, settings: WebhookSettings): Deliver
         name: WEBHOOK_DELIVER_QUEUE,
         data: { delivery_id: j.deliveryId },
         ...(j.at ? { startAfter: j.at } : {}),
-        // A worker killed mid-attempt leaves the job active: retried this long after it started.
-        expireInSeconds: settings.timeoutSeconds + 10,
+        expireInSeconds: deliveryJobExpiry(settings.timeoutSeconds),
       })),
       { db: { executeSql: (text: string, values: unknown[]) => c.query(text, values) } },
     );

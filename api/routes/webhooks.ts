@@ -159,7 +159,7 @@ export const webhookRoutes = [
       schema: { type: 'object', required: ['delivery_id', 'event_id'], properties: { delivery_id: { type: 'integer' }, event_id: { type: 'string' } } },
     },
     errors: [404, 409],
-    handler: ({ tenant, params, deps }) => retryDelivery(tenant, deps.pool, deps.queue, params.id, params.delivery_id),
+    handler: ({ tenant, params, deps }) => retryDelivery(tenant, deps.pool, deps.queue, params.id, params.delivery_id, deps.config.webhooks.timeoutSeconds),
   }),
   defineRoute<Record<string, never>, { id: number }, { since: string; until?: string }>({
     method: 'post',
@@ -180,6 +180,6 @@ export const webhookRoutes = [
     },
     errors: [404, 409],
     handler: ({ tenant, params, body, deps }) =>
-      replay(tenant, deps.pool, deps.queue, params.id, new Date(body.since), body.until === undefined ? undefined : new Date(body.until)),
+      replay(tenant, deps.pool, deps.queue, params.id, new Date(body.since), body.until === undefined ? undefined : new Date(body.until), deps.config.webhooks.timeoutSeconds),
   }),
 ];

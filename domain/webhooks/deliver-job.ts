@@ -12,5 +12,11 @@ export interface WebhookDeliverJob {
   delivery_id: number;
 }
 
+/**
+ * A delivery job's expiry: past the attempt's timeout, so a worker killed mid-attempt has its job
+ * retried this long after it started (the queue's own 330 s covers Postgres outages).
+ */
+export const deliveryJobExpiry = (timeoutSeconds: number): number => timeoutSeconds + 10;
+
 /** Enqueues delivery jobs in the caller's transaction; `at`: not before (a retry's delay). */
 export type DeliveryEnqueuer = (c: Client, jobs: ReadonlyArray<{ deliveryId: number; at?: Date }>) => Promise<void>;

@@ -5,7 +5,7 @@ import { toPage, window, type Page, type PageRequest } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { chainHeads } from './chain.js';
-import { WEBHOOK_DELIVER_QUEUE } from './deliver-job.js';
+import { deliveryJobExpiry, WEBHOOK_DELIVER_QUEUE } from './deliver-job.js';
 import { messageId } from './signing.js';
 import { assertActive, readWebhook } from './webhooks.js';
 
@@ -65,6 +65,7 @@ export async function retryDelivery(
   queue: JobQueue,
   webhookId: number,
   deliveryId: number,
+  timeoutSeconds: number,
 ): Promise<{ delivery_id: number; event_id: string }> {
   return withTenant(pool, tenant, async (c) => {
     assertActive(await readWebhook(tenant, c, webhookId));
@@ -76,7 +77,7 @@ export async function retryDelivery(
     );
     if (!rows[0]) throw new NotFoundError('webhook_delivery', deliveryId);
     const id = Number(rows[0].id);
-    await queue.insert(c, [{ name: WEBHOOK_DELIVER_QUEUE, data: { delivery_id: id } }]);
+    await queue.insert(c, [{ name: WEBHOOK_DELIVER_QUEUE, data: { delivery_id: id }, expireInSeconds: deliveryJobExpiry(timeoutSeconds) }]);
     return { delivery_id: id, event_id: messageId(rows[0].event_id) };
   });
 }
@@ -93,6 +94,7 @@ export async function replay(
   webhookId: number,
   since: Date,
   until: Date | undefined,
+  timeoutSeconds: number,
 ): Promise<{ queued: number }> {
   return withTenant(pool, tenant, async (c) => {
     const w = await readWebhook(tenant, c, webhookId, true);
@@ -107,7 +109,7 @@ export async function replay(
       [tenant.instanceId, webhookId, since, until ?? null, w.events],
     );
     const heads = await chainHeads(c, rows.map((r) => Number(r.id)));
-    await queue.insert(c, heads.map((id) => ({ name: WEBHOOK_DELIVER_QUEUE, data: { delivery_id: id } })));
+    await queue.insert(c, heads.map((id) => ({ name: WEBHOOK_DELIVER_QUEUE, data: { delivery_id: id }, expireInSeconds: deliveryJobExpiry(timeoutSeconds) })));
     return { queued: rows.length };
   });
 }
