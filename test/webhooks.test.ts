@@ -317,6 +317,34 @@ t.test('a receiver down long enough pauses the webhook; PATCH resumes it; replay
   t.ok(verifies(h.secret, ok[0]!));
 });
 
+t.test('PATCH is_active false cancels what is pending; retry and replay are 409 webhook_inactive until it is back', async (t) => {
+  const a = await tenant();
+  const h = await createHook(a, '/off', ['mail.sent']);
+  receiver.on('/off', () => ({ status: 500 }));
+  const s = await a.api.send({ from: a.from, to: [{ email: 'ok@example.org' }], subject: 's', text: 'x' });
+  const mailId = (s.body.data ?? s.body.mails)[0].mail_id;
+  await waitFor('a failed attempt', async () => (receiver.at('/off').length ? true : undefined));
+  const off = await a.api.call('PATCH', `/v1/webhooks/${h.id}`, { is_active: false });
+  t.equal(off.body.is_active, false);
+  const log = await waitFor('the delivery cancelled', async () => {
+    const data = (await a.api.call('GET', `/v1/webhooks/${h.id}/deliveries`)).body.data;
+    return data.length && data.every((x: any) => x.delivery_status === 'cancelled') ? data : undefined;
+  });
+  const tried = receiver.at('/off').length;
+  await sleep(2500); // past the next retry of the schedule (1 s)
+  t.equal(receiver.at('/off').length, tried, 'no attempt after the PATCH');
+  const retry = await a.api.call('POST', `/v1/webhooks/${h.id}/deliveries/${log[0].delivery_id}/retry`);
+  t.equal(retry.status, 409);
+  t.equal(retry.body.code, 'webhook_inactive');
+  const replay = await a.api.call('POST', `/v1/webhooks/${h.id}/replay`, { since: new Date(Date.now() - 60_000).toISOString() });
+  t.same([replay.status, replay.body.code], [409, 'webhook_inactive']);
+  receiver.on('/off', () => ({ status: 200 }));
+  t.equal((await a.api.call('PATCH', `/v1/webhooks/${h.id}`, { is_active: true })).status, 200);
+  t.equal((await a.api.call('POST', `/v1/webhooks/${h.id}/deliveries/${log[0].delivery_id}/retry`)).status, 202);
+  const ok = await delivered('/off', 1);
+  t.match(ok[0]!.event, { type: 'mail.sent', data: { mail_id: mailId } });
+});
+
 t.test('delivery refuses a private receiver when not allowed, on the address it connects to', async (t) => {
   for (const url of [receiver.url('/private'), receiver.url('/private').replace('127.0.0.1', 'localhost')]) {
     const o = await postEvent({ url, headers: {}, body: '{}', timeoutMs: 2000, allowPrivate: false });

@@ -214,11 +214,7 @@ async function buildBodies(c: Client, events: OutboxRow[]): Promise<Map<string, 
   }
   const submissionIds = entityIds(['form.submission.created', 'form.submission.confirmed']);
   if (submissionIds.length) {
-    // Forms (issue 15) may not be installed in this database yet: read them only when they are.
-    const { rows: has } = await c.query<{ ok: boolean }>("SELECT to_regclass('form_submissions') IS NOT NULL AS ok");
-    const rows = has[0]!.ok
-      ? (await c.query('SELECT id::text, form_id FROM form_submissions WHERE id = ANY($1::bigint[])', [submissionIds])).rows
-      : [];
+    const { rows } = await c.query('SELECT id::text, form_id FROM form_submissions WHERE id = ANY($1::bigint[])', [submissionIds]);
     const byId = new Map(rows.map((r) => [String(r.id), r]));
     for (const e of events.filter((x) => x.kind.startsWith('form.submission.'))) {
       const r = byId.get(String(e.entity_id));
