@@ -4,8 +4,7 @@ import { CONSENT_CONFIRMATION_MAIL_QUEUE, type ConsentConfirmationMailJob } from
 import { loadTenants } from '../domain/tenancy/instances.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { defineJob } from './job.js';
-
-const isId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+import { isRowId } from '../domain/row-id.js';
 
 /**
  * The double opt-in confirmation mail (domain/consent/confirmation-mail.ts), one job per
@@ -23,7 +22,7 @@ export const consentConfirmationMailJob = defineJob({
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return undefined;
     const p = payload as Record<string, unknown>;
     const senderId = p.sender_id ?? null;
-    if (!isId(p.instance_id) || !isId(p.event_id) || (senderId !== null && !isId(senderId))) return undefined;
+    if (!isRowId(p.instance_id) || !isRowId(p.event_id) || (senderId !== null && !isRowId(senderId))) return undefined;
     return { instance_id: p.instance_id, event_id: p.event_id, sender_id: senderId };
   },
   async handle(data, { pool, config, logger, queue }) {

@@ -2,13 +2,12 @@ import { feedDataset } from '../domain/forms/feed.js';
 import { FORM_DATASET_FEED_QUEUE, type FormDatasetFeedJob } from '../domain/jobs.js';
 import { loadTenants } from '../domain/tenancy/instances.js';
 import { defineJob, type JobContext } from './job.js';
-
-const isId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+import { isRowId } from '../domain/row-id.js';
 
 function parse(payload: unknown): FormDatasetFeedJob | undefined {
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return undefined;
   const p = payload as Record<string, unknown>;
-  if (!isId(p.instance_id) || !isId(p.submission_id)) return undefined;
+  if (!isRowId(p.instance_id) || !isRowId(p.submission_id)) return undefined;
   return { instance_id: p.instance_id, submission_id: p.submission_id };
 }
 

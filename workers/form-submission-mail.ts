@@ -4,14 +4,14 @@ import { FORM_SUBMISSION_MAIL_QUEUE, type FormSubmissionMailJob } from '../domai
 import { loadTenants } from '../domain/tenancy/instances.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { defineJob, type JobContext } from './job.js';
+import { isRowId } from '../domain/row-id.js';
 
-const isId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
 const MAILS: ReadonlyArray<FormSubmissionMailJob['mail']> = ['confirmation', 'auto_reply', 'team_notice'];
 
 function parse(payload: unknown): FormSubmissionMailJob | undefined {
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return undefined;
   const p = payload as Record<string, unknown>;
-  if (!isId(p.instance_id) || !isId(p.submission_id) || !MAILS.includes(p.mail as FormSubmissionMailJob['mail'])) return undefined;
+  if (!isRowId(p.instance_id) || !isRowId(p.submission_id) || !MAILS.includes(p.mail as FormSubmissionMailJob['mail'])) return undefined;
   return { instance_id: p.instance_id, submission_id: p.submission_id, mail: p.mail as FormSubmissionMailJob['mail'] };
 }
 

@@ -3,6 +3,7 @@ import { loadTenants } from '../domain/tenancy/instances.js';
 import { SOFT_BOUNCES_QUEUE, type SoftBouncesJob } from '../domain/jobs.js';
 import { defineJob } from './job.js';
 import { softBouncesSweepJob } from './soft-bounces-sweep.js';
+import { isRowId } from '../domain/row-id.js';
 
 export { SOFT_BOUNCES_QUEUE };
 export const SOFT_BOUNCES_SWEEP_QUEUE = softBouncesSweepJob.name;
@@ -22,7 +23,7 @@ export const softBouncesJob = defineJob({
   parse(payload: unknown): SoftBouncesJob | undefined {
     if (payload === null || typeof payload !== 'object') return undefined;
     const id = (payload as Record<string, unknown>).instance_id;
-    return typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? { instance_id: id } : undefined;
+    return isRowId(id) ? { instance_id: id } : undefined;
   },
   async handle(data, { pool, logger, config }) {
     const settings = config.softBounces;

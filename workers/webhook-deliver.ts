@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { deliveryClock } from '../domain/webhooks/clock.js';
 import { beginAttempts, settleAttempts, type Attempt, type Begun } from '../domain/webhooks/delivery.js';
 import { deliveryJobExpiry, WEBHOOK_DELIVER_QUEUE, type DeliveryEnqueuer, type WebhookDeliverJob } from '../domain/webhooks/deliver-job.js';
+import { isRowId } from '../domain/row-id.js';
 import { postEvent } from '../domain/webhooks/post.js';
 import type { WebhookSettings } from '../domain/webhooks/settings.js';
 import { signedHeaders } from '../domain/webhooks/signing.js';
@@ -24,7 +25,7 @@ const LOOPS = 2;
 
 function parse(payload: unknown): WebhookDeliverJob | undefined {
   const id = (payload as { delivery_id?: unknown } | null)?.delivery_id;
-  return typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? { delivery_id: id } : undefined;
+  return isRowId(id) ? { delivery_id: id } : undefined;
 }
 
 /** Jobs enqueued by the worker, in the caller's transaction: a retry at its time, with an expiry past the attempt's timeout. */

@@ -1,5 +1,6 @@
 import { signToken, verifyToken } from '../tracking/tokens.js';
 import type { Tenant } from '../tenancy/context.js';
+import { isRowId } from '../row-id.js';
 
 /**
  * The double opt-in confirmation link: `{PUBLIC_URL}/c/{token}` (the route:
@@ -28,11 +29,9 @@ export function consentConfirmUrl(publicUrl: string, secret: string, tenant: Ten
   return `${publicUrl}${CONFIRM_LINK_PREFIX}${consentConfirmToken(secret, tenant, eventId)}`;
 }
 
-const isId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
-
 /** The payload of a confirmation token this key signed, or undefined (a changed byte, another kind). */
 export function readConsentConfirmToken(secret: string, raw: string): ConsentConfirmToken | undefined {
   const p = verifyToken(secret, raw);
-  if (!p || p.kind !== 'consent_confirm' || !isId(p.instance_id) || !isId(p.event_id)) return undefined;
+  if (!p || p.kind !== 'consent_confirm' || !isRowId(p.instance_id) || !isRowId(p.event_id)) return undefined;
   return { kind: 'consent_confirm', instance_id: p.instance_id, event_id: p.event_id };
 }

@@ -7,6 +7,7 @@ import { signToken, verifyToken } from '../tracking/tokens.js';
 import { isoUtc } from '../../sql/iso-time.js';
 import type { Pool } from '../../sql/pool.js';
 import { afterConfirmationJobs } from './after-confirmation.js';
+import { isRowId } from '../row-id.js';
 
 /**
  * Double confirmation of a form submission (docs/forms.md, Confirmation link). A submission to a
@@ -37,12 +38,10 @@ export function formConfirmUrl(publicUrl: string, secret: string, tenant: Tenant
   return `${publicUrl}${FORM_CONFIRM_LINK_PREFIX}${token}`;
 }
 
-const isId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
-
 /** The payload of a form confirmation token this key signed, or undefined. */
 export function readFormConfirmToken(secret: string, raw: string): FormConfirmToken | undefined {
   const p = verifyToken(secret, raw);
-  if (!p || p.kind !== 'form_confirm' || !isId(p.instance_id) || !isId(p.submission_id)) return undefined;
+  if (!p || p.kind !== 'form_confirm' || !isRowId(p.instance_id) || !isRowId(p.submission_id)) return undefined;
   return { kind: 'form_confirm', instance_id: p.instance_id, submission_id: p.submission_id };
 }
 
