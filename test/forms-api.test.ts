@@ -6,8 +6,11 @@ import { addTermVersion, createTerm, setCurrentVersion, setTermActive } from '..
 import { createDataset } from '../domain/datasets/datasets.js';
 import { createField } from '../domain/fields/catalog.js';
 import { createForm, setFormActive } from '../domain/forms/definition.js';
+import { feedDataset } from '../domain/forms/feed.js';
+import { sendSubmissionMail } from '../domain/forms/mails.js';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import { setInstanceLimits } from '../domain/tenancy/instances.js';
+import { jobQueue } from '../runtime/queue.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { mailApi, readMailbox, startSendStack, waitFor } from './helpers/send-stack.js';
 
@@ -315,4 +318,22 @@ t.test('auto-reply and team notice of a confirmed submission; the plan quota cou
   t.equal(sent, 3, 'confirmation, auto-reply, team notice');
   const used = (await pool.query('SELECT used FROM quota_usage WHERE instance_id = $1', [a.tenant.instanceId])).rows[0]?.used;
   t.equal(used, 3, 'one quota unit per generated mail');
+});
+
+t.test('the jobs say why they did nothing: no dataset to feed, no sender allowed to send', async (t) => {
+  const race = (await pool.query("SELECT id::int FROM form_submissions WHERE idempotency_key = 'race-key'")).rows[0].id as number;
+  t.same(await feedDataset(a.tenant, pool, race), { outcome: 'skipped', reason: 'no_dataset' }, 'a form without a dataset feeds nothing');
+
+  const [unverified] = await makeSenders(pool, a.tenant, { domain: 'unverified-forms.example', verified: false, senders: [{ email: 'hi', name: 'Hi' }] });
+  const form = await createForm(a.tenant, pool, {
+    name: 'Unverified sender', kind: 'consent', type: 'registration', auto_reply_sender_id: unverified!,
+    auto_reply: { subject: 'Thanks', text: 'We got it.' },
+    items: [{ type: 'field', field_key: 'email', required: true }, { type: 'consent', term_id: news.id, required: false }],
+  });
+  const r = await submit(form.id, { items: [{ item_id: form.items[0]!.id, value: 'nosender@example.org' }, { item_id: form.items[1]!.id, value: false, term_version_id: v2 }] });
+  t.equal(r.status, 201, 'the submission itself is taken');
+  const settings = { publicUrl: PUBLIC_URL, secret: 'not used by an auto-reply', confirmDays: 7, maxBodyBytes: 1_000_000 };
+  const result = await sendSubmissionMail(a.tenant, pool, jobQueue(stack.dbs.databaseUrl), { submissionId: r.body.id, mail: 'auto_reply' }, settings);
+  t.match(result, { outcome: 'no_sender', reason: /hi@unverified-forms\.example is not verified/ });
+  t.equal((await pool.query('SELECT count(*)::int AS n FROM mails WHERE to_email = $1', ['nosender@example.org'])).rows[0].n, 0, 'no mail accepted');
 });

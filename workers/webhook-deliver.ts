@@ -149,20 +149,20 @@ function drainOf(deps: DeliverDeps, webhookId: number): Drain {
   }
 
   async function attempt(attempts: Attempt[]): Promise<void> {
-    const results = await Promise.all(
-      attempts.map(async (a) => ({
-        attempt: a,
-        outcome: await postEvent({
-          url: a.url,
-          headers: signedHeaders(a.secrets, a.msgId, new Date(), a.body),
-          body: a.body,
-          timeoutMs: settings.timeoutSeconds * 1000,
-          allowPrivate: settings.allowPrivate,
-        }),
-      })),
-    );
     const ids = attempts.map((a) => a.deliveryId);
     try {
+      const results = await Promise.all(
+        attempts.map(async (a) => ({
+          attempt: a,
+          outcome: await postEvent({
+            url: a.url,
+            headers: signedHeaders(a.secrets, a.msgId, new Date(), a.body),
+            body: a.body,
+            timeoutMs: settings.timeoutSeconds * 1000,
+            allowPrivate: settings.allowPrivate,
+          }),
+        })),
+      );
       const settled = await inLane(() => withTransaction(pool, async (c) => {
         const s = await settleAttempts(c, webhookId, results, settings);
         await enqueue(c, [...s.next.map((id) => ({ deliveryId: id })), ...s.retries]);

@@ -1,4 +1,4 @@
-import { MAX_EVIDENCE_BYTES } from '../../domain/consent/events.js';
+import { MAX_EVIDENCE_BYTES, MAX_PROOF_USER_AGENT } from '../../domain/consent/events.js';
 import {
   CONSENT_ACTIONS,
   CONSENT_CHANNELS,
@@ -131,7 +131,7 @@ export const eventCreateSchema: JsonSchema = {
       maxLength: 45,
       description: 'The IPv4 or IPv6 address the person acted from, as the caller observed it; stored as declared proof (422 value_error.ip_address otherwise).',
     },
-    user_agent: { type: 'string', maxLength: 1024, description: 'The person’s client, as the caller observed it; stored as declared proof.' },
+    user_agent: { type: 'string', maxLength: MAX_PROOF_USER_AGENT, description: 'The person’s client, as the caller observed it; stored as declared proof.' },
     evidence: {
       type: 'object',
       description: `Free JSON object kept as declared proof (the form shown, a checkbox label, a screenshot URL...); at most ${MAX_EVIDENCE_BYTES} bytes as compact JSON.`,

@@ -1,3 +1,4 @@
+import { MAX_PROOF_USER_AGENT } from '../../domain/consent/events.js';
 import { FORM_CONSENT_CHANNELS, FORM_ITEM_TYPES, FORM_KINDS, FORM_TYPES } from '../../domain/forms/read.js';
 import { MAX_IDEMPOTENCY_KEY } from '../../domain/forms/submit.js';
 import type { JsonSchema } from '../validation.js';
@@ -96,7 +97,7 @@ export const submissionBodySchema: JsonSchema = {
       },
     },
     ip_address: { type: 'string', maxLength: 45, description: 'The contact’s address as the caller observed it; stored as declared data.' },
-    user_agent: { type: 'string', maxLength: 1024, description: 'The contact’s client as the caller observed it; stored as declared data.' },
+    user_agent: { type: 'string', maxLength: MAX_PROOF_USER_AGENT, description: 'The contact’s client as the caller observed it; stored as declared data.' },
   },
 };
 

@@ -4,6 +4,7 @@ import type { OutboxEventKind } from '../outbox/kinds.js';
 import { loadTenants } from '../tenancy/instances.js';
 import { clientAddress } from '../tenancy/ip.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
+import { MAX_PROOF_USER_AGENT } from './events.js';
 
 /**
  * Double opt-in: the moves of a pending consent event (docs/consent.md, Double opt-in). A
@@ -37,7 +38,6 @@ export interface ConfirmationTarget {
 }
 
 /** Longest confirming user agent kept (the column's CHECK; the declared one has the same bound). */
-const MAX_USER_AGENT = 1024;
 
 /**
  * When the confirmation window of event `e` closes ($days: CONSENT_CONFIRM_DAYS), as the mail and
@@ -129,7 +129,7 @@ export async function confirmEvent(
       await c.query<{ confirmed_at: Date }>(
         `UPDATE consent_events SET status = 'confirmed', confirmed_at = now(), confirmation_ip = $3::inet, confirmation_user_agent = $4
           WHERE instance_id = $1 AND id = $2 AND status = 'pending' RETURNING confirmed_at`,
-        [tenant.instanceId, eventId, clientAddress(evidence.ip ?? undefined), evidence.userAgent ? evidence.userAgent.slice(0, MAX_USER_AGENT) : null],
+        [tenant.instanceId, eventId, clientAddress(evidence.ip ?? undefined), evidence.userAgent ? evidence.userAgent.slice(0, MAX_PROOF_USER_AGENT) : null],
       )
     ).rows[0]!;
     const kind: OutboxEventKind = 'consent.event.confirmed';

@@ -72,6 +72,9 @@ export interface ConsentEventInput {
 /** Largest evidence object, as the UTF-8 bytes of its compact JSON (docs/consent.md says why 16 KiB). */
 export const MAX_EVIDENCE_BYTES = 16 * 1024;
 
+/** Longest user agent kept as proof: declared with an event, or seen at a confirmation or a form submission (longer ones are cut). */
+export const MAX_PROOF_USER_AGENT = 1024;
+
 /** The event columns as the API shows them, for `e` (consent_events) with its rules embedded. */
 export const EVENT_COLUMNS = `e.id, e.term_id, e.term_version_id, e.status, e.method, e.source, e.submission_id, e.form_id, e.form_name,
   ${isoUtc('e.confirmed_at')} AS confirmed_at, ${isoUtc('e.expired_at')} AS expired_at, ${isoUtc('e.created_at')} AS created_at,

@@ -8,6 +8,7 @@ import { isoUtc } from '../../sql/iso-time.js';
 import type { Pool } from '../../sql/pool.js';
 import { afterConfirmationJobs } from './after-confirmation.js';
 import { isRowId } from '../row-id.js';
+import { MAX_PROOF_USER_AGENT } from '../consent/events.js';
 
 /**
  * Double confirmation of a form submission (docs/forms.md, Confirmation link). A submission to a
@@ -98,8 +99,6 @@ export async function findSubmissionConfirmTarget(
 
 export type SubmissionConfirmOutcome = 'confirmed' | 'already_confirmed' | 'expired';
 
-const MAX_USER_AGENT = 1024;
-
 export async function confirmSubmission(
   tenant: Tenant,
   pool: Pool,
@@ -119,7 +118,7 @@ export async function confirmSubmission(
     if (s.status === 'confirmed') return 'already_confirmed';
     if (s.past_window) return 'expired';
     const ip = clientAddress(evidence.ip ?? undefined);
-    const ua = evidence.userAgent ? evidence.userAgent.slice(0, MAX_USER_AGENT) : null;
+    const ua = evidence.userAgent ? evidence.userAgent.slice(0, MAX_PROOF_USER_AGENT) : null;
     const confirmed = (
       await c.query<{ confirmed_at: Date }>(
         `UPDATE form_submissions SET status = 'confirmed', confirmed_at = now(), confirmation_ip = $3::inet, confirmation_user_agent = $4

@@ -5,7 +5,7 @@ import { checkValue, type StoredValue } from '../fields/values.js';
 import type { FieldDefinition } from '../fields/types.js';
 import { FORM_SUBMISSION_MAIL_QUEUE, type FormSubmissionMailJob, type JobQueue } from '../jobs.js';
 import type { OutboxEventKind } from '../outbox/kinds.js';
-import { ipAddressError } from '../consent/events.js';
+import { ipAddressError, MAX_PROOF_USER_AGENT } from '../consent/events.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
 import { CONFIRMED_EFFECTS, confirmedJobs, type ConfirmedEffects } from './after-confirmation.js';
 import { CHANNEL_FIELD, type FormConsentChannel, type FormType } from './read.js';
@@ -62,7 +62,6 @@ export interface SubmissionResult {
 
 /** Longest Idempotency-Key (the column's CHECK). */
 export const MAX_IDEMPOTENCY_KEY = 255;
-const MAX_USER_AGENT = 1024;
 
 interface TermState {
   is_active: boolean;
@@ -309,7 +308,7 @@ export async function submitForm(
 
     const status: SubmissionStatus = form.requires_confirmation ? 'pending' : 'confirmed';
     const consents = checked.accepted;
-    const ua = userAgent ? userAgent.slice(0, MAX_USER_AGENT) : null;
+    const ua = userAgent ? userAgent.slice(0, MAX_PROOF_USER_AGENT) : null;
     const { rows } = await c.query<{ id: number }>({
       name: 'form-submission-write',
       text: WRITE,
