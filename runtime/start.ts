@@ -51,16 +51,18 @@ async function main(): Promise<void> {
   let chServer: EmbeddedClickHouse | undefined;
   let simulator: MailboxSimulator | undefined;
   let inboundPort = 0;
+  // Every port this process picks for its services and dynos, so no two of them get the same one.
+  const picked = new Set<number>([config.port, config.inboundSmtpPort, config.internalPort].filter((p): p is number => p !== undefined));
   try {
     if (!config.databaseUrl) {
-      pgServer = await startEmbeddedPostgres({ dir: join(config.dataDir, 'postgres'), port: await preferredPort(recorded.postgres?.port) });
+      pgServer = await startEmbeddedPostgres({ dir: join(config.dataDir, 'postgres'), port: await preferredPort(recorded.postgres?.port, picked) });
       stops.push(pgServer.stop);
       logger.info({ port: pgServer.port, adopted: pgServer.adopted }, 'embedded postgres ready');
     }
     if (!config.clickhouseUrl) {
       chServer = await startEmbeddedClickHouse({
         dir: join(config.dataDir, 'clickhouse'),
-        port: await preferredPort(recorded.clickhouse?.port),
+        port: await preferredPort(recorded.clickhouse?.port, picked),
         log: (m) => logger.debug(m),
       });
       stops.push(chServer.stop);
@@ -68,11 +70,11 @@ async function main(): Promise<void> {
     }
     // The worker's listener for bounces and complaints: the simulator reports to it, as remote
     // MTAs and feedback loops report to a real deployment's MX.
-    inboundPort = config.inboundSmtpPort ?? (await preferredPort(recorded.inbound_smtp?.port));
+    inboundPort = config.inboundSmtpPort ?? (await preferredPort(recorded.inbound_smtp?.port, picked));
     if (!config.smtpUrl) {
       simulator = await startMailboxSimulator({
         dir: join(config.dataDir, 'mailbox'),
-        port: await preferredPort(recorded.smtp?.port),
+        port: await preferredPort(recorded.smtp?.port, picked),
         inboundUrl: `smtp://127.0.0.1:${inboundPort}`,
         log: (m) => logger.debug(m),
       });
@@ -88,7 +90,7 @@ async function main(): Promise<void> {
   const smtpUrl = config.smtpUrl ?? simulator!.url;
   const url = `http://localhost:${config.port}`;
   // /readyz and /metrics on loopback only, on a port of their own (api/internal.ts).
-  const internalPort = config.internalPort ?? (await preferredPort(recorded.web_internal?.port));
+  const internalPort = config.internalPort ?? (await preferredPort(recorded.web_internal?.port, picked));
   const internalUrl = `http://${config.internalHost}:${internalPort}`;
   writeServices(config.dataDir, {
     ...(pgServer ? { postgres: { port: pgServer.port, url: databaseUrl } } : {}),
