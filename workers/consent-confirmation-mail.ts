@@ -1,7 +1,7 @@
 import { sendConfirmationMail } from '../domain/consent/confirmation-mail.js';
 import { AppError } from '../domain/errors.js';
 import { CONSENT_CONFIRMATION_MAIL_QUEUE, type ConsentConfirmationMailJob } from '../domain/jobs.js';
-import { loadTenants } from '../domain/tenancy/instances.js';
+import { loadTenant } from '../domain/tenancy/instances.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { defineJob } from './job.js';
 import { isRowId } from '../domain/row-id.js';
@@ -26,7 +26,7 @@ export const consentConfirmationMailJob = defineJob({
     return { instance_id: p.instance_id, event_id: p.event_id, sender_id: senderId };
   },
   async handle(data, { pool, config, logger, queue }) {
-    const tenant = (await loadTenants(pool, [data.instance_id])).get(data.instance_id);
+    const tenant = await loadTenant(pool, data.instance_id);
     const log = { instanceId: data.instance_id, eventId: data.event_id };
     if (!tenant) {
       logger.error(log, 'consent confirmation mail for an unknown instance ignored');

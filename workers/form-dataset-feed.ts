@@ -1,6 +1,6 @@
 import { feedDataset } from '../domain/forms/feed.js';
 import { FORM_DATASET_FEED_QUEUE, type FormDatasetFeedJob } from '../domain/jobs.js';
-import { loadTenants } from '../domain/tenancy/instances.js';
+import { loadTenant } from '../domain/tenancy/instances.js';
 import { defineJob, type JobContext } from './job.js';
 import { isRowId } from '../domain/row-id.js';
 
@@ -16,7 +16,7 @@ function parse(payload: unknown): FormDatasetFeedJob | undefined {
  * change on a retry: logged with its code. Postgres down is thrown, so pg-boss retries.
  */
 async function handle(data: FormDatasetFeedJob, { pool, logger }: JobContext): Promise<void> {
-  const tenant = (await loadTenants(pool, [data.instance_id])).get(data.instance_id);
+  const tenant = await loadTenant(pool, data.instance_id);
   const log = { instanceId: data.instance_id, submissionId: data.submission_id };
   if (!tenant) {
     logger.error(log, 'form dataset feed for an unknown instance ignored');

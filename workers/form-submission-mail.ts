@@ -1,7 +1,7 @@
 import { AppError } from '../domain/errors.js';
 import { sendSubmissionMail } from '../domain/forms/mails.js';
 import { FORM_SUBMISSION_MAIL_QUEUE, type FormSubmissionMailJob } from '../domain/jobs.js';
-import { loadTenants } from '../domain/tenancy/instances.js';
+import { loadTenant } from '../domain/tenancy/instances.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { defineJob, type JobContext } from './job.js';
 import { isRowId } from '../domain/row-id.js';
@@ -20,7 +20,7 @@ function parse(payload: unknown): FormSubmissionMailJob | undefined {
  * retries with backoff; any other refusal cannot change on a retry and is logged.
  */
 async function handle(data: FormSubmissionMailJob, { pool, config, logger, queue }: JobContext): Promise<void> {
-  const tenant = (await loadTenants(pool, [data.instance_id])).get(data.instance_id);
+  const tenant = await loadTenant(pool, data.instance_id);
   const log = { instanceId: data.instance_id, submissionId: data.submission_id, mail: data.mail };
   if (!tenant) {
     logger.error(log, 'form submission mail for an unknown instance ignored');

@@ -1,5 +1,5 @@
 import { evaluateSoftBounces } from '../domain/restrictions/soft-bounces.js';
-import { loadTenants } from '../domain/tenancy/instances.js';
+import { loadTenant } from '../domain/tenancy/instances.js';
 import { SOFT_BOUNCES_QUEUE, type SoftBouncesJob } from '../domain/jobs.js';
 import { defineJob } from './job.js';
 import { softBouncesSweepJob } from './soft-bounces-sweep.js';
@@ -27,7 +27,7 @@ export const softBouncesJob = defineJob({
   },
   async handle(data, { pool, logger, config }) {
     const settings = config.softBounces;
-    const tenant = (await loadTenants(pool, [data.instance_id])).get(data.instance_id);
+    const tenant = await loadTenant(pool, data.instance_id);
     if (!tenant) {
       logger.error({ instanceId: data.instance_id }, 'soft-bounce job for an unknown instance ignored');
       return;

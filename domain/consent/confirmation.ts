@@ -1,7 +1,7 @@
 import { query, type Pool } from '../../sql/pool.js';
 import { isoUtc } from '../../sql/iso-time.js';
 import type { OutboxEventKind } from '../outbox/kinds.js';
-import { loadTenants } from '../tenancy/instances.js';
+import { loadTenant } from '../tenancy/instances.js';
 import { clientAddress } from '../tenancy/ip.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
 import { MAX_PROOF_USER_AGENT } from './events.js';
@@ -52,7 +52,7 @@ const PAST_WINDOW = `(e.status = 'pending' AND e.created_at < now() - make_inter
 
 /** The event a confirmation link names, read as the page shows it; undefined when there is none. */
 export async function findConfirmationTarget(pool: Pool, instanceId: number, eventId: number, confirmDays: number): Promise<ConfirmationTarget | undefined> {
-  const tenant = (await loadTenants(pool, [instanceId])).get(instanceId);
+  const tenant = await loadTenant(pool, instanceId);
   if (!tenant) return undefined;
   const row = await withTenant(pool, tenant, async (c) =>
     (

@@ -1,6 +1,6 @@
 import type { JobQueue } from '../jobs.js';
 import type { OutboxEventKind } from '../outbox/kinds.js';
-import { loadTenants } from '../tenancy/instances.js';
+import { loadTenant } from '../tenancy/instances.js';
 import { clientAddress } from '../tenancy/ip.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
 import { signToken, verifyToken } from '../tracking/tokens.js';
@@ -67,7 +67,7 @@ export async function findSubmissionConfirmTarget(
   submissionId: number,
   confirmDays: number,
 ): Promise<SubmissionConfirmTarget | undefined> {
-  const tenant = (await loadTenants(pool, [instanceId])).get(instanceId);
+  const tenant = await loadTenant(pool, instanceId);
   if (!tenant) return undefined;
   const row = await withTenant(pool, tenant, async (c) =>
     (

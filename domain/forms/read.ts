@@ -3,7 +3,7 @@ import type { Client, Pool } from '../../sql/pool.js';
 import { query } from '../../sql/pool.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { toCountedPage, window } from '../pagination.js';
-import { loadTenants } from '../tenancy/instances.js';
+import { loadTenant } from '../tenancy/instances.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
 
 /**
@@ -100,7 +100,7 @@ export async function getFormByPublicToken(pool: Pool, publicToken: string): Pro
   );
   const row = rows[0];
   if (!row) return null;
-  const tenant = (await loadTenants(pool, [row.instance_id])).get(row.instance_id);
+  const tenant = await loadTenant(pool, row.instance_id);
   if (!tenant) return null;
   const form = await getForm(tenant, pool, row.id);
   return form && form.is_active ? { tenant, form } : null;

@@ -123,3 +123,8 @@ export async function loadTenants(pool: Pool, ids: number[]): Promise<Map<number
   );
   return new Map(rows.map((r) => [r.id, { instanceId: r.id, slug: r.slug, tz: r.tz }]));
 }
+
+/** The tenant of one instance id (a job's, a signed link's), or undefined when there is no such instance. */
+export async function loadTenant(pool: Pool, id: number): Promise<Tenant | undefined> {
+  return (await loadTenants(pool, [id])).get(id);
+}
