@@ -15,6 +15,7 @@ import {
   type OutboxEvent,
 } from '../domain/outbox/pump.js';
 import { withTransaction, type Pool } from '../sql/pool.js';
+import { startTickLoop } from './tick-loop.js';
 
 /**
  * The event pump: moves the event outbox (Postgres table event_outbox) forward, continuously
@@ -59,9 +60,6 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
   const logger = opts.logger.child({ job: 'event-pump' });
   let backoffMs = 0;
   let retryClickHouseAt = 0;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> = Promise.resolve();
 
   /** One tick; resolves with the number of new events it counted (a full batch: tick again at once). */
   async function tick(): Promise<number> {
@@ -148,26 +146,7 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
     return flags;
   }
 
-  async function loop(): Promise<void> {
-    if (stopped) return;
-    let full = false;
-    try {
-      const fresh = await (running = tick());
-      full = fresh === batchSize;
-    } catch (err) {
-      logger.error({ err }, 'event pump tick failed');
-    }
-    if (!stopped) timer = setTimeout(() => void loop(), full ? 0 : intervalMs);
-  }
-  timer = setTimeout(() => void loop(), 0);
-
-  return {
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running.catch(() => {});
-    },
-  };
+  return startTickLoop({ logger, failure: 'event pump tick failed', intervalMs, tick: async () => (await tick()) === batchSize });
 }
 
 function toRow(e: OutboxEvent, machine: string | null): MailEventRow {

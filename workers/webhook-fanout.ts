@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { DeliveryEnqueuer } from '../domain/webhooks/deliver-job.js';
 import { fanOutBatch } from '../domain/webhooks/fanout.js';
 import { withTransaction, type Pool } from '../sql/pool.js';
+import { startTickLoop } from './tick-loop.js';
 
 /**
  * The webhook stage over the event outbox, run continuously like the event pump (a schedule's
@@ -20,31 +21,16 @@ export function startWebhookFanout(opts: {
   /** Wakes this process's delivery consumers after a batch created deliveries. */
   wake: () => void;
 }): { stop(): Promise<void> } {
-  const logger = opts.logger.child({ job: 'webhook-fanout' });
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> = Promise.resolve();
-
-  async function loop(): Promise<void> {
-    if (stopped) return;
-    let full = false;
-    try {
-      const r = await (running = withTransaction(opts.pool, (c) =>
+  return startTickLoop({
+    logger: opts.logger.child({ job: 'webhook-fanout' }),
+    failure: 'webhook fan-out tick failed',
+    intervalMs: FANOUT_DEFAULTS.intervalMs,
+    async tick() {
+      const r = await withTransaction(opts.pool, (c) =>
         fanOutBatch(c, FANOUT_DEFAULTS.batchSize, (tx, ids) => opts.enqueue(tx, ids.map((deliveryId) => ({ deliveryId })))),
-      ));
+      );
       if (r?.heads.length) opts.wake();
-      full = r?.marked === FANOUT_DEFAULTS.batchSize;
-    } catch (err) {
-      if (!stopped) logger.error({ err }, 'webhook fan-out tick failed');
-    }
-    if (!stopped) timer = setTimeout(() => void loop(), full ? 0 : FANOUT_DEFAULTS.intervalMs);
-  }
-  timer = setTimeout(() => void loop(), 0);
-  return {
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running.catch(() => {});
+      return r?.marked === FANOUT_DEFAULTS.batchSize;
     },
-  };
+  });
 }
