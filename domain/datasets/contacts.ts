@@ -89,9 +89,16 @@ function withoutCreated(row: Row): DatasetRecord {
   return record;
 }
 
+/** How a caller's values meet the dataset: `declaredOnly` leaves out the keys it does not declare instead of refusing them (a form's answers feed only its dataset's columns). */
+export interface ContactInputOptions {
+  declaredOnly?: boolean;
+}
+
 /** One contact checked, its refusal thrown as the API answers it (409 with its code, 422 with errors). */
-function checkedOrThrown(target: ContactTarget, values: unknown) {
-  const checked = checkContact(target, values);
+function checkedOrThrown(target: ContactTarget, values: unknown, opts: ContactInputOptions = {}) {
+  const plain = values !== null && typeof values === 'object' && !Array.isArray(values);
+  const kept = opts.declaredOnly && plain ? Object.fromEntries(Object.entries(values).filter(([key]) => target.columns.has(key))) : values;
+  const checked = checkContact(target, kept);
   if (checked.ok) return checked;
   const r = checked.refusal;
   if (r.status === 422) throw new ValidationFailed(r.errors);
@@ -103,10 +110,16 @@ function checkedOrThrown(target: ContactTarget, values: unknown) {
  * (201) or was there (200); a refusal is thrown as the API answers it (409 with its code, 422
  * with errors at /values/<field_key>).
  */
-export async function addContact(tenant: Tenant, pool: Pool, datasetId: number, values: unknown): Promise<{ status: 201 | 200; record: DatasetRecord }> {
+export async function addContact(
+  tenant: Tenant,
+  pool: Pool,
+  datasetId: number,
+  values: unknown,
+  opts: ContactInputOptions = {},
+): Promise<{ status: 201 | 200; record: DatasetRecord }> {
   return withTenant(pool, tenant, async (c) => {
     const target = await contactTarget(tenant, c, datasetId);
-    const checked = checkedOrThrown(target, values);
+    const checked = checkedOrThrown(target, values, opts);
     const row = (await upsert(tenant, c, datasetId, new Map([[checked.identifier, checked.values]]))).get(checked.identifier)!;
     return { status: row.created ? 201 : 200, record: withoutCreated(row) };
   });
@@ -118,10 +131,16 @@ export async function addContact(tenant: Tenant, pool: Pool, datasetId: number, 
  * the record of its identifier, if there is one. 'not_found' when there is none (nothing is
  * created); a refusal is thrown as addContact throws it.
  */
-export async function updateExistingContact(tenant: Tenant, pool: Pool, datasetId: number, values: Record<string, unknown>): Promise<'updated' | 'unchanged' | 'not_found'> {
+export async function updateExistingContact(
+  tenant: Tenant,
+  pool: Pool,
+  datasetId: number,
+  values: Record<string, unknown>,
+  opts: ContactInputOptions = {},
+): Promise<'updated' | 'unchanged' | 'not_found'> {
   return withTenant(pool, tenant, async (c) => {
     const target = await contactTarget(tenant, c, datasetId);
-    const checked = checkedOrThrown(target, values);
+    const checked = checkedOrThrown(target, values, opts);
     const { rows } = await c.query<{ changed: boolean }>(
       `WITH up AS (
          UPDATE dataset_records SET values = values || $3::jsonb, updated_at = now()

@@ -1,8 +1,7 @@
 import type { Pool } from '../../sql/pool.js';
 import { addContact, updateExistingContact } from '../datasets/contacts.js';
-import { contactTarget } from '../datasets/datasets.js';
 import { AppError } from '../errors.js';
-import { withTenant, type Tenant } from '../tenancy/context.js';
+import type { Tenant } from '../tenancy/context.js';
 import { readSubmissionForJobs } from './confirm.js';
 
 /**
@@ -23,15 +22,14 @@ export async function feedDataset(tenant: Tenant, pool: Pool, submissionId: numb
   if (!s) return { outcome: 'skipped', reason: 'submission_not_found' };
   if (s.status !== 'confirmed') return { outcome: 'skipped', reason: 'not_confirmed' };
   if (s.dataset_id === null) return { outcome: 'skipped', reason: 'no_dataset' };
-  const datasetId = s.dataset_id;
-  const target = await withTenant(pool, tenant, (c) => contactTarget(tenant, c, datasetId, { lock: false }));
-  const values = Object.fromEntries(Object.entries(s.values).filter(([key]) => target.columns.has(key)));
+  // Only the dataset's columns: a field it does not declare stays in the submission.
+  const opts = { declaredOnly: true };
   try {
     if (s.form_type === 'update') {
-      const done = await updateExistingContact(tenant, pool, datasetId, values);
+      const done = await updateExistingContact(tenant, pool, s.dataset_id, s.values, opts);
       return done === 'not_found' ? { outcome: 'skipped', reason: 'contact_not_found' } : { outcome: done };
     }
-    const { status } = await addContact(tenant, pool, datasetId, values);
+    const { status } = await addContact(tenant, pool, s.dataset_id, s.values, opts);
     return { outcome: status === 201 ? 'created' : 'updated' };
   } catch (err) {
     if (err instanceof AppError && (err.status === 409 || err.status === 422)) return { outcome: 'refused', code: err.code, detail: err.message };
