@@ -131,13 +131,19 @@ function messageOf(e: FieldError): string {
   }
 }
 
-/** A 422's errors by item: params.item_id when the error names one, else the item at the pointer's index of what was sent. */
+/** The item an error is about: params.item_id when it names one, else the item at the pointer's index of what was sent. */
+function itemOfError(e: FieldError, sent: SubmissionItemInput[]): number | undefined {
+  const named = e.params?.item_id;
+  if (typeof named === 'number') return named;
+  const at = /^\/items\/(\d+)(?:\/|$)/.exec(e.pointer);
+  return at ? sent[Number(at[1])]?.item_id : undefined;
+}
+
+/** A 422's errors by item ('' for those about no item). */
 function errorsByItem(errors: FieldError[], sent: SubmissionItemInput[]): Map<number | '', string[]> {
   const out = new Map<number | '', string[]>();
   for (const e of errors) {
-    const named = e.params?.item_id;
-    const at = /^\/items\/(\d+)(?:\/|$)/.exec(e.pointer);
-    const id = typeof named === 'number' ? named : at ? (sent[Number(at[1])]?.item_id ?? '') : '';
+    const id = itemOfError(e, sent) ?? '';
     out.set(id, [...(out.get(id) ?? []), messageOf(e)]);
   }
   return out;
@@ -235,11 +241,8 @@ export const formPageRoutes = [
           const values = { ...fields };
           // A box ticked under a text that changed since is not kept ticked: the person reads the new one first.
           for (const e of err instanceof ValidationFailed ? err.errors : []) {
-            if (e.code === 'consent_term_version_stale') {
-              const at = /^\/items\/(\d+)/.exec(e.pointer);
-              const id = at ? items[Number(at[1])]?.item_id : undefined;
-              if (id !== undefined) delete values[`item_${id}`];
-            }
+            const id = e.code === 'consent_term_version_stale' ? itemOfError(e, items) : undefined;
+            if (id !== undefined) delete values[`item_${id}`];
           }
           const state: PageState = { values, errors, submissionKey: err instanceof ValidationFailed && key ? key : newSubmissionKey() };
           sendPage(res, 422, formPage(await pageFormOf(tenant, deps, form), state), IMG_SRC);

@@ -5,7 +5,7 @@ import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { liveKeys, type DkimKey } from './dkim-keys.js';
 import { dkimRecordName, returnPathHost, spfMechanism, type DnsSettings } from './dns-records.js';
-import { normalizeDomainName, type DnsCheckState } from './domains.js';
+import { normalizeDomainName, type DnsCheckState, type Domain } from './domains.js';
 
 /**
  * Domain verification against real DNS (`cartero domain verify`, the scheduled job
@@ -114,25 +114,14 @@ function domainDkimState(current: DnsCheckState, keys: ReadonlyArray<{ status: D
   return 'pending';
 }
 
-interface DomainRow {
-  id: number;
-  domain: string;
-  mx_status: DnsCheckState;
-  spf_status: DnsCheckState;
-  dkim_status: DnsCheckState;
-  dmarc_status: DnsCheckState;
-}
+type Checks = Pick<Domain, 'mx_status' | 'spf_status' | 'dkim_status' | 'dmarc_status'>;
+type DomainRow = Pick<Domain, 'id' | 'domain'> & Checks;
 
-export interface VerifyResult {
-  domain: string;
-  is_verified: boolean;
-  mx_status: DnsCheckState;
-  spf_status: DnsCheckState;
-  dkim_status: DnsCheckState;
-  dmarc_status: DnsCheckState;
-  /** Keys retired because a newer key of the domain verified. */
-  retired_selectors: string[];
-}
+export type VerifyResult = Pick<Domain, 'domain' | 'is_verified'> &
+  Checks & {
+    /** Keys retired because a newer key of the domain verified. */
+    retired_selectors: string[];
+  };
 
 /** Resolves a domain's records and writes the checks; throws DnsUnavailable (503) writing nothing. */
 export async function verifyDomain(tenant: Tenant, pool: Pool, name: string, dns: DnsLookups, settings: DnsSettings): Promise<VerifyResult> {
@@ -168,14 +157,12 @@ export async function verifyDomain(tenant: Tenant, pool: Pool, name: string, dns
   };
 
   return withTenant(pool, tenant, async (c) => {
-    for (const k of keyStates) {
-      await c.query('UPDATE dkim_keys SET status = $3, retired_at = CASE WHEN $4 THEN now() ELSE retired_at END WHERE instance_id = $1 AND id = $2', [
-        tenant.instanceId,
-        k.id,
-        k.status,
-        retired.includes(k),
-      ]);
-    }
+    await c.query(
+      `UPDATE dkim_keys k SET status = x.status, retired_at = CASE WHEN x.retire THEN now() ELSE k.retired_at END
+         FROM unnest($2::bigint[], $3::text[], $4::boolean[]) AS x(id, status, retire)
+        WHERE k.instance_id = $1 AND k.id = x.id`,
+      [tenant.instanceId, keyStates.map((k) => k.id), keyStates.map((k) => k.status), keyStates.map((k) => retired.includes(k))],
+    );
     const { rows } = await c.query<VerifyResult>(
       `UPDATE domains SET mx_status = $3, spf_status = $4, dkim_status = $5, dmarc_status = $6, dns_checked_at = now(),
               checks_overridden = false, updated_at = now()
