@@ -37,11 +37,10 @@ export interface ConfirmationTarget {
   expiresAt: string;
 }
 
-/** Longest confirming user agent kept (the column's CHECK; the declared one has the same bound). */
-
 /**
- * When the confirmation window of event `e` closes ($days: CONSENT_CONFIRM_DAYS), as the mail and
- * the page show it to a person: minutes, UTC, e.g. 2026-01-08 10:15 UTC.
+ * When the confirmation window of row `e` (a consent event, a form submission) closes ($days:
+ * CONSENT_CONFIRM_DAYS), as the mail and the page show it to a person: minutes, UTC, e.g.
+ * 2026-01-08 10:15 UTC.
  */
 export function windowEnd(e: string, days: string): string {
   return `to_char((${e}.created_at + make_interval(days => ${days})) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI "UTC"')`;

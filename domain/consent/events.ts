@@ -72,7 +72,10 @@ export interface ConsentEventInput {
 /** Largest evidence object, as the UTF-8 bytes of its compact JSON (docs/consent.md says why 16 KiB). */
 export const MAX_EVIDENCE_BYTES = 16 * 1024;
 
-/** Longest user agent kept as proof: declared with an event, or seen at a confirmation or a form submission (longer ones are cut). */
+/**
+ * Longest user agent kept as proof: declared with an event (a longer one is refused), or seen at a
+ * confirmation or a form submission (cut to it). The columns' CHECKs hold the same bound.
+ */
 export const MAX_PROOF_USER_AGENT = 1024;
 
 /** The event columns as the API shows them, for `e` (consent_events) with its rules embedded. */

@@ -8,6 +8,7 @@ import { isoUtc } from '../../sql/iso-time.js';
 import type { Pool } from '../../sql/pool.js';
 import { afterConfirmationJobs } from './after-confirmation.js';
 import { isRowId } from '../row-id.js';
+import { windowEnd } from '../consent/confirmation.js';
 import { MAX_PROOF_USER_AGENT } from '../consent/events.js';
 
 /**
@@ -73,7 +74,7 @@ export async function findSubmissionConfirmTarget(
     (
       await c.query<{ status: string; past_window: boolean; form_name: string; email: string | null; consents: SubmissionConfirmTarget['consents']; expires_at: string }>(
         `SELECT s.status, ${PAST_WINDOW} AS past_window, f.name AS form_name, s.field_values->>'email' AS email,
-                to_char((s.created_at + make_interval(days => $3)) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI "UTC"') AS expires_at,
+                ${windowEnd('s', '$3')} AS expires_at,
                 coalesce((SELECT json_agg(json_build_object('term_name', t.name, 'version', v.version) ORDER BY e.id)
                             FROM consent_events e
                             JOIN consent_terms t ON t.instance_id = e.instance_id AND t.id = e.term_id

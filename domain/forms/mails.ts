@@ -2,6 +2,7 @@ import type { Pool } from '../../sql/pool.js';
 import type { FormSubmissionMailJob, JobQueue } from '../jobs.js';
 import { acceptSend, type SendAccepted, type SendRequest } from '../mail/accept.js';
 import { chooseSender } from '../consent/confirmation-mail.js';
+import { windowEnd } from '../consent/confirmation.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
 import { formConfirmUrl } from './confirm.js';
 
@@ -96,7 +97,7 @@ export async function sendSubmissionMail(
         `SELECT s.status, f.name AS form_name, s.field_values AS values, f.auto_reply_sender_id AS sender_id,
                 f.auto_reply_subject AS subject, f.auto_reply_html AS html, f.auto_reply_text AS text, f.auto_reply_template_id AS template_id,
                 f.team_notice_emails AS team,
-                to_char((s.created_at + make_interval(days => $3)) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI "UTC"') AS expires_at,
+                ${windowEnd('s', '$3')} AS expires_at,
                 EXISTS (SELECT 1 FROM mails m WHERE m.instance_id = s.instance_id AND m.custom_msg_id = $4) AS already_sent
            FROM form_submissions s JOIN forms f ON f.instance_id = s.instance_id AND f.id = s.form_id
           WHERE s.instance_id = $1 AND s.id = $2`,
