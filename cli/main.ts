@@ -1,5 +1,5 @@
 import { loadConfig } from '../runtime/config.js';
-import { AppError } from '../domain/errors.js';
+import { AppError, ValidationFailed } from '../domain/errors.js';
 import { getInstanceBySlug } from '../domain/tenancy/instances.js';
 import type { CliContext } from './command.js';
 import { commands } from './commands/index.js';
@@ -43,7 +43,19 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * A refusal as the API would answer it: its code and message, and for a 422 each error on a line
+ * of its own (pointer, code, message and params: a form file's unresolved reference, a template's
+ * rule and node uuid), where the API's body has its `errors`.
+ */
 function describeError(err: unknown): string {
+  if (err instanceof ValidationFailed) {
+    const lines = err.errors.map((e) => {
+      const params = Object.entries(e.params ?? {}).map(([k, v]) => `${k} ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+      return `${e.pointer || '(input)'}: ${e.code}: ${e.message}${params.length ? ` [${params.join(', ')}]` : ''}`;
+    });
+    return `${err.code}: the input was refused:\n  ${lines.join('\n  ')}`;
+  }
   if (err instanceof AppError) return `${err.code}: ${err.message}`;
   return (err as Error)?.message ?? String(err);
 }

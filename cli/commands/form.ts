@@ -1,6 +1,6 @@
 import { compile } from '../../api/validation.js';
 import { formDefinitionSchema } from '../../api/schemas/forms.js';
-import { AppError, ValidationFailed } from '../../domain/errors.js';
+import { AppError } from '../../domain/errors.js';
 import { createForm, deleteForm, setFormActive, updateForm, type FormDefinitionInput } from '../../domain/forms/definition.js';
 import { defineCommand } from '../command.js';
 import { positiveInteger, required, toggle } from '../flags.js';
@@ -25,21 +25,6 @@ async function readDefinition(path: string): Promise<FormDefinitionInput> {
   return checkDefinition(json);
 }
 
-/** A 422 as lines a terminal reads: each field error with its pointer and code. */
-function explained(err: unknown): unknown {
-  if (!(err instanceof ValidationFailed)) return err;
-  const items = err.errors.map((e) => `${e.pointer || '(file)'}: ${e.code}: ${e.message}`);
-  return new AppError(422, err.code, `the definition was refused:\n  ${items.join('\n  ')}`);
-}
-
-async function explaining<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    throw explained(err);
-  }
-}
-
 /** The panel-only form operations; each prints the form as GET /v1/forms/{id} shows it. */
 export const formCommands = [
   defineCommand({
@@ -53,7 +38,7 @@ export const formCommands = [
     flags: { instance, file, 'align-dataset-columns': align },
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);
-      return explaining(async () => createForm(tenant, ctx.pool, await readDefinition(f.file), { alignDatasetColumns: f['align-dataset-columns'] }));
+      return createForm(tenant, ctx.pool, await readDefinition(f.file), { alignDatasetColumns: f['align-dataset-columns'] });
     },
   }),
   defineCommand({
@@ -63,7 +48,7 @@ export const formCommands = [
     flags: { instance, id, file, 'align-dataset-columns': align },
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);
-      return explaining(async () => updateForm(tenant, ctx.pool, f.id, await readDefinition(f.file), { alignDatasetColumns: f['align-dataset-columns'] }));
+      return updateForm(tenant, ctx.pool, f.id, await readDefinition(f.file), { alignDatasetColumns: f['align-dataset-columns'] });
     },
   }),
   defineCommand({

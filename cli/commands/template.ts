@@ -1,4 +1,4 @@
-import { AppError, ValidationFailed } from '../../domain/errors.js';
+import { AppError } from '../../domain/errors.js';
 import { defineCommand } from '../command.js';
 import { positiveInteger, required } from '../flags.js';
 import { readText } from '../read-text.js';
@@ -12,19 +12,6 @@ const templates = () => import('../../domain/templates/templates.js');
 const instance = required('slug', 'the instance');
 const id = required('id', 'the template id', positiveInteger);
 const name = required('name', 'the template name (unique in the instance ignoring case and accents)');
-
-/**
- * A 422 as one line a terminal reads: its code, then each field error with its pointer, code
- * and the rule/uuid of a document finding (what the API's errors[] holds).
- */
-function explained(err: unknown): unknown {
-  if (!(err instanceof ValidationFailed)) return err;
-  const items = err.errors.map((e) => {
-    const rule = e.params?.rule ? ` [rule ${e.params.rule}${e.params.uuid ? `, uuid ${e.params.uuid}` : ''}]` : '';
-    return `${e.pointer || '(document)'}: ${e.code}: ${e.message}${rule}`;
-  });
-  return new AppError(422, err.errors[0]?.code ?? err.code, `the document was refused:\n  ${items.join('\n  ')}`);
-}
 
 export const templateCommands = [
   defineCommand({
@@ -71,9 +58,7 @@ export const templateCommands = [
       }
       // The panel's own editor: TEMPLATE_EDITOR governs creation by API only.
       const { createTemplate } = await templates();
-      return createTemplate(await ctx.tenant(f.instance), ctx.pool, { name: f.name, config }, { editor: 'on' }).catch((err) => {
-        throw explained(err);
-      });
+      return createTemplate(await ctx.tenant(f.instance), ctx.pool, { name: f.name, config }, { editor: 'on' });
     },
   }),
 ];
