@@ -15,23 +15,20 @@
  * Environment (all optional):
  *   BENCH_REQUESTS     requests per sequential measurement (default 200)
  *   BENCH_CONCURRENCY  requests in flight for the throughput run (default 4)
- *   BENCH_CORPUS_DIR   the Beefree samples (default ../shared/corpus/templates/beefree/samples beside the checkout, else /work/shared/corpus/...)
+ *   BENCH_CORPUS_DIR   the Beefree samples (default: templates/beefree/samples of the shared corpus, found as the tests find it: test/helpers/corpus.ts)
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
 import type { Pool } from '../sql/pool.js';
-import { projectRoot } from '../runtime/paths.js';
+import { corpusPath } from '../test/helpers/corpus.js';
 import { checkStopped, cleanUp, loadBeforeStart, machineInfo, runBench, servicePool, startService, stopService } from './service.js';
 import { percentile, round } from './proc.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
-const CORPUS =
-  process.env.BENCH_CORPUS_DIR ??
-  [resolve(projectRoot, '..', 'shared', 'corpus', 'templates', 'beefree', 'samples'), '/work/shared/corpus/templates/beefree/samples'].find((d) => existsSync(d)) ??
-  resolve(projectRoot, '..', 'shared', 'corpus', 'templates', 'beefree', 'samples');
+const CORPUS = process.env.BENCH_CORPUS_DIR ?? corpusPath('templates', 'beefree', 'samples');
 const TARGET_PATCH_P99_MS = 100;
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
