@@ -267,6 +267,20 @@ t.test('a timeout is a failure with a null status code; 429 with Retry-After wai
   await delivered('/limited', 1);
   const [r1, r2] = receiver.at('/limited');
   t.ok(r2!.at - r1!.at >= 2900, `waited Retry-After (${r2!.at - r1!.at} ms; the schedule says 1 s)`);
+
+  // 503 with Retry-After as an HTTP date is honoured too; a 500's Retry-After is not (only 429 and 503 say "later").
+  const u = await createHook(a, '/unavailable');
+  const e = await createHook(a, '/erroring');
+  receiver.on('/unavailable', (_r, n) => (n === 1 ? { status: 503, headers: { 'retry-after': new Date(Date.now() + 4000).toUTCString() } } : { status: 200 }));
+  receiver.on('/erroring', (_r, n) => (n === 1 ? { status: 500, headers: { 'retry-after': '30' } } : { status: 200 }));
+  await a.api.call('POST', `/v1/webhooks/${u.id}/test`);
+  await a.api.call('POST', `/v1/webhooks/${e.id}/test`);
+  await delivered('/unavailable', 1);
+  await delivered('/erroring', 1);
+  const [u1, u2] = receiver.at('/unavailable');
+  t.ok(u2!.at - u1!.at >= 2000, `503: waited its Retry-After date (${u2!.at - u1!.at} ms; the schedule says 1 s)`);
+  const [e1, e2] = receiver.at('/erroring');
+  t.ok(e2!.at - e1!.at < 20_000, `500: the schedule's 1 s, not its Retry-After of 30 s (${e2!.at - e1!.at} ms)`);
 });
 
 t.test('410 Gone pauses at once', async (t) => {
