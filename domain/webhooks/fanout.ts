@@ -171,63 +171,48 @@ async function buildBodies(c: Client, events: OutboxRow[]): Promise<Map<string, 
       out.set(e.id, data);
     }
   }
-  const entityIds = (kinds: string[]) => events.filter((e) => kinds.includes(e.kind)).map((e) => e.entity_id!);
-  const restrictionIds = entityIds(['restriction.created', 'restriction.lifted']);
-  if (restrictionIds.length) {
-    const { rows } = await c.query(
-      'SELECT id::text, recipient, reason, restricted_at, deleted_at FROM mail_restrictions WHERE id = ANY($1::bigint[])',
-      [restrictionIds],
-    );
-    const byId = new Map(rows.map((r) => [String(r.id), r]));
-    for (const e of events.filter((x) => x.kind.startsWith('restriction.'))) {
-      const r = byId.get(String(e.entity_id));
-      out.set(e.id, {
-        restriction_id: Number(e.entity_id),
-        recipient: r?.recipient ?? null,
-        reason: r?.reason ?? null,
-        restricted_at: r?.restricted_at ?? null,
-        ...(e.kind === 'restriction.lifted' ? { lifted_at: e.occurred_at } : {}),
-      });
-    }
+  for (const [e, r] of await entityRows(c, events, 'restriction.', 'SELECT id::text, recipient, reason, restricted_at, deleted_at FROM mail_restrictions')) {
+    out.set(e.id, {
+      restriction_id: Number(e.entity_id),
+      recipient: r?.recipient ?? null,
+      reason: r?.reason ?? null,
+      restricted_at: r?.restricted_at ?? null,
+      ...(e.kind === 'restriction.lifted' ? { lifted_at: e.occurred_at } : {}),
+    });
   }
-  const consentIds = entityIds(['consent.event.created', 'consent.event.confirmed', 'consent.event.expired']);
-  if (consentIds.length) {
-    const { rows } = await c.query(
-      `SELECT id::text, term_id, term_version_id, status, method, source, submission_id, form_id, created_at, confirmed_at, expired_at
-         FROM consent_events WHERE id = ANY($1::bigint[])`,
-      [consentIds],
-    );
-    const byId = new Map(rows.map((r) => [String(r.id), r]));
-    for (const e of events.filter((x) => x.kind.startsWith('consent.event.'))) {
-      const r = byId.get(String(e.entity_id));
-      out.set(e.id, {
-        consent_event_id: Number(e.entity_id),
-        term_id: r ? Number(r.term_id) : null,
-        term_version_id: r ? Number(r.term_version_id) : null,
-        method: r?.method ?? null,
-        source: r?.source ?? null,
-        submission_id: r?.submission_id == null ? null : Number(r.submission_id),
-        form_id: r?.form_id == null ? null : Number(r.form_id),
-        status: ({ 'consent.event.created': r?.method === 'double_opt_in' ? 'pending' : 'confirmed', 'consent.event.confirmed': 'confirmed', 'consent.event.expired': 'expired' } as Record<string, string>)[e.kind],
-      });
-    }
+  const consentSelect = `SELECT id::text, term_id, term_version_id, status, method, source, submission_id, form_id, created_at, confirmed_at, expired_at
+                           FROM consent_events`;
+  for (const [e, r] of await entityRows(c, events, 'consent.event.', consentSelect)) {
+    out.set(e.id, {
+      consent_event_id: Number(e.entity_id),
+      term_id: r ? Number(r.term_id) : null,
+      term_version_id: r ? Number(r.term_version_id) : null,
+      method: r?.method ?? null,
+      source: r?.source ?? null,
+      submission_id: r?.submission_id == null ? null : Number(r.submission_id),
+      form_id: r?.form_id == null ? null : Number(r.form_id),
+      status: ({ 'consent.event.created': r?.method === 'double_opt_in' ? 'pending' : 'confirmed', 'consent.event.confirmed': 'confirmed', 'consent.event.expired': 'expired' } as Record<string, string>)[e.kind],
+    });
   }
-  const submissionIds = entityIds(['form.submission.created', 'form.submission.confirmed']);
-  if (submissionIds.length) {
-    const { rows } = await c.query('SELECT id::text, form_id FROM form_submissions WHERE id = ANY($1::bigint[])', [submissionIds]);
-    const byId = new Map(rows.map((r) => [String(r.id), r]));
-    for (const e of events.filter((x) => x.kind.startsWith('form.submission.'))) {
-      const r = byId.get(String(e.entity_id));
-      out.set(e.id, {
-        submission_id: Number(e.entity_id),
-        form_id: r?.form_id == null ? null : Number(r.form_id),
-      });
-    }
+  for (const [e, r] of await entityRows(c, events, 'form.submission.', 'SELECT id::text, form_id FROM form_submissions')) {
+    out.set(e.id, { submission_id: Number(e.entity_id), form_id: r?.form_id == null ? null : Number(r.form_id) });
   }
   for (const e of events.filter((x) => x.kind === 'webhook.test')) {
     out.set(e.id, { webhook_id: Number(e.entity_id), message: 'This is a test event from Cartero.' });
   }
   return out;
+}
+
+/**
+ * The events whose kind starts with `prefix`, each with the row its entity_id names (`select` is
+ * the SELECT … FROM of that table, id first; undefined when the row is gone), in one query.
+ */
+async function entityRows(c: Client, events: OutboxRow[], prefix: string, select: string): Promise<Array<[OutboxRow, Record<string, any> | undefined]>> {
+  const mine = events.filter((e) => e.kind.startsWith(prefix));
+  if (!mine.length) return [];
+  const { rows } = await c.query(`${select} WHERE id = ANY($1::bigint[])`, [mine.map((e) => e.entity_id)]);
+  const byId = new Map(rows.map((r) => [String(r.id), r]));
+  return mine.map((e) => [e, byId.get(String(e.entity_id))]);
 }
 
 export type { WebhookEventType };
