@@ -1,3 +1,4 @@
+import { WAITS_IN_CHAIN } from '../domain/webhooks/chain.js';
 import { WEBHOOK_DELIVER_QUEUE } from '../domain/webhooks/deliver-job.js';
 import { withTransaction } from '../sql/pool.js';
 import { defineSchedule } from './job.js';
@@ -43,8 +44,7 @@ export const webhookSweepJob = defineSchedule({
         `SELECT d.id FROM webhook_deliveries d
           WHERE d.status = 'pending' AND coalesce(d.leased_until, '-infinity') < now()
             AND coalesce(d.next_attempt_at, d.created_at) < now() - interval '2 minutes'
-            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE d.mail_id IS NOT NULL AND p.webhook_id = d.webhook_id
-                               AND p.mail_id = d.mail_id AND p.status = 'pending' AND p.id < d.id)
+            AND NOT ${WAITS_IN_CHAIN}
           ORDER BY d.id LIMIT 1000`,
       );
       if (!due.length) return;

@@ -10,15 +10,21 @@ import type { Client } from '../../sql/pool.js';
  * hold the webhook's row lock while doing so (creators FOR KEY SHARE, settlers FOR UPDATE), so one
  * of them always sees the other's rows: no delivery is left without a job.
  */
+/**
+ * SQL: whether delivery `d` waits behind an older pending delivery of its chain (false for one
+ * without a mail). The one statement of the ordering rule, read by the fan-out's heads, the
+ * attempt's begin and the sweep.
+ */
+export const WAITS_IN_CHAIN = `(d.mail_id IS NOT NULL AND EXISTS (
+    SELECT 1 FROM webhook_deliveries p
+     WHERE p.webhook_id = d.webhook_id AND p.mail_id = d.mail_id AND p.status = 'pending' AND p.id < d.id))`;
+
 export async function chainHeads(c: Client, deliveryIds: readonly number[]): Promise<number[]> {
   if (!deliveryIds.length) return [];
   const { rows } = await c.query<{ id: string }>({
     name: 'webhook_chain_heads',
     text: `SELECT d.id FROM webhook_deliveries d
-            WHERE d.id = ANY($1::bigint[]) AND d.status = 'pending'
-              AND (d.mail_id IS NULL OR NOT EXISTS (
-                    SELECT 1 FROM webhook_deliveries p
-                     WHERE p.webhook_id = d.webhook_id AND p.mail_id = d.mail_id AND p.status = 'pending' AND p.id < d.id))`,
+            WHERE d.id = ANY($1::bigint[]) AND d.status = 'pending' AND NOT ${WAITS_IN_CHAIN}`,
     values: [deliveryIds],
   });
   return rows.map((r) => Number(r.id));

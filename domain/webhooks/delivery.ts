@@ -1,5 +1,5 @@
 import type { Client } from '../../sql/pool.js';
-import { nextInChains } from './chain.js';
+import { nextInChains, WAITS_IN_CHAIN } from './chain.js';
 import type { PostOutcome } from './post.js';
 import type { WebhookSettings } from './settings.js';
 import { messageId, signingSecrets } from './signing.js';
@@ -66,8 +66,7 @@ export async function beginAttempts(c: Client, webhookId: number, deliveryIds: r
     text: `SELECT d.id, d.mail_id, d.status, d.attempts, d.event_id, e.type, e.body,
                   CASE WHEN d.leased_until > now() THEN d.leased_until END AS leased_until,
                   CASE WHEN d.next_attempt_at > now() THEN d.next_attempt_at END AS not_before,
-                  EXISTS (SELECT 1 FROM webhook_deliveries p WHERE d.mail_id IS NOT NULL AND p.webhook_id = d.webhook_id
-                             AND p.mail_id = d.mail_id AND p.status = 'pending' AND p.id < d.id) AS waits
+                  ${WAITS_IN_CHAIN} AS waits
              FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
             WHERE d.id = ANY($1::bigint[]) AND d.webhook_id = $2
             ORDER BY d.id`,
