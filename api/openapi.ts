@@ -64,7 +64,7 @@ function clean(schema: unknown): unknown {
   return schema;
 }
 
-function parameters(where: 'path' | 'query', props: Record<string, JsonSchema> | undefined): unknown[] {
+function parameters(where: 'path' | 'query' | 'header', props: Record<string, JsonSchema> | undefined): unknown[] {
   return Object.entries(props ?? {}).map(([name, schema]) => {
     const { description, ...rest } = schema as JsonSchema & { description?: string };
     return { name, in: where, required: where === 'path', schema: clean(rest), ...(description ? { description } : {}) };
@@ -125,7 +125,7 @@ export function buildOpenApi(routes: Route[], serverUrl: string): Record<string,
       ...(r.description ? { description: r.description } : {}),
       tags: [r.tag],
       ...security(r),
-      parameters: [...parameters('path', r.params), ...parameters('query', r.query)],
+      parameters: [...parameters('path', r.params), ...parameters('query', r.query), ...parameters('header', r.requestHeaders)],
       ...requestBody(r),
       responses,
     };

@@ -68,6 +68,8 @@ interface RouteShape {
   tag: string;
   params?: Record<string, JsonSchema>;
   query?: Record<string, JsonSchema>;
+  /** Request headers the route reads (Idempotency-Key): documented in OpenAPI; the handler reads them. */
+  requestHeaders?: Record<string, JsonSchema>;
   body?: JsonSchema;
   /**
    * json (default): a JSON body, anything else 415. form: an HTML form or an RFC 8058 one-click

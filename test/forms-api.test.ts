@@ -7,6 +7,7 @@ import { createDataset } from '../domain/datasets/datasets.js';
 import { createField } from '../domain/fields/catalog.js';
 import { createForm, setFormActive } from '../domain/forms/definition.js';
 import { feedDataset } from '../domain/forms/feed.js';
+import { MAX_IDEMPOTENCY_KEY } from '../domain/forms/submit.js';
 import { sendSubmissionMail } from '../domain/forms/mails.js';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import { setInstanceLimits } from '../domain/tenancy/instances.js';
@@ -336,4 +337,12 @@ t.test('the jobs say why they did nothing: no dataset to feed, no sender allowed
   const result = await sendSubmissionMail(a.tenant, pool, jobQueue(stack.dbs.databaseUrl), { submissionId: r.body.id, mail: 'auto_reply' }, settings);
   t.match(result, { outcome: 'no_sender', reason: /hi@unverified-forms\.example is not verified/ });
   t.equal((await pool.query('SELECT count(*)::int AS n FROM mails WHERE to_email = $1', ['nosender@example.org'])).rows[0].n, 0, 'no mail accepted');
+});
+
+t.test('the OpenAPI document declares the Idempotency-Key header with its bounds', async (t) => {
+  const doc = await (await fetch(`${stack.url}/v1/openapi.json`)).json();
+  const header = doc.paths['/v1/forms/{id}/submissions'].post.parameters.find((p: any) => p.in === 'header');
+  t.match(header, { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY } });
+  const tooLong = await submit(instant.id, { items: [] }, 'k'.repeat(MAX_IDEMPOTENCY_KEY + 1));
+  t.same([tooLong.status, tooLong.body.errors[0].code], [422, 'value_error.idempotency_key'], 'a longer key is refused as the document says');
 });

@@ -638,6 +638,7 @@ t.test('GET /v1/openapi.json is OpenAPI 3.1 generated from the routes', async (t
       const declared = [
         ...Object.keys(r.params ?? {}).map((n) => `path:${n}`),
         ...Object.keys(r.query ?? {}).map((n) => `query:${n}`),
+        ...Object.keys(r.requestHeaders ?? {}).map((n) => `header:${n}`),
       ].sort();
       t.strictSame(documented, declared, `${r.path} parameters`);
       t.ok(op.responses[String(r.success.status)], `${r.path} success response`);

@@ -13,7 +13,14 @@ import { formSchema, submissionBodySchema, submissionResultSchema } from '../sch
 
 const formId = { id: { ...resourceId, description: 'The form id.' } };
 
-/** Idempotency-Key, read from the request (declared in the route's description and docs/forms.md). */
+const idempotencyKeyHeader = {
+  type: 'string',
+  minLength: 1,
+  maxLength: MAX_IDEMPOTENCY_KEY,
+  description: 'Optional. The same submission sent again under this key answers 200 with the original body and creates nothing (scoped to the form).',
+} as const;
+
+/** Idempotency-Key, read from the request (its bounds are idempotencyKeyHeader's, in the OpenAPI document). */
 function idempotencyKey(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
   if (raw.length < 1 || raw.length > MAX_IDEMPOTENCY_KEY) {
@@ -77,6 +84,7 @@ export const formRoutes = [
     tag: 'Forms',
     auth: { kind: 'api_key', scope: 'form:write' },
     params: formId,
+    requestHeaders: { 'Idempotency-Key': idempotencyKeyHeader },
     body: submissionBodySchema,
     success: { status: 201, description: 'The new submission (200: a retry under the same Idempotency-Key, the original body)', schema: submissionResultSchema },
     errors: [404, 409],
