@@ -29,7 +29,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
   // One pooled SMTP client per process, shared by every send job.
   const smtp = config.smtpUrl ? createSmtpTransport(config.smtpUrl) : undefined;
   const lease = smtp ? await startSendLease(pool, workerId, logger, config.send.jobExpireSeconds) : undefined;
-  await registerJobs(boss, { pool, config, logger, workerId, send: smtp && lease ? { smtp, lease } : undefined });
+  const stopJobs = await registerJobs(boss, { pool, config, logger, workerId, send: smtp && lease ? { smtp, lease } : undefined });
   // The event pump counts tracking events and ships them to ClickHouse (workers/event-pump.ts).
   // Its own client: a bounded request timeout, so an unanswering server only delays shipping.
   const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl), undefined, { requestTimeoutMs: 10_000 });
@@ -53,7 +53,9 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
       await inbound?.close();
       await pump.stop();
       await clickhouse.close();
-      // Graceful: running jobs finish (or are retried by another worker after expiry).
+      // Graceful: running jobs finish (or are retried by another worker after expiry); the
+      // consumers a job runs itself first, while the queue still takes their outcomes.
+      await stopJobs();
       await boss.stop({ graceful: true, wait: true, timeout: 15_000 });
       // After the jobs: a mail still listed past this point was not settled here.
       await lease?.stop();

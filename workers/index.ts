@@ -1,6 +1,6 @@
 import type PgBoss from 'pg-boss';
 import { jobQueue } from '../runtime/queue.js';
-import { registerJob, type JobContext } from './job.js';
+import { registerJob, type JobContext, type Stop } from './job.js';
 import { JOBS } from './jobs.js';
 
 /*
@@ -13,8 +13,18 @@ export { startSendLease } from './send-lease.js';
 export { softBounceNotifier } from './soft-bounce-check.js';
 export type { JobContext } from './job.js';
 
-/** Register every job of the list (workers/jobs.ts) in this worker. */
-export async function registerJobs(boss: PgBoss, deps: Omit<JobContext, 'boss' | 'queue'>): Promise<void> {
+/**
+ * Register every job of the list (workers/jobs.ts) in this worker. Resolves to the jobs' own
+ * stop (consumers that are not pg-boss `work`), to run before the queue stops.
+ */
+export async function registerJobs(boss: PgBoss, deps: Omit<JobContext, 'boss' | 'queue'>): Promise<Stop> {
   const ctx: JobContext = { ...deps, boss, queue: jobQueue(deps.config.databaseUrl!) };
-  for (const def of JOBS) await registerJob(boss, def, ctx);
+  const stops: Stop[] = [];
+  for (const def of JOBS) {
+    const stop = await registerJob(boss, def, ctx);
+    if (stop) stops.push(stop);
+  }
+  return async () => {
+    await Promise.all(stops.map((stop) => stop()));
+  };
 }

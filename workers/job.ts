@@ -64,10 +64,16 @@ export interface HandledJob<T> extends JobBase<T> {
   batch?: number;
 }
 
-/** A job that registers its own consumers (batches, several fetch loops): the send job. */
+/**
+ * A job that registers its own consumers (batches, several fetch loops): the send job, webhook
+ * deliveries. It may return its stop, which the worker runs before stopping the queue.
+ */
 export interface WorkedJob<T> extends JobBase<T> {
-  work(boss: PgBoss, ctx: JobContext): Promise<void>;
+  work(boss: PgBoss, ctx: JobContext): Promise<void | Stop>;
 }
+
+/** Stops what a job started (its consumers, loops, pools). */
+export type Stop = () => Promise<void>;
 
 export type JobDefinition<T = unknown> = HandledJob<T> | WorkedJob<T>;
 
@@ -108,10 +114,11 @@ export function queuePolicy(def: JobDefinition<unknown>, settings: QueueSettings
   return typeof def.policy === 'function' ? def.policy(settings) : def.policy;
 }
 
-/** Register one job's consumer, schedule and start-up run in a worker. */
-export async function registerJob(boss: PgBoss, def: JobDefinition<unknown>, ctx: JobContext): Promise<void> {
+/** Register one job's consumer, schedule and start-up run in a worker; its stop, when it has one. */
+export async function registerJob(boss: PgBoss, def: JobDefinition<unknown>, ctx: JobContext): Promise<Stop | undefined> {
+  let stop: Stop | undefined;
   if ('work' in def) {
-    await def.work(boss, ctx);
+    stop = (await def.work(boss, ctx)) ?? undefined;
   } else if (def.batch) {
     await workInBatches(boss, def.name, def.batch, def.parse, def.handle, ctx);
   } else {
@@ -130,4 +137,5 @@ export async function registerJob(boss: PgBoss, def: JobDefinition<unknown>, ctx
   }
   if (def.schedule) await boss.schedule(def.name, def.schedule);
   if (def.runAtStart) await boss.send(def.name, {});
+  return stop;
 }

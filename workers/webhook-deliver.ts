@@ -9,6 +9,7 @@ import type { WebhookSettings } from '../domain/webhooks/settings.js';
 import { signedHeaders } from '../domain/webhooks/signing.js';
 import { createPool, withTransaction, type Pool } from '../sql/pool.js';
 import { defineJob } from './job.js';
+import { consumeJobs, type JobConsumer } from './job-consumer.js';
 import { startWebhookFanout } from './webhook-fanout.js';
 
 /**
@@ -21,7 +22,8 @@ import { startWebhookFanout } from './webhook-fanout.js';
  * (workers/webhook-fanout.ts), which creates the deliveries.
  */
 const BATCH = 250;
-const LOOPS = 2;
+/** Jobs in hand at most: in flight, or being begun (held deliveries' jobs are done). */
+const MAX_ACTIVE = 500;
 
 function parse(payload: unknown): WebhookDeliverJob | undefined {
   const id = (payload as { delivery_id?: unknown } | null)?.delivery_id;
@@ -54,24 +56,33 @@ export interface DeliverDeps {
   wake: () => void;
 }
 
-/** The deliveries of a batch of jobs; resolves when each has been handled (a failure rejects, and pg-boss retries the batch). */
-export async function deliverBatch(deps: DeliverDeps, deliveryIds: readonly number[]): Promise<void> {
+/**
+ * The deliveries of a batch of jobs, one promise per delivery id: resolved once the delivery is
+ * settled, skipped, or held by its webhook's drain (below); rejected when its transaction failed
+ * (pg-boss retries the job). A delivery that no longer exists resolves at once.
+ */
+export async function deliverBatch(deps: DeliverDeps, deliveryIds: readonly number[]): Promise<Map<number, Promise<void>>> {
   const { rows } = await deps.pool.query<{ id: string; webhook_id: string }>({
     name: 'webhook_deliver_owners',
     text: 'SELECT id, webhook_id FROM webhook_deliveries WHERE id = ANY($1::bigint[])',
     values: [[...new Set(deliveryIds)]],
   });
-  await Promise.all(rows.map((r) => drainOf(deps, Number(r.webhook_id)).add(Number(r.id))));
+  return new Map(rows.map((r) => [Number(r.id), drainOf(deps, Number(r.webhook_id)).add(Number(r.id))]));
 }
 
 /**
- * One drain per webhook in this process: the deliveries of every batch the consumers fetched for
+ * One drain per webhook in this process: the deliveries of every job the consumer fetched for
  * that webhook. It begins as many as the room WEBHOOK_CONCURRENCY leaves, in one transaction,
  * POSTs them side by side and settles them in one transaction, and begins more whenever room
- * frees up, so a slow answer holds only its own slot. Batches fetched side by side share the
- * webhook's room instead of taking it from each other, and its begins and settles go one at a
- * time, so they never hold pooled connections waiting for its row lock (a few busy webhooks once
- * took every connection).
+ * frees up, so a slow answer holds only its own slot. Its begins and settles go one at a time,
+ * so they never hold pooled connections waiting for its row lock (a few busy webhooks once took
+ * every connection).
+ *
+ * Deliveries beyond the room are *held*: kept here, in order, and begun as room frees, while
+ * their jobs complete at once. So a webhook whose receiver is slow holds at most
+ * WEBHOOK_CONCURRENCY jobs of the consumer, and the other webhooks' jobs keep flowing. A held
+ * delivery's durable state is its row (pending, due): a graceful stop gives each a job again, and
+ * after a crash the minute sweep does (workers/webhook-housekeeping.ts).
  */
 interface Waiter {
   resolve(): void;
@@ -79,6 +90,8 @@ interface Waiter {
 }
 interface Drain {
   add(deliveryId: number): Promise<void>;
+  /** Stop beginning: the held deliveries, handed back (their attempts in flight still settle). */
+  release(): number[];
 }
 const BEGIN_MAX = 100;
 const drainsOf = new WeakMap<DeliverDeps, Map<number, Drain>>();
@@ -104,11 +117,15 @@ function drainOf(deps: DeliverDeps, webhookId: number): Drain {
       for (const w of waiters.get(id) ?? []) how(w);
       waiters.delete(id);
     }
-    if (!waiters.size && !inFlight && !beginning) drains.delete(webhookId);
+    if (!waiters.size && !inFlight && !beginning && !toBegin.size) drains.delete(webhookId);
   };
+  // Held: beyond the room, their jobs done; begun when an attempt of ours settles.
+  const hold = () => finish([...toBegin].filter((id) => waiters.has(id)), (w) => w.resolve());
+  let released = false;
 
   async function beginMore(): Promise<void> {
-    if (beginning || !toBegin.size || inFlight >= settings.concurrency) return;
+    if (released || beginning || !toBegin.size) return;
+    if (inFlight >= settings.concurrency) return hold();
     beginning = true;
     const ids = [...toBegin].slice(0, BEGIN_MAX);
     for (const id of ids) toBegin.delete(id);
@@ -129,6 +146,8 @@ function drainOf(deps: DeliverDeps, webhookId: number): Drain {
       }));
     } catch (err) {
       beginning = false;
+      const held = ids.filter((id) => !waiters.has(id));
+      if (held.length) deps.logger.warn({ err, webhookId, held: held.length }, 'could not begin held deliveries; the minute sweep gives them jobs again');
       finish(ids, (w) => w.reject(err));
       void beginMore();
       return;
@@ -144,8 +163,9 @@ function drainOf(deps: DeliverDeps, webhookId: number): Drain {
     const leased = new Set(begun.attempts.map((a) => a.deliveryId));
     finish(ids.filter((id) => !leased.has(id) && !toBegin.has(id)), (w) => w.resolve());
     if (begun.attempts.length) void attempt(begun.attempts);
-    // Deliveries added meanwhile are begun now; those beyond the room wait for a settle.
-    if (!begun.overflow.length) void beginMore();
+    // Deliveries added meanwhile are begun now; those beyond the room are held until a settle.
+    if (begun.overflow.length) hold();
+    else void beginMore();
   }
 
   async function attempt(attempts: Attempt[]): Promise<void> {
@@ -173,7 +193,9 @@ function drainOf(deps: DeliverDeps, webhookId: number): Drain {
       inFlight -= attempts.length;
       finish(ids, (w) => w.resolve());
     } catch (err) {
-      // Unsettled: the leases lapse and pg-boss retries the jobs; the next begin closes the attempts.
+      // Unsettled: the leases lapse and pg-boss retries the jobs (held deliveries': the minute
+      // sweep); the next begin closes the attempts.
+      deps.logger.warn({ err, webhookId, attempts: ids.length }, 'could not settle webhook attempts; they are retried once their leases lapse');
       inFlight -= attempts.length;
       finish(ids, (w) => w.reject(err));
     }
@@ -182,10 +204,19 @@ function drainOf(deps: DeliverDeps, webhookId: number): Drain {
 
   const drain: Drain = {
     add(deliveryId) {
+      // Stopping: the job fails, and pg-boss gives it to a worker that is not.
+      if (released) return Promise.reject(new Error('worker stopping'));
       const done = new Promise<void>((resolve, reject) => waiters.set(deliveryId, [...(waiters.get(deliveryId) ?? []), { resolve, reject }]));
       toBegin.add(deliveryId);
       void beginMore();
       return done;
+    },
+    release() {
+      released = true;
+      const held = [...toBegin];
+      toBegin.clear();
+      finish(held, (w) => w.resolve());
+      return held;
     },
   };
   drains.set(webhookId, drain);
@@ -203,24 +234,32 @@ export const webhookDeliverJob = defineJob<WebhookDeliverJob>({
     // Its own connections: attempts must not wait behind the send path's, nor take them.
     const pool = createPool(config.databaseUrl!, { max: 10, application: 'cartero-webhooks', customPlans: true });
     const logger = base.child({ queue: WEBHOOK_DELIVER_QUEUE });
-    const workerIds: string[] = [];
-    const wake = () => workerIds.forEach((id) => boss.notifyWorker(id));
-    const deps: DeliverDeps = { pool, settings, logger, enqueue: workerEnqueuer(boss, settings), now: deliveryClock(settings.clockOffsetSeconds), wake };
-    for (let i = 0; i < LOOPS; i++) {
-      let id: string | undefined;
-      id = await boss.work<unknown>(WEBHOOK_DELIVER_QUEUE, { batchSize: BATCH, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-        const ids: number[] = [];
-        for (const job of jobs) {
-          const data = parse(job.data);
-          if (data) ids.push(data.delivery_id);
-          else logger.error({ jobId: job.id, data: job.data }, 'malformed job ignored');
+    let consumer: JobConsumer | undefined;
+    const deps: DeliverDeps = { pool, settings, logger, enqueue: workerEnqueuer(boss, settings), now: deliveryClock(settings.clockOffsetSeconds), wake: () => consumer?.wake() };
+    consumer = consumeJobs(boss, WEBHOOK_DELIVER_QUEUE, { batchSize: BATCH, maxActive: MAX_ACTIVE, pollMs: 500, logger }, async (jobs) => {
+      const ids = jobs.map((job) => parse(job.data));
+      jobs.forEach((job, i) => ids[i] || logger.error({ jobId: job.id, data: job.data }, 'malformed job ignored'));
+      const outcomes = await deliverBatch(deps, ids.filter((d) => d !== undefined).map((d) => d.delivery_id));
+      return ids.map((d) => (d && outcomes.get(d.delivery_id)) || Promise.resolve());
+    });
+    const fanout = startWebhookFanout({ pool, logger: base, enqueue: deps.enqueue, wake: deps.wake });
+    return async () => {
+      await fanout.stop();
+      // Held deliveries get their jobs back; attempts in flight settle (up to a timeout).
+      await consumer!.stop((settings.timeoutSeconds + 5) * 1000, async () => {
+        const held = releaseDrains(deps);
+        try {
+          await withTransaction(pool, (c) => deps.enqueue(c, held.map((deliveryId) => ({ deliveryId }))));
+        } catch (err) {
+          logger.warn({ err, held: held.length }, 'could not give held deliveries their jobs back; the minute sweep will');
         }
-        await deliverBatch(deps, ids);
-        if (jobs.length === BATCH && id) boss.notifyWorker(id);
       });
-      workerIds.push(id);
-    }
-    const fanout = startWebhookFanout({ pool, logger: base, enqueue: deps.enqueue, wake });
-    boss.once('stopped', () => void fanout.stop().then(() => pool.end()));
+      await pool.end();
+    };
   },
 });
+
+/** Every drain of this process stops beginning; the deliveries they held. */
+function releaseDrains(deps: DeliverDeps): number[] {
+  return [...(drainsOf.get(deps)?.values() ?? [])].flatMap((d) => d.release());
+}

@@ -1,0 +1,95 @@
+import t from 'tap';
+import { makeSenders, makeTenant } from './helpers/fixtures.js';
+import { mailApi, startSendStack, waitFor } from './helpers/send-stack.js';
+import { startTestWeb } from './helpers/web.js';
+import { startReceiver, verifies, type Received } from './helpers/webhook-receiver.js';
+
+/**
+ * Webhooks isolated from each other (docs/webhooks.md, Delivery): a receiver that never answers
+ * holds WEBHOOK_CONCURRENCY attempts and as many jobs, no more, while another webhook of the same
+ * instance gets every event; the deliveries it could not start yet are held by the worker, and a
+ * graceful stop gives them their jobs back, so the next worker delivers them at once (not after
+ * the minute sweep's two minutes). A worker dyno as its own process, a real receiver on loopback.
+ */
+const PUBLIC_URL = 'https://track.cartero.test';
+const stack = await startSendStack(t, { label: 'webhookiso', publicUrl: PUBLIC_URL, fastRetries: true });
+const { dbs } = stack;
+const ENV = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1', WEBHOOK_TIMEOUT_SECONDS: '15', WEBHOOK_CONCURRENCY: '10' };
+const web = await startTestWeb(t, dbs, { env: { SMTP_URL: stack.simulator.url, PUBLIC_URL, WEBHOOK_ALLOW_PRIVATE: 'true' } });
+const receiver = await startReceiver(t);
+const a = await makeTenant(dbs.pool, { scopes: ['mail:send', 'mail:read', 'webhooks:read', 'webhooks:write'] });
+await makeSenders(dbs.pool, a.tenant, { domain: 'iso.example', senders: [{ email: 'news', name: 'News' }] });
+const api = mailApi(web.url, a.headers);
+let worker = stack.spawnWorker(ENV);
+
+const EVENTS = ['mail.received', 'mail.queued', 'mail.sent'];
+const MAILS = 15;
+const hook = async (path: string) => (await api.call('POST', '/v1/webhooks', { name: path, url: receiver.url(path), events: EVENTS })).body as { id: number; secret: string };
+const answeredOk = (path: string) => receiver.at(path).filter((r) => r.answered !== undefined && r.answered < 300);
+const activeJobs = async () =>
+  Number((await dbs.pool.query(`SELECT count(*) AS n FROM pgboss.job WHERE name = 'webhook.deliver' AND state = 'active'`)).rows[0].n);
+
+/** Each mail's events, in the order first delivered, per webhook-id. */
+function orderPerMail(rs: Received[]): Map<string, string[]> {
+  const seen = new Set<string>();
+  const out = new Map<string, string[]>();
+  for (const r of [...rs].sort((x, y) => x.at - y.at)) {
+    if (seen.has(r.headers['webhook-id']!)) continue;
+    seen.add(r.headers['webhook-id']!);
+    const m = r.event.data.mail_id as string;
+    out.set(m, [...(out.get(m) ?? []), r.event.type]);
+  }
+  return out;
+}
+
+const slow = await hook('/slow');
+const fast = await hook('/fast');
+let slowAnswers = false;
+receiver.on('/slow', () => (slowAnswers ? { status: 200 } : 'hang'));
+
+t.test('a receiver that never answers holds its own slots only: the other webhook gets every event meanwhile', async (t) => {
+  const wave = async (n: number) => {
+    const sent = await api.send({ from: 'news@iso.example', to: Array.from({ length: MAILS }, (_, i) => ({ email: `iso${n}-${i}@example.org` })), subject: 's', text: 'x' });
+    t.equal(sent.status, 202);
+  };
+  // Two waves, the second once the silent receiver's room is full: its deliveries then come in
+  // every batch the worker fetches, beside the other webhook's.
+  await wave(1);
+  await waitFor('10 requests held at /slow', async () => (receiver.at('/slow').length >= 10 ? true : undefined), 30_000);
+  await wave(2);
+  const done = await waitFor(`${2 * MAILS * 3} events at /fast`, async () => {
+    const ok = answeredOk('/fast');
+    return new Set(ok.map((r) => r.headers['webhook-id'])).size >= 2 * MAILS * 3 ? ok : undefined;
+  }, 60_000);
+  const atSlow = receiver.at('/slow');
+  t.equal(atSlow.length, 10, 'the silent receiver got WEBHOOK_CONCURRENCY (10) requests of its 30 first events');
+  t.ok(atSlow.every((r) => r.closedAt === undefined), 'all of them still unanswered: the other webhook did not wait for their timeout');
+  t.ok(done.every((r) => verifies(fast.secret, r)));
+  const order = orderPerMail(done);
+  t.equal(order.size, 2 * MAILS);
+  for (const [mail, types] of order) t.same(types, EVENTS, `mail ${mail}: every event, in order`);
+  t.ok((await activeJobs()) <= 10, 'the silent webhook holds at most WEBHOOK_CONCURRENCY delivery jobs; the rest are held by the worker');
+});
+
+t.test('a graceful stop gives the held deliveries their jobs back: the next worker delivers every event, in order', async (t) => {
+  worker.signal('SIGTERM');
+  slowAnswers = true;
+  // The receiver restarts: its open requests fail, and the stopping worker settles them as failures.
+  receiver.releaseHeld();
+  t.match(await worker.waitExit(40_000), { code: 0 }, 'stopped cleanly');
+  worker = stack.spawnWorker(ENV);
+  // Well inside the minute sweep's two minutes: the held deliveries came back as jobs.
+  const done = await waitFor(`${2 * MAILS * 3} events at /slow`, async () => {
+    const ok = answeredOk('/slow');
+    return new Set(ok.map((r) => r.headers['webhook-id'])).size >= 2 * MAILS * 3 ? ok : undefined;
+  }, 60_000);
+  t.ok(done.every((r) => verifies(slow.secret, r)));
+  const order = orderPerMail(done);
+  t.equal(order.size, 2 * MAILS);
+  for (const [mail, types] of order) t.same(types, EVENTS, `mail ${mail}: every event, in order`);
+  const log = await waitFor('every delivery settled', async () => {
+    const l = (await api.call('GET', `/v1/webhooks/${slow.id}/deliveries?page_size=100`)).body.data;
+    return l.every((x: any) => x.status !== 'pending') ? l : undefined;
+  });
+  t.ok(log.length >= 2 * MAILS * 3, 'the log lists every delivery');
+});

@@ -1,0 +1,137 @@
+import type PgBoss from 'pg-boss';
+import type { Logger } from 'pino';
+
+/**
+ * A queue consumer that completes each job when its own work ends, not when its batch's does.
+ * pg-boss's `work` completes a fetched batch together, so the batch, and the fetch loop waiting
+ * on it, last as long as the slowest job in it: for webhook deliveries, one receiver answering
+ * only at the timeout held back every other webhook's deliveries fetched with it. Here the loop
+ * fetches again as soon as the jobs in hand drop below `maxActive`, and completions (and
+ * failures) are written in batches, one statement per flush.
+ */
+export interface JobConsumer {
+  /** Fetch now: jobs were just enqueued (instead of waiting for the next poll). */
+  wake(): void;
+  /**
+   * Stops fetching, runs `fetched` (nothing more will be dispatched), then waits up to `graceMs`
+   * for the jobs in hand and writes their outcomes; jobs still running then expire and are retried.
+   */
+  stop(graceMs: number, fetched?: () => Promise<void>): Promise<void>;
+}
+
+export interface ConsumerOptions {
+  batchSize: number;
+  /** Jobs fetched and not yet done, at most: the back-pressure on the queue. */
+  maxActive: number;
+  pollMs: number;
+  logger: Logger;
+}
+
+/**
+ * `dispatch` gets each fetched batch and returns one promise per job, in order: resolved, the
+ * job is completed; rejected, failed (pg-boss retries it by the queue's policy). A throw of
+ * dispatch itself fails the whole batch.
+ */
+export function consumeJobs(
+  boss: PgBoss,
+  name: string,
+  opts: ConsumerOptions,
+  dispatch: (jobs: PgBoss.Job<unknown>[]) => Promise<Array<Promise<void>>>,
+): JobConsumer {
+  let active = 0;
+  let stopping = false;
+  let nudge: (() => void) | undefined;
+  const nudged = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => ((nudge = undefined), resolve()), ms);
+      nudge = () => {
+        clearTimeout(timer);
+        nudge = undefined;
+        resolve();
+      };
+    });
+  const poke = () => nudge?.();
+
+  const completed: string[] = [];
+  const failed = new Map<string, string[]>();
+  let flushing: Promise<void> | undefined;
+  const flush = async (): Promise<void> => {
+    while (completed.length || failed.size) {
+      const done = completed.splice(0);
+      const fails = [...failed];
+      failed.clear();
+      try {
+        if (done.length) await boss.complete(name, done);
+        // Failures are rare (a transaction that failed): one statement each keeps its reason.
+        for (const [message, ids] of fails) for (const id of ids) await boss.fail(name, id, { message });
+      } catch (err) {
+        // Unwritten, the jobs expire and are retried: a duplicate job is harmless for the queues
+        // that use this consumer.
+        opts.logger.warn({ err, completed: done.length, failed: fails.length }, 'could not record job outcomes; they will expire and be retried');
+      }
+    }
+  };
+  const settle = (id: string, error?: unknown) => {
+    if (error === undefined) completed.push(id);
+    else {
+      const message = error instanceof Error ? error.message : String(error);
+      (failed.get(message) ?? failed.set(message, []).get(message)!).push(id);
+    }
+    active--;
+    poke();
+    scheduleFlush();
+  };
+  // Outcomes settled in the same turn share a statement; those settled during a flush, the next.
+  function scheduleFlush(): void {
+    flushing ??= new Promise<void>((resolve) => setImmediate(resolve))
+      .then(flush)
+      .finally(() => {
+        flushing = undefined;
+        if (completed.length || failed.size) scheduleFlush();
+      });
+  }
+
+  const loop = (async () => {
+    while (!stopping) {
+      const room = opts.maxActive - active;
+      if (room <= 0) {
+        await nudged(opts.pollMs);
+        continue;
+      }
+      let jobs: PgBoss.Job<unknown>[];
+      try {
+        jobs = await boss.fetch<unknown>(name, { batchSize: Math.min(opts.batchSize, room) });
+      } catch (err) {
+        if (!stopping) opts.logger.warn({ err, queue: name }, 'could not fetch jobs; trying again');
+        await nudged(opts.pollMs);
+        continue;
+      }
+      if (!jobs.length) {
+        await nudged(opts.pollMs);
+        continue;
+      }
+      active += jobs.length;
+      let outcomes: Array<Promise<void>>;
+      try {
+        outcomes = await dispatch(jobs);
+      } catch (err) {
+        outcomes = jobs.map(() => Promise.reject(err));
+      }
+      jobs.forEach((job, i) => outcomes[i]!.then(() => settle(job.id), (err: unknown) => settle(job.id, err ?? 'failed')));
+    }
+  })();
+
+  return {
+    wake: poke,
+    async stop(graceMs, fetched) {
+      stopping = true;
+      poke();
+      await loop;
+      await fetched?.();
+      const until = Date.now() + graceMs;
+      while (active > 0 && Date.now() < until) await nudged(Math.min(100, until - Date.now()));
+      await flushing;
+      await flush();
+    },
+  };
+}
