@@ -1,5 +1,6 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createApp } from '../api/app.js';
+import { answerClientError } from '../api/client-errors.js';
 import { createInternalApp } from '../api/internal.js';
 import { createHttpMetrics } from '../api/metrics.js';
 import { trackingFastPath } from '../api/tracking-fast-path.js';
@@ -38,6 +39,8 @@ function boundedServer(limits: WebLimits, handler: RequestListener): Server {
   // Behind a router keep-alive connections must outlive its idle timeout, or requests race closes.
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.maxConnections = limits.maxConnections;
+  // What Node's parser refuses (headers over 16 KB, too slow, not HTTP) is answered as a problem too.
+  server.on('clientError', answerClientError);
   return server;
 }
 

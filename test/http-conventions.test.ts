@@ -349,6 +349,16 @@ t.test('400 bad_request: malformed before schema validation', async (t) => {
     t.equal((await get('/v1/senders?foo=1&foo=2')).status, 200);
   });
 
+  t.test('bytes that are not HTTP: the parser refuses them, as a problem object', async (t) => {
+    assertProblem(t, await rawRequest('HELLO THERE\r\n\r\n'), 400, 'bad_request');
+  });
+
+  t.test('a URL over the 16 KB header limit: 431 request_header_fields_too_large, as a problem object', async (t) => {
+    const res = await get(`/v1/senders?name=${'a'.repeat(20_000)}`);
+    assertProblem(t, res, 431, 'request_header_fields_too_large');
+    t.match(res.body.detail, /16 KB/);
+  });
+
   t.test('a Content-Encoding: gzip body that is not gzip is a client error, not a 500', async (t) => {
     const res = await send('POST', '/v1/test-fixtures/echo', {
       headers: { ...a.headers, 'content-type': 'application/json', 'content-encoding': 'gzip' },
@@ -464,6 +474,20 @@ t.test('422 validation_error lists every failed field with pointer, code, messag
 /** A POST with no body and neither Content-Length nor Transfer-Encoding, over a raw socket. */
 function rawNoBody(path: string): Promise<Reply> {
   const target = new URL(path, url);
+  const head = [
+    `POST ${target.pathname} HTTP/1.1`,
+    `Host: ${target.host}`,
+    `Authorization: ${a.headers.authorization}`,
+    `X-Instance-Slug: ${a.slug}`,
+    'Content-Type: application/json',
+    'Connection: close',
+  ];
+  return rawRequest(head.join('\r\n') + '\r\n\r\n');
+}
+
+/** These bytes over a raw socket; the reply read until the server closes. */
+function rawRequest(bytes: string): Promise<Reply> {
+  const target = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(target.port), target.hostname);
     const chunks: Buffer[] = [];
@@ -486,15 +510,7 @@ function rawNoBody(path: string): Promise<Reply> {
       }
       resolve({ status: Number(statusLine.split(' ')[1]), headers, text, body });
     });
-    const head = [
-      `POST ${target.pathname} HTTP/1.1`,
-      `Host: ${target.host}`,
-      `Authorization: ${a.headers.authorization}`,
-      `X-Instance-Slug: ${a.slug}`,
-      'Content-Type: application/json',
-      'Connection: close',
-    ];
-    socket.write(head.join('\r\n') + '\r\n\r\n');
+    socket.write(bytes);
   });
 }
 

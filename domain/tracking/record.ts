@@ -16,8 +16,8 @@ export interface TrackingHit {
   machine?: string;
 }
 
-// Long user agents are kept, but bounded: a client can send any header.
-const MAX_USER_AGENT = 512;
+/** Long user agents are kept, but bounded: a client can send any header (hits and unsubscribes). */
+export const MAX_USER_AGENT = 512;
 const MAX_BATCH = 1_000;
 
 /**

@@ -4,6 +4,7 @@ import type { Client, Pool } from '../../sql/pool.js';
 import { mailOwner } from '../mail/owner.js';
 import { lift, restrict, restrictionInForce } from '../restrictions/restrictions.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
+import { MAX_USER_AGENT } from './record.js';
 
 /** The mail an unsubscribe link names, with what its pages show. */
 export interface UnsubscribeTarget {
@@ -38,7 +39,6 @@ export interface UnsubscribeInput {
 
 const MAX_REASON = 200;
 const MAX_COMMENT = 2_000;
-const MAX_USER_AGENT = 512;
 
 /**
  * Spec (States and transitions): an unsubscribe writes an event row and puts the address under

@@ -1,0 +1,37 @@
+import type { Duplex } from 'node:stream';
+import { problem } from './problem.js';
+import { requestIdFrom } from './request-context.js';
+
+/**
+ * Requests Node's HTTP parser refuses before any handler sees them: headers over its 16 KB
+ * (a URL that long included), a request not sent in time (WEB_*_TIMEOUT_MS), bytes that are not
+ * HTTP. Node's own answer is a bare status line; here it is a problem object like every other
+ * error (docs/api-conventions.md), then the connection closes, as Node's does.
+ */
+const ANSWERS: Record<string, { status: number; code: string; detail: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    code: 'request_header_fields_too_large',
+    detail: 'The request line and headers exceed 16 KB; send long values in the body (or as several requests).',
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'request_timeout', detail: 'The request was not received in time.' },
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: { status: 413, code: 'request_too_large', detail: 'Chunk extensions exceed the limit.' },
+};
+const MALFORMED = { status: 400, code: 'bad_request', detail: 'The request is not valid HTTP/1.1.' };
+
+/** The server's 'clientError' listener. */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  // A reset or a half-written answer: nothing can be said on this connection.
+  if (err.code === 'ECONNRESET' || !socket.writable || (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const a = (err.code && ANSWERS[err.code]) || MALFORMED;
+  const traceId = requestIdFrom(undefined);
+  const p = problem(a.status, a.code, a.detail, traceId);
+  const body = JSON.stringify(p);
+  socket.end(
+    `HTTP/1.1 ${p.status} ${p.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${traceId}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
