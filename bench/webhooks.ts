@@ -18,11 +18,14 @@
  *   BENCH_RATE      mails per second, sent in batches of 10 at that pace (default: as fast as the
  *                   API accepts them, 100 per call): below the delivery capacity, the latency is the
  *                   pipeline's own, not the backlog's
+ *   BENCH_SILENT    that many more webhooks, subscribed to everything too, whose receiver never
+ *                   answers (each attempt ends at WEBHOOK_TIMEOUT_SECONDS): the figures are those of
+ *                   the answering webhooks, which the silent ones must not slow down (default 0)
  *   BENCH_KEEP_DATA=1 keep the temp DATA_DIR
  *
  * The receiver and the load generator share the machine's two cores with the service.
  */
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
@@ -42,6 +45,7 @@ const HOOKS = intEnv('BENCH_WEBHOOKS', 10);
 const TIMEOUT_S = intEnv('BENCH_TIMEOUT', 600);
 const VERIFY = process.env.BENCH_VERIFY === '1';
 const RATE = intEnv('BENCH_RATE', 0);
+const SILENT = intEnv('BENCH_SILENT', 0);
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
 runBench(async () => {
@@ -55,7 +59,16 @@ runBench(async () => {
   let lastAt = 0;
   let badSignatures = 0;
   const secrets = new Map<string, string>();
+  // Requests to the silent webhooks: held unanswered until the end.
+  const silent = new Set<ServerResponse>();
+  let silentRequests = 0;
   const receiver = createServer((req, res) => {
+    if (req.url!.startsWith('/silent')) {
+      silentRequests++;
+      silent.add(res);
+      res.on('close', () => silent.delete(res));
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -98,6 +111,10 @@ runBench(async () => {
       const r = await fetch(`${service.url}/v1/webhooks`, { method: 'POST', headers, body: JSON.stringify({ name: `hook ${i}`, url: `${receiverUrl}/h${i}`, events: null }) });
       if (r.status !== 201) throw new Error(`webhook create: ${r.status} ${await r.text()}`);
       secrets.set(`/h${i}`, ((await r.json()) as { secret: string }).secret);
+    }
+    for (let i = 0; i < SILENT; i++) {
+      const r = await fetch(`${service.url}/v1/webhooks`, { method: 'POST', headers, body: JSON.stringify({ name: `silent ${i}`, url: `${receiverUrl}/silent${i}`, events: null }) });
+      if (r.status !== 201) throw new Error(`webhook create: ${r.status} ${await r.text()}`);
     }
     const expected = MAILS * 3 * HOOKS;
     log(`sending ${MAILS} mails to ${HOOKS} webhooks: ${expected} deliveries expected`);
@@ -150,6 +167,7 @@ runBench(async () => {
       mails: MAILS,
       mails_per_second_sent: RATE || 'unpaced',
       webhooks: HOOKS,
+      ...(SILENT ? { silent_webhooks: SILENT, silent_requests_held: silentRequests } : {}),
       expected_deliveries: expected,
       delivered: firstSeen.size,
       arrivals,
@@ -167,6 +185,7 @@ runBench(async () => {
     stopped = await stopService(service);
     checkStopped(service, stopped);
   } finally {
+    for (const res of silent) res.destroy();
     await cleanUp(service, stopped, [() => pool.end(), () => new Promise((r) => receiver.close(r))]);
     receiver.closeAllConnections();
   }

@@ -45,6 +45,8 @@ function orderPerMail(rs: Received[]): Map<string, string[]> {
 const slow = await hook('/slow');
 const fast = await hook('/fast');
 let slowAnswers = false;
+/** The events of the silent receiver's first 10 requests (in flight when the worker stops). */
+const firstTen = new Set<string>();
 receiver.on('/slow', () => (slowAnswers ? { status: 200 } : 'hang'));
 
 t.test('a receiver that never answers holds its own slots only: the other webhook gets every event meanwhile', async (t) => {
@@ -69,20 +71,26 @@ t.test('a receiver that never answers holds its own slots only: the other webhoo
   t.equal(order.size, 2 * MAILS);
   for (const [mail, types] of order) t.same(types, EVENTS, `mail ${mail}: every event, in order`);
   t.ok((await activeJobs()) <= 10, 'the silent webhook holds at most WEBHOOK_CONCURRENCY delivery jobs; the rest are held by the worker');
+  for (const r of atSlow) firstTen.add(r.headers['webhook-id']!);
 });
 
-t.test('a graceful stop gives the held deliveries their jobs back: the next worker delivers every event, in order', async (t) => {
+t.test('a graceful stop gives the held deliveries their jobs back, within the grace period: the next worker delivers every event, in order', async (t) => {
+  // The silent receiver still holds its 10 requests: the stop waits for them 10 s, not their 15 s
+  // timeout, so it ends within the process's 20 s grace (past it, the exit code would be 1).
   worker.signal('SIGTERM');
-  slowAnswers = true;
-  // The receiver restarts: its open requests fail, and the stopping worker settles them as failures.
-  receiver.releaseHeld();
   t.match(await worker.waitExit(40_000), { code: 0 }, 'stopped cleanly');
+  slowAnswers = true;
+  receiver.releaseHeld();
   worker = stack.spawnWorker(ENV);
-  // Well inside the minute sweep's two minutes: the held deliveries came back as jobs.
+  // The held deliveries came back as jobs at once, not with the minute sweep two minutes later;
+  // the attempts cut by the stop, when their jobs expired (timeout + 10 s).
+  const heldBack = await waitFor('a held delivery attempted by the new worker', async () =>
+    receiver.at('/slow').find((r) => r.answered === 200 && r.event.type === 'mail.received' && !firstTen.has(r.headers['webhook-id']!)), 30_000);
+  t.ok(heldBack, 'a delivery the first worker held, delivered');
   const done = await waitFor(`${2 * MAILS * 3} events at /slow`, async () => {
     const ok = answeredOk('/slow');
     return new Set(ok.map((r) => r.headers['webhook-id'])).size >= 2 * MAILS * 3 ? ok : undefined;
-  }, 60_000);
+  }, 90_000);
   t.ok(done.every((r) => verifies(slow.secret, r)));
   const order = orderPerMail(done);
   t.equal(order.size, 2 * MAILS);

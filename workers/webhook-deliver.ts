@@ -24,6 +24,7 @@ import { startWebhookFanout } from './webhook-fanout.js';
 const BATCH = 250;
 /** Jobs in hand at most: in flight, or being begun (held deliveries' jobs are done). */
 const MAX_ACTIVE = 500;
+const STOP_GRACE_MS = 10_000;
 
 function parse(payload: unknown): WebhookDeliverJob | undefined {
   const id = (payload as { delivery_id?: unknown } | null)?.delivery_id;
@@ -245,8 +246,9 @@ export const webhookDeliverJob = defineJob<WebhookDeliverJob>({
     const fanout = startWebhookFanout({ pool, logger: base, enqueue: deps.enqueue, wake: deps.wake });
     return async () => {
       await fanout.stop();
-      // Held deliveries get their jobs back; attempts in flight settle (up to a timeout).
-      await consumer!.stop((settings.timeoutSeconds + 5) * 1000, async () => {
+      // Held deliveries get their jobs back; attempts in flight settle for up to STOP_GRACE_MS
+      // (within the process's 20 s: runtime/shutdown.ts), the rest are retried once their jobs expire.
+      await consumer!.stop(STOP_GRACE_MS, async () => {
         const held = releaseDrains(deps);
         try {
           await withTransaction(pool, (c) => deps.enqueue(c, held.map((deliveryId) => ({ deliveryId }))));

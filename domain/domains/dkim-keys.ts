@@ -105,8 +105,20 @@ export interface SigningKey {
   privateKey: KeyObject;
 }
 
-// Opened keys by row id (a key row never changes its key): a batch costs one query, not a decryption.
+// Opened keys by row id (a key row never changes its key): a batch costs one query, not a
+// decryption. Least recently used first, and bounded: retired keys and domains that stopped
+// sending fall out instead of staying for the life of the worker.
 const opened = new Map<number, KeyObject>();
+const MAX_OPENED = 10_000;
+
+function openedKey(id: number, open: () => KeyObject): KeyObject {
+  let key = opened.get(id);
+  if (key) opened.delete(id);
+  else key = open();
+  opened.set(id, key);
+  if (opened.size > MAX_OPENED) opened.delete(opened.keys().next().value!);
+  return key;
+}
 
 /** The signing key of each of these domains that has one (send worker, once per batch and instance). */
 export async function signingKeys(tenant: Tenant, pool: Pool, ring: () => KeyRing, domains: readonly string[]): Promise<Map<string, SigningKey>> {
@@ -126,11 +138,7 @@ export async function signingKeys(tenant: Tenant, pool: Pool, ring: () => KeyRin
   for (const r of rows) (live.get(r.domain) ?? live.set(r.domain, []).get(r.domain)!).push(r);
   for (const [domain, keys] of live) {
     const r = signingKeyOf(keys)!;
-    let key = opened.get(r.id);
-    if (!key) {
-      key = createPrivateKey(ring().open(r.private_key_enc, r.key_ring_id));
-      opened.set(r.id, key);
-    }
+    const key = openedKey(r.id, () => createPrivateKey(ring().open(r.private_key_enc, r.key_ring_id)));
     out.set(domain, { domain, selector: r.selector, privateKey: key });
   }
   return out;
