@@ -120,15 +120,18 @@ function drainOf(deps: DeliverDeps, webhookId: number): Drain {
     }
     if (!waiters.size && !inFlight && !beginning && !toBegin.size) drains.delete(webhookId);
   };
-  // Held: beyond the room, their jobs done; begun when an attempt of ours settles.
-  const hold = () => finish([...toBegin].filter((id) => waiters.has(id)), (w) => w.resolve());
+  // Held: beyond the room, their jobs done; begun when an attempt of ours settles. (Only the few
+  // with waiters are visited: a held backlog can be long.)
+  const hold = () => finish([...waiters.keys()].filter((id) => toBegin.has(id)), (w) => w.resolve());
   let released = false;
 
   async function beginMore(): Promise<void> {
     if (released || beginning || !toBegin.size) return;
     if (inFlight >= settings.concurrency) return hold();
     beginning = true;
-    const ids = [...toBegin].slice(0, BEGIN_MAX);
+    // As many as this worker's room: beyond it the begin could only overflow them back.
+    const ids: number[] = [];
+    for (const id of toBegin) if (ids.push(id) >= Math.min(BEGIN_MAX, settings.concurrency - inFlight)) break;
     for (const id of ids) toBegin.delete(id);
     let begun: Begun;
     try {
