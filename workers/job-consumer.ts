@@ -25,6 +25,8 @@ export interface ConsumerOptions {
   maxActive: number;
   pollMs: number;
   logger: Logger;
+  /** While true, nothing is fetched (checked before each fetch, and again every pollMs). */
+  paused?: () => boolean;
 }
 
 /**
@@ -94,7 +96,7 @@ export function consumeJobs(
   const loop = (async () => {
     while (!stopping) {
       const room = opts.maxActive - active;
-      if (room <= 0) {
+      if (room <= 0 || opts.paused?.()) {
         await nudged(opts.pollMs);
         continue;
       }

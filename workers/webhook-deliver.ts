@@ -25,6 +25,12 @@ const BATCH = 250;
 /** Jobs in hand at most: in flight, or being begun (held deliveries' jobs are done). */
 const MAX_ACTIVE = 500;
 const STOP_GRACE_MS = 10_000;
+/**
+ * Held deliveries per process at most (ids in memory): past it the consumer fetches nothing until
+ * they drain, so a webhook whose receiver is down with a huge backlog cannot grow the worker
+ * without bound (its jobs wait in the queue instead).
+ */
+const MAX_HELD = 100_000;
 
 function parse(payload: unknown): WebhookDeliverJob | undefined {
   const id = (payload as { delivery_id?: unknown } | null)?.delivery_id;
@@ -93,6 +99,8 @@ interface Drain {
   add(deliveryId: number): Promise<void>;
   /** Stop beginning: the held deliveries, handed back (their attempts in flight still settle). */
   release(): number[];
+  /** Deliveries waiting here to begin. */
+  readonly waiting: number;
 }
 const BEGIN_MAX = 100;
 const drainsOf = new WeakMap<DeliverDeps, Map<number, Drain>>();
@@ -215,6 +223,9 @@ function drainOf(deps: DeliverDeps, webhookId: number): Drain {
       void beginMore();
       return done;
     },
+    get waiting() {
+      return toBegin.size;
+    },
     release() {
       released = true;
       const held = [...toBegin];
@@ -240,7 +251,7 @@ export const webhookDeliverJob = defineJob<WebhookDeliverJob>({
     const logger = base.child({ queue: WEBHOOK_DELIVER_QUEUE });
     let consumer: JobConsumer | undefined;
     const deps: DeliverDeps = { pool, settings, logger, enqueue: workerEnqueuer(boss, settings), now: deliveryClock(settings.clockOffsetSeconds), wake: () => consumer?.wake() };
-    consumer = consumeJobs(boss, WEBHOOK_DELIVER_QUEUE, { batchSize: BATCH, maxActive: MAX_ACTIVE, pollMs: 500, logger }, async (jobs) => {
+    consumer = consumeJobs(boss, WEBHOOK_DELIVER_QUEUE, { batchSize: BATCH, maxActive: MAX_ACTIVE, pollMs: 500, logger, paused: () => heldCount(deps) >= MAX_HELD }, async (jobs) => {
       const ids = jobs.map((job) => parse(job.data));
       jobs.forEach((job, i) => ids[i] || logger.error({ jobId: job.id, data: job.data }, 'malformed job ignored'));
       const outcomes = await deliverBatch(deps, ids.filter((d) => d !== undefined).map((d) => d.delivery_id));
@@ -263,6 +274,13 @@ export const webhookDeliverJob = defineJob<WebhookDeliverJob>({
     };
   },
 });
+
+/** Deliveries waiting in this process's drains (held ones, mostly). */
+function heldCount(deps: DeliverDeps): number {
+  let n = 0;
+  for (const d of drainsOf.get(deps)?.values() ?? []) n += d.waiting;
+  return n;
+}
 
 /** Every drain of this process stops beginning; the deliveries they held. */
 function releaseDrains(deps: DeliverDeps): number[] {
