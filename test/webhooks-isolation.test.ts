@@ -7,14 +7,18 @@ import { startReceiver, verifies, type Received } from './helpers/webhook-receiv
 /**
  * Webhooks isolated from each other (docs/webhooks.md, Delivery): a receiver that never answers
  * holds WEBHOOK_CONCURRENCY attempts and as many jobs, no more, while another webhook of the same
- * instance gets every event; the deliveries it could not start yet are held by the worker, and a
- * graceful stop gives them their jobs back, so the next worker delivers them at once (not after
- * the minute sweep's two minutes). A worker dyno as its own process, a real receiver on loopback.
+ * instance gets every event; the deliveries it could not start yet are held by the worker (up to
+ * WEBHOOK_HOLD_MAX, the rest left in the table), and after a graceful stop the next worker
+ * delivers them all at once: the held ones got their jobs back, the others are read back from the
+ * table (not after the minute sweep's two minutes). A worker dyno as its own process, a real
+ * receiver on loopback.
  */
 const PUBLIC_URL = 'https://track.cartero.test';
 const stack = await startSendStack(t, { label: 'webhookiso', publicUrl: PUBLIC_URL, fastRetries: true });
 const { dbs } = stack;
-const ENV = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1', WEBHOOK_TIMEOUT_SECONDS: '15', WEBHOOK_CONCURRENCY: '10' };
+// WEBHOOK_HOLD_MAX at its least, so of the silent webhook's 30 first events 10 are in flight, 10 held
+// in memory and 10 let go to wait in the table.
+const ENV = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1', WEBHOOK_TIMEOUT_SECONDS: '15', WEBHOOK_CONCURRENCY: '10', WEBHOOK_HOLD_MAX: '10' };
 const web = await startTestWeb(t, dbs, { env: { SMTP_URL: stack.simulator.url, PUBLIC_URL, WEBHOOK_ALLOW_PRIVATE: 'true' } });
 const receiver = await startReceiver(t);
 const a = await makeTenant(dbs.pool, { scopes: ['mail:send', 'mail:read', 'webhooks:read', 'webhooks:write'] });
@@ -82,8 +86,9 @@ t.test('a graceful stop gives the held deliveries their jobs back, within the gr
   slowAnswers = true;
   receiver.releaseHeld();
   worker = stack.spawnWorker(ENV);
-  // The held deliveries came back as jobs at once, not with the minute sweep two minutes later;
-  // the attempts cut by the stop, when their jobs expired (timeout + 10 s).
+  // The held deliveries came back as jobs and the ones let go were read back from the table, at
+  // once, not with the minute sweep two minutes later; the attempts cut by the stop, when their
+  // jobs expired (timeout + 10 s).
   const heldBack = await waitFor('a held delivery attempted by the new worker', async () =>
     receiver.at('/slow').find((r) => r.answered === 200 && r.event.type === 'mail.received' && !firstTen.has(r.headers['webhook-id']!)), 30_000);
   t.ok(heldBack, 'a delivery the first worker held, delivered');

@@ -25,8 +25,6 @@ export interface ConsumerOptions {
   maxActive: number;
   pollMs: number;
   logger: Logger;
-  /** While true, nothing is fetched (checked before each fetch, and again every pollMs). */
-  paused?: () => boolean;
 }
 
 /**
@@ -96,7 +94,7 @@ export function consumeJobs(
   const loop = (async () => {
     while (!stopping) {
       const room = opts.maxActive - active;
-      if (room <= 0 || opts.paused?.()) {
+      if (room <= 0) {
         await nudged(opts.pollMs);
         continue;
       }

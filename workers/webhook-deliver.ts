@@ -1,7 +1,7 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { deliveryClock } from '../domain/webhooks/clock.js';
-import { beginAttempts, settleAttempts, type Attempt, type Begun } from '../domain/webhooks/delivery.js';
+import { beginAttempts, markSpilled, settleAttempts, takeSpilled, type Attempt, type Begun } from '../domain/webhooks/delivery.js';
 import { deliveryJobExpiry, WEBHOOK_DELIVER_QUEUE, type DeliveryEnqueuer, type WebhookDeliverJob } from '../domain/webhooks/deliver-job.js';
 import { isRowId } from '../domain/row-id.js';
 import { postEvent } from '../domain/webhooks/post.js';
@@ -25,12 +25,6 @@ const BATCH = 250;
 /** Jobs in hand at most: in flight, or being begun (held deliveries' jobs are done). */
 const MAX_ACTIVE = 500;
 const STOP_GRACE_MS = 10_000;
-/**
- * Held deliveries per process at most (ids in memory): past it the consumer fetches nothing until
- * they drain, so a webhook whose receiver is down with a huge backlog cannot grow the worker
- * without bound (its jobs wait in the queue instead).
- */
-const MAX_HELD = 100_000;
 
 function parse(payload: unknown): WebhookDeliverJob | undefined {
   const id = (payload as { delivery_id?: unknown } | null)?.delivery_id;
@@ -88,8 +82,11 @@ export async function deliverBatch(deps: DeliverDeps, deliveryIds: readonly numb
  * Deliveries beyond the room are *held*: kept here, in order, and begun as room frees, while
  * their jobs complete at once. So a webhook whose receiver is slow holds at most
  * WEBHOOK_CONCURRENCY jobs of the consumer, and the other webhooks' jobs keep flowing. A held
- * delivery's durable state is its row (pending, due): a graceful stop gives each a job again, and
- * after a crash the minute sweep does (workers/webhook-housekeeping.ts).
+ * delivery's durable state is its row (pending, due), so memory holds at most WEBHOOK_HOLD_MAX of
+ * them per webhook: past that, deliveries are let go (their jobs done too), marked in the table,
+ * and taken back, oldest first, as the held ones drain; a new drain looks for marked ones first,
+ * in case a stopped worker let some go. A graceful stop gives each held delivery a job again, and
+ * the minute sweep (workers/webhook-housekeeping.ts) covers a crash.
  */
 interface Waiter {
   resolve(): void;
@@ -97,10 +94,8 @@ interface Waiter {
 }
 interface Drain {
   add(deliveryId: number): Promise<void>;
-  /** Stop beginning: the held deliveries, handed back (their attempts in flight still settle). */
-  release(): number[];
-  /** Deliveries waiting here to begin. */
-  readonly waiting: number;
+  /** Stop beginning: the held deliveries, to give jobs back to (those let go are marked first). */
+  release(): Promise<number[]>;
 }
 const BEGIN_MAX = 100;
 const drainsOf = new WeakMap<DeliverDeps, Map<number, Drain>>();
@@ -126,15 +121,60 @@ function drainOf(deps: DeliverDeps, webhookId: number): Drain {
       for (const w of waiters.get(id) ?? []) how(w);
       waiters.delete(id);
     }
-    if (!waiters.size && !inFlight && !beginning && !toBegin.size) drains.delete(webhookId);
+    if (!waiters.size && !inFlight && !beginning && !refilling && !marking && !toBegin.size) drains.delete(webhookId);
   };
+  // Deliveries let go past holdMax are marked in the table (markSpilled) and taken back from it
+  // (takeSpilled) once the held ones are down to half. `spilled`: marked ones may exist; a new
+  // drain assumes so, which brings back what a stopped or crashed worker let go.
+  let spilled = true;
+  let refilling = false;
+  let toMark: number[] = [];
+  let marking: Promise<void> | undefined;
+  function markLater(id: number): void {
+    toMark.push(id);
+    marking ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      while (toMark.length) {
+        const ids = toMark;
+        toMark = [];
+        try {
+          await markSpilled(pool, ids);
+        } catch (err) {
+          // Unmarked, they have neither a job nor a mark: the minute sweep gives them jobs.
+          deps.logger.warn({ err, webhookId, deliveries: ids.length }, 'could not mark deliveries let go; the minute sweep gives them jobs');
+        }
+      }
+      spilled = true;
+      marking = undefined;
+      void beginMore();
+    });
+  }
+  async function refill(): Promise<void> {
+    refilling = true;
+    spilled = false;
+    const want = settings.holdMax - toBegin.size;
+    try {
+      const taken = await takeSpilled(pool, webhookId, want);
+      if (taken.length >= want) spilled = true;
+      for (const id of taken) toBegin.add(id);
+    } catch (err) {
+      // Tried again at the next begin or settle, not at once (Postgres may be down).
+      spilled = true;
+      refilling = false;
+      deps.logger.warn({ err, webhookId }, 'could not take back deliveries let go; tried again at the next begin');
+      return;
+    }
+    refilling = false;
+    void beginMore();
+  }
   // Held: beyond the room, their jobs done; begun when an attempt of ours settles. (Only the few
   // with waiters are visited: a held backlog can be long.)
   const hold = () => finish([...waiters.keys()].filter((id) => toBegin.has(id)), (w) => w.resolve());
   let released = false;
 
   async function beginMore(): Promise<void> {
-    if (released || beginning || !toBegin.size) return;
+    if (released) return;
+    if (spilled && !refilling && !marking && toBegin.size <= settings.holdMax / 2) void refill();
+    if (beginning || !toBegin.size) return;
     if (inFlight >= settings.concurrency) return hold();
     beginning = true;
     // As many as this worker's room: beyond it the begin could only overflow them back.
@@ -158,8 +198,11 @@ function drainOf(deps: DeliverDeps, webhookId: number): Drain {
       }));
     } catch (err) {
       beginning = false;
-      const held = ids.filter((id) => !waiters.has(id));
-      if (held.length) deps.logger.warn({ err, webhookId, held: held.length }, 'could not begin held deliveries; the minute sweep gives them jobs again');
+      // Jobs with waiters fail and pg-boss retries them (with its limits); held ones (no job) are
+      // left to the minute sweep, which gives them jobs, rather than taken back here at once: a
+      // begin that keeps failing must not turn into a loop.
+      const held = ids.filter((id) => !waiters.has(id)).length;
+      deps.logger.warn({ err, webhookId, deliveries: ids.length, held }, 'could not begin webhook deliveries');
       finish(ids, (w) => w.reject(err));
       void beginMore();
       return;
@@ -218,19 +261,23 @@ function drainOf(deps: DeliverDeps, webhookId: number): Drain {
     add(deliveryId) {
       // Stopping: the job fails, and pg-boss gives it to a worker that is not.
       if (released) return Promise.reject(new Error('worker stopping'));
+      // Memory holds enough of this webhook's backlog: this one waits in the table (its row is
+      // pending and due, and marked) until the drain takes it back.
+      if (toBegin.size >= settings.holdMax && !toBegin.has(deliveryId)) {
+        markLater(deliveryId);
+        return Promise.resolve();
+      }
       const done = new Promise<void>((resolve, reject) => waiters.set(deliveryId, [...(waiters.get(deliveryId) ?? []), { resolve, reject }]));
       toBegin.add(deliveryId);
       void beginMore();
       return done;
     },
-    get waiting() {
-      return toBegin.size;
-    },
-    release() {
+    async release() {
       released = true;
       const held = [...toBegin];
       toBegin.clear();
       finish(held, (w) => w.resolve());
+      await marking;
       return held;
     },
   };
@@ -251,7 +298,7 @@ export const webhookDeliverJob = defineJob<WebhookDeliverJob>({
     const logger = base.child({ queue: WEBHOOK_DELIVER_QUEUE });
     let consumer: JobConsumer | undefined;
     const deps: DeliverDeps = { pool, settings, logger, enqueue: workerEnqueuer(boss, settings), now: deliveryClock(settings.clockOffsetSeconds), wake: () => consumer?.wake() };
-    consumer = consumeJobs(boss, WEBHOOK_DELIVER_QUEUE, { batchSize: BATCH, maxActive: MAX_ACTIVE, pollMs: 500, logger, paused: () => heldCount(deps) >= MAX_HELD }, async (jobs) => {
+    consumer = consumeJobs(boss, WEBHOOK_DELIVER_QUEUE, { batchSize: BATCH, maxActive: MAX_ACTIVE, pollMs: 500, logger }, async (jobs) => {
       const ids = jobs.map((job) => parse(job.data));
       jobs.forEach((job, i) => ids[i] || logger.error({ jobId: job.id, data: job.data }, 'malformed job ignored'));
       const outcomes = await deliverBatch(deps, ids.filter((d) => d !== undefined).map((d) => d.delivery_id));
@@ -263,7 +310,7 @@ export const webhookDeliverJob = defineJob<WebhookDeliverJob>({
       // Held deliveries get their jobs back; attempts in flight settle for up to STOP_GRACE_MS
       // (within the process's 20 s: runtime/shutdown.ts), the rest are retried once their jobs expire.
       await consumer!.stop(STOP_GRACE_MS, async () => {
-        const held = releaseDrains(deps);
+        const held = await releaseDrains(deps);
         try {
           await withTransaction(pool, (c) => deps.enqueue(c, held.map((deliveryId) => ({ deliveryId }))));
         } catch (err) {
@@ -275,14 +322,7 @@ export const webhookDeliverJob = defineJob<WebhookDeliverJob>({
   },
 });
 
-/** Deliveries waiting in this process's drains (held ones, mostly). */
-function heldCount(deps: DeliverDeps): number {
-  let n = 0;
-  for (const d of drainsOf.get(deps)?.values() ?? []) n += d.waiting;
-  return n;
-}
-
 /** Every drain of this process stops beginning; the deliveries they held. */
-function releaseDrains(deps: DeliverDeps): number[] {
-  return [...(drainsOf.get(deps)?.values() ?? [])].flatMap((d) => d.release());
+async function releaseDrains(deps: DeliverDeps): Promise<number[]> {
+  return (await Promise.all([...(drainsOf.get(deps)?.values() ?? [])].map((d) => d.release()))).flat();
 }

@@ -48,6 +48,33 @@ export interface Begun {
 
 const LEASE_MARGIN_SECONDS = 5;
 
+/**
+ * Deliveries a drain lets go past WEBHOOK_HOLD_MAX (their jobs done, workers/webhook-deliver.ts):
+ * marked, so that a drain of their webhook, in this worker or another, takes them back.
+ */
+export async function markSpilled(c: Pick<Client, 'query'>, deliveryIds: readonly number[]): Promise<void> {
+  await c.query({
+    name: 'webhook_mark_spilled',
+    text: "UPDATE webhook_deliveries SET spilled = true WHERE id = ANY($1::bigint[]) AND status = 'pending'",
+    values: [deliveryIds],
+  });
+}
+
+/**
+ * Up to `limit` of a webhook's marked deliveries, oldest first, unmarked as they are taken (one
+ * taker each: SKIP LOCKED). Some may have settled meanwhile: the begin skips them.
+ */
+export async function takeSpilled(c: Pick<Client, 'query'>, webhookId: number, limit: number): Promise<number[]> {
+  const { rows } = await c.query<{ id: string }>({
+    name: 'webhook_take_spilled',
+    text: `UPDATE webhook_deliveries SET spilled = false
+            WHERE id IN (SELECT id FROM webhook_deliveries WHERE webhook_id = $1 AND spilled ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+            RETURNING id`,
+    values: [webhookId, limit],
+  });
+  return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+}
+
 export async function beginAttempts(c: Client, webhookId: number, deliveryIds: readonly number[], settings: WebhookSettings, now: Date): Promise<Begun> {
   const out: Begun = { attempts: [], later: [], overflow: [], next: [] };
   // NO KEY UPDATE: begins of one webhook queue here (its in-flight count), while the fan-out

@@ -9,6 +9,8 @@ export interface WebhookSettings {
   pauseAfterFailures: number;
   /** Attempts in flight per webhook, across workers. */
   concurrency: number;
+  /** Deliveries a worker's drain keeps in memory per webhook, beyond those in flight. */
+  holdMax: number;
   allowPrivate: boolean;
   retentionDays: number;
   clockOffsetSeconds: number;
