@@ -118,6 +118,10 @@ t.test('slow and silent clients are cut after the timeouts; others are answered 
   }
   const bodies = ended.filter((_, i) => clients[i]!.kind === 'body');
   t.ok(bodies.every((e) => e.reply.startsWith('HTTP/1.1 408')), 'a stalled body is answered 408 Request Timeout');
+  t.ok(
+    bodies.every((e) => /content-type: application\/problem\+json/i.test(e.reply) && /"code":"request_timeout"/.test(e.reply)),
+    'as a problem object (api/client-errors.ts), like every other error',
+  );
   t.equal((await fetch(`${web.url}/healthz`)).status, 200, 'still answering afterwards');
 });
 

@@ -14,10 +14,17 @@ export interface JobConsumer {
   wake(): void;
   /**
    * Stops fetching, runs `fetched` (nothing more will be dispatched), then waits up to `graceMs`
-   * for the jobs in hand and writes their outcomes; jobs still running then expire and are retried.
+   * for the jobs in hand and writes their outcomes; jobs still running then are failed (pg-boss
+   * retries them by the queue's policy).
    */
   stop(graceMs: number, fetched?: () => Promise<void>): Promise<void>;
 }
+
+/**
+ * How long a stop waits for the jobs in hand. The worker's whole stop has 20 s
+ * (runtime/shutdown.ts): these consumers first, then pg-boss's own workers (up to 15 s).
+ */
+export const CONSUMER_STOP_GRACE_MS = 4_000;
 
 export interface ConsumerOptions {
   batchSize: number;
@@ -38,7 +45,8 @@ export function consumeJobs(
   opts: ConsumerOptions,
   dispatch: (jobs: PgBoss.Job<unknown>[]) => Promise<Array<Promise<void>>>,
 ): JobConsumer {
-  let active = 0;
+  // The jobs fetched and not yet done.
+  const inHand = new Set<string>();
   let stopping = false;
   let nudge: (() => void) | undefined;
   const nudged = (ms: number) =>
@@ -72,12 +80,13 @@ export function consumeJobs(
     }
   };
   const settle = (id: string, error?: unknown) => {
+    // Already failed by the stop: its outcome is not this process's to write any more.
+    if (!inHand.delete(id)) return;
     if (error === undefined) completed.push(id);
     else {
       const message = error instanceof Error ? error.message : String(error);
       (failed.get(message) ?? failed.set(message, []).get(message)!).push(id);
     }
-    active--;
     poke();
     scheduleFlush();
   };
@@ -93,7 +102,7 @@ export function consumeJobs(
 
   const loop = (async () => {
     while (!stopping) {
-      const room = opts.maxActive - active;
+      const room = opts.maxActive - inHand.size;
       if (room <= 0) {
         await nudged(opts.pollMs);
         continue;
@@ -110,7 +119,7 @@ export function consumeJobs(
         await nudged(opts.pollMs);
         continue;
       }
-      active += jobs.length;
+      for (const job of jobs) inHand.add(job.id);
       let outcomes: Array<Promise<void>>;
       try {
         outcomes = await dispatch(jobs);
@@ -129,7 +138,10 @@ export function consumeJobs(
       await loop;
       await fetched?.();
       const until = Date.now() + graceMs;
-      while (active > 0 && Date.now() < until) await nudged(Math.min(100, until - Date.now()));
+      while (inHand.size && Date.now() < until) await nudged(Math.min(100, until - Date.now()));
+      // What is still running is failed now, as pg-boss's own stop does with its workers' jobs:
+      // retried by its policy at once rather than after its expiry.
+      for (const id of [...inHand]) settle(id, new Error('the worker stopped while the job ran'));
       await flushing;
       await flush();
     },

@@ -56,10 +56,10 @@ interface JobBase<T> {
 export interface HandledJob<T> extends JobBase<T> {
   handle(data: T, ctx: JobContext): Promise<void>;
   /**
-   * Fetch this many jobs at a time, polled every half second, handled side by side
+   * Up to this many jobs in hand, handled side by side, each completed on its own
    * (workers/batched-work.ts). For a job a busy instance queues by the hundred (mails of forms and
-   * double opt-in) where pg-boss's default, one job per 2 s poll, fell far behind. Only for
-   * idempotent handlers: a failure retries the whole batch.
+   * double opt-in) where pg-boss's default, one job per 2 s poll, fell far behind. Handlers must
+   * be idempotent, as for any pg-boss job: a failure or a stop retries the job.
    */
   batch?: number;
 }
@@ -120,7 +120,7 @@ export async function registerJob(boss: PgBoss, def: JobDefinition<unknown>, ctx
   if ('work' in def) {
     stop = (await def.work(boss, ctx)) ?? undefined;
   } else if (def.batch) {
-    await workInBatches(boss, def.name, def.batch, def.parse, def.handle, ctx);
+    stop = workInBatches(boss, def.name, def.batch, def.parse, def.handle, ctx);
   } else {
     const logger = ctx.logger.child({ queue: def.name });
     const jobCtx = { ...ctx, logger };

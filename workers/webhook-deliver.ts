@@ -9,7 +9,7 @@ import type { WebhookSettings } from '../domain/webhooks/settings.js';
 import { signedHeaders } from '../domain/webhooks/signing.js';
 import { createPool, withTransaction, type Pool } from '../sql/pool.js';
 import { defineJob } from './job.js';
-import { consumeJobs, type JobConsumer } from './job-consumer.js';
+import { CONSUMER_STOP_GRACE_MS, consumeJobs, type JobConsumer } from './job-consumer.js';
 import { startWebhookFanout } from './webhook-fanout.js';
 
 /**
@@ -24,7 +24,6 @@ import { startWebhookFanout } from './webhook-fanout.js';
 const BATCH = 250;
 /** Jobs in hand at most: in flight, or being begun (held deliveries' jobs are done). */
 const MAX_ACTIVE = 500;
-const STOP_GRACE_MS = 10_000;
 
 function parse(payload: unknown): WebhookDeliverJob | undefined {
   const id = (payload as { delivery_id?: unknown } | null)?.delivery_id;
@@ -62,7 +61,7 @@ export interface DeliverDeps {
  * settled, skipped, or held by its webhook's drain (below); rejected when its transaction failed
  * (pg-boss retries the job). A delivery that no longer exists resolves at once.
  */
-export async function deliverBatch(deps: DeliverDeps, deliveryIds: readonly number[]): Promise<Map<number, Promise<void>>> {
+async function deliverBatch(deps: DeliverDeps, deliveryIds: readonly number[]): Promise<Map<number, Promise<void>>> {
   const { rows } = await deps.pool.query<{ id: string; webhook_id: string }>({
     name: 'webhook_deliver_owners',
     text: 'SELECT id, webhook_id FROM webhook_deliveries WHERE id = ANY($1::bigint[])',
@@ -307,9 +306,9 @@ export const webhookDeliverJob = defineJob<WebhookDeliverJob>({
     const fanout = startWebhookFanout({ pool, logger: base, enqueue: deps.enqueue, wake: deps.wake });
     return async () => {
       await fanout.stop();
-      // Held deliveries get their jobs back; attempts in flight settle for up to STOP_GRACE_MS
-      // (within the process's 20 s: runtime/shutdown.ts), the rest are retried once their jobs expire.
-      await consumer!.stop(STOP_GRACE_MS, async () => {
+      // Held deliveries get their jobs back; attempts in flight settle for a few seconds, the
+      // jobs of the rest are failed and retried (the begin waits for their leases to lapse).
+      await consumer!.stop(CONSUMER_STOP_GRACE_MS, async () => {
         const held = await releaseDrains(deps);
         try {
           await withTransaction(pool, (c) => deps.enqueue(c, held.map((deliveryId) => ({ deliveryId }))));
