@@ -1,7 +1,8 @@
-import type { KeyObject } from 'node:crypto';
+import { PassThrough, type Readable } from 'node:stream';
 import nodemailer from 'nodemailer';
 import type { RenderedMail } from '../domain/mail/render.js';
 import { outcomeOfError, outcomeOfInfo, type SendOutcome } from '../domain/mail/smtp-reply.js';
+import { dkimSign, type DkimKey } from './dkim-sign.js';
 
 /**
  * The worker's one SMTP client: a nodemailer pool (up to `maxConnections` connections reused
@@ -14,21 +15,14 @@ import { outcomeOfError, outcomeOfInfo, type SendOutcome } from '../domain/mail/
  * Options in the URL win over the defaults below.
  */
 export interface SmtpTransport {
-  /** With `dkim`, the message is DKIM-signed (nodemailer's signer) with the sender domain's key. */
-  send(mail: RenderedMail, dkim?: DkimSigner): Promise<SendOutcome>;
+  /** With `dkim`, the message is DKIM-signed (smtp/dkim-sign.ts) with the sender domain's key. */
+  send(mail: RenderedMail, dkim?: DkimKey): Promise<SendOutcome>;
   /** Closes idle connections at once; deliveries in progress finish first. */
   close(): void;
 }
 
-/** A domain's signing key (domain/domains/dkim-keys.ts signingKeys). */
-export interface DkimSigner {
-  domain: string;
-  selector: string;
-  privateKey: KeyObject;
-}
-
 /**
- * The header fields the signature covers: nodemailer's default list (RFC 6376 5.4's, From,
+ * The header fields the signature covers: nodemailer's default DKIM list (RFC 6376 5.4's, From,
  * Subject, Date, Message-ID, To, MIME structure, List-*), plus List-Unsubscribe-Post (RFC 8058
  * requires it signed for one-click unsubscribe) and X-Cartero-Mail-Id (the identity feedback
  * loops return). All are final when the mail is rendered: tracking rewrites links and adds the
@@ -40,6 +34,28 @@ export const DKIM_SIGNED_HEADERS =
   'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:Content-ID:' +
   'Content-Description:In-Reply-To:References:List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:' +
   'List-Post:List-Owner:List-Archive:X-Cartero-Mail-Id';
+
+/** Where a message's signing key rides along in nodemailer's message data to the plugin below. */
+const DKIM_KEY = 'carteroDkimKey';
+
+/**
+ * nodemailer's process function: reads the composed message, gives it out signed. Plain 'data'
+ * events and one PassThrough: async iteration with Readable.from measured 0.1 ms more CPU per
+ * message, a third of what signing costs.
+ */
+function signed(input: Readable, key: DkimKey): Readable {
+  const output = new PassThrough();
+  const chunks: Buffer[] = [];
+  input.on('data', (chunk: Buffer) => chunks.push(chunk));
+  input.once('error', (err) => output.destroy(err));
+  input.once('end', () => {
+    dkimSign(Buffer.concat(chunks), key, DKIM_SIGNED_HEADERS).then(
+      (message) => output.end(message),
+      (err: Error) => output.destroy(err),
+    );
+  });
+  return output;
+}
 
 export function createSmtpTransport(smtpUrl: string, opts: { maxConnections?: number } = {}): SmtpTransport {
   const transport = nodemailer.createTransport({
@@ -56,11 +72,18 @@ export function createSmtpTransport(smtpUrl: string, opts: { maxConnections?: nu
     disableFileAccess: true,
     disableUrlAccess: true,
   });
+  // Signing hooks in where nodemailer's own `dkim` option does, as a process function over the
+  // composed message stream (the message is composed once); see smtp/dkim-sign.ts for why the
+  // signer is ours.
+  transport.use('stream', (message, done) => {
+    const key = (message.data as { [DKIM_KEY]?: DkimKey })[DKIM_KEY];
+    if (key) message.message.processFunc((input) => signed(input, key));
+    done();
+  });
   return {
     async send(mail, dkim) {
       try {
-        const info = await transport.sendMail({
-          ...(dkim ? { dkim: { domainName: dkim.domain, keySelector: dkim.selector, privateKey: dkim.privateKey, headerFieldNames: DKIM_SIGNED_HEADERS } } : {}),
+        const options = {
           envelope: mail.envelope,
           messageId: mail.messageId,
           from: mail.from,
@@ -71,8 +94,9 @@ export function createSmtpTransport(smtpUrl: string, opts: { maxConnections?: nu
           ...(mail.text !== undefined ? { text: mail.text } : {}),
           headers: mail.headers,
           attachments: mail.attachments,
-        });
-        return outcomeOfInfo(info);
+          ...(dkim ? { [DKIM_KEY]: dkim } : {}),
+        };
+        return outcomeOfInfo(await transport.sendMail(options));
       } catch (err) {
         return outcomeOfError(err);
       }
