@@ -388,3 +388,44 @@ t.test('the minute sweep gives a job back to a pending delivery whose job was lo
   t.equal(r!.headers['webhook-id'], `msg_${id}`);
   t.ok(verifies(h.secret, r!));
 });
+
+t.test('the sweep pages past a thousand deliveries whose jobs are waiting to the lost ones behind them', async (t) => {
+  const a = await tenant();
+  const waiting = await createHook(a, '/waiting');
+  const lost = await createHook(a, '/paged');
+  // Events and deliveries as the fan-out writes them, three minutes old: 1,000 for one webhook
+  // whose jobs are waiting (due in an hour: a backlog, not a loss), then 5 for another webhook
+  // with no job at all. A sweep that read only the first 1,000 due deliveries would find nothing.
+  const insert = async (hookId: number, n: number) =>
+    (
+      await dbs.pool.query<{ id: number; event_id: number }>(
+        `WITH o AS (INSERT INTO event_outbox (instance_id, kind, entity_id, webhooks_done)
+                    SELECT $1, 'webhook.test', $2, true FROM generate_series(1, $4::int) RETURNING id),
+              e AS (INSERT INTO webhook_events (id, instance_id, type, webhook_id, occurred_at, body)
+                    SELECT id, $1, 'webhook.test', $2, now(), $3 FROM o RETURNING id)
+         INSERT INTO webhook_deliveries (instance_id, webhook_id, event_id, created_at)
+         SELECT $1, $2, id, now() - interval '3 minutes' FROM e ORDER BY id
+         RETURNING id, event_id`,
+        [a.tenant.instanceId, hookId, JSON.stringify({ type: 'webhook.test', timestamp: new Date().toISOString(), data: { webhook_id: hookId } }), n],
+      )
+    ).rows;
+  const backlog = await insert(waiting.id, 1000);
+  const orphans = await insert(lost.id, 5);
+  const boss = createBoss(dbs.databaseUrl, { supervise: false, schedule: false });
+  await boss.start();
+  t.teardown(() => boss.stop({ graceful: false, wait: false }));
+  const inAnHour = new Date(Date.now() + 3_600_000);
+  await boss.insert(backlog.map((r) => ({ name: 'webhook.deliver', data: { delivery_id: Number(r.id) }, startAfter: inAnHour })));
+  const config = loadConfig({ DATABASE_URL: dbs.databaseUrl, ...WEBHOOK_ENV });
+  await webhookSweepJob.handle({}, { boss, pool: dbs.pool, config } as any);
+  const got = await delivered('/paged', 5);
+  t.same(got.map((r) => r.headers['webhook-id']).sort(), orphans.map((r) => `msg_${r.event_id}`).sort(), 'the 5 lost deliveries got jobs and went out');
+  const jobs = async (rows: Array<{ id: number }>) =>
+    (
+      await dbs.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'webhook.deliver' AND (data->>'delivery_id')::bigint = ANY($1::bigint[])`, [
+        rows.map((r) => r.id),
+      ])
+    ).rows[0]!.n;
+  t.equal(await jobs(backlog), 1000, 'no second job for a delivery whose job is waiting');
+  t.equal(receiver.at('/waiting').length, 0, 'the backlog waits for its jobs');
+});

@@ -27,37 +27,53 @@ export const webhookHousekeepingJob = defineSchedule({
   },
 });
 
+/** Deliveries the sweep looks at per transaction, and at most per run (it runs every minute). */
+const SWEEP_PAGE = 1000;
+const SWEEP_MAX_PER_RUN = 50_000;
+
 /**
  * Every minute: a pending delivery at the head of its chain, due for over two minutes and not in
  * flight, gets a job again. Nothing in the normal course leaves one without a job (each is
  * enqueued in the transaction that makes it due: docs/webhooks.md); this covers a job pg-boss
- * gave up on (its own retries exhausted by a long Postgres outage). A duplicate job is harmless:
- * the attempt's begin skips a delivery that is in flight, settled or not at its chain's head.
+ * gave up on (its own retries exhausted by a long Postgres outage), and deliveries a worker held
+ * in memory when it crashed (their jobs were completed when they were held). A duplicate job is
+ * harmless: the attempt's begin skips a delivery that is in flight, settled or not at its chain's
+ * head.
+ *
+ * It pages through the due deliveries by id, so those whose job is still waiting (a backlog, not
+ * a loss) do not hide the lost ones behind them, and a crash's thousands of held deliveries come
+ * back in one run, not a thousand a minute.
  */
 export const webhookSweepJob = defineSchedule({
   name: 'webhook.sweep',
   schedule: '* * * * *',
   async handle({ boss, pool, config }) {
     const enqueue = workerEnqueuer(boss, config.webhooks);
-    await withTransaction(pool, async (c) => {
-      const { rows: due } = await c.query<{ id: number }>(
-        `SELECT d.id FROM webhook_deliveries d
-          WHERE d.status = 'pending' AND coalesce(d.leased_until, '-infinity') < now()
-            AND coalesce(d.next_attempt_at, d.created_at) < now() - interval '2 minutes'
-            AND NOT ${WAITS_IN_CHAIN}
-          ORDER BY d.id LIMIT 1000`,
-      );
-      if (!due.length) return;
-      // Those whose job is still waiting or running (a backlog, not a loss) are left alone: one
-      // pass over the queue's live jobs, not one per delivery.
-      const { rows: queued } = await c.query<{ id: string }>(
-        `SELECT j.data->>'delivery_id' AS id FROM pgboss.job j
-          WHERE j.name = $1 AND j.state < 'completed' AND j.data->>'delivery_id' = ANY($2::text[])`,
-        [WEBHOOK_DELIVER_QUEUE, due.map((r) => String(r.id))],
-      );
-      const live = new Set(queued.map((r) => Number(r.id)));
-      const rows = due.filter((r) => !live.has(Number(r.id)));
-      await enqueue(c, rows.map((r) => ({ deliveryId: Number(r.id) })));
-    });
+    let after = 0;
+    for (let seen = 0; seen < SWEEP_MAX_PER_RUN; seen += SWEEP_PAGE) {
+      const page = await withTransaction(pool, async (c) => {
+        const { rows: due } = await c.query<{ id: number }>(
+          `SELECT d.id FROM webhook_deliveries d
+            WHERE d.status = 'pending' AND d.id > $1 AND coalesce(d.leased_until, '-infinity') < now()
+              AND coalesce(d.next_attempt_at, d.created_at) < now() - interval '2 minutes'
+              AND NOT ${WAITS_IN_CHAIN}
+            ORDER BY d.id LIMIT ${SWEEP_PAGE}`,
+          [after],
+        );
+        if (!due.length) return due;
+        // Those whose job is still waiting or running are left alone: one pass over the queue's
+        // live jobs per page, not one per delivery.
+        const { rows: queued } = await c.query<{ id: string }>(
+          `SELECT j.data->>'delivery_id' AS id FROM pgboss.job j
+            WHERE j.name = $1 AND j.state < 'completed' AND j.data->>'delivery_id' = ANY($2::text[])`,
+          [WEBHOOK_DELIVER_QUEUE, due.map((r) => String(r.id))],
+        );
+        const live = new Set(queued.map((r) => Number(r.id)));
+        await enqueue(c, due.filter((r) => !live.has(r.id)).map((r) => ({ deliveryId: r.id })));
+        return due;
+      });
+      if (page.length < SWEEP_PAGE) return;
+      after = page.at(-1)!.id;
+    }
   },
 });
