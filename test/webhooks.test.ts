@@ -370,22 +370,57 @@ t.test('delivery refuses a private receiver when not allowed, on the address it 
   t.equal(allowed.statusCode, 200);
 });
 
+/**
+ * `n` events of a webhook and their deliveries as the fan-out writes them, three minutes old, with
+ * no job (as if pg-boss had given up on them, or a worker holding them had crashed); `spilled`:
+ * as a drain leaves those it let go past WEBHOOK_HOLD_MAX.
+ */
+async function jobless(instanceId: number, hookId: number, n: number, spilled = false) {
+  const body = JSON.stringify({ type: 'webhook.test', timestamp: new Date().toISOString(), data: { webhook_id: hookId } });
+  const { rows } = await dbs.pool.query<{ id: number; event_id: number }>(
+    `WITH o AS (INSERT INTO event_outbox (instance_id, kind, entity_id, webhooks_done)
+                SELECT $1, 'webhook.test', $2, true FROM generate_series(1, $4::int) RETURNING id),
+          e AS (INSERT INTO webhook_events (id, instance_id, type, webhook_id, occurred_at, body)
+                SELECT id, $1, 'webhook.test', $2, now(), $3 FROM o RETURNING id)
+     INSERT INTO webhook_deliveries (instance_id, webhook_id, event_id, created_at, spilled)
+     SELECT $1, $2, id, now() - interval '3 minutes', $5 FROM e ORDER BY id
+     RETURNING id, event_id`,
+    [instanceId, hookId, body, n, spilled],
+  );
+  return rows;
+}
+
+/** Jobs of the delivery queue, waiting, running or done, for these deliveries. */
+async function jobsFor(rows: Array<{ id: number }>): Promise<number> {
+  const { rows: n } = await dbs.pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'webhook.deliver' AND (data->>'delivery_id')::bigint = ANY($1::bigint[])`,
+    [rows.map((r) => r.id)],
+  );
+  return n[0]!.n;
+}
+
+async function withBoss<R>(fn: (boss: ReturnType<typeof createBoss>) => Promise<R>): Promise<R> {
+  const boss = createBoss(dbs.databaseUrl, { supervise: false, schedule: false });
+  await boss.start();
+  try {
+    return await fn(boss);
+  } finally {
+    await boss.stop({ graceful: false, wait: false });
+  }
+}
+
+const sweep = () =>
+  withBoss((boss) => webhookSweepJob.handle({}, { boss, pool: dbs.pool, config: loadConfig({ DATABASE_URL: dbs.databaseUrl, ...WEBHOOK_ENV }) } as any));
+
 t.test('the minute sweep gives a job back to a pending delivery whose job was lost', async (t) => {
   const a = await tenant();
   const h = await createHook(a, '/swept');
-  // An event and its delivery as the fan-out writes them, three minutes old, with no job (as if
-  // pg-boss had given up on it).
-  const id = Number((await dbs.pool.query("INSERT INTO event_outbox (instance_id, kind, entity_id, webhooks_done) VALUES ($1, 'webhook.test', $2, true) RETURNING id", [a.tenant.instanceId, h.id])).rows[0].id);
-  const body = JSON.stringify({ type: 'webhook.test', timestamp: new Date().toISOString(), data: { webhook_id: h.id, message: 'lost' } });
-  await dbs.pool.query('INSERT INTO webhook_events (id, instance_id, type, webhook_id, occurred_at, body) VALUES ($1, $2, $3, $4, now(), $5)', [id, a.tenant.instanceId, 'webhook.test', h.id, body]);
-  await dbs.pool.query("INSERT INTO webhook_deliveries (instance_id, webhook_id, event_id, created_at) VALUES ($1, $2, $3, now() - interval '3 minutes')", [a.tenant.instanceId, h.id, id]);
+  const [lost] = await jobless(a.tenant.instanceId, h.id, 1);
   await sleep(1500);
   t.equal(receiver.at('/swept').length, 0, 'nothing without a job');
-  const boss = createBoss(dbs.databaseUrl, { supervise: false, schedule: false });
-  const config = loadConfig({ DATABASE_URL: dbs.databaseUrl, ...WEBHOOK_ENV });
-  await webhookSweepJob.handle({}, { boss, pool: dbs.pool, config } as any);
+  await sweep();
   const [r] = await delivered('/swept', 1);
-  t.equal(r!.headers['webhook-id'], `msg_${id}`);
+  t.equal(r!.headers['webhook-id'], `msg_${lost!.event_id}`);
   t.ok(verifies(h.secret, r!));
 });
 
@@ -393,39 +428,29 @@ t.test('the sweep pages past a thousand deliveries whose jobs are waiting to the
   const a = await tenant();
   const waiting = await createHook(a, '/waiting');
   const lost = await createHook(a, '/paged');
-  // Events and deliveries as the fan-out writes them, three minutes old: 1,000 for one webhook
-  // whose jobs are waiting (due in an hour: a backlog, not a loss), then 5 for another webhook
-  // with no job at all. A sweep that read only the first 1,000 due deliveries would find nothing.
-  const insert = async (hookId: number, n: number) =>
-    (
-      await dbs.pool.query<{ id: number; event_id: number }>(
-        `WITH o AS (INSERT INTO event_outbox (instance_id, kind, entity_id, webhooks_done)
-                    SELECT $1, 'webhook.test', $2, true FROM generate_series(1, $4::int) RETURNING id),
-              e AS (INSERT INTO webhook_events (id, instance_id, type, webhook_id, occurred_at, body)
-                    SELECT id, $1, 'webhook.test', $2, now(), $3 FROM o RETURNING id)
-         INSERT INTO webhook_deliveries (instance_id, webhook_id, event_id, created_at)
-         SELECT $1, $2, id, now() - interval '3 minutes' FROM e ORDER BY id
-         RETURNING id, event_id`,
-        [a.tenant.instanceId, hookId, JSON.stringify({ type: 'webhook.test', timestamp: new Date().toISOString(), data: { webhook_id: hookId } }), n],
-      )
-    ).rows;
-  const backlog = await insert(waiting.id, 1000);
-  const orphans = await insert(lost.id, 5);
-  const boss = createBoss(dbs.databaseUrl, { supervise: false, schedule: false });
-  await boss.start();
-  t.teardown(() => boss.stop({ graceful: false, wait: false }));
+  // 1,000 deliveries for one webhook whose jobs are waiting (due in an hour: a backlog, not a
+  // loss), then 5 for another webhook with no job at all. A sweep that read only the first 1,000
+  // due deliveries would find nothing.
+  const backlog = await jobless(a.tenant.instanceId, waiting.id, 1000);
+  const orphans = await jobless(a.tenant.instanceId, lost.id, 5);
   const inAnHour = new Date(Date.now() + 3_600_000);
-  await boss.insert(backlog.map((r) => ({ name: 'webhook.deliver', data: { delivery_id: Number(r.id) }, startAfter: inAnHour })));
-  const config = loadConfig({ DATABASE_URL: dbs.databaseUrl, ...WEBHOOK_ENV });
-  await webhookSweepJob.handle({}, { boss, pool: dbs.pool, config } as any);
+  await withBoss((boss) => boss.insert(backlog.map((r) => ({ name: 'webhook.deliver', data: { delivery_id: r.id }, startAfter: inAnHour }))));
+  await sweep();
   const got = await delivered('/paged', 5);
   t.same(got.map((r) => r.headers['webhook-id']).sort(), orphans.map((r) => `msg_${r.event_id}`).sort(), 'the 5 lost deliveries got jobs and went out');
-  const jobs = async (rows: Array<{ id: number }>) =>
-    (
-      await dbs.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'webhook.deliver' AND (data->>'delivery_id')::bigint = ANY($1::bigint[])`, [
-        rows.map((r) => r.id),
-      ])
-    ).rows[0]!.n;
-  t.equal(await jobs(backlog), 1000, 'no second job for a delivery whose job is waiting');
+  t.equal(await jobsFor(backlog), 1000, 'no second job for a delivery whose job is waiting');
   t.equal(receiver.at('/waiting').length, 0, 'the backlog waits for its jobs');
+});
+
+t.test('deliveries a drain let go (spilled) get one job per webhook from the sweep, and that drain takes them all back', async (t) => {
+  const a = await tenant();
+  const h = await createHook(a, '/spilled');
+  // As a worker that let them go past WEBHOOK_HOLD_MAX and then stopped leaves them: marked, no job.
+  const marked = await jobless(a.tenant.instanceId, h.id, 1200, true);
+  await sweep();
+  t.equal(await jobsFor(marked), 1, 'one job, not one per marked delivery');
+  const got = await delivered('/spilled', 1200);
+  t.equal(new Set(got.map((r) => r.headers['webhook-id'])).size, 1200, 'every marked delivery went out');
+  const { rows } = await dbs.pool.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND spilled', [h.id]);
+  t.equal(rows[0].n, 0, 'none left marked');
 });

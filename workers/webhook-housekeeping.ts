@@ -1,6 +1,6 @@
 import { WAITS_IN_CHAIN } from '../domain/webhooks/chain.js';
 import { WEBHOOK_DELIVER_QUEUE } from '../domain/webhooks/deliver-job.js';
-import { withTransaction } from '../sql/pool.js';
+import { withTransaction, type Client } from '../sql/pool.js';
 import { defineSchedule } from './job.js';
 import { workerEnqueuer } from './webhook-deliver.js';
 
@@ -43,6 +43,11 @@ const SWEEP_MAX_PER_RUN = 50_000;
  * It pages through the due deliveries by id, so those whose job is still waiting (a backlog, not
  * a loss) do not hide the lost ones behind them, and a crash's thousands of held deliveries come
  * back in one run, not a thousand a minute.
+ *
+ * Deliveries a drain let go past WEBHOOK_HOLD_MAX (`spilled`) are its to take back, oldest first,
+ * as its held ones drain: a job each would only have them marked again, up to a webhook's whole
+ * backlog every minute. A webhook with marked deliveries gets one job, for its oldest, which
+ * starts a drain where none runs (a crash, a stop) and is harmless where one does.
  */
 export const webhookSweepJob = defineSchedule({
   name: 'webhook.sweep',
@@ -54,26 +59,38 @@ export const webhookSweepJob = defineSchedule({
       const page = await withTransaction(pool, async (c) => {
         const { rows: due } = await c.query<{ id: number }>(
           `SELECT d.id FROM webhook_deliveries d
-            WHERE d.status = 'pending' AND d.id > $1 AND coalesce(d.leased_until, '-infinity') < now()
+            WHERE d.status = 'pending' AND NOT d.spilled AND d.id > $1 AND coalesce(d.leased_until, '-infinity') < now()
               AND coalesce(d.next_attempt_at, d.created_at) < now() - interval '2 minutes'
               AND NOT ${WAITS_IN_CHAIN}
             ORDER BY d.id LIMIT ${SWEEP_PAGE}`,
           [after],
         );
         if (!due.length) return due;
-        // Those whose job is still waiting or running are left alone: one pass over the queue's
-        // live jobs per page, not one per delivery.
-        const { rows: queued } = await c.query<{ id: string }>(
-          `SELECT j.data->>'delivery_id' AS id FROM pgboss.job j
-            WHERE j.name = $1 AND j.state < 'completed' AND j.data->>'delivery_id' = ANY($2::text[])`,
-          [WEBHOOK_DELIVER_QUEUE, due.map((r) => String(r.id))],
-        );
-        const live = new Set(queued.map((r) => Number(r.id)));
-        await enqueue(c, due.filter((r) => !live.has(r.id)).map((r) => ({ deliveryId: r.id })));
+        await enqueueLost(c, due.map((r) => r.id));
         return due;
       });
-      if (page.length < SWEEP_PAGE) return;
+      if (page.length < SWEEP_PAGE) break;
       after = page.at(-1)!.id;
+    }
+    await withTransaction(pool, async (c) => {
+      const { rows: oldest } = await c.query<{ id: number }>(
+        `SELECT DISTINCT ON (webhook_id) id FROM webhook_deliveries
+          WHERE spilled AND status = 'pending' AND coalesce(next_attempt_at, created_at) < now() - interval '2 minutes'
+          ORDER BY webhook_id, id`,
+      );
+      await enqueueLost(c, oldest.map((r) => r.id));
+    });
+
+    /** Jobs for those of these deliveries that have no waiting or running job (one pass over the queue's live jobs). */
+    async function enqueueLost(c: Client, ids: number[]): Promise<void> {
+      if (!ids.length) return;
+      const { rows: queued } = await c.query<{ id: string }>(
+        `SELECT j.data->>'delivery_id' AS id FROM pgboss.job j
+          WHERE j.name = $1 AND j.state < 'completed' AND j.data->>'delivery_id' = ANY($2::text[])`,
+        [WEBHOOK_DELIVER_QUEUE, ids.map(String)],
+      );
+      const live = new Set(queued.map((r) => Number(r.id)));
+      await enqueue(c, ids.filter((id) => !live.has(id)).map((deliveryId) => ({ deliveryId })));
     }
   },
 });
