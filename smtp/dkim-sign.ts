@@ -1,5 +1,6 @@
-import { createHash, sign, type KeyObject } from 'node:crypto';
+import { createHash, sign } from 'node:crypto';
 import { promisify } from 'node:util';
+import type { SigningKey } from '../domain/domains/dkim-keys.js';
 
 /**
  * DKIM signing (RFC 6376, rsa-sha256, relaxed/relaxed) of a message nodemailer composed; the
@@ -13,12 +14,6 @@ import { promisify } from 'node:util';
  * and Postgres goes on meanwhile. What each costs: docs/performance.md (issue 17). Checked against
  * mailauth and nodemailer's signer in test/dkim-sign.test.ts, end to end in test/domains-dkim.test.ts.
  */
-export interface DkimKey {
-  domain: string;
-  selector: string;
-  privateKey: KeyObject;
-}
-
 const rsaSign = promisify(sign);
 
 /**
@@ -26,7 +21,7 @@ const rsaSign = promisify(sign);
  * CRLF first: nodemailer's SMTP data stream turns bare CR and LF into CRLF, and the hashes must
  * cover the bytes the receiver sees.
  */
-export async function dkimSign(message: Buffer, key: DkimKey, fieldNames: string): Promise<Buffer> {
+export async function dkimSign(message: Buffer, key: SigningKey, fieldNames: string): Promise<Buffer> {
   // latin1 maps each byte to one char and back, so 8-bit content survives untouched.
   let text = message.toString('latin1').replace(/\r\n|\r|\n/g, '\r\n');
   // A message of header fields only gets the empty line that ends them (its body is empty).
