@@ -109,7 +109,7 @@ t.test("own listeners: refused even with WEBHOOK_ALLOW_PRIVATE=true, by name, by
   // The machine's own name resolves to one of its addresses (when it resolves at all).
   const self = await lookup(hostname()).catch(() => undefined);
   if (self) t.match(await refusedReceiver(new URL(`http://${hostname()}:8124/`), open), /own listeners/, `its host name (${self.address})`);
-  for (const raw of ['http://127.0.0.1:8125/', 'http://localhost:3000/', 'http://10.0.0.5:8124/', 'https://hooks.example.com/']) {
+  for (const raw of ['http://127.0.0.1:8125/', 'http://localhost:3000/', 'http://10.0.0.5:8124/', 'http://db.internal:8124/', 'https://hooks.example.com/']) {
     t.equal(await refusedReceiver(new URL(raw), open), undefined, `${raw} allowed (private allowed, not ours)`);
   }
   const https = receiverPolicy(loadConfig({ CLICKHOUSE_URL: 'https://ch.example.com/cartero', WEBHOOK_ALLOW_PRIVATE: 'true' }));

@@ -12,13 +12,15 @@ import { unwrapIPv4 } from './global-unicast.js';
  * console whose answer came back in the delivery log.
  *
  * A receiver is one of them when its port is one of theirs and its host is this machine
- * (loopback, unspecified, an address of one of its interfaces) or the host a configured URL
- * names. Derived once from the configuration of the process (`ownListeners`).
+ * (loopback, `localhost`, unspecified, an address of one of its interfaces), or when it is a
+ * configured URL's host (by name, or an address that name resolves to) with that URL's port.
+ * Derived once from the configuration of the process (`ownListeners`).
  */
 export interface OwnListeners {
+  /** Every port of ours: on this machine's addresses, each is refused. */
   ports: ReadonlySet<number>;
-  /** Hosts of the configured URLs, lower case, IPv6 without brackets. */
-  hosts: ReadonlySet<string>;
+  /** Host (lower case, IPv6 without brackets) and port of each configured URL: refused as a pair. */
+  endpoints: ReadonlyArray<{ host: string; port: number }>;
 }
 
 /** What ownListeners reads: the configuration's fields of the same names (runtime/config-schema.ts). */
@@ -49,20 +51,16 @@ function endpointOf(raw: string | undefined, defaultPort: (u: URL) => number): {
 
 export function ownListeners(config: ListenerConfig): OwnListeners {
   const ports = new Set<number>();
-  const hosts = new Set<string>();
   for (const p of [config.port, config.internalPort, config.inboundSmtpPort]) if (p) ports.add(p);
-  const endpoints = [
+  const configured = [
     endpointOf(config.databaseUrl, () => 5432),
     endpointOf(config.clickhouseUrl, (u) => (u.protocol === 'https:' ? 443 : 80)),
     // nodemailer's defaults: 465 with TLS from the start (smtps), else 587.
     endpointOf(config.smtpUrl, (u) => (u.protocol === 'smtps:' ? 465 : 587)),
   ];
-  for (const e of endpoints) {
-    if (!e) continue;
-    ports.add(e.port);
-    hosts.add(e.host);
-  }
-  return { ports, hosts };
+  const endpoints = configured.filter((e) => e !== undefined);
+  for (const e of endpoints) ports.add(e.port);
+  return { ports, endpoints };
 }
 
 /** True when connecting to this address reaches this machine: loopback, unspecified, or an interface's address. */
@@ -77,29 +75,34 @@ export function isThisMachine(address: string): boolean {
   );
 }
 
-/** Addresses the configured hosts resolve to, looked up again after a minute (they are our own infrastructure's names). */
+/**
+ * `address|port` of each configured endpoint, its host resolved; looked up again after a minute
+ * (they are our own infrastructure's names, and may move).
+ */
 const RESOLVED_FOR_MS = 60_000;
-const resolved = new WeakMap<OwnListeners, { at: number; addresses: Promise<Set<string>> }>();
+const resolved = new WeakMap<OwnListeners, { at: number; pairs: Promise<Set<string>> }>();
+const pair = (address: string, port: number) => `${ipaddr.process(address).toNormalizedString()}|${port}`;
 
-function configuredAddresses(own: OwnListeners): Promise<Set<string>> {
+function configuredPairs(own: OwnListeners): Promise<Set<string>> {
   const hit = resolved.get(own);
-  if (hit && Date.now() - hit.at < RESOLVED_FOR_MS) return hit.addresses;
-  const addresses = Promise.all(
-    [...own.hosts].map((host) =>
-      isIP(host)
+  if (hit && Date.now() - hit.at < RESOLVED_FOR_MS) return hit.pairs;
+  const pairs = Promise.all(
+    own.endpoints.map(({ host, port }) =>
+      (isIP(host)
         ? Promise.resolve([host])
-        : new Promise<string[]>((done) => dnsLookup(host, { all: true }, (err, list) => done(err ? [] : list.map((l) => l.address)))),
+        : new Promise<string[]>((done) => dnsLookup(host, { all: true }, (err, list) => done(err ? [] : list.map((l) => l.address))))
+      ).then((addresses) => addresses.filter((a) => ipaddr.isValid(a)).map((a) => pair(a, port))),
     ),
-  ).then((lists) => new Set(lists.flat().filter((a) => ipaddr.isValid(a)).map((a) => ipaddr.process(a).toNormalizedString())));
-  resolved.set(own, { at: Date.now(), addresses });
-  return addresses;
+  ).then((lists) => new Set(lists.flat()));
+  resolved.set(own, { at: Date.now(), pairs });
+  return pairs;
 }
 
-/** At creation: the URL's host and port, by name (the host a configured URL names, `localhost`) and by address. */
+/** By name: `localhost` on any port of ours, or a configured URL's host on its own port. */
 export function ownListenerByName(own: OwnListeners, host: string, port: number): boolean {
   if (!own.ports.has(port)) return false;
   const h = host.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
-  return h === 'localhost' || h.endsWith('.localhost') || own.hosts.has(h);
+  return h === 'localhost' || h.endsWith('.localhost') || own.endpoints.some((e) => e.host === h && e.port === port);
 }
 
 /**
@@ -110,5 +113,6 @@ export async function ownListenerAt(own: OwnListeners, address: string, port: nu
   if (!own.ports.has(port)) return false;
   if (isThisMachine(address) || isThisMachine(unwrapIPv4(address))) return true;
   if (!ipaddr.isValid(address)) return false;
-  return (await configuredAddresses(own)).has(ipaddr.process(address).toNormalizedString());
+  const pairs = await configuredPairs(own);
+  return pairs.has(pair(address, port)) || (ipaddr.isValid(unwrapIPv4(address)) && pairs.has(pair(unwrapIPv4(address), port)));
 }
