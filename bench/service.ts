@@ -61,13 +61,13 @@ export function benchPreloads(opts: { cpuProfile: boolean; countQueries: boolean
   return [...(opts.cpuProfile ? [preload('cpu-profiler.js')] : []), ...(opts.countQueries ? [preload('pg-query-counter.js')] : [])];
 }
 
-export async function startService(opts: { dataDir?: string; prefix: string; nodeOptions?: string[] }): Promise<Service> {
+export async function startService(opts: { dataDir?: string; prefix: string; nodeOptions?: string[]; env?: NodeJS.ProcessEnv }): Promise<Service> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), opts.prefix));
   // mkdtemp makes a 0700 directory; the embedded Postgres runs as another user and must traverse
   // it (sql/embedded.ts would fall back to /var/lib/cartero, which the benchmark would not clean).
   chmodSync(dataDir, 0o755);
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
   // The embedded default, whatever the calling shell has set.
   delete env.DATABASE_URL;
   delete env.CLICKHOUSE_URL;

@@ -95,7 +95,8 @@ runBench(async () => {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 
-  const service = await startService({ prefix: 'cartero-bench-webhooks-' });
+  // The receiver is on loopback: private receivers are allowed explicitly (npm start does not).
+  const service = await startService({ prefix: 'cartero-bench-webhooks-', env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
   const pool = servicePool(service, 4);
   let stopped: Stopped | undefined;
   try {

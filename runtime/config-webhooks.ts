@@ -71,9 +71,8 @@ export const WEBHOOK_VARIABLES = {
     name: 'WEBHOOK_ALLOW_PRIVATE',
     type: 'enum',
     default: false,
-    defaultText: 'false (`npm start`: true)',
     allowed: 'true or false',
-    description: 'true: receivers on loopback, private and link-local addresses are allowed (the embedded default, tests); false: refused at creation and at every delivery',
+    description: "true: receivers on loopback, private and link-local addresses are allowed (set it explicitly, e.g. for a receiver on this machine or a test); false: refused at creation and at every delivery. Either way the service's own listeners are never a receiver (docs/webhooks.md)",
     parse(raw) {
       const v = raw.trim().toLowerCase();
       if (v !== 'true' && v !== 'false') fail('WEBHOOK_ALLOW_PRIVATE', 'true or false', raw);

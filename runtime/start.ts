@@ -119,8 +119,8 @@ async function main(): Promise<void> {
     DKIM_KEY_ENCRYPTION_KEY: config.domains.keyEncryptionKey ?? dataDirKeySecret(config.dataDir),
     INBOUND_SMTP_PORT: String(inboundPort),
     INTERNAL_PORT: String(internalPort),
-    // Local receivers (a test server on loopback) are the point of the embedded default.
-    WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE || 'true',
+    // WEBHOOK_ALLOW_PRIVATE is left as the operator set it (default false): the embedded default
+    // runs Postgres, ClickHouse and SMTP on loopback, so a tenant's webhook must not reach there.
   };
   for (const dyno of ['web', 'worker']) {
     const child = spawn(process.execPath, [join(projectRoot, 'dist', 'runtime', `${dyno}.js`)], { env, stdio: ['ignore', 'inherit', 'inherit'] });

@@ -30,7 +30,7 @@ import {
  * (SIGTERM) or a terminal (Ctrl-C: SIGINT to the whole foreground process group) stops them.
  */
 
-const DB_ENV = ['DATABASE_URL', 'CLICKHOUSE_URL', 'DATA_DIR', 'PORT'];
+const DB_ENV = ['DATABASE_URL', 'CLICKHOUSE_URL', 'DATA_DIR', 'PORT', 'WEBHOOK_ALLOW_PRIVATE'];
 
 /** Polls url until it answers 2xx; fails early with the process output when proc exits. */
 async function waitHttp(url: string, proc: Proc, ms = 30_000): Promise<void> {
@@ -298,6 +298,21 @@ t.test('npm start: embedded default end to end, two side by side, Ctrl-C, restar
   t.equal(listed.status, 200);
   t.same(listed.body.data.map((s: any) => [s.id, s.email_address, s.domain_is_verified]), [[sender.id, 'news@demo.example', true]]);
   t.equal(postmasterPid(dirA), invA.pg, 'the CLI used the running Postgres, it did not start one');
+
+  // npm start leaves WEBHOOK_ALLOW_PRIVATE to the operator (default false): a receiver on loopback
+  // is refused, and the embedded ClickHouse (which answers SQL over HTTP) is refused as one of the
+  // service's own listeners whatever that variable says.
+  const hooksKey = oneJsonObject(await cliA('key', 'create', '--instance', 'demo', '--scopes', 'webhooks:write'));
+  const createHook = async (url: string) => {
+    const res = await fetch(`${urlA}/v1/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${hooksKey.key}`, 'x-instance-slug': 'demo', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'hook', url }),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  t.match(await createHook(`http://127.0.0.1:${await freePort()}/hook`), { status: 422, body: { errors: [{ code: 'url_not_public', message: /not public/ }] } }, 'a loopback receiver is refused under npm start');
+  t.match(await createHook(`http://127.0.0.1:${svcA.clickhouse!.port}/?query=SELECT%201`), { status: 422, body: { errors: [{ code: 'url_not_public' }] } }, 'so is the embedded ClickHouse');
 
   // B has a database of its own: the same slug is free there.
   const cliB = cliRunner(t, childEnv({ DATA_DIR: dirB }, DB_ENV));

@@ -4,6 +4,7 @@ import { withTenant } from '../domain/tenancy/context.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { clickToken, openToken } from '../domain/tracking/tokens.js';
 import { postEvent } from '../domain/webhooks/post.js';
+import { receiverPolicy } from '../domain/webhooks/receiver-address.js';
 import { loadConfig } from '../runtime/config.js';
 import { createBoss } from '../runtime/queue.js';
 import { webhookSweepJob } from '../workers/webhook-housekeeping.js';
@@ -361,13 +362,129 @@ t.test('PATCH is_active false cancels what is pending; retry and replay are 409 
 
 t.test('delivery refuses a private receiver when not allowed, on the address it connects to', async (t) => {
   for (const url of [receiver.url('/private'), receiver.url('/private').replace('127.0.0.1', 'localhost')]) {
-    const o = await postEvent({ url, headers: {}, body: '{}', timeoutMs: 2000, allowPrivate: false });
+    const o = await postEvent({ url, headers: {}, body: '{}', timeoutMs: 2000, receivers: receiverPolicy(loadConfig({})) });
     t.equal(o.statusCode, null, url);
     t.match(o.error, /receiver refused/);
   }
   t.equal(receiver.at('/private').length, 0, 'nothing reached the receiver');
-  const allowed = await postEvent({ url: receiver.url('/private'), headers: {}, body: '{}', timeoutMs: 2000, allowPrivate: true });
+  const allowed = await postEvent({ url: receiver.url('/private'), headers: {}, body: '{}', timeoutMs: 2000, receivers: receiverPolicy(loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true' })) });
   t.equal(allowed.statusCode, 200);
+});
+
+t.test('creation refuses every address that is not global unicast, the IPv6 forms that carry a private IPv4 included (422 url_not_public)', async (t) => {
+  const a = await tenant();
+  const strict = mailApi(stack.url, a.headers);
+  const refused = [
+    '[::7f00:1]', '[::ffff:0:7f00:1]', '[64:ff9b:1::1]', '[64:ff9b:1::808:808]', '[2002::1]', '[2002:7f00:1::]', '[2002:a9fe:a9fe::1]',
+    '[fec0::1]', '[2001::1]', '[::ffff:7f00:1]', '[64:ff9b::a9fe:a9fe]', '[fd00::1]', '[100::1]',
+  ];
+  for (const host of refused) {
+    const r = await strict.call('POST', '/v1/webhooks', { name: 'p', url: `http://${host}:8080/hook` });
+    t.match(r, { status: 422, body: { errors: [{ pointer: '/url', code: 'url_not_public', message: /not public/ }] } }, `${host} refused`);
+  }
+  // The decoding works both ways: 8.8.8.8 inside 6to4 is public.
+  t.equal((await strict.call('POST', '/v1/webhooks', { name: 'p', url: 'http://[2002:808:808::1]:8080/hook' })).status, 201, '2002:808:808::1 (8.8.8.8) accepted');
+});
+
+t.test("the service's own listeners: refused at creation and url change with private receivers allowed, and at delivery, storing nothing", async (t) => {
+  const a = await tenant();
+  const ch = new URL(dbs.clickhouseUrl);
+  const pg = new URL(dbs.databaseUrl);
+  const smtpPort = new URL(stack.simulator.url).port;
+  const own = [
+    `http://127.0.0.1:${ch.port}/?query=SELECT%201`,
+    `http://localhost:${ch.port}/?query=SELECT%201`,
+    `http://[::1]:${ch.port}/`,
+    `http://[::ffff:127.0.0.1]:${ch.port}/`,
+    `http://0.0.0.0:${ch.port}/`,
+    `http://${pg.hostname}:${pg.port || 5432}/`,
+    `http://127.0.0.1:${smtpPort}/`,
+  ];
+  for (const url of own) {
+    const r = await a.api.call('POST', '/v1/webhooks', { name: 'own', url });
+    t.match(r, { status: 422, body: { errors: [{ pointer: '/url', code: 'url_not_public', message: /one of the service's own listeners/ }] } }, `${url} refused at creation`);
+  }
+  const h = await createHook(a, '/own-later');
+  const patched = await a.api.call('PATCH', `/v1/webhooks/${h.id}`, { url: own[0] });
+  t.match(patched, { status: 422, body: { errors: [{ code: 'url_not_public' }] } }, 'refused on url change');
+  t.equal((await a.api.call('GET', `/v1/webhooks/${h.id}`)).body.url, receiver.url('/own-later'), 'the url is unchanged');
+
+  // A webhook that points there anyway (written before this check existed): the worker refuses
+  // the connection on the address it resolves, a name resolving to loopback with ClickHouse's port.
+  await dbs.pool.query('UPDATE webhooks SET url = $1 WHERE id = $2', [`http://localhost:${ch.port}/?query=SELECT%20version()`, h.id]);
+  t.equal((await a.api.call('POST', `/v1/webhooks/${h.id}/test`)).status, 202);
+  const first = await waitFor('the first attempt settled', async () => {
+    const data = (await a.api.call('GET', `/v1/webhooks/${h.id}/deliveries`)).body.data;
+    return data.find((x: any) => x.attempt === 1 && x.status !== 'pending');
+  });
+  t.match(first, { status: 'failed', status_code: null, response_body: null, error: /receiver refused: .*one of the service's own listeners/ }, 'refused, no answer stored');
+  await a.api.call('PATCH', `/v1/webhooks/${h.id}`, { is_active: false });
+});
+
+t.test('a settle never fails on what a receiver answers: each delivery settles once, its stored answer a clean excerpt of at most 1 KB', async (t) => {
+  const a = await tenant();
+  const binary = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 37 + (i >> 3)) & 0xff));
+  const cases: Array<{ path: string; answer: Parameters<typeof receiver.on>[1]; status?: number; expect: (body: string) => void }> = [
+    { path: '/answer-nul', answer: () => ({ status: 200, body: 'before\0after' }), expect: (b) => t.equal(b, 'before\uFFFDafter', 'NUL replaced') },
+    {
+      path: '/answer-latin1',
+      answer: () => ({ status: 200, headers: { 'content-type': 'text/plain; charset=iso-8859-1' }, body: Buffer.from('café ñ', 'latin1') }),
+      expect: (b) => t.equal(b, 'caf\uFFFD \uFFFD', 'invalid UTF-8 replaced'),
+    },
+    {
+      path: '/answer-binary',
+      answer: () => ({ status: 200, headers: { 'content-type': 'application/octet-stream' }, body: binary }),
+      expect: (b) => {
+        t.ok(Buffer.byteLength(b) <= 1024, `binary: at most 1 KB (${Buffer.byteLength(b)} bytes)`);
+        t.notOk(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/.test(b), 'binary: no control character');
+        t.ok(b.includes('\uFFFD'), 'binary: invalid bytes replaced');
+      },
+    },
+    {
+      // 5 MB whose 1,024th byte is inside a two-byte character.
+      path: '/answer-huge',
+      answer: () => ({ status: 200, body: Buffer.from('a' + 'é'.repeat(2_621_440)) }),
+      expect: (b) => t.equal(b, 'a' + 'é'.repeat(511), '5 MB: the first 1 KB, the character the limit cuts dropped'),
+    },
+    {
+      // Headers at once, then a few bytes every 100 ms for three times the timeout (1 s).
+      path: '/answer-trickle',
+      answer: () => ({ status: 200, trickle: { chunk: 'tick ', everyMs: 100, forMs: 3000 } }),
+      expect: (b) => t.match(b, /^(tick )+$/, `a trickle: what came before the timeout (${b.length} characters)`),
+    },
+    {
+      path: '/answer-retry-after',
+      answer: (_r, n) => (n === 1 ? { status: 503, headers: { 'retry-after': '9'.repeat(40) }, body: '\0\x01' } : { status: 200 }),
+      status: 503,
+      expect: (b) => t.equal(b, '\uFFFD\uFFFD', 'a 503 with an absurd Retry-After and controls in its body'),
+    },
+  ];
+  const hooks = new Map<string, number>();
+  for (const c of cases) {
+    receiver.on(c.path, c.answer);
+    const h = await createHook(a, c.path);
+    hooks.set(c.path, h.id);
+    t.equal((await a.api.call('POST', `/v1/webhooks/${h.id}/test`)).status, 202);
+  }
+  for (const c of cases) {
+    const id = hooks.get(c.path)!;
+    const log = await waitFor(`${c.path} settled`, async () => {
+      const data = (await a.api.call('GET', `/v1/webhooks/${id}/deliveries`)).body.data;
+      return data.length && data.every((x: any) => x.status !== 'pending') && (c.status || data[0].delivery_status === 'succeeded') ? data : undefined;
+    }, 20_000);
+    t.same(log.map((x: any) => [x.attempt, x.status, x.status_code]), [[1, c.status ? 'failed' : 'succeeded', c.status ?? 200]], `${c.path}: one attempt`);
+    t.equal(log[0].error, null);
+    c.expect(log[0].response_body);
+  }
+  await sleep(2500); // past a retry of the schedule (1 s) and the lease (timeout + 5 s) of a settle that failed
+  for (const c of cases) {
+    const id = hooks.get(c.path)!;
+    t.equal(receiver.at(c.path).length, 1, `${c.path}: sent once`);
+    const log = (await a.api.call('GET', `/v1/webhooks/${id}/deliveries`)).body.data;
+    t.equal(log.length, 1, `${c.path}: one attempt in the log`);
+  }
+  const retried = await dbs.pool.query("SELECT status, next_attempt_at > now() + interval '23 hours' AS in_a_day FROM webhook_deliveries WHERE webhook_id = $1", [hooks.get('/answer-retry-after')]);
+  t.same(retried.rows, [{ status: 'pending', in_a_day: true }], 'Retry-After capped at a day');
 });
 
 /**

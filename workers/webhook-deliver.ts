@@ -5,6 +5,7 @@ import { beginAttempts, markSpilled, settleAttempts, takeSpilled, type Attempt, 
 import { deliveryJobExpiry, WEBHOOK_DELIVER_QUEUE, type DeliveryEnqueuer, type WebhookDeliverJob } from '../domain/webhooks/deliver-job.js';
 import { isRowId } from '../domain/row-id.js';
 import { postEvent } from '../domain/webhooks/post.js';
+import { receiverPolicy, type ReceiverPolicy } from '../domain/webhooks/receiver-address.js';
 import type { WebhookSettings } from '../domain/webhooks/settings.js';
 import { signedHeaders } from '../domain/webhooks/signing.js';
 import { createPool, withTransaction, type Pool } from '../sql/pool.js';
@@ -49,6 +50,8 @@ export function workerEnqueuer(boss: PgBoss, settings: WebhookSettings): Deliver
 export interface DeliverDeps {
   pool: Pool;
   settings: WebhookSettings;
+  /** Which receivers may be connected to (WEBHOOK_ALLOW_PRIVATE, the service's own listeners). */
+  receivers: ReceiverPolicy;
   logger: Logger;
   enqueue: DeliveryEnqueuer;
   now: () => Date;
@@ -233,7 +236,7 @@ function drainOf(deps: DeliverDeps, webhookId: number): Drain {
             headers: signedHeaders(a.secrets, a.msgId, new Date(), a.body),
             body: a.body,
             timeoutMs: settings.timeoutSeconds * 1000,
-            allowPrivate: settings.allowPrivate,
+            receivers: deps.receivers,
           }),
         })),
       );
@@ -296,7 +299,7 @@ export const webhookDeliverJob = defineJob<WebhookDeliverJob>({
     const pool = createPool(config.databaseUrl!, { max: 10, application: 'cartero-webhooks', customPlans: true });
     const logger = base.child({ queue: WEBHOOK_DELIVER_QUEUE });
     let consumer: JobConsumer | undefined;
-    const deps: DeliverDeps = { pool, settings, logger, enqueue: workerEnqueuer(boss, settings), now: deliveryClock(settings.clockOffsetSeconds), wake: () => consumer?.wake() };
+    const deps: DeliverDeps = { pool, settings, receivers: receiverPolicy(config), logger, enqueue: workerEnqueuer(boss, settings), now: deliveryClock(settings.clockOffsetSeconds), wake: () => consumer?.wake() };
     consumer = consumeJobs(boss, WEBHOOK_DELIVER_QUEUE, { batchSize: BATCH, maxActive: MAX_ACTIVE, pollMs: 500, logger }, async (jobs) => {
       const ids = jobs.map((job) => parse(job.data));
       jobs.forEach((job, i) => ids[i] || logger.error({ jobId: job.id, data: job.data }, 'malformed job ignored'));

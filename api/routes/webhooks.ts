@@ -10,6 +10,7 @@ import {
   type WebhookInput,
   type WebhookPatch,
 } from '../../domain/webhooks/webhooks.js';
+import { receiverPolicy } from '../../domain/webhooks/receiver-address.js';
 import type { PageRequest } from '../../domain/pagination.js';
 import { defineRoute } from '../route.js';
 import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
@@ -67,7 +68,7 @@ export const webhookRoutes = [
     auth: write,
     body: webhookCreateSchema,
     success: { status: 201, description: 'The webhook and its signing secret', schema: webhookWithSecretSchema },
-    handler: ({ tenant, body, deps }) => createWebhook(tenant, deps.pool, body, deps.config.webhooks.allowPrivate),
+    handler: ({ tenant, body, deps }) => createWebhook(tenant, deps.pool, body, receiverPolicy(deps.config)),
   }),
   defineRoute<Record<string, never>, { id: number }, WebhookPatch>({
     method: 'patch',
@@ -81,7 +82,7 @@ export const webhookRoutes = [
     body: webhookPatchSchema,
     success: { status: 200, description: 'The webhook', schema: webhookSchema },
     errors: [404],
-    handler: ({ tenant, params, body, deps }) => updateWebhook(tenant, deps.pool, params.id, body, deps.config.webhooks.allowPrivate),
+    handler: ({ tenant, params, body, deps }) => updateWebhook(tenant, deps.pool, params.id, body, receiverPolicy(deps.config)),
   }),
   defineRoute<Record<string, never>, { id: number }>({
     method: 'delete',

@@ -1,26 +1,32 @@
 import http from 'node:http';
 import https from 'node:https';
-import { guardedLookup, refusedLiteral } from './receiver-address.js';
+import { AnswerExcerpt, cleanText, RESPONSE_KEEP_BYTES } from './answer-excerpt.js';
+import { portOf, receiverLookup, refusedLiteral, type ReceiverPolicy } from './receiver-address.js';
+
+export { RESPONSE_KEEP_BYTES };
 
 /** What one POST to a receiver gave. */
 export interface PostOutcome {
   /** The HTTP status, or null when there was no answer (timeout, connection error, refused address). */
   statusCode: number | null;
+  /** Why there was no answer; at most ERROR_KEEP_BYTES, clean text (answer-excerpt.ts). */
   error: string | null;
-  /** The first 1 KB of the answer's body. */
+  /** An excerpt of the answer's body (answer-excerpt.ts); null with no answer. */
   response: string | null;
   durationMs: number;
   /** Retry-After of a 429 or 503, in seconds. */
   retryAfterSeconds: number | null;
 }
 
-export const RESPONSE_KEEP_BYTES = 1024;
+const ERROR_KEEP_BYTES = 1024;
 
 // Keep-alive agents: a busy receiver is called many times a second. Their sockets were opened
-// through the guarded lookup, so a reused one is to an address already checked.
+// through the lookup of the request that opened them (receiverLookup, under this process's one
+// policy), so a reused one is to an address already checked; a socket is reused only for the
+// same host and port. One pair per WEBHOOK_ALLOW_PRIVATE value, so no socket crosses policies.
 const agents = {
-  guarded: { http: new http.Agent({ keepAlive: true, lookup: guardedLookup as never }), https: new https.Agent({ keepAlive: true, lookup: guardedLookup as never }) },
-  open: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) },
+  strict: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) },
+  private: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) },
 };
 
 /** Retry-After as seconds (delta-seconds or an HTTP date); null when absent or unreadable. */
@@ -32,37 +38,52 @@ export function retryAfterSeconds(value: string | undefined, now = Date.now()): 
 }
 
 /**
- * POST a signed event. The whole exchange (connect, send, answer headers and the kept part of the
- * body) must end within timeoutMs; past it, a failure with no status code. Receivers on non-public
- * addresses are refused (before connecting) unless allowPrivate.
+ * POST a signed event. The receiver has timeoutMs to answer (connect, send, the answer's status
+ * and headers); past it, a failure with no status code. Once the status came, it decides the
+ * attempt: the body is read only for its excerpt, until the excerpt is full, the body ends or
+ * the timeout (a body that trickles in is not waited for). Receivers the policy refuses are
+ * refused before connecting (literal addresses) or on the address the lookup gives, and store
+ * no answer.
  */
-export function postEvent(opts: {
+export async function postEvent(opts: {
   url: string;
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
-  allowPrivate: boolean;
+  receivers: ReceiverPolicy;
 }): Promise<PostOutcome> {
   const started = performance.now();
-  const done = (o: Omit<PostOutcome, 'durationMs'>): PostOutcome => ({ ...o, durationMs: Math.round(performance.now() - started) });
+  const done = (o: Omit<PostOutcome, 'durationMs'>): PostOutcome => ({
+    ...o,
+    error: o.error === null ? null : cleanText(o.error, ERROR_KEEP_BYTES),
+    durationMs: Math.round(performance.now() - started),
+  });
   const url = new URL(opts.url);
-  if (!opts.allowPrivate) {
-    const literal = refusedLiteral(url);
-    if (literal) return Promise.resolve(done({ statusCode: null, error: `receiver refused: address ${literal} is not public`, response: null, retryAfterSeconds: null }));
-  }
+  const literal = await refusedLiteral(url, opts.receivers);
+  if (literal) return done({ statusCode: null, error: `receiver refused: ${literal}`, response: null, retryAfterSeconds: null });
   const isHttps = url.protocol === 'https:';
-  const agent = (opts.allowPrivate ? agents.open : agents.guarded)[isHttps ? 'https' : 'http'];
+  const agent = agents[opts.receivers.allowPrivate ? 'private' : 'strict'][isHttps ? 'https' : 'http'];
   return new Promise((resolve) => {
     let settled = false;
-    const finish = (o: Omit<PostOutcome, 'durationMs'>) => {
+    let status: number | null = null;
+    let after: number | null = null;
+    const excerpt = new AnswerExcerpt();
+    const finish = (error: string | null, complete = false) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
-      resolve(done(o));
+      resolve(
+        done(
+          status === null
+            ? { statusCode: null, error: error ?? 'no answer', response: null, retryAfterSeconds: null }
+            : { statusCode: status, error: null, response: excerpt.text(complete), retryAfterSeconds: after },
+        ),
+      );
     };
     const req = (isHttps ? https : http).request(url, {
       method: 'POST',
       agent,
+      // Per request, not per agent: the check needs the port (own-listeners.ts).
+      lookup: receiverLookup(portOf(url), opts.receivers) as never,
       headers: {
         'content-type': 'application/json',
         'content-length': Buffer.byteLength(opts.body),
@@ -70,36 +91,37 @@ export function postEvent(opts: {
         ...opts.headers,
       },
     });
+    // Bounds the whole exchange, also the reading of a body whose excerpt is already taken.
     const timer = setTimeout(() => {
-      finish({ statusCode: null, error: `timeout after ${opts.timeoutMs} ms`, response: null, retryAfterSeconds: null });
+      finish(`timeout after ${opts.timeoutMs} ms`);
       req.destroy();
     }, opts.timeoutMs);
     req.on('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
       const refused = err.code === 'ERECEIVERREFUSED';
-      finish({ statusCode: null, error: refused ? `receiver refused: ${err.message}` : `${err.code ?? 'error'}: ${err.message}`, response: null, retryAfterSeconds: null });
+      finish(refused ? `receiver refused: ${err.message}` : `${err.code ?? 'error'}: ${err.message}`);
     });
     req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      let kept = 0;
+      status = res.statusCode ?? null;
+      after = status === 429 || status === 503 ? retryAfterSeconds(res.headers['retry-after']) : null;
       let total = 0;
-      const status = res.statusCode ?? null;
-      const after = status === 429 || status === 503 ? retryAfterSeconds(res.headers['retry-after']) : null;
-      const end = () =>
-        finish({ statusCode: status, error: null, response: Buffer.concat(chunks).subarray(0, RESPONSE_KEEP_BYTES).toString('utf8'), retryAfterSeconds: after });
       res.on('data', (chunk: Buffer) => {
         total += chunk.length;
-        if (kept < RESPONSE_KEEP_BYTES) {
-          chunks.push(chunk);
-          kept += chunk.length;
-        }
+        excerpt.push(chunk);
+        if (excerpt.full) finish(null);
         // The rest is read and dropped (the socket stays reusable) unless it is large.
-        if (total >= RESPONSE_KEEP_BYTES * 64) {
-          end();
-          res.destroy();
-        }
+        if (total >= RESPONSE_KEEP_BYTES * 64) res.destroy();
       });
-      res.on('end', end);
-      res.on('error', end);
+      res.on('end', () => {
+        clearTimeout(timer);
+        finish(null, true);
+      });
+      // Cut (by us past 64 KB, or by the receiver): what came is the excerpt.
+      res.on('close', () => {
+        clearTimeout(timer);
+        finish(null);
+      });
+      res.on('error', () => finish(null));
     });
     req.end(opts.body);
   });

@@ -1,41 +1,45 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import { isGlobalUnicast } from './global-unicast.js';
+import { ownListenerAt, ownListenerByName, ownListeners, type ListenerConfig, type OwnListeners } from './own-listeners.js';
 
 /**
  * Webhook receivers must be public hosts (server-side request forgery: a tenant could otherwise
- * make the worker call the metadata service, Postgres or an admin port). Checked when a webhook
- * is created or its url changes, and again on every connection (`guardedLookup`): the check runs
- * on the very addresses the socket connects to, so a DNS answer that changes between the two
- * (DNS rebinding) is caught. WEBHOOK_ALLOW_PRIVATE=true lifts it (the embedded default and the
- * tests, whose receivers are on loopback).
+ * make the worker call the metadata service, Postgres or an admin port), and never one of the
+ * service's own listeners (own-listeners.ts). Checked when a webhook is created or its url
+ * changes, and again on every connection (`receiverLookup`): the check runs on the very
+ * addresses the socket connects to, so a DNS answer that changes between the two (DNS
+ * rebinding) is caught. WEBHOOK_ALLOW_PRIVATE=true, set explicitly by the operator (or a test),
+ * lifts the public-address rule; the own-listener rule holds whatever it says.
  */
-const BLOCKED = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['64:ff9b::', 96], ['100::', 64],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv6');
+export interface ReceiverPolicy {
+  /** WEBHOOK_ALLOW_PRIVATE: loopback, private and link-local receivers allowed. */
+  allowPrivate: boolean;
+  own: OwnListeners;
+}
 
-/** True for loopback, private, link-local, CGNAT, multicast, documentation and reserved addresses. */
+const policies = new WeakMap<object, ReceiverPolicy>();
+
+/** The policy of a process's configuration, derived once per configuration object. */
+export function receiverPolicy(config: ListenerConfig & { webhooks: { allowPrivate: boolean } }): ReceiverPolicy {
+  let p = policies.get(config);
+  if (!p) policies.set(config, (p = { allowPrivate: config.webhooks.allowPrivate, own: ownListeners(config) }));
+  return p;
+}
+
+/** True for anything but global unicast (global-unicast.ts). */
 export function isNonPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return BLOCKED.check(address, 'ipv4');
-  if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped) return BLOCKED.check(mapped[1]!, 'ipv4');
-    return BLOCKED.check(address, 'ipv6');
-  }
-  return true;
+  return !isGlobalUnicast(address);
 }
 
 export class ReceiverRefused extends Error {
-  constructor(readonly address: string) {
-    super(`receiver address ${address} is private, loopback or link-local (WEBHOOK_ALLOW_PRIVATE is not set)`);
+  constructor(reason: string) {
+    super(reason);
   }
 }
+
+/** The port a receiver URL connects to. */
+export const portOf = (url: URL): number => Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
 
 /** The URL's host as an IP literal, without IPv6 brackets; undefined for a name. */
 function literalHost(url: URL): string | undefined {
@@ -43,44 +47,71 @@ function literalHost(url: URL): string | undefined {
   return isIP(host) ? host : undefined;
 }
 
-/**
- * Resolve the URL's host and refuse it if any address is not public. undefined when allowed;
- * otherwise the reason. A name that does not resolve is refused too (it could not be called).
- */
-export async function refusedReceiver(url: URL): Promise<string | undefined> {
-  const literal = literalHost(url);
-  if (literal) return isNonPublicAddress(literal) ? `address ${literal} is not public` : undefined;
-  try {
-    const addresses = await new Promise<LookupAddress[]>((resolve, reject) =>
-      dnsLookup(url.hostname, { all: true, verbatim: true }, (err, list) => (err ? reject(err) : resolve(list))),
-    );
-    const bad = addresses.find((a) => isNonPublicAddress(a.address));
-    return bad ? `${url.hostname} resolves to ${bad.address}, which is not public` : undefined;
-  } catch (err) {
-    return `${url.hostname} does not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
-  }
+const OWN = "is one of the service's own listeners";
+
+/** Why this address and port may not be connected to; undefined when they may. */
+async function refusedAddress(address: string, port: number, policy: ReceiverPolicy): Promise<string | undefined> {
+  if (await ownListenerAt(policy.own, address, port)) return `address ${address} port ${port} ${OWN}`;
+  if (!policy.allowPrivate && !isGlobalUnicast(address)) return `address ${address} is not public`;
+  return undefined;
 }
 
-/** A literal IP host checked before connecting (sockets skip the lookup for literals). */
-export function refusedLiteral(url: URL): string | undefined {
+/**
+ * At creation and url change: the URL's host by name, then its addresses (a name is resolved).
+ * undefined when allowed; otherwise the reason. Without WEBHOOK_ALLOW_PRIVATE a name that does
+ * not resolve is refused too (it could not be called).
+ */
+export async function refusedReceiver(url: URL, policy: ReceiverPolicy): Promise<string | undefined> {
+  const port = portOf(url);
+  if (ownListenerByName(policy.own, url.hostname, port)) return `${url.host} ${OWN}`;
   const literal = literalHost(url);
-  return literal && isNonPublicAddress(literal) ? literal : undefined;
+  if (literal) return refusedAddress(literal, port, policy);
+  // Private allowed and not an own port: no address could be refused.
+  if (policy.allowPrivate && !policy.own.ports.has(port)) return undefined;
+  let addresses: LookupAddress[];
+  try {
+    addresses = await new Promise<LookupAddress[]>((resolve, reject) =>
+      dnsLookup(url.hostname, { all: true, verbatim: true }, (err, list) => (err ? reject(err) : resolve(list))),
+    );
+  } catch (err) {
+    return policy.allowPrivate ? undefined : `${url.hostname} does not resolve (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
+  }
+  for (const a of addresses) {
+    const refused = await refusedAddress(a.address, port, policy);
+    if (refused) return `${url.hostname} resolves to ${refused.replace(/^address /, '')}`;
+  }
+  return undefined;
+}
+
+/** A literal IP host checked before connecting (sockets skip the lookup for literals): the reason, or undefined. */
+export async function refusedLiteral(url: URL, policy: ReceiverPolicy): Promise<string | undefined> {
+  const port = portOf(url);
+  if (ownListenerByName(policy.own, url.hostname, port)) return `${url.host} ${OWN}`;
+  const literal = literalHost(url);
+  return literal ? refusedAddress(literal, port, policy) : undefined;
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
- * A `lookup` for http.request that resolves, then refuses the connection if any resolved address
- * is not public: the addresses checked are the addresses connected to.
+ * A `lookup` for http.request to `port`: resolves, then refuses the connection if any resolved
+ * address is refused by the policy, so the addresses checked are the addresses connected to.
  */
-export function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
-  dnsLookup(hostname, { ...options, all: true }, (err, list) => {
-    if (err) return callback(err, []);
-    const bad = list.find((a) => isNonPublicAddress(a.address));
-    if (bad) return callback(Object.assign(new ReceiverRefused(bad.address), { code: 'ERECEIVERREFUSED' }), []);
-    if (options.all) return callback(null, list);
-    const first = list[0];
-    if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
-    callback(null, first.address, first.family);
-  });
+export function receiverLookup(port: number, policy: ReceiverPolicy) {
+  return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
+    dnsLookup(hostname, { ...options, all: true }, (err, list) => {
+      if (err) return callback(err, []);
+      void Promise.all(list.map((a) => refusedAddress(a.address, port, policy))).then(
+        (reasons) => {
+          const refused = reasons.find((r) => r !== undefined);
+          if (refused) return callback(Object.assign(new ReceiverRefused(refused), { code: 'ERECEIVERREFUSED' }), []);
+          if (options.all) return callback(null, list);
+          const first = list[0];
+          if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
+          callback(null, first.address, first.family);
+        },
+        (e: Error) => callback(Object.assign(e, { code: 'ERECEIVERREFUSED' }), []),
+      );
+    });
+  };
 }

@@ -3,7 +3,7 @@ import type { Client, Pool } from '../../sql/pool.js';
 import { toCountedPage, window, type Page, type PageRequest } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
-import { refusedReceiver } from './receiver-address.js';
+import { refusedReceiver, type ReceiverPolicy } from './receiver-address.js';
 import { newSecret } from './signing.js';
 import type { WebhookEventType } from './event-types.js';
 
@@ -44,8 +44,11 @@ export interface WebhookPatch {
   is_active?: boolean;
 }
 
-/** A receiver URL: http(s), no credentials in it, and a public host unless private ones are allowed. */
-async function checkUrl(raw: string, allowPrivate: boolean): Promise<string> {
+/**
+ * A receiver URL: http(s), no credentials in it, never one of the service's own listeners, and a
+ * public host unless private ones are allowed (receiver-address.ts).
+ */
+async function checkUrl(raw: string, receivers: ReceiverPolicy): Promise<string> {
   let url: URL;
   try {
     url = new URL(raw);
@@ -58,10 +61,8 @@ async function checkUrl(raw: string, allowPrivate: boolean): Promise<string> {
   if (url.username || url.password) {
     throw new ValidationFailed([{ pointer: '/url', code: 'url_credentials', message: 'URL should not carry credentials' }]);
   }
-  if (!allowPrivate) {
-    const refused = await refusedReceiver(url);
-    if (refused) throw new ValidationFailed([{ pointer: '/url', code: 'url_not_public', message: `Receiver refused: ${refused}` }]);
-  }
+  const refused = await refusedReceiver(url, receivers);
+  if (refused) throw new ValidationFailed([{ pointer: '/url', code: 'url_not_public', message: `Receiver refused: ${refused}` }]);
   return url.toString();
 }
 
@@ -100,9 +101,9 @@ export async function createWebhook(
   tenant: Tenant,
   pool: Pool,
   input: WebhookInput,
-  allowPrivate: boolean,
+  receivers: ReceiverPolicy,
 ): Promise<WebhookRow & { secret: string }> {
-  const url = await checkUrl(input.url, allowPrivate);
+  const url = await checkUrl(input.url, receivers);
   const secret = newSecret();
   return withTenant(pool, tenant, async (c) => {
     const { rows } = await c.query<WebhookRow>(
@@ -119,8 +120,8 @@ export async function createWebhook(
  * at once); false pauses it by hand and cancels its pending deliveries, as an automatic pause
  * does (a replay brings back what it missed).
  */
-export async function updateWebhook(tenant: Tenant, pool: Pool, id: number, patch: WebhookPatch, allowPrivate: boolean): Promise<WebhookRow> {
-  const url = patch.url === undefined ? undefined : await checkUrl(patch.url, allowPrivate);
+export async function updateWebhook(tenant: Tenant, pool: Pool, id: number, patch: WebhookPatch, receivers: ReceiverPolicy): Promise<WebhookRow> {
+  const url = patch.url === undefined ? undefined : await checkUrl(patch.url, receivers);
   return withTenant(pool, tenant, async (c) => {
     const before = await readWebhook(tenant, c, id, true);
     const resume = patch.is_active === true && !before.is_active;

@@ -20,8 +20,14 @@ export interface Received {
   closedAt?: number;
 }
 
-/** How a path answers: a status (and headers; after delayMs), or 'hang' (never answer until released). */
-export type Answer = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
+/**
+ * How a path answers: a status (and headers; after delayMs) with a body (text or raw bytes), or
+ * 'hang' (never answer until released). `trickle`: after the headers, one chunk every `everyMs`
+ * for `forMs`, then the end (a receiver that answers slowly, byte by byte).
+ */
+export type Answer =
+  | { status: number; headers?: Record<string, string>; body?: string | Buffer; delayMs?: number; trickle?: { chunk: string; everyMs: number; forMs: number } }
+  | 'hang';
 
 /**
  * A real webhook receiver on loopback: every request is recorded; each path answers as its
@@ -51,7 +57,19 @@ export async function startReceiver(t: Teardown) {
       const reply = () => {
         r.answered = answer.status;
         res.writeHead(answer.status, answer.headers ?? {});
-        res.end(answer.body ?? 'ok');
+        const trickle = answer.trickle;
+        if (!trickle) return void res.end(answer.body ?? 'ok');
+        res.flushHeaders();
+        const until = Date.now() + trickle.forMs;
+        const timer = setInterval(() => {
+          if (res.destroyed) return clearInterval(timer);
+          if (Date.now() >= until) {
+            clearInterval(timer);
+            return void res.end();
+          }
+          res.write(trickle.chunk);
+        }, trickle.everyMs);
+        res.on('close', () => clearInterval(timer));
       };
       if (answer.delayMs) setTimeout(reply, answer.delayMs);
       else reply();
