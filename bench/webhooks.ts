@@ -20,7 +20,8 @@
  *                   pipeline's own, not the backlog's
  *   BENCH_SILENT    that many more webhooks, subscribed to everything too, whose receiver never
  *                   answers (each attempt ends at WEBHOOK_TIMEOUT_SECONDS): the figures are those of
- *                   the answering webhooks, which the silent ones must not slow down (default 0)
+ *                   the answering webhooks, which the silent ones must not slow down (default 0).
+ *                   Past 20 webhooks in all, WEBHOOK_MAX_PER_INSTANCE is raised to fit them
  *   BENCH_KEEP_DATA=1 keep the temp DATA_DIR
  *
  * The receiver and the load generator share the machine's two cores with the service.
@@ -95,6 +96,9 @@ runBench(async () => {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 
+  // One instance with every webhook: past the default WEBHOOK_MAX_PER_INSTANCE (20), the service
+  // started here (it inherits this environment) is given room for them.
+  if (HOOKS + SILENT > 20) process.env.WEBHOOK_MAX_PER_INSTANCE ??= String(HOOKS + SILENT);
   const service = await startService({ prefix: 'cartero-bench-webhooks-' });
   const pool = servicePool(service, 4);
   let stopped: Stopped | undefined;
