@@ -20,7 +20,8 @@
  *                   pipeline's own, not the backlog's
  *   BENCH_SILENT    that many more webhooks, subscribed to everything too, whose receiver never
  *                   answers (each attempt ends at WEBHOOK_TIMEOUT_SECONDS): the figures are those of
- *                   the answering webhooks, which the silent ones must not slow down (default 0)
+ *                   the answering webhooks, which the silent ones must not slow down (default 0).
+ *                   Past 20 webhooks in all, WEBHOOK_MAX_PER_INSTANCE is raised to fit them
  *   BENCH_KEEP_DATA=1 keep the temp DATA_DIR
  *
  * The receiver and the load generator share the machine's two cores with the service.
@@ -96,7 +97,11 @@ runBench(async () => {
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 
   // The receiver is on loopback: private receivers are allowed explicitly (npm start does not).
-  const service = await startService({ prefix: 'cartero-bench-webhooks-', env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+  // One instance holds every webhook: past the default WEBHOOK_MAX_PER_INSTANCE (20), the service
+  // is given room for them.
+  const env: Record<string, string> = { WEBHOOK_ALLOW_PRIVATE: 'true' };
+  if (HOOKS + SILENT > 20) env.WEBHOOK_MAX_PER_INSTANCE = process.env.WEBHOOK_MAX_PER_INSTANCE ?? String(HOOKS + SILENT);
+  const service = await startService({ prefix: 'cartero-bench-webhooks-', env });
   const pool = servicePool(service, 4);
   let stopped: Stopped | undefined;
   try {

@@ -6,7 +6,7 @@ import type { Client } from '../sql/pool.js';
  */
 export interface JobQueue {
   /** expireInSeconds: the job's own expiry instead of its queue's (how long an active job may run before a retry). */
-  insert(client: Client, jobs: Array<{ name: string; data: object; expireInSeconds?: number }>): Promise<void>;
+  insert(client: Client, jobs: Array<{ name: string; data: object; expireInSeconds?: number; priority?: number }>): Promise<void>;
 }
 
 /*

@@ -65,6 +65,10 @@ export const WEBHOOK_VARIABLES = {
   retrySchedule,
   pauseAfterSeconds: duration('WEBHOOK_PAUSE_AFTER', 5 * 86_400, '5d', 'a webhook whose deliveries have all failed for longer than this (since failing_since) is paused (is_active false, auto_paused_at)'),
   pauseAfterFailures: integer('WEBHOOK_PAUSE_AFTER_FAILURES', 0, 0, 1_000_000, 'a webhook whose last N attempts all failed (consecutive_failures) is paused at once; 0: only WEBHOOK_PAUSE_AFTER pauses'),
+  maxPerInstance: integer(
+    'WEBHOOK_MAX_PER_INSTANCE', 20, 1, 1000,
+    "webhooks one instance may have (paused ones count: they can be resumed); creating one more answers 409 webhook_limit_reached. Each webhook multiplies every event of the instance, so this bounds one send's fan-out (docs/webhooks.md)",
+  ),
   concurrency: integer('WEBHOOK_CONCURRENCY', 10, 1, 1000, 'attempts in flight to one webhook at a time, across all workers'),
   holdMax: integer('WEBHOOK_HOLD_MAX', 100_000, 10, 10_000_000, 'deliveries a worker keeps in memory per webhook while its WEBHOOK_CONCURRENCY attempts are in flight (about 50 bytes each); the rest wait in the table and are read back as these drain'),
   allowPrivate: {

@@ -2,6 +2,7 @@ import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { deliveryClock } from '../domain/webhooks/clock.js';
 import { beginAttempts, markSpilled, settleAttempts, takeSpilled, type Attempt, type Begun } from '../domain/webhooks/delivery.js';
+import { backlogJobs } from '../domain/webhooks/fair-share.js';
 import { deliveryJobExpiry, WEBHOOK_DELIVER_QUEUE, type DeliveryEnqueuer, type WebhookDeliverJob } from '../domain/webhooks/deliver-job.js';
 import { isRowId } from '../domain/row-id.js';
 import { postEvent } from '../domain/webhooks/post.js';
@@ -40,6 +41,7 @@ export function workerEnqueuer(boss: PgBoss, settings: WebhookSettings): Deliver
         name: WEBHOOK_DELIVER_QUEUE,
         data: { delivery_id: j.deliveryId },
         ...(j.at ? { startAfter: j.at } : {}),
+        ...(j.priority ? { priority: j.priority } : {}),
         expireInSeconds: deliveryJobExpiry(settings.timeoutSeconds),
       })),
       { db: { executeSql: (text: string, values: unknown[]) => c.query(text, values) } },
@@ -314,7 +316,8 @@ export const webhookDeliverJob = defineJob<WebhookDeliverJob>({
       await consumer!.stop(CONSUMER_STOP_GRACE_MS, async () => {
         const held = await releaseDrains(deps);
         try {
-          await withTransaction(pool, (c) => deps.enqueue(c, held.map((deliveryId) => ({ deliveryId }))));
+          // With their backlog's priority: given back all at once, they must not go before other instances' work.
+          await withTransaction(pool, async (c) => deps.enqueue(c, await backlogJobs(c, held)));
         } catch (err) {
           logger.warn({ err, held: held.length }, 'could not give held deliveries their jobs back; the minute sweep will');
         }

@@ -7,12 +7,15 @@ import { startTickLoop } from './tick-loop.js';
 /**
  * The webhook stage over the event outbox, run continuously like the event pump (a schedule's
  * minute would be the latency floor): a batch per tick (domain/webhooks/fanout.ts), at once again
- * after a full one. One worker at a time does it (an advisory lock), so events become deliveries
- * in outbox order; the others' ticks find the lock taken and wait for the next.
+ * after one that left rows waiting. One worker at a time does it (an advisory lock), so each
+ * instance's events become deliveries in outbox order; the others' ticks find the lock taken and
+ * wait for the next.
  */
 // Batches stay small: a settling attempt of a webhook waits for the fan-out transaction that holds
-// its row (chain.ts), so a long one would stall every webhook's deliveries.
-export const FANOUT_DEFAULTS = { intervalMs: 100, batchSize: 200 } as const;
+// its row (chain.ts), so a long one would stall every webhook's deliveries. Bounded in deliveries
+// too, not only events (each event makes one per webhook), and shared by the instances waiting
+// (domain/webhooks/fair-share.ts).
+export const FANOUT_DEFAULTS = { intervalMs: 100, events: 200, deliveries: 2000 } as const;
 
 export function startWebhookFanout(opts: {
   pool: Pool;
@@ -27,10 +30,10 @@ export function startWebhookFanout(opts: {
     intervalMs: FANOUT_DEFAULTS.intervalMs,
     async tick() {
       const r = await withTransaction(opts.pool, (c) =>
-        fanOutBatch(c, FANOUT_DEFAULTS.batchSize, (tx, ids) => opts.enqueue(tx, ids.map((deliveryId) => ({ deliveryId })))),
+        fanOutBatch(c, FANOUT_DEFAULTS, opts.enqueue),
       );
       if (r?.heads.length) opts.wake();
-      return r?.marked === FANOUT_DEFAULTS.batchSize;
+      return r?.more ?? false;
     },
   });
 }

@@ -1,5 +1,6 @@
 import { WAITS_IN_CHAIN } from '../domain/webhooks/chain.js';
 import { WEBHOOK_DELIVER_QUEUE } from '../domain/webhooks/deliver-job.js';
+import { backlogJobs } from '../domain/webhooks/fair-share.js';
 import { withTransaction, type Client } from '../sql/pool.js';
 import { defineSchedule } from './job.js';
 import { workerEnqueuer } from './webhook-deliver.js';
@@ -90,7 +91,8 @@ export const webhookSweepJob = defineSchedule({
         [WEBHOOK_DELIVER_QUEUE, ids.map(String)],
       );
       const live = new Set(queued.map((r) => Number(r.id)));
-      await enqueue(c, ids.filter((id) => !live.has(id)).map((deliveryId) => ({ deliveryId })));
+      // A crash's held backlog comes back here: with its priority, behind other instances' work.
+      await enqueue(c, await backlogJobs(c, ids.filter((id) => !live.has(id))));
     }
   },
 });

@@ -63,12 +63,15 @@ export const webhookRoutes = [
     summary: 'Create a webhook',
     description:
       'events: a list of event types, or null (or omitted) for all. The url must be http(s) on a public host (422 otherwise, ' +
-      'unless the service allows private receivers). The answer carries the signing secret, shown only here.',
+      'unless the service allows private receivers). The answer carries the signing secret, shown only here. ' +
+      '409 webhook_limit_reached when the instance already has WEBHOOK_MAX_PER_INSTANCE webhooks (default 20; paused ones count).',
     tag,
     auth: write,
     body: webhookCreateSchema,
     success: { status: 201, description: 'The webhook and its signing secret', schema: webhookWithSecretSchema },
-    handler: ({ tenant, body, deps }) => createWebhook(tenant, deps.pool, body, receiverPolicy(deps.config)),
+    errors: [409],
+    handler: ({ tenant, body, deps }) =>
+      createWebhook(tenant, deps.pool, body, receiverPolicy(deps.config), deps.config.webhooks.maxPerInstance),
   }),
   defineRoute<Record<string, never>, { id: number }, WebhookPatch>({
     method: 'patch',

@@ -18,5 +18,8 @@ export interface WebhookDeliverJob {
  */
 export const deliveryJobExpiry = (timeoutSeconds: number): number => timeoutSeconds + 10;
 
-/** Enqueues delivery jobs in the caller's transaction; `at`: not before (a retry's delay). */
-export type DeliveryEnqueuer = (c: Client, jobs: ReadonlyArray<{ deliveryId: number; at?: Date }>) => Promise<void>;
+/**
+ * Enqueues delivery jobs in the caller's transaction; `at`: not before (a retry's delay);
+ * `priority`: pg-boss's (higher first; default 0), the fan-out's fair share (fair-share.ts).
+ */
+export type DeliveryEnqueuer = (c: Client, jobs: ReadonlyArray<{ deliveryId: number; at?: Date; priority?: number }>) => Promise<void>;

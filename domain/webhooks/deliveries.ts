@@ -6,6 +6,7 @@ import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { chainHeads } from './chain.js';
 import { deliveryJobExpiry, WEBHOOK_DELIVER_QUEUE } from './deliver-job.js';
+import { backlogJobs } from './fair-share.js';
 import { messageId } from './signing.js';
 import { assertActive, readWebhook } from './webhooks.js';
 
@@ -109,7 +110,13 @@ export async function replay(
       [tenant.instanceId, webhookId, since, until ?? null, w.events],
     );
     const heads = await chainHeads(c, rows.map((r) => Number(r.id)));
-    await queue.insert(c, heads.map((id) => ({ name: WEBHOOK_DELIVER_QUEUE, data: { delivery_id: id }, expireInSeconds: deliveryJobExpiry(timeoutSeconds) })));
+    // A large replay is a backlog like any other: behind other instances' work (fair-share.ts).
+    await queue.insert(c, (await backlogJobs(c, heads)).map((j) => ({
+      name: WEBHOOK_DELIVER_QUEUE,
+      data: { delivery_id: j.deliveryId },
+      expireInSeconds: deliveryJobExpiry(timeoutSeconds),
+      priority: j.priority,
+    })));
     return { queued: rows.length };
   });
 }

@@ -1,16 +1,20 @@
 import type { Client } from '../../sql/pool.js';
 import { chainHeads } from './chain.js';
 import { eventTypeOf, type WebhookEventType } from './event-types.js';
+import { backlogJobs, outboxShares, type FanoutBudget } from './fair-share.js';
 
 /**
  * The webhook stage over the event outbox (workers/webhook-fanout.ts runs it; service role, every
  * instance). One transaction per batch:
- *   1. take the stage's advisory lock (one fan-out at a time across workers, so events are
- *      turned into deliveries in outbox order) and lock the oldest unmarked rows in id order;
+ *   1. take the stage's advisory lock (one fan-out at a time across workers, so each instance's
+ *      events are turned into deliveries in outbox order) and lock, for each instance with rows
+ *      waiting, its share of its oldest unmarked rows (fair-share.ts: instances take turns, so
+ *      one instance's backlog never holds back another's events);
  *   2. for the instances of the batch that have webhooks: freeze each event's body into
  *      webhook_events, and add one delivery per webhook it is for (active, subscribed; a test
  *      event only to its own webhook);
- *   3. mark the rows (webhooks_done), and enqueue the deliveries that head their mail's chain.
+ *   3. mark the rows (webhooks_done), and enqueue the deliveries that head their mail's chain,
+ *      each job's priority its place in its instance's backlog (fair-share.ts).
  * All or nothing: a crash before the commit leaves the rows unmarked, to be done again; after it,
  * the deliveries and their jobs exist. An event of an instance without any webhook is only marked.
  */
@@ -39,6 +43,8 @@ interface WebhookTarget {
 export interface FanoutResult {
   /** Outbox rows marked. */
   marked: number;
+  /** Some instance had more rows than its share (or more instances were waiting): tick again at once. */
+  more: boolean;
   /** Deliveries created. */
   deliveries: number;
   /** Deliveries to enqueue now (chain heads); already enqueued when `enqueue` was given. */
@@ -47,18 +53,26 @@ export interface FanoutResult {
 
 export async function fanOutBatch(
   c: Client,
-  limit: number,
-  enqueue: (c: Client, deliveryIds: number[]) => Promise<void>,
+  budget: FanoutBudget,
+  enqueue: (c: Client, jobs: Array<{ deliveryId: number; priority: number }>) => Promise<void>,
 ): Promise<FanoutResult | undefined> {
   const { rows: lock } = await c.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS ok', [STAGE_LOCK]);
   if (!lock[0]!.ok) return undefined;
+  const shares = await outboxShares(c, budget);
+  if (!shares.length) return { marked: 0, more: false, deliveries: 0, heads: [] };
   const { rows: events } = await c.query<OutboxRow>({
     name: 'webhook_fanout_claim',
-    text: `SELECT id, instance_id, mail_id, entity_id, kind, status, url, user_agent, host(ip) AS ip, occurred_at
-             FROM event_outbox WHERE NOT webhooks_done ORDER BY id LIMIT $1 FOR UPDATE`,
-    values: [limit],
+    text: `SELECT o.* FROM unnest($1::bigint[], $2::int[]) AS q(instance_id, n)
+            CROSS JOIN LATERAL (
+              SELECT id, instance_id, mail_id, entity_id, kind, status, url, user_agent, host(ip) AS ip, occurred_at
+                FROM event_outbox WHERE instance_id = q.instance_id AND NOT webhooks_done ORDER BY id LIMIT q.n FOR UPDATE) o
+           ORDER BY o.id`,
+    values: [shares.map((s) => s.instanceId), shares.map((s) => s.events)],
   });
-  if (!events.length) return { marked: 0, deliveries: 0, heads: [] };
+  const taken = new Map<string, number>();
+  for (const e of events) taken.set(e.instance_id, (taken.get(e.instance_id) ?? 0) + 1);
+  const more = shares.length >= budget.events || shares.some((s) => (taken.get(s.instanceId) ?? 0) >= s.events);
+  if (!events.length) return { marked: 0, more, deliveries: 0, heads: [] };
   const instanceIds = [...new Set(events.map((e) => e.instance_id))];
   // FOR KEY SHARE (what the deliveries' foreign key takes anyway): a delivery settling meanwhile
   // (FOR UPDATE) either committed before, and its chain successor is found here, or waits, and
@@ -116,8 +130,8 @@ export async function fanOutBatch(
     values: [events.map((e) => e.id)],
   });
   const heads = await chainHeads(c, deliveryIds);
-  await enqueue(c, heads);
-  return { marked: events.length, deliveries: deliveryIds.length, heads };
+  await enqueue(c, await backlogJobs(c, heads));
+  return { marked: events.length, more, deliveries: deliveryIds.length, heads };
 }
 
 /** Each event's `data` (docs/webhooks.md, per type), by outbox id. */

@@ -7,6 +7,8 @@ export interface WebhookSettings {
   pauseAfterSeconds: number;
   /** This many failed attempts in a row pause it; 0 disables the rule. */
   pauseAfterFailures: number;
+  /** Webhooks an instance may have, paused ones included (a create beyond: 409 webhook_limit_reached). */
+  maxPerInstance: number;
   /** Attempts in flight per webhook, across workers. */
   concurrency: number;
   /** Deliveries a worker's drain keeps in memory per webhook, beyond those in flight. */

@@ -97,15 +97,34 @@ export async function getWebhook(tenant: Tenant, pool: Pool, id: number): Promis
   return withTenant(pool, tenant, (c) => readWebhook(tenant, c, id));
 }
 
+/** The advisory lock class of an instance's webhook count (two-key form: never meets the one-key stage and migration locks). */
+const WEBHOOK_COUNT_LOCK = 0x77686370; // 'whcp'
+
+/**
+ * POST: at most WEBHOOK_MAX_PER_INSTANCE webhooks per instance (`max`), since each one multiplies
+ * every event of the instance into one more delivery. Paused webhooks count (a PATCH resumes them
+ * without a create); deleted ones are gone. The count and the insert run under a transaction-level
+ * advisory lock on the instance, so two creates at max - 1, on any web dynos, cannot both pass:
+ * the second counts after the first commits.
+ */
 export async function createWebhook(
   tenant: Tenant,
   pool: Pool,
   input: WebhookInput,
   receivers: ReceiverPolicy,
+  max: number,
 ): Promise<WebhookRow & { secret: string }> {
   const url = await checkUrl(input.url, receivers);
   const secret = newSecret();
   return withTenant(pool, tenant, async (c) => {
+    await c.query('SELECT pg_advisory_xact_lock($1::int, ($2::bigint % 2147483647)::int)', [WEBHOOK_COUNT_LOCK, tenant.instanceId]);
+    const { rows: count } = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM webhooks WHERE instance_id = $1', [tenant.instanceId]);
+    if (count[0]!.n >= max) {
+      throw new RuleViolation(
+        'webhook_limit_reached',
+        `this instance has ${count[0]!.n} webhooks and at most ${max} are allowed (paused ones count); delete one, or ask the operator to raise WEBHOOK_MAX_PER_INSTANCE`,
+      );
+    }
     const { rows } = await c.query<WebhookRow>(
       `INSERT INTO webhooks (instance_id, name, url, events, secret) VALUES ($1, $2, $3, $4, $5) RETURNING ${WEBHOOK_COLUMNS}`,
       [tenant.instanceId, input.name, url, eventList(input.events), secret],
