@@ -92,7 +92,9 @@ t.test('embedded server: migrate, write, read, survive a restart', async (t) => 
 
 t.test('the embedded server answers only its own credentials', async (t) => {
   const dir = await tempDir('ch-auth');
-  let server = await start(dir);
+  const logged: string[] = [];
+  let server = await startEmbeddedClickHouse({ dir, log: (m) => logged.push(m) });
+  t.teardown(() => server.stop());
   const password = (await readFile(join(dir, 'password'), 'utf8')).trim();
   t.match(password, /^[0-9a-f]{64}$/, 'a password generated into the data dir');
   for (const file of ['password', 'users.xml', 'config.xml']) {
@@ -133,6 +135,8 @@ t.test('the embedded server answers only its own credentials', async (t) => {
 
   const url = server.url;
   await server.stop();
+  t.ok(logged.length >= 2, 'the launcher logged its start and stop');
+  t.notOk(logged.some((m) => m.includes(password)), `no log line holds the password (${logged.join(' | ')})`);
   server = await start(dir, server.port);
   t.equal(server.url, url, 'a restart on the same dir reuses the password (and the port given)');
   t.equal((await fetch(select)).status, 401, 'and still refuses anonymous requests');
