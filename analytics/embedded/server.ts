@@ -93,12 +93,17 @@ function configXml(dir: string, password: string): string {
     <rule><url>/ping</url><methods>GET,HEAD</methods><handler><type>static</type><response_content>Ok.
 </response_content></handler></rule>
     <rule><headers><Authorization>${basic}</Authorization></headers>${queryHandler}</rule>
-    <rule><headers><X-ClickHouse-User>${USER}</X-ClickHouse-User><X-ClickHouse-Key>${password}</X-ClickHouse-Key></headers>${queryHandler}</rule>
+    <rule><headers><X-ClickHouse-User>${USER}</X-ClickHouse-User><X-ClickHouse-Key>${xmlText(password)}</X-ClickHouse-Key></headers>${queryHandler}</rule>
     <rule><handler><type>static</type><status>401</status><content_type>text/plain; charset=UTF-8</content_type><response_content>Authentication required: user ${USER}, the password is in the file \`${PASSWORD_FILE}\` of this server's data directory
 </response_content></handler></rule>
   </http_handlers>
 </clickhouse>
 `;
+}
+
+/** Text for an XML element: the generated password needs none of this, one an operator wrote might. */
+function xmlText(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
 function usersXml(password: string): string {
