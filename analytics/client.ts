@@ -62,3 +62,28 @@ export async function pingClickHouse(client: ClickHouseClient): Promise<boolean>
     return false;
   }
 }
+
+/**
+ * fetch() for a ClickHouse URL that may carry credentials (the embedded server's always do):
+ * fetch refuses a URL with a user or password in it, so they travel as the Basic Authorization
+ * header, the one @clickhouse/client sends. For scripts and benchmarks that talk plain HTTP.
+ */
+export function clickHouseFetch(url: string, init: RequestInit = {}): Promise<Response> {
+  const target = new URL(url);
+  const headers = new Headers(init.headers);
+  if (target.username || target.password) {
+    const credentials = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`;
+    headers.set('authorization', `Basic ${Buffer.from(credentials).toString('base64')}`);
+    target.username = '';
+    target.password = '';
+  }
+  return fetch(target, { ...init, headers });
+}
+
+/** The URL without its credentials: what a log line or an error message may show. */
+export function withoutCredentials(url: string): string {
+  const shown = new URL(url);
+  shown.username = '';
+  shown.password = '';
+  return shown.toString();
+}

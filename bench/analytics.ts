@@ -63,7 +63,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
-import { databaseOf } from '../analytics/client.js';
+import { clickHouseFetch, databaseOf } from '../analytics/client.js';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
 import type { Tenant } from '../domain/tenancy/context.js';
@@ -151,7 +151,7 @@ function coresUsed(a: CpuSnapshot, b: CpuSnapshot): CpuCores {
 // ---------------------------------------------------------------- ClickHouse over HTTP
 
 interface ClickHouse {
-  /** Server root (no database path). */
+  /** Server root (no database path), with the credentials of services.json (see clickHouseFetch). */
   root: string;
   database: string;
 }
@@ -166,7 +166,7 @@ function chUrl(ch: ClickHouse, params: Record<string, string | number> = {}, set
 
 /** One statement; the answer's text (throws with ClickHouse's message on an error). */
 async function chText(ch: ClickHouse, sql: string, params: Record<string, string | number> = {}, settings: Record<string, string | number> = {}): Promise<string> {
-  const res = await fetch(chUrl(ch, params, settings), { method: 'POST', body: sql });
+  const res = await clickHouseFetch(chUrl(ch, params, settings), { method: 'POST', body: sql });
   const body = await res.text();
   if (!res.ok) throw new Error(`ClickHouse ${res.status}: ${body.slice(0, 2000)}\nquery: ${sql.slice(0, 500)}`);
   return body;
@@ -420,7 +420,7 @@ async function loadPostgres(databaseUrl: string, ch: ClickHouse, f: Fixture): Pr
 
     const copy = async (table: string, columns: string, select: string): Promise<number> => {
       const t = performance.now();
-      const res = await fetch(chUrl(ch, {}, { max_execution_time: 1200 }), { method: 'POST', body: `${select} FORMAT CSV` });
+      const res = await clickHouseFetch(chUrl(ch, {}, { max_execution_time: 1200 }), { method: 'POST', body: `${select} FORMAT CSV` });
       if (!res.ok || !res.body) throw new Error(`ClickHouse ${res.status}: ${await res.text()}`);
       const sink = c.query(copyStreams.from(`COPY ${table} (${columns}) FROM STDIN WITH (FORMAT csv, NULL '\\N')`));
       await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), sink);
@@ -833,7 +833,7 @@ function exportSelect(fx: Fixture, range: { start: Date; end: Date }): string {
 
 async function rawExport(ch: ClickHouse, fx: Fixture, range: { start: Date; end: Date }): Promise<ExportRun> {
   const t = performance.now();
-  const res = await fetch(chUrl(ch), { method: 'POST', body: `${exportSelect(fx, range)} FORMAT CSVWithNames` });
+  const res = await clickHouseFetch(chUrl(ch), { method: 'POST', body: `${exportSelect(fx, range)} FORMAT CSVWithNames` });
   const firstByte = performance.now() - t;
   if (!res.ok) return { variant: 'ClickHouse FORMAT CSVWithNames', status: res.status, rows: 0, bytes: 0, seconds: 0, rows_per_s: 0, first_byte_ms: round(firstByte), error: (await res.text()).slice(0, 500) };
   const c = await countStream(res.body);

@@ -475,6 +475,8 @@ async function runBaseline(service: Service, smtpUrl: string, secret: string, ra
     host: url.hostname,
     port: Number(url.port),
     ignoreTLS: true,
+    // npm start's simulator takes mail only after AUTH, as the worker's transport does it (SMTP_URL).
+    ...(url.username ? { auth: { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } } : {}),
     maxConnections: SMTP_MAX_CONNECTIONS,
     maxMessages: SMTP_MAX_MESSAGES,
   });

@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
  * $DATA_DIR/services.json records where the embedded servers of a data dir listen, so the CLI
  * (and a second `npm start`) reach the same databases, and ports are reused across restarts.
+ * Their URLs carry their credentials, so the file is mode 0600 (writeServices).
  */
 export interface ServicesFile {
   postgres?: { port: number; url: string };
@@ -34,7 +35,9 @@ export function readServices(dataDir: string): ServicesFile {
 export function writeServices(dataDir: string, services: ServicesFile): void {
   mkdirSync(dataDir, { recursive: true });
   const tmp = servicesPath(dataDir) + '.tmp';
-  // Holds the embedded Postgres password: readable by the owner only.
+  // Holds the embedded servers' URLs with their passwords (Postgres, ClickHouse, the mailbox
+  // simulator): readable by the owner only, also when a crash left a .tmp with another mode.
   writeFileSync(tmp, JSON.stringify(services, null, 2) + '\n', { mode: 0o600 });
+  chmodSync(tmp, 0o600);
   renameSync(tmp, servicesPath(dataDir));
 }

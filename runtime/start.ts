@@ -10,7 +10,11 @@ import { createLogger } from './logger.js';
 import { runMigrations } from './migrations.js';
 import { projectRoot } from './paths.js';
 import { preferredPort } from './ports.js';
+import { secretFile } from './secret-file.js';
 import { readServices, writeServices } from './services-file.js';
+
+/** The mailbox simulator's AUTH password (user `cartero`), generated once. */
+const SIMULATOR_PASSWORD_FILE = 'mailbox-simulator.password';
 
 /**
  * `npm start`: the embedded default. Postgres and ClickHouse under DATA_DIR unless DATABASE_URL /
@@ -76,10 +80,12 @@ async function main(): Promise<void> {
         dir: join(config.dataDir, 'mailbox'),
         port: await preferredPort(recorded.smtp?.port, picked),
         inboundUrl: `smtp://127.0.0.1:${inboundPort}`,
+        // Only the service may write into the mailbox: AUTH with a password made once (docs/operations.md).
+        auth: { user: 'cartero', pass: secretFile(join(config.dataDir, SIMULATOR_PASSWORD_FILE)) },
         log: (m) => logger.debug(m),
       });
       stops.push(simulator.stop);
-      logger.info({ url: simulator.url, mailbox: simulator.dir }, 'mailbox simulator ready');
+      logger.info({ url: simulator.where, mailbox: simulator.dir }, 'mailbox simulator ready');
     }
   } catch (err) {
     logger.error({ err }, 'could not start the embedded services');

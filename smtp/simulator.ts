@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { appendFile, link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import nodemailer from 'nodemailer';
@@ -34,12 +34,20 @@ import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMT
  * once. Two deliveries of the same message (an at-least-once retry) are two files: nothing is
  * ever overwritten, which is what lets tests count duplicates.
  *
- * Only a plain-text server: no AUTH, no STARTTLS. It is a development and test fixture; production
- * sets SMTP_URL to a real relay.
+ * A plain-text server: no STARTTLS. With `auth` it takes mail only after AUTH PLAIN or LOGIN with
+ * those credentials (530 otherwise), over the plain connection (it is on loopback): that is how
+ * `npm start` runs it, so nothing else on the machine can write into the mailbox. Without `auth`
+ * (tests, benchmarks) it takes mail from anyone, and refuses AUTH. It is a development and test
+ * fixture; production sets SMTP_URL to a real relay.
  */
 export interface MailboxSimulator {
-  /** `smtp://127.0.0.1:PORT`: what SMTP_URL is set to. */
+  /**
+   * What SMTP_URL is set to: `smtp://127.0.0.1:PORT`, or `smtp://USER:PASS@127.0.0.1:PORT` with
+   * `auth` (then a secret: never log it; `where` is the same without the credentials).
+   */
   url: string;
+  /** `smtp://127.0.0.1:PORT`: for messages. */
+  where: string;
   port: number;
   /** Where the `.eml` files are written (absolute). */
   dir: string;
@@ -74,6 +82,8 @@ export interface MailboxSimulatorOptions {
    * ARF report and `dsnbounce*` recipients their DSN. Without it neither report is sent.
    */
   inboundUrl?: string;
+  /** Require SMTP AUTH with these credentials before MAIL FROM (see MailboxSimulator). */
+  auth?: { user: string; pass: string };
   /** How long a `slow*` recipient's message waits for its 250 after it is stored; 5 s by default. */
   slowMs?: number;
   log?: (m: string) => void;
@@ -227,10 +237,27 @@ export async function startMailboxSimulator(opts: MailboxSimulatorOptions): Prom
     }
   }
 
+  const auth = opts.auth;
+  const sameSecret = (given: string | null | undefined, expected: string) => {
+    // Compared as digests: equal lengths for timingSafeEqual, and no length leak.
+    const digest = (v: string) => createHash('sha256').update(v).digest();
+    return typeof given === 'string' && timingSafeEqual(digest(given), digest(expected));
+  };
   const server = new SMTPServer({
     banner: 'Cartero mailbox simulator',
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
+    ...(auth
+      ? {
+          authOptional: false,
+          authMethods: ['PLAIN', 'LOGIN'],
+          // On loopback only; smtp-server otherwise refuses AUTH before STARTTLS, which this server has not.
+          allowInsecureAuth: true,
+          disabledCommands: ['STARTTLS'],
+          onAuth: (login, _session, done) => {
+            const ok = sameSecret(login.username, auth.user) && sameSecret(login.password, auth.pass);
+            return ok ? done(null, { user: login.username }) : done(reply(535, '5.7.8 Authentication credentials invalid'));
+          },
+        }
+      : { authOptional: true, disabledCommands: ['STARTTLS', 'AUTH'] }),
     size: MAX_MESSAGE_BYTES,
     // smtp-server's own enhanced status codes stay off (its default): the replies above carry
     // theirs explicitly, which keeps them independent of the library's code table.
@@ -254,12 +281,14 @@ export async function startMailboxSimulator(opts: MailboxSimulatorOptions): Prom
   if (!address || typeof address === 'string') throw new Error('mailbox simulator: no TCP address');
   const port = address.port;
   const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-  const url = `smtp://${urlHost}:${port}`;
-  log(`mailbox simulator ${url} storing into ${dir}`);
+  const where = `smtp://${urlHost}:${port}`;
+  const url = auth ? `smtp://${encodeURIComponent(auth.user)}:${encodeURIComponent(auth.pass)}@${urlHost}:${port}` : where;
+  log(`mailbox simulator ${where}${auth ? ' (AUTH required)' : ''} storing into ${dir}`);
 
   let stopping: Promise<void> | undefined;
   return {
     url,
+    where,
     port,
     dir,
     stop: () =>
@@ -267,7 +296,7 @@ export async function startMailboxSimulator(opts: MailboxSimulatorOptions): Prom
         await new Promise<void>((closed) => server.close(() => closed()));
         // A session cut by the grace timeout may still be writing its file or running onComplaint.
         while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-        log(`mailbox simulator ${url} stopped`);
+        log(`mailbox simulator ${where} stopped`);
       })()),
   };
 }

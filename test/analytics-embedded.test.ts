@@ -1,8 +1,8 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { createClickHouseClient, databaseOf, pingClickHouse, type ClickHouseClient } from '../analytics/client.js';
+import { clickHouseFetch, createClickHouseClient, databaseOf, pingClickHouse, type ClickHouseClient } from '../analytics/client.js';
 import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../analytics/embedded/server.js';
 import { migrateClickHouse } from '../analytics/migrate.js';
 import { migrations } from '../analytics/migrations/index.js';
@@ -48,7 +48,8 @@ t.test('embedded server: migrate, write, read, survive a restart', async (t) => 
   const started = Date.now();
   let server = await start(dir);
   t.comment(`started in ${Date.now() - started} ms (includes gcc on a cold cache)`);
-  t.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  t.match(server.url, /^http:\/\/cartero:[0-9a-f]{64}@127\.0\.0\.1:\d+$/, 'the URL carries the credentials');
+  t.equal(server.where, `http://127.0.0.1:${server.port}`);
   t.ok(alive(server.pid), 'launcher process is running');
 
   const url = `${server.url}/cartero_test`;
@@ -70,7 +71,7 @@ t.test('embedded server: migrate, write, read, survive a restart', async (t) => 
   const probe = 'SELECT value FROM service_info FINAL WHERE key = {key:String}';
   t.same(await rows(ch, probe, { key: 'probe' }), [{ value: 'hello' }]);
 
-  // System logs are what fills small disks; this server must create none (see CONFIG_XML).
+  // System logs are what fills small disks; this server must create none (see configXml).
   await ch.command({ query: 'SYSTEM FLUSH LOGS' });
   const logTables = await rows(ch, "SELECT name FROM system.tables WHERE database = 'system' AND endsWith(name, '_log')");
   t.same(logTables, [], 'no system.*_log tables');
@@ -89,6 +90,59 @@ t.test('embedded server: migrate, write, read, survive a restart', async (t) => 
   await server.stop();
 });
 
+t.test('the embedded server answers only its own credentials', async (t) => {
+  const dir = await tempDir('ch-auth');
+  const logged: string[] = [];
+  let server = await startEmbeddedClickHouse({ dir, log: (m) => logged.push(m) });
+  t.teardown(() => server.stop());
+  const password = (await readFile(join(dir, 'password'), 'utf8')).trim();
+  t.match(password, /^[0-9a-f]{64}$/, 'a password generated into the data dir');
+  for (const file of ['password', 'users.xml', 'config.xml']) {
+    t.equal((await stat(join(dir, file))).mode & 0o777, 0o600, `${file} is mode 0600`);
+  }
+  t.equal(new URL(server.url).password, password, 'the URL carries that password');
+
+  // What a webhook (or any process on the machine) could send: none of it may run a query.
+  const select = `${server.where}/?query=${encodeURIComponent('SELECT 1')}`;
+  const basic = (user: string, pass: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}` });
+  const refused: Array<[string, string, RequestInit]> = [
+    ['no credentials, ?query=', select, {}],
+    ['no credentials, POST', server.where, { method: 'POST', body: 'SELECT 1' }],
+    ['the passwordless default user, Basic', select, { headers: basic('default', '') }],
+    ['the passwordless default user, X-ClickHouse-User', select, { headers: { 'x-clickhouse-user': 'default' } }],
+    ['the default user, ?user=', `${select}&user=default`, {}],
+    ['the right user, ?user=&password=', `${select}&user=cartero&password=${password}`, {}],
+    ['a wrong password', select, { headers: basic('cartero', 'x'.repeat(64)) }],
+    ['another path', `${server.where}/play`, {}],
+  ];
+  for (const [what, url, init] of refused) {
+    const res = await fetch(url, init);
+    t.equal(res.status, 401, `refused: ${what}`);
+    t.notMatch(await res.text(), /^1$/m, `no result: ${what}`);
+  }
+  t.equal((await fetch(`${server.where}/ping`)).status, 200, '/ping stays open');
+
+  const accepted = async (headers: Record<string, string>) => (await fetch(`${server.where}/?query=${encodeURIComponent('SELECT currentUser()')}`, { headers })).text();
+  t.equal(await accepted(basic('cartero', password)), 'cartero\n', 'Basic auth with the password');
+  t.equal(await accepted({ 'x-clickhouse-user': 'cartero', 'x-clickhouse-key': password }), 'cartero\n', 'X-ClickHouse-User/Key with the password');
+  t.equal(await (await clickHouseFetch(`${server.url}/?query=SELECT%201`)).text(), '1\n', 'clickHouseFetch sends the URL credentials');
+  const ch = client(`${server.url}/system`);
+  t.same(await rows(ch, 'SELECT currentUser() AS u'), [{ u: 'cartero' }], '@clickhouse/client takes the credentials from the URL');
+  // default stays (clickhouse-local's own session needs it) but can do no more than its keep-alive.
+  t.same(await rows(ch, 'SELECT name FROM system.users ORDER BY name'), [{ name: 'cartero' }, { name: 'default' }], 'no other user');
+  const grants = await rows<{ g: string }>(ch, "SELECT access_type || ' ' || ifNull(database, '*') || '.' || ifNull(table, '*') AS g FROM system.grants WHERE user_name = 'default' ORDER BY g");
+  t.same(grants.map((r) => r.g), ['SELECT system.numbers', 'SYSTEM LISTEN *.*'], 'default may only start the listener');
+
+  const url = server.url;
+  await server.stop();
+  t.ok(logged.length >= 2, 'the launcher logged its start and stop');
+  t.notOk(logged.some((m) => m.includes(password)), `no log line holds the password (${logged.join(' | ')})`);
+  server = await start(dir, server.port);
+  t.equal(server.url, url, 'a restart on the same dir reuses the password (and the port given)');
+  t.equal((await fetch(select)).status, 401, 'and still refuses anonymous requests');
+  await server.stop();
+});
+
 t.test('two embedded servers side by side are independent', async (t) => {
   const [a, b] = await Promise.all([start(await tempDir('ch-a')), start(await tempDir('ch-b'))]);
   t.not(a.port, b.port);
@@ -104,7 +158,7 @@ t.test('two embedded servers side by side are independent', async (t) => {
   t.same(await rows(client(`${b.url}/cartero`), probe), [{ value: 'from b' }]);
 
   // A port already served by another ClickHouse must not be mistaken for our own server.
-  await t.rejects(start(await tempDir('ch-c'), a.port), /another ClickHouse|Address already in use/);
+  await t.rejects(start(await tempDir('ch-c'), a.port), /another server|Address already in use/);
   await Promise.all([a.stop(), b.stop()]);
 });
 

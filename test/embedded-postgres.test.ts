@@ -80,6 +80,21 @@ t.test('a real first start: initdb reads the password, no readable copy appears 
   t.equal((await client.query('SELECT 1 AS one')).rows[0].one, 1, 'the cluster took the password initdb read from the file');
   await client.end();
 
+  // Issue 24 ("any other embedded listener that accepts anyone on loopback"): this one does not.
+  const attempt = async (password: string) => {
+    const other = new pg.Client({ connectionString: Object.assign(new URL(reply.url), { password }).toString() });
+    try {
+      await other.connect();
+      return 'connected';
+    } catch (err) {
+      return (err as { code?: string; message: string }).code ?? (err as Error).message;
+    } finally {
+      await other.end().catch(() => {});
+    }
+  };
+  t.equal(await attempt('not-the-password'), '28P01', 'a wrong password is refused (invalid_password)');
+  t.match(await attempt(''), /SASL|password/, 'without a password the server asks for one (SCRAM) and the client cannot answer');
+
   const initdbFiles = [...seen.keys()].filter((p) => p !== join(dir, 'password'));
   t.ok(initdbFiles.length >= 1, `the password file initdb read was observed: ${initdbFiles.join(', ')}`);
   for (const [path, m] of seen) {

@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
+import { clickHouseFetch } from '../analytics/client.js';
 import { freePort } from '../runtime/ports.js';
 import { readServices } from '../runtime/services-file.js';
 import { testDatabases } from './helpers/databases.js';
@@ -31,6 +32,36 @@ import {
  */
 
 const DB_ENV = ['DATABASE_URL', 'CLICKHOUSE_URL', 'DATA_DIR', 'PORT', 'WEBHOOK_ALLOW_PRIVATE'];
+
+/** The server's reply lines after each SMTP command (its greeting first), over one plain connection. */
+async function smtpReply(port: number, commands: string[]): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  let received = '';
+  socket.setEncoding('utf8');
+  const next = (count: number) =>
+    new Promise<void>((resolve, reject) => {
+      const onData = (d: string) => {
+        received += d;
+        // A reply ends with a line "NNN text" (no dash after the code).
+        if ((received.match(/^\d{3} /gm) ?? []).length >= count) {
+          socket.off('data', onData);
+          resolve();
+        }
+      };
+      socket.on('data', onData);
+      socket.once('error', reject);
+    });
+  try {
+    await next(1);
+    for (const [i, command] of commands.entries()) {
+      socket.write(command + '\r\n');
+      await next(i + 2);
+    }
+    return received;
+  } finally {
+    socket.destroy();
+  }
+}
 
 /** Polls url until it answers 2xx; fails early with the process output when proc exits. */
 async function waitHttp(url: string, proc: Proc, ms = 30_000): Promise<void> {
@@ -175,7 +206,7 @@ t.test('release is idempotent: a second and third run apply nothing and exit 0',
   const counts = async () => {
     const pg = (await dbs.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations')).rows[0]!.n;
     const boss = (await dbs.pool.query<{ version: number }>('SELECT version FROM pgboss.version')).rows[0]!.version;
-    const res = await fetch(`${dbs.clickhouse.url}/?database=cartero`, { method: 'POST', body: 'SELECT count() FROM schema_migrations FORMAT TSV' });
+    const res = await clickHouseFetch(`${dbs.clickhouse.url}/?database=cartero`, { method: 'POST', body: 'SELECT count() FROM schema_migrations FORMAT TSV' });
     return { pg, boss, ch: Number((await res.text()).trim()) };
   };
   const initial = await counts();
@@ -283,6 +314,24 @@ t.test('npm start: embedded default end to end, two side by side, Ctrl-C, restar
   t.same(invA.names, ['web', 'worker'], 'web and worker run as two child processes of the supervisor');
   t.same(invB.names, ['web', 'worker']);
 
+  // Issue 24: the embedded listeners that take commands want credentials, each generated once
+  // into DATA_DIR (0600) and handed to the dynos in CLICKHOUSE_URL / SMTP_URL.
+  const modeOf = (file: string) => statSync(file).mode & 0o777;
+  const secrets = { clickhouse: join(dirA, 'clickhouse', 'password'), smtp: join(dirA, 'mailbox-simulator.password') };
+  const chPassword = readFileSync(secrets.clickhouse, 'utf8').trim();
+  const smtpPassword = readFileSync(secrets.smtp, 'utf8').trim();
+  for (const file of [...Object.values(secrets), join(dirA, 'services.json')]) t.equal(modeOf(file), 0o600, `${file} is mode 0600`);
+  t.equal(new URL(svcA.clickhouse!.url).password, chPassword, 'the recorded CLICKHOUSE_URL carries the ClickHouse password');
+  t.equal(decodeURIComponent(new URL(svcA.smtp!.url).password), smtpPassword, 'the recorded SMTP_URL carries the simulator password');
+  const anonymous = await fetch(`http://127.0.0.1:${svcA.clickhouse!.port}/?query=${encodeURIComponent('SELECT count() FROM cartero.schema_migrations')}`);
+  t.equal(anonymous.status, 401, 'ClickHouse refuses a query without the password');
+  const chRoot = (svc: typeof svcA) => Object.assign(new URL(svc.clickhouse!.url), { pathname: '/' }).toString();
+  const migrated = async (svc: typeof svcA) =>
+    (await clickHouseFetch(`${chRoot(svc)}?database=cartero`, { method: 'POST', body: 'SELECT count() > 0 FROM schema_migrations FORMAT TSV' })).text();
+  t.equal(await migrated(svcA), '1\n', 'and answers with it (the migrations ran through CLICKHOUSE_URL)');
+  const unauthenticatedSmtp = await smtpReply(svcA.smtp!.port, ['EHLO probe', 'MAIL FROM:<x@probe.example>']);
+  t.match(unauthenticatedSmtp, /^530 /m, 'the mailbox simulator refuses MAIL FROM without AUTH');
+
   // The CLI with the same DATA_DIR reaches the running service's database.
   const cliA = cliRunner(t, childEnv({ DATA_DIR: dirA }, DB_ENV));
   oneJsonObject(await cliA('instance', 'create', '--slug', 'demo'));
@@ -347,6 +396,9 @@ t.test('npm start: embedded default end to end, two side by side, Ctrl-C, restar
     const again = start(dirA, portA);
     await ready(again, portA);
     const inv = inventory(dirA, again);
+    t.equal(readFileSync(secrets.clickhouse, 'utf8').trim(), chPassword, 'the ClickHouse password is reused');
+    t.equal(readFileSync(secrets.smtp, 'utf8').trim(), smtpPassword, 'the simulator password is reused');
+    t.equal(await migrated(readServices(dirA)), '1\n', 'the data answers with it');
     const res = await getJson(`${urlA}/v1/senders`, auth);
     t.equal(res.status, 200, 'the key survived the restart');
     t.same(res.body.data.map((s: any) => [s.id, s.email_address]), [[sender.id, 'news@demo.example']], 'so did the sender');

@@ -2,8 +2,10 @@ import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { clickHouseFetch } from '../analytics/client.js';
 import { projectRoot } from '../runtime/paths.js';
 import { freePort } from '../runtime/ports.js';
+import { readServices } from '../runtime/services-file.js';
 import { childEnv, sleep, spawnNode, tempDataDir } from './helpers/spawn.js';
 
 /**
@@ -127,4 +129,17 @@ t.test('the README quickstart works as written', async (t) => {
     }
   }
   t.ok(key && sent, 'the quickstart created a key and sent a mail');
+
+  // The worker shipped the mail's delivery moves to the embedded ClickHouse through the
+  // CLICKHOUSE_URL npm start gave it, whose password an anonymous request lacks (issue 24).
+  const clickhouse = readServices(dataDir).clickhouse!;
+  const select = `SELECT count() FROM mail_events WHERE mail_id = '${sent?.mails?.[0]?.mail_id}' FORMAT TSV`;
+  const root = Object.assign(new URL(clickhouse.url), { pathname: '/', search: '?database=cartero' }).toString();
+  let shipped = '';
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline && Number(shipped) === 0; await sleep(250)) {
+    shipped = await (await clickHouseFetch(root, { method: 'POST', body: select })).text();
+  }
+  t.ok(Number(shipped) > 0, `the mail's events are in ClickHouse (${shipped.trim()})`);
+  const anonymous = await fetch(`http://127.0.0.1:${clickhouse.port}/?database=cartero`, { method: 'POST', body: select });
+  t.equal(anonymous.status, 401, 'and a request without the password is refused');
 });

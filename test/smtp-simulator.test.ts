@@ -69,6 +69,33 @@ t.test('an ordinary recipient: 250 and one .eml with the envelope on top', async
   t.equal(parsed.html, '<p>Hi <b>Ann</b></p>');
 });
 
+t.test('with auth (as npm start runs it): mail only after AUTH with those credentials, 530 without', async (t) => {
+  const dir = await tempDir(t);
+  const auth = { user: 'cartero', pass: 'p@ss:w/rd' };
+  const logged: string[] = [];
+  const sim = await startMailboxSimulator({ dir, auth, log: (m) => logged.push(m) });
+  t.teardown(() => sim.stop());
+  t.equal(sim.url, `smtp://cartero:${encodeURIComponent(auth.pass)}@127.0.0.1:${sim.port}`, 'SMTP_URL carries the credentials');
+  t.equal(sim.where, `smtp://127.0.0.1:${sim.port}`, 'where, for messages, does not');
+
+  // What a process on the machine (or a tenant's webhook turned SMTP client) could try.
+  const anonymous = await sendError(sim, { to: 'ann@example.com' });
+  t.equal(anonymous.responseCode, 530, 'no AUTH: 530');
+  const wrong = nodemailer.createTransport({ host: '127.0.0.1', port: sim.port, secure: false, ignoreTLS: true, auth: { user: 'cartero', pass: 'guess' } });
+  const refused = await wrong.sendMail({ from: 'x@sender.example', to: 'ann@example.com', text: 'x' }).then(() => undefined, (err: SmtpError) => err).finally(() => wrong.close());
+  t.equal(refused?.responseCode, 535, 'a wrong password: 535');
+  t.same(await emlFiles(dir), [], 'nothing stored from either');
+
+  // The service's own client: nodemailer reads the credentials from SMTP_URL, as the worker's transport does.
+  const own = nodemailer.createTransport(sim.url);
+  const info = await own.sendMail({ from: 'news@sender.example', to: 'ann@example.com', subject: 'Hello', text: 'Body' }).finally(() => own.close());
+  t.match(info.response, /^250 /);
+  t.equal((await emlFiles(dir)).length, 1, 'the authenticated message is stored');
+  await sim.stop();
+  t.ok(logged.length >= 2, 'the simulator logged its start and stop');
+  t.notOk(logged.some((m) => m.includes(auth.pass) || m.includes(encodeURIComponent(auth.pass))), `no log line holds the password (${logged.join(' | ')})`);
+});
+
 t.test('bounce*: 550 5.1.1 at RCPT, nothing stored; matched by prefix, any case', async (t) => {
   const dir = await tempDir(t);
   const sim = await simulator(t, dir);

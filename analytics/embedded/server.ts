@@ -1,20 +1,27 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, realpathSync } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { projectRoot } from '../../runtime/paths.js';
+import { secretFile } from '../../runtime/secret-file.js';
 
 /**
  * A ClickHouse server run from the npm-shipped libchdb.so for dev, tests and `npm start`.
  * Production sets CLICKHOUSE_URL to a real server instead; nothing else may depend on which.
  */
 export interface EmbeddedClickHouse {
-  /** Server root, without a database path: append `/<database>` for createClickHouseClient. */
+  /**
+   * Server root with its credentials (`http://cartero:<password>@127.0.0.1:<port>`), without a
+   * database path: append `/<database>` for createClickHouseClient. A secret: never log it
+   * (`where` is the same without the credentials).
+   */
   url: string;
+  /** `http://127.0.0.1:<port>`: for messages. */
+  where: string;
   port: number;
   pid: number;
   /** SIGTERM, then SIGKILL after 10 s; resolves once the process has exited. Idempotent. */
@@ -22,7 +29,10 @@ export interface EmbeddedClickHouse {
 }
 
 export interface EmbeddedClickHouseOptions {
-  /** Data directory; also holds config.xml and clickhouse.log. Created if missing. */
+  /**
+   * Data directory; also holds config.xml, users.xml, clickhouse.log and `password` (generated
+   * on the first start, mode 0600, reused after). Created if missing.
+   */
   dir: string;
   /** Loopback HTTP port; a free one is picked when omitted. */
   port?: number;
@@ -35,6 +45,8 @@ const CACHE_DIR = join(projectRoot, 'node_modules', '.cache', 'cartero');
 const GCC_FLAGS = ['-O2', '-Wall'];
 
 const CONFIG_FILE = 'config.xml';
+const USERS_FILE = 'users.xml';
+const PASSWORD_FILE = 'password';
 const LOG_FILE = 'clickhouse.log';
 const START_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 10_000;
@@ -51,14 +63,75 @@ const KEEP_ALIVE_QUERY =
 // is given, and `<query_log remove="1"/>` in a main config file *enables* query_log with default
 // settings (no TTL). Hence: always pass this file explicitly, and never list a log section here
 // without a <ttl>. Files in <dir>/config.d/ are merged on top of this one.
-const CONFIG_XML = `<?xml version="1.0"?>
+//
+// Authentication, also verified against libchdb 26.7. clickhouse-local authenticates its own
+// session (the one running KEEP_ALIVE_QUERY) as `default` with an empty password from an address
+// it counts as localhost, with no option to change either; and ClickHouse files every loopback
+// address under "localhost", so no <networks> rule tells that session from an HTTP request on
+// 127.0.0.1. So `default` must stay passwordless, and the HTTP interface is closed to it twice:
+//  - http_handlers: a request reaches the query handler only when it carries this server's
+//    credentials exactly (Basic auth as @clickhouse/client sends it, or the X-ClickHouse-User /
+//    X-ClickHouse-Key pair); anything else gets a 401 from a static handler. /ping stays open
+//    (it says "Ok." and nothing else). No <defaults/>: the built-in handlers would answer anyone.
+//  - users.xml: `default` may only start the listener and read system.numbers (what the keep-alive
+//    query needs); the HTTP user `cartero` has the password (stored as its SHA-256 only).
+// The credentials also sit in config.xml, so both files are written mode 0600 like `password`.
+const USER = 'cartero';
+
+function configXml(dir: string, password: string): string {
+  const basic = `Basic ${Buffer.from(`${USER}:${password}`).toString('base64')}`;
+  const queryHandler = `<handler><type>dynamic_query_handler</type><query_param_name>query</query_param_name></handler>`;
+  return `<?xml version="1.0"?>
 <!-- Written by analytics/embedded/server.ts on every start; edits here are overwritten.
      No system *_log sections, on purpose: without them the server creates no log tables, which
-     is what keeps them from filling the disk (see CONFIG_XML there for the traps). A log
-     enabled via config.d/ must carry a <ttl>. -->
+     is what keeps them from filling the disk (see configXml there for the traps). A log
+     enabled via config.d/ must carry a <ttl>. The http_handlers admit only this server's
+     credentials (see there why the server's own users cannot do it alone). -->
 <clickhouse>
+  <users_config>${join(dir, USERS_FILE)}</users_config>
+  <http_handlers>
+    <rule><url>/ping</url><methods>GET,HEAD</methods><handler><type>static</type><response_content>Ok.
+</response_content></handler></rule>
+    <rule><headers><Authorization>${basic}</Authorization></headers>${queryHandler}</rule>
+    <rule><headers><X-ClickHouse-User>${USER}</X-ClickHouse-User><X-ClickHouse-Key>${xmlText(password)}</X-ClickHouse-Key></headers>${queryHandler}</rule>
+    <rule><handler><type>static</type><status>401</status><content_type>text/plain; charset=UTF-8</content_type><response_content>Authentication required: user ${USER}, the password is in the file \`${PASSWORD_FILE}\` of this server's data directory
+</response_content></handler></rule>
+  </http_handlers>
 </clickhouse>
 `;
+}
+
+/** Text for an XML element: the generated password needs none of this, one an operator wrote might. */
+function xmlText(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+function usersXml(password: string): string {
+  const sha256 = createHash('sha256').update(password).digest('hex');
+  return `<?xml version="1.0"?>
+<!-- Written by analytics/embedded/server.ts on every start; edits here are overwritten. -->
+<clickhouse>
+  <users>
+    <!-- clickhouse-local's own session (the keep-alive query); unreachable over HTTP. -->
+    <default>
+      <no_password/>
+      <networks><host>localhost</host></networks>
+      <profile>default</profile>
+      <quota>default</quota>
+      <grants><query>GRANT SYSTEM LISTEN ON *.*</query><query>GRANT SELECT ON system.numbers</query></grants>
+    </default>
+    <${USER}>
+      <password_sha256_hex>${sha256}</password_sha256_hex>
+      <networks><host>localhost</host></networks>
+      <profile>default</profile>
+      <quota>default</quota>
+    </${USER}>
+  </users>
+  <profiles><default/></profiles>
+  <quotas><default/></quotas>
+</clickhouse>
+`;
+}
 
 class PortTakenError extends Error {}
 
@@ -66,14 +139,16 @@ export async function startEmbeddedClickHouse(opts: EmbeddedClickHouseOptions): 
   const dir = resolve(opts.dir);
   await mkdir(dir, { recursive: true });
   const launcher = await launcherBinary();
-  await writeFile(join(dir, CONFIG_FILE), CONFIG_XML);
+  const password = secretFile(join(dir, PASSWORD_FILE));
+  await writePrivate(join(dir, USERS_FILE), usersXml(password));
+  await writePrivate(join(dir, CONFIG_FILE), configXml(dir, password));
   // Keep the previous run's log (crash evidence) but no more, so restarts cannot grow it forever.
   await rename(join(dir, LOG_FILE), join(dir, `${LOG_FILE}.1`)).catch(ignoreMissing);
 
   for (let attempt = 1; ; attempt++) {
     const port = opts.port ?? (await freeLoopbackPort());
     try {
-      return await launch(launcher, dir, port, opts.log);
+      return await launch(launcher, dir, port, password, opts.log);
     } catch (err) {
       // A picked port can be taken between our probe and the server's bind (parallel tests).
       if (err instanceof PortTakenError && opts.port === undefined && attempt < PORT_ATTEMPTS) continue;
@@ -86,10 +161,13 @@ async function launch(
   launcher: string,
   dir: string,
   port: number,
+  password: string,
   log: ((msg: string) => void) | undefined,
 ): Promise<EmbeddedClickHouse> {
   const started = Date.now();
-  const url = `http://127.0.0.1:${port}`;
+  // `url` goes to CLICKHOUSE_URL; `where` is what messages say.
+  const where = `http://127.0.0.1:${port}`;
+  const url = `http://${USER}:${password}@127.0.0.1:${port}`;
   const logPath = join(dir, LOG_FILE);
   const logFd = openSync(logPath, 'a');
   let child: ChildProcess;
@@ -130,7 +208,7 @@ async function launch(
   void exited.then((how) => (exitedHow = how));
 
   try {
-    await waitUntilServing(url, dir, () => exitedHow);
+    await waitUntilServing(where, password, dir, () => exitedHow);
   } catch (err) {
     await terminate(child, exited);
     const tail = await logTail(logPath);
@@ -141,34 +219,40 @@ async function launch(
   }
 
   const pid = child.pid!;
-  log?.(`embedded ClickHouse ${url} (pid ${pid}, data ${dir}) ready in ${Date.now() - started} ms`);
+  log?.(`embedded ClickHouse ${where} (pid ${pid}, data ${dir}) ready in ${Date.now() - started} ms`);
   let stopping: Promise<void> | undefined;
   // Nothing restarts it, so at least say so: later ClickHouse errors then have an explanation.
-  void exited.then((how) => stopping || log?.(`embedded ClickHouse ${url} exited unexpectedly (${how})`));
+  void exited.then((how) => stopping || log?.(`embedded ClickHouse ${where} exited unexpectedly (${how})`));
   return {
     url,
+    where,
     port,
     pid,
-    stop: () => (stopping ??= terminate(child, exited).then(() => log?.(`embedded ClickHouse ${url} stopped`))),
+    stop: () => (stopping ??= terminate(child, exited).then(() => log?.(`embedded ClickHouse ${where} stopped`))),
   };
 }
 
-async function waitUntilServing(url: string, dir: string, exitedHow: () => string | undefined): Promise<void> {
+async function waitUntilServing(where: string, password: string, dir: string, exitedHow: () => string | undefined): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     const how = exitedHow();
     if (how !== undefined) throw new Error(`exited before serving (${how})`);
     if (Date.now() > deadline) throw new Error(`not answering /ping after ${START_TIMEOUT_MS} ms`);
-    if (await answersPing(url)) break;
+    if (await answersPing(where)) break;
     await sleep(50);
   }
   // /ping cannot tell our server from another process already listening on this port (our own
   // launcher then fails to bind, but only after the other one answered). Ask which data directory
-  // it serves.
-  const served = await dataDirOf(url);
+  // it serves: another ClickHouse answers with another one, or refuses our credentials.
+  const served = await dataDirOf(where, password);
+  if (served === undefined) throw new PortTakenError('the port is served by another server, which refuses this one\'s credentials');
   if (realpathSync(served) !== realpathSync(dir)) {
     throw new PortTakenError(`the port is served by another ClickHouse (data in ${served})`);
   }
+  // The whole point of the password: refuse to hand out a server that answers anyone.
+  const anonymous = await fetch(`${where}/?query=${encodeURIComponent('SELECT 1')}`, { signal: AbortSignal.timeout(5_000) });
+  await anonymous.arrayBuffer();
+  if (anonymous.status !== 401) throw new Error(`answers a query without credentials (HTTP ${anonymous.status}); see configXml`);
 }
 
 async function terminate(child: ChildProcess, exited: Promise<string>): Promise<void> {
@@ -194,15 +278,24 @@ async function answersPing(url: string): Promise<boolean> {
   }
 }
 
-async function dataDirOf(url: string): Promise<string> {
-  const res = await fetch(url, {
+/** The served data path; undefined when the server refuses our credentials (not ours). */
+async function dataDirOf(where: string, password: string): Promise<string | undefined> {
+  const res = await fetch(where, {
     method: 'POST',
+    headers: { 'X-ClickHouse-User': USER, 'X-ClickHouse-Key': password },
     body: "SELECT path FROM system.disks WHERE name = 'default' FORMAT TSVRaw",
     signal: AbortSignal.timeout(5_000),
   });
   const body = (await res.text()).trim();
-  if (!res.ok) throw new Error(`embedded ClickHouse ${url}: cannot read its data path: ${body}`);
+  if (res.status === 401 || res.status === 403) return undefined;
+  if (!res.ok) throw new Error(`embedded ClickHouse ${where}: cannot read its data path: ${body}`);
   return body.replace(/\/+$/, '');
+}
+
+/** Written whole, readable by the owner only (also when an older start left the file 0644). */
+async function writePrivate(path: string, text: string): Promise<void> {
+  await writeFile(path, text, { mode: 0o600 });
+  await chmod(path, 0o600);
 }
 
 /** Compiles launcher.c once per source version; safe when several processes race to do it. */

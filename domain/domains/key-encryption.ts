@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { secretFile } from '../../runtime/secret-file.js';
 
 /**
  * Seals DKIM private keys at rest: AES-256-GCM (node's crypto; authenticated, so a changed
@@ -66,25 +66,7 @@ export function configuredKeyRing(config: { dataDir: string; databaseUrl: string
 
 /** The embedded default's encryption key (its secret string), generated into DATA_DIR once. */
 export function dataDirKeySecret(dataDir: string): string {
-  const file = join(dataDir, KEY_FILE);
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  mkdirSync(dataDir, { recursive: true });
-  // Written whole under a temporary name, then linked: a second process starting at the same
-  // time either links first (and this one reads its key) or finds the complete file.
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
-  writeFileSync(tmp, randomBytes(32).toString('hex') + '\n', { mode: 0o600 });
-  try {
-    linkSync(tmp, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    unlinkSync(tmp);
-  }
-  return readFileSync(file, 'utf8').trim();
+  return secretFile(join(dataDir, KEY_FILE));
 }
 
 function dataDirKeyRing(dataDir: string): KeyRing {
