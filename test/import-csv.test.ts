@@ -42,7 +42,7 @@ async function records(id: number): Promise<number> {
 function refused(t: Test, r: CliResult, code: string, what: string): void {
   t.equal(r.code, 1, `${what}: exit 1`);
   t.equal(r.stdout, '', `${what}: nothing on stdout`);
-  t.match(r.stderr, new RegExp(`: ${code}: `), `${what}: ${code}`);
+  t.match(r.stderr, new RegExp(`: \\d{3} ${code}: `), `${what}: ${code}`);
 }
 
 /**

@@ -34,7 +34,7 @@ const ok = async (...args: string[]) => oneJsonObject(await cli(...args));
 function refused(t: Test, r: CliResult, code: string, what: string): void {
   t.equal(r.code, 1, `${what}: exit 1`);
   t.equal(r.stdout, '', `${what}: nothing on stdout`);
-  t.match(r.stderr, new RegExp(`: ${code}: `), `${what}: ${code}`);
+  t.match(r.stderr, new RegExp(`: \\d{3} ${code}: `), `${what}: ${code}`);
 }
 async function storedRows(listId: number): Promise<number> {
   const { rows } = await dbs.pool.query('SELECT count(*)::int AS n FROM list_rows WHERE list_id = $1', [listId]);
