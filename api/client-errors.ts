@@ -1,6 +1,7 @@
 import type { Duplex } from 'node:stream';
 import { problem } from './problem.js';
 import { requestIdFrom } from './request-context.js';
+import { EVERY_RESPONSE_HEADERS } from './response-headers.js';
 
 /**
  * Requests Node's HTTP parser refuses before any handler sees them: headers over its 16 KB
@@ -30,8 +31,10 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
   const traceId = requestIdFrom(undefined);
   const p = problem(a.status, a.code, a.detail, traceId);
   const body = JSON.stringify(p);
+  // Written by hand (no ServerResponse exists yet), so the headers every response carries are added here too.
+  const every = Object.entries(EVERY_RESPONSE_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`).join('');
   socket.end(
     `HTTP/1.1 ${p.status} ${p.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `X-Request-Id: ${traceId}\r\nConnection: close\r\n\r\n${body}`,
+      `X-Request-Id: ${traceId}\r\n${every}Connection: close\r\n\r\n${body}`,
   );
 }

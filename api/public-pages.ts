@@ -14,7 +14,15 @@ import { requestIdOf } from './request-context.js';
 export const escapeHtml = createRequire(import.meta.url)('escape-html') as (text: string) => string;
 
 const NO_CACHE = 'no-store, no-cache, must-revalidate, private, max-age=0';
-const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'";
+// frame-ancestors: no other site may frame a page (a hidden unsubscribe or consent button under a
+// decoy is clickjacking); X-Frame-Options says the same to browsers that predate CSP 2.
+const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'";
+/**
+ * Every page's headers besides its CSP. Referrer-Policy: a page's URL is its link's token, which
+ * no site the page leads to may learn. X-Content-Type-Options (nosniff) is on every response of
+ * every listener already (api/response-headers.ts).
+ */
+const PAGE_HEADERS = { 'Cache-Control': NO_CACHE, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'no-referrer' } as const;
 
 /** A whole page around `body` (HTML the caller escaped); `head`, more of the head (a hosted form's own style). */
 export function pageHtml(title: string, body: string, head = ''): string {
@@ -28,11 +36,12 @@ label{display:block;margin-top:1rem}select,textarea{width:100%}button{margin-top
 }
 
 /**
- * Answers a page: never cached (it shows one person's state), under the CSP above; `imgSrc`
- * admits images from those sources (a hosted form's logo), nothing else.
+ * Answers a page, the one way every page (and every error page) leaves: never cached (it shows
+ * one person's state), never framed, under the CSP above; `imgSrc` admits images from those
+ * sources (a hosted form's logo), nothing else.
  */
 export function sendPage(res: Response, status: number, html: string, imgSrc?: string): void {
-  res.status(status).set({ 'Cache-Control': NO_CACHE, 'Content-Security-Policy': imgSrc ? `${PAGE_CSP}; img-src ${imgSrc}` : PAGE_CSP });
+  res.status(status).set({ ...PAGE_HEADERS, 'Content-Security-Policy': imgSrc ? `${PAGE_CSP}; img-src ${imgSrc}` : PAGE_CSP });
   res.type('html').send(html);
 }
 
@@ -42,7 +51,7 @@ export function sendPage(res: Response, status: number, html: string, imgSrc?: s
  */
 export function sendLinkNotValid(res: Response, detail: string): void {
   if (res.req.accepts(['json', 'html']) === 'html') {
-    res.status(404).set('Cache-Control', NO_CACHE).type('html').send(pageHtml('Email preferences', `<h1>Link not valid</h1><p>${escapeHtml(detail)}</p>`));
+    sendPage(res, 404, pageHtml('Email preferences', `<h1>Link not valid</h1><p>${escapeHtml(detail)}</p>`));
     return;
   }
   sendProblem(res, problem(404, 'not_found', detail, requestIdOf(res)));

@@ -44,7 +44,8 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /**
- * A refusal as the API would answer it: its code and message, and for a 422 each error on a line
+ * A refusal as the API would answer it: its status, code and message (`409 code: message`; the
+ * status tells a business rule from malformed input, as the API's does), and for a 422 each error on a line
  * of its own (pointer, code, message and params: a form file's unresolved reference, a template's
  * rule and node uuid), where the API's body has its `errors`.
  */
@@ -54,9 +55,9 @@ function describeError(err: unknown): string {
       const params = Object.entries(e.params ?? {}).map(([k, v]) => `${k} ${typeof v === 'string' ? v : JSON.stringify(v)}`);
       return `${e.pointer || '(input)'}: ${e.code}: ${e.message}${params.length ? ` [${params.join(', ')}]` : ''}`;
     });
-    return `${err.code}: the input was refused:\n  ${lines.join('\n  ')}`;
+    return `${err.status} ${err.code}: the input was refused:\n  ${lines.join('\n  ')}`;
   }
-  if (err instanceof AppError) return `${err.code}: ${err.message}`;
+  if (err instanceof AppError) return `${err.status} ${err.code}: ${err.message}`;
   return (err as Error)?.message ?? String(err);
 }
 

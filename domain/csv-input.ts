@@ -1,5 +1,7 @@
-import { parse, type Parser } from 'csv-parse';
-import { Transform } from 'node:stream';
+import { stringify, type Stringifier } from 'csv-stringify';
+import { CsvError, parse, type Options, type Parser } from 'csv-parse';
+import { Transform, type TransformCallback } from 'node:stream';
+import { formulaGuard } from '../analytics/export/formula-guard.js';
 import { AppError } from './errors.js';
 
 /**
@@ -7,15 +9,106 @@ import { AppError } from './errors.js';
  * pieces around it both use. UTF-8, comma-separated, RFC 4180 quoting; a leading BOM (what
  * spreadsheets write) is dropped; blank lines are not rows; a row may have fewer or more cells
  * than the header (the caller decides what that means).
+ *
+ * Cells are read as bytes and decoded here with a fatal UTF-8 decoder, so a cell that is not
+ * UTF-8 (a Latin-1 byte, a surrogate encoded as CESU-8/WTF-8 such as ED A0 80, an overlong form)
+ * is told apart instead of silently becoming U+FFFD; a cell holding NUL, which Postgres text and
+ * jsonb cannot hold, is told apart too. Either makes the record `unreadable`, with the file line
+ * it starts on, and the caller refuses it (a rejected row, or the whole file for a header).
  */
-export function csvParser(): Parser {
-  return parse({ bom: true, relax_column_count: true, skip_empty_lines: true });
+
+/** One record of the file. */
+export interface CsvRecord {
+  /** The cells as text; an unreadable cell with U+FFFD for its invalid bytes (what a rejects file can show). */
+  cells: string[];
+  /** The file line the record starts on (1 for the first; blank lines and a cell's line breaks counted). */
+  line: number;
+  /** Why the record cannot be read as text: the first such cell, by index. */
+  unreadable?: { index: number; code: 'value_error.nul_character' | 'value_error.invalid_utf8'; reason: string };
 }
 
-/** csv-parse's own errors (an unclosed quote, a quote inside an unquoted field) as 400 `code`, saying where. */
+// fatal: invalid UTF-8 throws instead of becoming U+FFFD; ignoreBOM: a U+FEFF inside a cell is
+// kept (the file's own BOM is dropped before parsing, by withoutBom).
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const LF = 0x0a;
+
+function recordOf(raw: Buffer[], info: { lines: number }): CsvRecord {
+  const cells: string[] = new Array(raw.length);
+  let unreadable: CsvRecord['unreadable'];
+  let breaks = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const bytes = raw[i]!;
+    for (let at = bytes.indexOf(LF); at !== -1; at = bytes.indexOf(LF, at + 1)) breaks++;
+    let text: string;
+    try {
+      text = utf8.decode(bytes);
+    } catch {
+      cells[i] = bytes.toString('utf8');
+      unreadable ??= { index: i, code: 'value_error.invalid_utf8', reason: 'is not valid UTF-8 text (save the file as UTF-8)' };
+      continue;
+    }
+    if (text.includes('\0')) unreadable ??= { index: i, code: 'value_error.nul_character', reason: 'holds the NUL character (U+0000), which no value may hold' };
+    cells[i] = text;
+  }
+  // csv-parse counts lines up to the record's end; a quoted cell's line breaks are inside it.
+  const record: CsvRecord = { cells, line: info.lines - breaks };
+  if (unreadable) record.unreadable = unreadable;
+  return record;
+}
+
+/**
+ * The parser: bytes in, CsvRecord out. csv-parse's own `bom` option would switch it to decoding
+ * every cell itself (without telling invalid bytes apart), so the BOM goes first (withoutBom).
+ */
+export function csvParser(): Parser {
+  const options: Options<CsvRecord, Buffer[]> = { bom: false, encoding: null, relax_column_count: true, skip_empty_lines: true, on_record: recordOf };
+  // parse's overloads type records as string[] unless columns are given; these are CsvRecords.
+  return parse(options as unknown as Options);
+}
+
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/** Drops a leading UTF-8 byte order mark, passing every other byte on untouched; goes right before csvParser. */
+export function withoutBom(): Transform {
+  // The first bytes, held while they may still be the start of a BOM; undefined once decided.
+  let head: Buffer | undefined = Buffer.alloc(0);
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      if (!head) return done(null, chunk);
+      const bytes = head.length ? Buffer.concat([head, chunk]) : chunk;
+      if (bytes.length < BOM.length && BOM.subarray(0, bytes.length).equals(bytes)) {
+        head = bytes;
+        return done();
+      }
+      head = undefined;
+      done(null, bytes.subarray(0, BOM.length).equals(BOM) ? bytes.subarray(BOM.length) : bytes);
+    },
+    flush(done) {
+      done(null, head?.length ? head : undefined);
+    },
+  });
+}
+
+/**
+ * Where refused rows go: CSV whose every text cell (and header) goes through the spec's
+ * spreadsheet-formula guard, the one exports apply (analytics/export/formula-guard.ts): a
+ * rejects file is opened in a spreadsheet to fix its rows, and its cells are the uploader's.
+ */
+export function rejectsCsv(): Stringifier {
+  return stringify({ cast: { string: (text) => formulaGuard(text) } });
+}
+
+/**
+ * csv-parse's own errors (an unclosed quote, a quote inside an unquoted field) as 400 `code`,
+ * saying what and on which line. All of them: some codes lack the CSV_ prefix
+ * (INVALID_OPENING_QUOTE). Their message's first part names the fault; the rest can quote the
+ * cell as a byte array (cells are read as bytes), which is no help to a person.
+ */
 export function asCsvError(err: unknown, code: string): unknown {
-  const c = (err as { code?: string }).code;
-  return typeof c === 'string' && c.startsWith('CSV_') ? new AppError(400, code, `the file is not valid CSV: ${(err as Error).message}`) : err;
+  if (!(err instanceof CsvError)) return err;
+  const what = err.message.split(':')[0]!.trim();
+  const line = (err as CsvError & { lines?: number }).lines;
+  return new AppError(400, code, `the file is not valid CSV: ${what}${line ? ` (line ${line})` : ''}`);
 }
 
 /** Counts the bytes that pass (a progress bar's measure), passing them on untouched. */

@@ -2,6 +2,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import { createApp } from '../api/app.js';
 import { answerClientError } from '../api/client-errors.js';
 import { createInternalApp } from '../api/internal.js';
+import { withEveryResponseHeaders } from '../api/response-headers.js';
 import { createHttpMetrics } from '../api/metrics.js';
 import { trackingFastPath } from '../api/tracking-fast-path.js';
 import type { Route } from '../api/route.js';
@@ -34,7 +35,8 @@ function boundedServer(limits: WebLimits, handler: RequestListener): Server {
       requestTimeout: limits.requestTimeoutMs,
       connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(limits.headersTimeoutMs / 4))),
     },
-    handler,
+    // Here, around whatever answers (Express, the tracking fast path, the internal app), so no response of any listener lacks them.
+    withEveryResponseHeaders(handler),
   );
   // Behind a router keep-alive connections must outlive its idle timeout, or requests race closes.
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;

@@ -130,7 +130,7 @@ t.test('instance set-limits: a fraction, a whole number, none; absent flags unch
   const quota = await ok('instance', 'set-limits', '--slug', slug, '--monthly-quota', '1000', '--rate', 'unlimited');
   t.match(quota, { send_rate_per_second: null, send_burst: 10, monthly_quota: 1000 }, 'burst left as it was');
   const zero = await cli('instance', 'set-limits', '--slug', slug, '--burst', '0');
-  failed(t, zero, /instance set-limits: invalid_limit: burst must be at least 1/, 'a burst of 0');
+  failed(t, zero, /instance set-limits: 400 invalid_limit: burst must be at least 1/, 'a burst of 0');
   t.equal(zero.code, 1, 'refused by the domain, not a usage error');
 });
 
@@ -180,7 +180,7 @@ t.test('restriction add and lift, seen over HTTP', async (t) => {
   t.same((await listed('&active=false')).map((r: any) => [r.id, r.deleted_at]), [[added.id, lifted.deleted_at]], 'kept as history');
 
   const missing = await cli('restriction', 'lift', '--instance', slug, '--recipient', 'ann@example.org');
-  failed(t, missing, /restriction lift: restriction_not_found: no restriction in force for ann@example\.org/, 'lift with none in force');
+  failed(t, missing, /restriction lift: 404 restriction_not_found: no restriction in force for ann@example\.org/, 'lift with none in force');
   t.equal(missing.code, 1, 'a refusal, not a usage error');
 
   const readded = await ok('restriction', 'add', '--instance', slug, '--recipient', 'ann@example.org', '--reason', 'unsubscribe');
@@ -204,6 +204,8 @@ t.test('errors: non-zero exit, empty stdout, a clear message on stderr', async (
   failed(t, await cli('instance', 'create'), /--slug is required/, 'missing required flag');
   failed(t, await cli('instance', 'create', '--slug', 'x', '--colour', 'red'), /colour/, 'unknown flag');
   failed(t, await cli('key', 'create', '--instance', slug, '--scopes', 'senders:read,senders:write'), /unknown scope.*senders:write/, 'unknown scope');
+  // A scoped key with no scope breaks a business rule of the spec (409), it is not malformed input (400).
+  failed(t, await cli('key', 'create', '--instance', slug, '--scopes', ','), /^cartero key create: 409 api_key_scope_required: /m, 'no scope');
   failed(t, await cli('sender', 'set-consent-required', '--instance', slug, '--id', String(senderId), '--value', 'yes'), /--value must be true or false/, 'bad --value');
   failed(t, await cli('domain', 'set-checks', '--instance', slug, '--name', 'shop.example', '--mx', 'ok'), /--mx must be approved, pending or failed/, 'bad check state');
   failed(t, await cli('domain', 'add', '--instance', 'no-such-instance', '--name', 'x.example'), /instance.*no-such-instance.*not found/, 'unknown instance');

@@ -127,7 +127,7 @@ t.test('following the link (GET, HEAD) shows a page and confirms nothing', async
     const res = await page(ann.token);
     t.equal(res.status, 200);
     t.match(res.headers.get('content-type'), /^text\/html/);
-    t.equal(res.headers.get('content-security-policy'), "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'", 'the public pages\' CSP');
+    t.equal(res.headers.get('content-security-policy'), "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'", 'the public pages\' CSP');
     t.match(res.headers.get('cache-control'), /no-store/);
     const html = await res.text();
     t.match(html, '<form method="post"><button type="submit">Confirm</button></form>', 'one button, posting back to the link');
@@ -229,7 +229,7 @@ t.test('an event not confirmed within CONSENT_CONFIRM_DAYS is expired by the sch
   const text = await html.text();
   t.match(text, '<h1>This link has expired</h1>');
   t.notMatch(text, '<form');
-  t.equal(html.headers.get('content-security-policy'), "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'");
+  t.equal(html.headers.get('content-security-policy'), "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
   const json = await fetch(`${stack.url}/c/${late.token}`, { method: 'POST', headers: { accept: 'application/json' } });
   t.equal(json.status, 410);
   t.match(await json.json(), { status: 410, title: 'Gone', code: 'consent_event_expired' });

@@ -17,7 +17,7 @@ const detail = compile(datasetDetailSchema, 'json');
 const get = async (path: string, headers = a.headers) => call('GET', path, undefined, headers);
 
 function refused(t: Test, r: CliResult, code: string, what: string): void {
-  failed(t, r, new RegExp(`: ${code}: `), what, 1);
+  failed(t, r, new RegExp(`: \\d{3} ${code}: `), what, 1);
 }
 
 await ok('field', 'create', '--instance', a.slug, '--key', 'first_name', '--name', 'First name', '--type', 'text');

@@ -20,7 +20,7 @@ const get = async (path: string, headers = a.headers) => call('GET', path, undef
 
 /** A refused command: exit 1, nothing on stdout, the spec code on stderr. */
 function refused(t: Test, r: CliResult, code: string, what: string): void {
-  failed(t, r, new RegExp(`: ${code}: `), what, 1);
+  failed(t, r, new RegExp(`: \\d{3} ${code}: `), what, 1);
 }
 
 t.test('a new instance has the system fields email and phone, listed as the spec says', async (t) => {

@@ -93,7 +93,7 @@ t.test('GET draws the form from its settings and items', async (t) => {
   const res = await fetch(form.url, { headers: { accept: 'text/html' } });
   t.equal(res.status, 200);
   t.match(res.headers.get('content-type'), /^text\/html/);
-  t.equal(res.headers.get('content-security-policy'), "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; img-src https: http:", 'no script, images for the logo only');
+  t.equal(res.headers.get('content-security-policy'), "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; img-src https: http:", 'no script, images for the logo only');
   t.match(res.headers.get('cache-control'), /no-store/);
   const html = await res.text();
   t.match(html, '<title>Join &lt;us&gt; &amp; more</title>');

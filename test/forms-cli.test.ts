@@ -20,7 +20,7 @@ const pool = dbs.pool;
 const shape = compile(formSchema, 'json');
 
 function refused(t: Test, r: CliResult, code: string, what: string, detail?: RegExp): void {
-  failed(t, r, new RegExp(`: ${code}: `), what, 1);
+  failed(t, r, new RegExp(`: \\d{3} ${code}: `), what, 1);
   if (detail) t.match(r.stderr, detail, `${what}: the detail says what`);
 }
 

@@ -3,6 +3,13 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { routes } from '../api/routes/index.js';
+import { createPurpose } from '../domain/consent/purposes.js';
+import { consentConfirmToken } from '../domain/consent/confirm-token.js';
+import { addTermVersion, createTerm, setCurrentVersion } from '../domain/consent/terms.js';
+import { formConfirmUrl } from '../domain/forms/confirm.js';
+import { createForm } from '../domain/forms/definition.js';
+import { trackingSecret } from '../domain/tracking/secret.js';
+import { clickToken, unsubscribeToken } from '../domain/tracking/tokens.js';
 import { freePort } from '../runtime/ports.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
@@ -19,6 +26,37 @@ const senderIds = await makeSenders(dbs.pool, a.tenant, {
   senders: Array.from({ length: 25 }, (_, i) => ({ email: `s${i}`, name: `Sender ${i}` })),
 });
 const empty = await makeTenant(dbs.pool);
+
+// The pages' fixtures (issue 24, framing): a mail (its unsubscribe and click links), a double
+// opt-in consent event (its /c link) and a hosted form that requires confirmation (/f, /fc).
+const p = await makeTenant(dbs.pool, { scopes: ['mail:send', 'consent:write'] });
+await makeSenders(dbs.pool, p.tenant, { domain: 'pages.example', senders: [{ email: 'news', name: 'News' }] });
+const pagePurpose = (await createPurpose(p.tenant, dbs.pool, { name: 'Newsletter' })).id;
+const pageTerm = await createTerm(p.tenant, dbs.pool, { name: 'Newsletter terms', type: 'marketing', purposeIds: [pagePurpose], channels: ['mail'] });
+await addTermVersion(p.tenant, dbs.pool, pageTerm.id, { version: 'v1', body: 'Twice a month.' });
+await setCurrentVersion(p.tenant, dbs.pool, pageTerm.id, 'v1');
+const pageForm = await createForm(p.tenant, dbs.pool, {
+  name: 'Join', kind: 'advanced', type: 'registration', requires_confirmation: true, settings: null,
+  items: [{ type: 'field', field_key: 'email', label: 'Email', required: true }],
+});
+const linkSecret = await trackingSecret(dbs.pool);
+const pageJson = (path: string, body: unknown) =>
+  send('POST', path, { headers: { ...p.headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const sentMail = await pageJson('/v1/mails/send', { from: 'news@pages.example', to: [{ email: 'ann@example.org' }], subject: 'Hi', html: '<p>Hi</p>' });
+if (sentMail.status !== 202) throw new Error(`send: ${sentMail.status} ${sentMail.text}`);
+const pageMailId: string = sentMail.body.mails[0].mail_id;
+async function doubleOptIn(contact: string): Promise<number> {
+  const r = await pageJson('/v1/consent-events', {
+    term_id: pageTerm.id,
+    method: 'double_opt_in',
+    rules: [{ channel: 'mail', contact_type: 'email_address', contact, purpose_id: pagePurpose, action: 'allow' }],
+  });
+  if (r.status !== 201) throw new Error(`double opt-in: ${r.status} ${r.text}`);
+  return r.body.id;
+}
+const pendingEvent = await doubleOptIn('ann@example.org');
+const expiredEvent = await doubleOptIn('late@example.org');
+await dbs.pool.query("UPDATE consent_events SET created_at = now() - interval '400 days' WHERE id = $1", [expiredEvent]);
 
 interface Reply {
   status: number;
@@ -241,6 +279,115 @@ t.test('public links follow the same conventions, without credentials', async (t
     const loose = await send('POST', '/u/not-a-token', { headers: { 'content-type': 'text/plain' }, body: 'List-Unsubscribe=One-Click' });
     assertProblem(t, loose, 404, 'not_found');
   });
+});
+
+const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'";
+/** A hosted form's pages also load the form's logo. */
+const FORM_PAGE_CSP = `${PAGE_CSP}; img-src https: http:`;
+
+/** A page, as a browser asks for it (Accept: text/html), with its form fields if posted. */
+function page(method: 'GET' | 'POST', path: string, fields?: Record<string, string>): Promise<Reply> {
+  const headers: Record<string, string> = { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.8' };
+  if (method === 'GET') return send(method, path, { headers });
+  return send(method, path, { headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields ?? {}).toString() });
+}
+
+/** Every page, its errors included: HTML, never framed (CSP and X-Frame-Options), never sniffed, no Referer sent from it. */
+function assertPage(t: Test, res: Reply, status: number, csp = PAGE_CSP): void {
+  t.equal(res.status, status, 'status');
+  t.match(res.headers['content-type'], /^text\/html; charset=utf-8$/, 'an HTML page');
+  t.equal(res.headers['content-security-policy'], csp, 'CSP with frame-ancestors none');
+  t.equal(res.headers['x-frame-options'], 'DENY', 'X-Frame-Options');
+  t.equal(res.headers['x-content-type-options'], 'nosniff', 'X-Content-Type-Options');
+  t.equal(res.headers['referrer-policy'], 'no-referrer', 'Referrer-Policy');
+  t.match(res.headers['cache-control'], /no-store/, 'never cached');
+}
+
+t.test('every page and error page: never framed, never sniffed, no referrer', async (t) => {
+  const form = `/f/${pageForm.public_token}`;
+  const emailItem = `item_${pageForm.items[0]!.id}`;
+  t.test('the hosted form: GET, and every answer of its POST', async (t) => {
+    assertPage(t, await page('GET', form), 200, FORM_PAGE_CSP);
+    assertPage(t, await page('POST', form, { [emailItem]: '' }), 422, FORM_PAGE_CSP);
+    assertPage(t, await page('POST', form, { [emailItem]: 'ann@example.org' }), 200, FORM_PAGE_CSP);
+    assertPage(t, await page('POST', form, { [emailItem]: 'bot@example.org', website: 'https://spam.example' }), 200, FORM_PAGE_CSP);
+    assertPage(t, await page('GET', '/f/no-such-form-token-at-all'), 404);
+    assertPage(t, await page('POST', '/f/no-such-form-token-at-all', { [emailItem]: 'ann@example.org' }), 404);
+  });
+
+  t.test('the form confirmation: the page, confirmed, already confirmed, expired, not valid', async (t) => {
+    const { rows } = await dbs.pool.query<{ id: number }>('SELECT id FROM form_submissions WHERE form_id = $1 ORDER BY id', [pageForm.id]);
+    t.equal(rows.length, 1, 'the one submission posted above');
+    const link = formConfirmUrl('', linkSecret, p.tenant, rows[0]!.id);
+    assertPage(t, await page('GET', link), 200);
+    assertPage(t, await page('POST', link), 200);
+    assertPage(t, await page('GET', link), 200);
+    await dbs.pool.query("UPDATE form_submissions SET status = 'pending', confirmed_at = NULL, created_at = now() - interval '400 days' WHERE id = $1", [rows[0]!.id]);
+    assertPage(t, await page('GET', link), 410);
+    assertPage(t, await page('POST', link), 410);
+    assertPage(t, await page('GET', '/fc/not-a-token'), 404);
+  });
+
+  t.test('the consent confirmation: the page, confirmed, expired, not valid', async (t) => {
+    const link = `/c/${consentConfirmToken(linkSecret, p.tenant, pendingEvent)}`;
+    assertPage(t, await page('GET', link), 200);
+    assertPage(t, await page('POST', link), 200);
+    assertPage(t, await page('GET', link), 200);
+    const expired = `/c/${consentConfirmToken(linkSecret, p.tenant, expiredEvent)}`;
+    assertPage(t, await page('GET', expired), 410);
+    assertPage(t, await page('POST', expired), 410);
+    assertPage(t, await page('POST', '/c/not-a-token'), 404);
+  });
+
+  t.test('the unsubscribe page: GET, unsubscribed, resubscribed, not valid', async (t) => {
+    const link = `/u/${unsubscribeToken(linkSecret, pageMailId)}`;
+    assertPage(t, await page('GET', link), 200);
+    assertPage(t, await page('POST', link, { reason: 'too_frequent' }), 200);
+    assertPage(t, await page('POST', link, { action: 'resubscribe' }), 200);
+    assertPage(t, await page('GET', '/u/not-a-token'), 404);
+    assertPage(t, await page('POST', '/u/not-a-token'), 404);
+  });
+
+  t.test('a click link that is not valid: its 404 page', async (t) => {
+    assertPage(t, await page('GET', '/t/c/not-a-token'), 404);
+  });
+
+  t.test('past the per-address limit: the 429 page', async (t) => {
+    let res: Reply | undefined;
+    for (let i = 0; i < 20 && res?.status !== 429; i++) res = await page('POST', form, { [emailItem]: '' });
+    assertPage(t, res!, 429);
+  });
+});
+
+t.test('X-Content-Type-Options: nosniff on every response, whatever answers it', async (t) => {
+  const replies: Array<[string, Reply, number]> = [
+    ['200 listing', await get('/v1/senders'), 200],
+    ['202 send', await pageJson('/v1/mails/send', { from: 'news@pages.example', to: [{ email: 'bob@example.org' }], subject: 'Hi', html: '<p>Hi</p>' }), 202],
+    ['401', await get('/v1/senders', {}), 401],
+    ['404 route', await get('/v1/nope', {}), 404],
+    ['404 link, as a problem', await send('GET', '/u/not-a-token', { headers: { accept: 'application/json' } }), 404],
+    ['405', await send('DELETE', '/v1/senders'), 405],
+    ['413', await postJson('/v1/test-fixtures/echo', { recipients: [validRecipient], pad: 'x'.repeat(2000) }), 413],
+    ['415', await send('POST', '/v1/test-fixtures/echo', { headers: { ...a.headers, 'content-type': 'text/plain' }, body: '{}' }), 415],
+    ['422', await get('/v1/senders?page_size=0'), 422],
+    ['429', await get('/v1/test-fixtures/rate-limited'), 429],
+    ['500', await get('/v1/test-fixtures/boom'), 500],
+    ['the pixel (fast path)', await send('GET', '/t/o/not-a-token'), 200],
+    ['the pixel, conditional (Express)', await send('GET', '/t/o/not-a-token', { headers: { 'if-none-match': '"x"' } }), 200],
+    ['a click redirect (fast path)', await send('GET', `/t/c/${clickToken(linkSecret, pageMailId, 'https://shop.example/')}`), 302],
+    ['a click redirect, HEAD', await send('HEAD', `/t/c/${clickToken(linkSecret, pageMailId, 'https://shop.example/')}`), 302],
+    ['/healthz', await get('/healthz', {}), 200],
+    ['/v1/openapi.json', await get('/v1/openapi.json', {}), 200],
+    ['/readyz (internal port)', await getInternal('/readyz'), 200],
+    ['/metrics (internal port)', await getInternal('/metrics'), 200],
+    ['404 (internal port)', await getInternal('/nope'), 404],
+    ['400 from Node\'s parser (not HTTP)', await rawRequest('HELLO THERE\r\n\r\n'), 400],
+    ['431 from Node\'s parser', await get(`/v1/senders?name=${'a'.repeat(20_000)}`), 431],
+  ];
+  for (const [name, res, status] of replies) {
+    t.equal(res.status, status, `${name}: status`);
+    t.equal(res.headers['x-content-type-options'], 'nosniff', `${name}: nosniff`);
+  }
 });
 
 t.test('body size limits: 413 request_too_large with max_bytes', async (t) => {

@@ -3,7 +3,10 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse as parseCsv } from 'csv-parse/sync';
 import t, { type Test } from 'tap';
+import { createClickHouseClient } from '../analytics/client.js';
+import { formulaGuardSql } from '../analytics/export/formula-guard.js';
 import { createDataset } from '../domain/datasets/datasets.js';
 import { createField } from '../domain/fields/catalog.js';
 import { projectRoot } from '../runtime/paths.js';
@@ -42,7 +45,7 @@ async function records(id: number): Promise<number> {
 function refused(t: Test, r: CliResult, code: string, what: string): void {
   t.equal(r.code, 1, `${what}: exit 1`);
   t.equal(r.stdout, '', `${what}: nothing on stdout`);
-  t.match(r.stderr, new RegExp(`: ${code}: `), `${what}: ${code}`);
+  t.match(r.stderr, new RegExp(`: \\d{3} ${code}: `), `${what}: ${code}`);
 }
 
 /**
@@ -177,6 +180,70 @@ t.test('--map, and every mapping refusal (nothing imported)', async (t) => {
   writeFileSync(join(dir, 'empty.csv'), '');
   refused(t, await cli('dataset', 'import', '--instance', a.slug, '--id', String(target.id), '--file', join(dir, 'empty.csv')), 'dataset_import_file_empty', 'an empty file');
   t.equal((await cli('dataset', 'import', '--instance', a.slug, '--id', String(target.id), '--file', path, '--map', 'nonsense')).code, 2, 'a malformed --map is a usage mistake');
+});
+
+t.test('a cell that is not UTF-8 text, or holds NUL: its row refused with its line, the rest imported', async (t) => {
+  const target = await dataset('Text');
+  const path = join(dir, 'bytes.csv');
+  writeFileSync(path, Buffer.concat([
+    Buffer.from('email,first_name,age,plan\n'), //                                  line 1
+    Buffer.from('ann@example.com,Ann,30,free\n'), //                                line 2, row 1
+    Buffer.from('nul@example.com,"Nu\0ll",31,free\n'), //                           line 3, row 2: NUL
+    Buffer.from('\n'), //                                                            line 4: blank, not a row
+    Buffer.from('lat@example.com,Ren'), Buffer.from([0xe9]), Buffer.from(',32,free\n'), // line 5, row 3: Latin-1 é
+    Buffer.from('two@example.com,"Two\nlines",33,free\n'), //                       lines 6-7, row 4
+    Buffer.from('cesu@example.com,X'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from(',34,pro\n'), // line 8, row 5: a lone surrogate as CESU-8
+    Buffer.from('bob@example.com,Bob,40,pro\n'), //                                line 9, row 6
+  ]));
+  const r = await cli('dataset', 'import', '--instance', a.slug, '--id', String(target.id), '--file', path);
+  t.equal(r.code, 0, `not aborted: ${r.stderr}`);
+  const summary = oneJsonObject(r);
+  t.match(summary, { rows: 6, accepted: 3, rejected: 3, created: 3, rejects_file: `${path}.rejected.csv` });
+  t.same(summary.first_rejects, [
+    { row: 2, code: 'value_error.nul_character', field: 'first_name', rule: null, detail: 'line 3, column "first_name": the cell holds the NUL character (U+0000), which no value may hold' },
+    { row: 3, code: 'value_error.invalid_utf8', field: 'first_name', rule: null, detail: 'line 5, column "first_name": the cell is not valid UTF-8 text (save the file as UTF-8)' },
+    { row: 5, code: 'value_error.invalid_utf8', field: 'first_name', rule: null, detail: 'line 8, column "first_name": the cell is not valid UTF-8 text (save the file as UTF-8)' },
+  ]);
+  const { rows } = await dbs.pool.query('SELECT identifier FROM dataset_records WHERE dataset_id = $1 ORDER BY identifier', [target.id]);
+  t.same(rows.map((x) => x.identifier), ['ann@example.com', 'bob@example.com', 'two@example.com'], 'nothing of a refused row written');
+  const rejects = parseCsv(readFileSync(summary.rejects_file)) as string[][];
+  t.same(rejects.slice(1).map((x) => [x[0], x[1], x[6]]), [['2', 'value_error.nul_character', 'Nu\0ll'], ['3', 'value_error.invalid_utf8', 'Ren\uFFFD'], ['5', 'value_error.invalid_utf8', 'X\uFFFD\uFFFD\uFFFD']],
+    'the rows in the rejects file, invalid bytes shown as U+FFFD');
+
+  const header = join(dir, 'latin1-header.csv');
+  writeFileSync(header, Buffer.concat([Buffer.from('email,first_name,'), Buffer.from([0xe2, 0x67, 0x65]), Buffer.from('\nann@example.com,Ann,1\n')]));
+  const whole = await cli('dataset', 'import', '--instance', a.slug, '--id', String(target.id), '--file', header);
+  refused(t, whole, 'dataset_import_csv_invalid', 'a header that is not UTF-8');
+  t.match(whole.stderr, "line 1: the header's cell 3 is not valid UTF-8 text");
+  t.notOk(existsSync(`${header}.rejected.csv`), 'no rejects file from a refused file');
+  t.equal(await records(target.id), 3, 'nothing imported from it');
+});
+
+t.test('the rejects file: every cell and header through the formula guard exports apply', async (t) => {
+  const target = await dataset('Guarded');
+  // The spec's cases (test/exports.test.ts), in a column the import skips, on rows refused for their plan.
+  const cases = ['-5', '-1200.50', '+56912345678', '=SUM(A1)', "'=x", '\tab', '\rcr', '@x', '-x', 'plain', '', "''+1", "'-5", '-.5', '-1e5', '-', '5', 'a=b', '"=x"\nline 2',
+    '=HYPERLINK("http://evil.example","click")', '@SUM(1)'];
+  const quote = (cell: string) => `"${cell.replace(/"/g, '""')}"`;
+  const path = join(dir, 'formulas.csv');
+  writeFileSync(path, ['email,first_name,plan,+h,@h,\'-h,-5', ...cases.map((c, i) => `f${i}@example.com,"=1+1",gold,${quote(c)},x,x,x`)].join('\n') + '\n');
+  const summary = oneJsonObject(await cli('dataset', 'import', '--instance', a.slug, '--id', String(target.id), '--file', path, '--map', "+h=skip,@h=skip,'-h=skip,-5=skip"));
+  t.match(summary, { rows: cases.length, rejected: cases.length });
+  const written = parseCsv(readFileSync(summary.rejects_file), { relax_column_count: true }) as string[][];
+  const ch = createClickHouseClient(dbs.clickhouseUrl);
+  t.teardown(() => ch.close());
+  const guard = async (cells: string[]) => {
+    const rs = await ch.query({ query: `SELECT arrayMap(x -> ${formulaGuardSql('x')}, {cells:Array(String)}) AS g`, query_params: { cells }, format: 'JSONEachRow' });
+    return ((await rs.json()) as Array<{ g: string[] }>)[0]!.g;
+  };
+  const header = ['row', 'code', 'field', 'rule', 'detail', 'email', 'first_name', 'plan', '+h', '@h', "'-h", '-5'];
+  t.same(written[0], await guard(header), 'the header, as ClickHouse guards it in an export');
+  t.same(written[0]!.slice(8), ["'+h", "'@h", "''-h", '-5']);
+  t.same(written.slice(1).map((x) => x[8]), await guard(cases), 'each case, as ClickHouse guards it in an export');
+  t.same(written.slice(1).map((x) => x[6]), cases.map(() => "'=1+1"), 'a refused value too');
+  t.equal(written[20]![8], `'=HYPERLINK("http://evil.example","click")`);
+  t.equal(written[21]![8], "'@SUM(1)");
+  t.equal(written[1]![8], '-5', 'a number is left alone');
 });
 
 t.test('all or nothing: a failure at the last row, or a kill mid-import, leaves nothing', async (t) => {

@@ -34,7 +34,7 @@ const ok = async (...args: string[]) => oneJsonObject(await cli(...args));
 function refused(t: Test, r: CliResult, code: string, what: string): void {
   t.equal(r.code, 1, `${what}: exit 1`);
   t.equal(r.stdout, '', `${what}: nothing on stdout`);
-  t.match(r.stderr, new RegExp(`: ${code}: `), `${what}: ${code}`);
+  t.match(r.stderr, new RegExp(`: \\d{3} ${code}: `), `${what}: ${code}`);
 }
 async function storedRows(listId: number): Promise<number> {
   const { rows } = await dbs.pool.query('SELECT count(*)::int AS n FROM list_rows WHERE list_id = $1', [listId]);
@@ -82,6 +82,48 @@ t.test('upload: rows checked by the catalog, the same file appended twice is ref
   t.match(over, { accepted: 2, list: { rows: 2, uploads: [{ mode: 'overwrite', rows: 2 }] } }, 'overwrite: the same file may be put back; the list is the file');
   t.equal(over.list.uploads.length, 1);
   t.equal(await storedRows(list.id), 2, "the replaced uploads' rows are deleted");
+});
+
+t.test('upload: a cell that is not UTF-8 text or holds NUL refuses its row, with its line; the rejects file is formula-guarded', async (t) => {
+  const list = await ok('list', 'create', '--instance', a.slug, '--name', 'Bytes', '--columns', 'email:1,first_name:2');
+  const path = join(dir, 'bytes.csv');
+  writeFileSync(path, Buffer.concat([
+    Buffer.from('ann@example.com,Ann\n'), //                                          line 1, row 1
+    Buffer.from('nul@example.com,"N\0"\n'), //                                        line 2, row 2: NUL
+    Buffer.from('lat@example.com,Ren'), Buffer.from([0xe9]), Buffer.from('\n'), //     line 3, row 3: Latin-1
+    Buffer.from('\n'), //                                                              line 4: blank
+    Buffer.from('cesu@example.com,X'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('\n'), // line 5, row 4: CESU-8 surrogate
+    Buffer.from('"=HYPERLINK(""http://evil.example"")",@SUM(1)\n'), //                 line 6, row 5: not an address
+    Buffer.from('bob@example.com,Bob,extra '), Buffer.from([0xff]), Buffer.from('\n'), // line 7, row 6: an undeclared column
+  ]));
+  const r = await cli('list', 'upload', '--instance', a.slug, '--id', String(list.id), '--file', path, '--mode', 'append');
+  t.equal(r.code, 0, `not aborted: ${r.stderr}`);
+  const summary = oneJsonObject(r);
+  t.match(summary, { rows: 6, accepted: 1, rejected: 5 });
+  t.same(summary.first_rejects.map((x: any) => [x.row, x.code, x.field, x.detail]), [
+    [2, 'value_error.nul_character', 'first_name', 'line 2, column 2: the cell holds the NUL character (U+0000), which no value may hold'],
+    [3, 'value_error.invalid_utf8', 'first_name', 'line 3, column 2: the cell is not valid UTF-8 text (save the file as UTF-8)'],
+    [4, 'value_error.invalid_utf8', 'first_name', 'line 5, column 2: the cell is not valid UTF-8 text (save the file as UTF-8)'],
+    [5, 'field_value_invalid', 'email', 'email: The value is not an email address'],
+    [6, 'value_error.invalid_utf8', null, 'line 7, column 3: the cell is not valid UTF-8 text (save the file as UTF-8)'],
+  ]);
+  const { rows } = await dbs.pool.query('SELECT row, values FROM list_rows WHERE list_id = $1 ORDER BY row', [list.id]);
+  t.same(rows, [{ row: 1, values: { email: 'ann@example.com', first_name: 'Ann' } }], 'nothing of a refused row written');
+  const rejects = readFileSync(summary.rejects_file, 'utf8').split('\n');
+  t.equal(rejects[4], `5,field_value_invalid,email,format,email: The value is not an email address,"'=HYPERLINK(""http://evil.example"")",'@SUM(1)`, 'formula cells guarded');
+
+  const header = join(dir, 'header.csv');
+  writeFileSync(header, Buffer.concat([Buffer.from('email,'), Buffer.from([0xe9]), Buffer.from('\nann@example.com,Ann\n')]));
+  const whole = await cli('list', 'upload', '--instance', a.slug, '--id', String(list.id), '--file', header, '--mode', 'append', '--header');
+  refused(t, whole, 'list_import_csv_invalid', 'a header that is not UTF-8');
+  t.match(whole.stderr, "line 1: the header's cell 2 is not valid UTF-8 text");
+  t.equal(await storedRows(list.id), 1, 'nothing added by a refused file');
+
+  // csv-parse's INVALID_OPENING_QUOTE has no CSV_ prefix: it too is the file's 400, saying the line, not the library's raw text.
+  const quote = await cli('list', 'upload', '--instance', a.slug, '--id', String(list.id), '--file', file('quote.csv', 'x@example.com,X\ny@example.com,a"b"\n'), '--mode', 'append');
+  refused(t, quote, 'list_import_csv_invalid', 'a quote inside an unquoted cell');
+  t.match(quote.stderr, 'the file is not valid CSV: Invalid Opening Quote (line 2)');
+  t.equal(await storedRows(list.id), 1, 'nothing added by an invalid file');
 });
 
 t.test('list_size_exceeded counts what the list holds plus the file; an overwrite only the file', async (t) => {

@@ -1,8 +1,11 @@
 /**
  * The spreadsheet-formula guard of CSV exports (spec: GET /v1/activities/opens/export), as one
  * ClickHouse SQL expression, so ClickHouse applies it while it formats the CSV and Node only
- * pipes bytes. This is the only definition of the rule; test/exports.test.ts runs it through a
- * real export against every case of the spec.
+ * pipes bytes; and the same rule for the CSV files Node writes itself (the rejects file of an
+ * import or list upload, domain/csv-input.ts). This is the only definition of the rule: both
+ * forms are built from the two patterns below. test/exports.test.ts runs it through a real
+ * export against every case of the spec; test/import-csv.test.ts checks a rejects file against
+ * ClickHouse's evaluation.
  *
  * The rule, for a text cell or a header:
  * - it starts with `=`, `+`, `-`, `@`, a tab or a carriage return → one apostrophe is prepended;
@@ -26,6 +29,16 @@
 const TRIGGER = String.raw`^\x27*[=+@\t\r-]`;
 /** The whole text is a plain decimal number, optionally negative. */
 const ONLY_A_NUMBER = String.raw`^-?([0-9]+(\.[0-9]*)?|\.[0-9]+)$`;
+
+// The same patterns read by JavaScript's engine: without the m flag `^` and `$` are the text's
+// own start and end, as in RE2 (ClickHouse's match), and these use nothing the two read apart.
+const TRIGGER_RE = new RegExp(TRIGGER);
+const ONLY_A_NUMBER_RE = new RegExp(ONLY_A_NUMBER);
+
+/** The guarded text of a CSV cell (or header) that Node writes: the rule above, applied in JavaScript. */
+export function formulaGuard(text: string): string {
+  return TRIGGER_RE.test(text) && !ONLY_A_NUMBER_RE.test(text) ? `'${text}` : text;
+}
 
 /** A ClickHouse string literal of `s` (backslashes and quotes escaped). */
 function sqlString(s: string): string {

@@ -1,10 +1,10 @@
-import { stringify } from 'csv-stringify';
 import { once } from 'node:events';
 import { Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import copyStreams from 'pg-copy-streams';
 import type { Client, Pool } from '../../sql/pool.js';
-import { asCsvError, byteCounter, copyField, csvParser } from '../csv-input.js';
+import type { Stringifier } from 'csv-stringify';
+import { asCsvError, byteCounter, copyField, csvParser, rejectsCsv, withoutBom, type CsvRecord } from '../csv-input.js';
 import { AppError, RuleViolation } from '../errors.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
@@ -16,9 +16,12 @@ import { contactTarget, type ContactTarget } from './datasets.js';
  * transaction: the import is whole or is not at all (a failure or a killed process rolls it
  * back). The file streams once, with back-pressure end to end, so memory does not grow with it:
  *
- *   file → csv-parse → each row checked by checkContact (the very check of
- *   POST /v1/datasets/{id}/contacts) → valid rows COPY'd into a temporary table;
+ *   file → csv-parse (cells decoded as strict UTF-8) → each row checked by checkContact (the
+ *   very check of POST /v1/datasets/{id}/contacts) → valid rows COPY'd into a temporary table;
  *                                   → refused rows to the rejects stream, with the reason
+ *
+ * A row with a cell that is not UTF-8 text or holds NUL is refused like any invalid row, saying
+ * which line and column; a header that is not is the file's refusal (400, saying the line).
  *
  * then one statement merges the temporary table into the dataset as the API's upsert does
  * (merged column by column, a contact already stored as sent not rewritten), taking the rows of
@@ -65,7 +68,7 @@ export interface ImportOptions {
   input: Readable;
   /** Columns not listed map to the field whose key is their header. */
   map?: ImportColumn[];
-  /** Receives every refused row as CSV: row, code, field, rule, detail, then the row's own cells. */
+  /** Receives every refused row as CSV: row, code, field, rule, detail, then the row's own cells (formula-guarded). */
   rejects: Writable;
   /** Bytes of the input read so far (a progress bar's measure). */
   onProgress?: (bytes: number) => void;
@@ -138,13 +141,16 @@ class RowChecker extends Transform {
     private readonly target: ContactTarget,
     private readonly catalog: ReadonlySet<string>,
     private readonly mapping: ImportColumn[],
-    private readonly rejects: ReturnType<typeof stringify>,
+    private readonly rejects: Stringifier,
   ) {
     super({ writableObjectMode: true, readableObjectMode: false });
   }
 
-  override _transform(cells: string[], _enc: BufferEncoding, done: TransformCallback): void {
+  override _transform(record: CsvRecord, _enc: BufferEncoding, done: TransformCallback): void {
+    const { cells } = record;
     if (!this.fields) {
+      const bad = record.unreadable;
+      if (bad) return done(new AppError(400, 'dataset_import_csv_invalid', `line ${record.line}: the header's cell ${bad.index + 1} ${bad.reason}`));
       try {
         this.header = cells;
         this.fields = resolveColumns(cells, this.target, this.catalog, this.mapping);
@@ -155,7 +161,7 @@ class RowChecker extends Transform {
       return done();
     }
     const row = ++this.rows;
-    const reject = this.check(row, cells);
+    const reject = this.check(row, record);
     if (reject) {
       this.rejected++;
       if (this.firstRejects.length < FIRST_REJECTS) this.firstRejects.push(reject);
@@ -181,8 +187,13 @@ class RowChecker extends Transform {
   }
 
   /** undefined when the row is accepted (and queued for COPY), else why it is refused. */
-  private check(row: number, cells: string[]): ImportReject | undefined {
+  private check(row: number, record: CsvRecord): ImportReject | undefined {
     const fields = this.fields!;
+    const { cells, unreadable: bad } = record;
+    if (bad) {
+      const column = this.header[bad.index] !== undefined ? JSON.stringify(this.header[bad.index]) : `${bad.index + 1} (past the header)`;
+      return { row, code: bad.code, field: fields[bad.index] ?? null, rule: null, detail: `line ${record.line}, column ${column}: the cell ${bad.reason}` };
+    }
     if (cells.length > fields.length && cells.slice(fields.length).some((c) => c.trim() !== '')) {
       return { row, code: 'row_malformed', field: null, rule: null, detail: `the row has ${cells.length} cells, the header ${fields.length}` };
     }
@@ -245,12 +256,12 @@ export async function importContacts(tenant: Tenant, pool: Pool, datasetId: numb
     const target = await contactTarget(tenant, c, datasetId);
     const catalog = await catalogKeys(tenant, c);
     await c.query('CREATE TEMPORARY TABLE import_rows (line bigint NOT NULL, identifier text COLLATE "C" NOT NULL, values jsonb NOT NULL) ON COMMIT DROP');
-    const rejects = stringify();
+    const rejects = rejectsCsv();
     const rejectsDone = pipeline(rejects, opts.rejects);
     const checker = new RowChecker(target, catalog, opts.map ?? [], rejects);
     const copy = c.query(copyStreams.from('COPY import_rows (line, identifier, values) FROM STDIN'));
     try {
-      await pipeline(opts.input, byteCounter(opts.onProgress), csvParser(), checker, copy);
+      await pipeline(opts.input, byteCounter(opts.onProgress), withoutBom(), csvParser(), checker, copy);
     } catch (err) {
       rejects.destroy();
       await rejectsDone.catch(() => {});

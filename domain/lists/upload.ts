@@ -1,11 +1,11 @@
-import { stringify } from 'csv-stringify';
+import type { Stringifier } from 'csv-stringify';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { Transform, Writable, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import copyStreams from 'pg-copy-streams';
 import type { Pool } from '../../sql/pool.js';
-import { asCsvError, byteCounter, copyField, csvParser } from '../csv-input.js';
+import { asCsvError, byteCounter, copyField, csvParser, rejectsCsv, withoutBom, type CsvRecord } from '../csv-input.js';
 import { AppError, NotFoundError, RuleViolation } from '../errors.js';
 import { fieldsById } from '../fields/catalog.js';
 import type { FieldDefinition } from '../fields/types.js';
@@ -27,7 +27,7 @@ export interface UploadOptions {
   mode: UploadMode;
   /** The first row is a header: skipped, not counted. */
   header: boolean;
-  /** Receives every refused row as CSV: row, code, field, rule, detail, then the row's own cells. */
+  /** Receives every refused row as CSV: row, code, field, rule, detail, then the row's own cells (formula-guarded). */
   rejects: Writable;
   onProgress?: (bytes: number) => void;
 }
@@ -100,24 +100,27 @@ class ListRowChecker extends Transform {
     private readonly existing: number,
     private readonly maxRows: number,
     header: boolean,
-    private readonly rejects: ReturnType<typeof stringify>,
+    private readonly rejects: Stringifier,
   ) {
     super({ writableObjectMode: true, readableObjectMode: false });
     this.skipHeader = header;
     rejects.write(['row', 'code', 'field', 'rule', 'detail']);
   }
 
-  override _transform(cells: string[], _enc: BufferEncoding, done: TransformCallback): void {
+  override _transform(record: CsvRecord, _enc: BufferEncoding, done: TransformCallback): void {
+    const { cells } = record;
     if (this.skipHeader) {
       this.skipHeader = false;
-      return done();
+      const bad = record.unreadable;
+      // Not stored, but a header that is not text says the file is not the UTF-8 CSV it should be.
+      return done(bad ? new AppError(400, 'list_import_csv_invalid', `line ${record.line}: the header's cell ${bad.index + 1} ${bad.reason}`) : undefined);
     }
     const row = ++this.rows;
     if (row > this.room) {
       return done(new RuleViolation('list_size_exceeded',
         `the list holds ${this.existing} rows and takes at most ${this.maxRows}: the file has more than ${this.room} rows`));
     }
-    const reject = this.check(row, cells);
+    const reject = this.check(row, record);
     if (!reject) return this.flushIfFull(done);
     this.rejected++;
     if (this.firstRejects.length < FIRST_REJECTS) this.firstRejects.push(reject);
@@ -128,7 +131,12 @@ class ListRowChecker extends Transform {
     this.flushIfFull(done);
   }
 
-  private check(row: number, cells: string[]): UploadReject | undefined {
+  private check(row: number, record: CsvRecord): UploadReject | undefined {
+    const { cells, unreadable: bad } = record;
+    if (bad) {
+      const field = this.columns.find((c) => c.index === bad.index)?.field.key ?? null;
+      return { row, code: bad.code, field, rule: null, detail: `line ${record.line}, column ${bad.index + 1}: the cell ${bad.reason}` };
+    }
     const values: Record<string, StoredValue> = {};
     for (const { field, index } of this.columns) {
       const checked = checkValue(field, cells[index] ?? '');
@@ -210,7 +218,7 @@ export async function uploadList(tenant: Tenant, pool: Pool, listId: number, opt
     );
     const existing = held[0]!.n;
 
-    const rejects = stringify();
+    const rejects = rejectsCsv();
     const rejectsDone = pipeline(rejects, opts.rejects);
     const checker = new ListRowChecker(columns, list.max_rows - existing, existing, list.max_rows, opts.header, rejects);
     // COPY cannot write a table under row-level security: the rows go through a temporary table
@@ -218,7 +226,7 @@ export async function uploadList(tenant: Tenant, pool: Pool, listId: number, opt
     await c.query('CREATE TEMPORARY TABLE list_upload_rows (row integer NOT NULL, values jsonb NOT NULL) ON COMMIT DROP');
     const copy = c.query(copyStreams.from('COPY list_upload_rows (row, values) FROM STDIN'));
     try {
-      await pipeline(opts.open(), byteCounter(opts.onProgress), csvParser(), checker, copy);
+      await pipeline(opts.open(), byteCounter(opts.onProgress), withoutBom(), csvParser(), checker, copy);
     } catch (err) {
       rejects.destroy();
       await rejectsDone.catch(() => {});

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { AppError } from '../errors.js';
+import { AppError, RuleViolation } from '../errors.js';
 import type { Pool } from '../../sql/pool.js';
 import { query } from '../../sql/pool.js';
 import { getInstanceBySlug } from './instances.js';
@@ -50,7 +50,8 @@ export async function createApiKey(
 ): Promise<CreatedKey> {
   const unknown = input.scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length) throw new AppError(400, 'unknown_scope', `unknown scopes: ${unknown.join(', ')} (known: ${SCOPES.join(', ')})`);
-  if (input.scopes.length === 0) throw new AppError(400, 'api_key_scope_required', 'a key needs at least one scope');
+  // A business rule of the spec (409), not a malformed request: the key is scoped and holds no scope.
+  if (input.scopes.length === 0) throw new RuleViolation('api_key_scope_required', 'a scoped key needs at least one scope');
   if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw new AppError(400, 'invalid_expiry', 'expires-at is not a date-time');
   const instance = await getInstanceBySlug(pool, input.instanceSlug);
   const keyId = randomBytes(8).toString('hex');
