@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import t from 'tap';
 import { estimateHtml } from '../domain/templates/check/html-estimate.js';
 import { MAX_HTML_BYTES } from '../domain/templates/format/limits.js';
@@ -63,6 +64,9 @@ t.test('four pathological documents at once, and one beyond the bounds: /healthz
 
   const probes: number[] = [];
   let settled = false;
+  // Told apart in the message: the event loop held up (what the pool prevents) vs a slow machine.
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   const requests = Promise.all([
     call('POST', '/v1/mail-templates/validate', { config: buttons }),
     call('POST', '/v1/mail-templates', { name: 'Wide', config: wide }),
@@ -78,6 +82,7 @@ t.test('four pathological documents at once, and one beyond the bounds: /healthz
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const answers = await requests;
+  loop.disable();
   t.same(
     answers.map((r) => r.status),
     [422, 422, 200, 422, 422],
@@ -88,7 +93,7 @@ t.test('four pathological documents at once, and one beyond the bounds: /healthz
   t.match(answers[4]!.body.errors, [{ pointer: '/config/page/rows', code: 'template_html_too_large', params: { rule: 'html_estimate_too_large', max_bytes: MAX_HTML_BYTES, rows: 2_200 } }]);
   t.ok(probes.length >= 3, `/healthz was probed while they were processed (${probes.length} times)`);
   const worst = Math.max(...probes);
-  t.ok(worst < 200, `the slowest /healthz took ${Math.round(worst)} ms (of ${probes.length})`);
+  t.ok(worst < 200, `the slowest /healthz took ${Math.round(worst)} ms (of ${probes.length}); the event loop was held up ${Math.round(loop.max / 1e6)} ms at most`);
 });
 
 t.test('a document over the pre-render bound is refused with 422 without being rendered', async (t) => {
@@ -144,17 +149,19 @@ t.test('the estimate refuses none of the corpus documents, and stays under the r
 });
 
 t.test('a document past TEMPLATE_RENDER_TIMEOUT_MS is 422 template_render_timeout; the next renders fine', async (t) => {
-  const timed = await startTestWeb(t, dbs, { env: { TEMPLATE_RENDER_TIMEOUT_MS: '200', TEMPLATE_RENDER_THREADS: '1' } });
-  // About half a second of rendering on these machines, and a valid document (its HTML fits).
+  const timed = await startTestWeb(t, dbs, { env: { TEMPLATE_RENDER_TIMEOUT_MS: '350', TEMPLATE_RENDER_THREADS: '2' } });
+  // Both threads render once first: the one left after the timeout has MJML loaded and warm.
+  // (A first render in a thread can take longer than the limit on a loaded machine: not asserted.)
+  await Promise.all(Array.from({ length: 4 }, () => call('POST', '/v1/mail-templates/validate', { config: format.skeleton }, timed.url)));
+  // A valid document (its HTML fits, 516 KB) that takes about a second to render here (0.6 to
+  // 1.6 s measured on a loaded machine), where the skeleton takes 10 to 120 ms once warm.
   const large = docOf(Array.from({ length: 240 }, (_, i) => row([column([paragraph(`Paragraph ${i}`)])])));
-  for (const [method, path] of [['POST', '/v1/mail-templates/validate'], ['POST', '/v1/mail-templates']] as const) {
-    const r = await call(method, path, { name: 'Slow', config: large }, timed.url);
-    t.equal(r.status, 422, `${method} ${path}`);
-    t.match(r.body.errors, [{ pointer: '/config', code: 'template_render_timeout', params: { rule: 'render_timeout', timeout_ms: 200 } }]);
-    t.match(r.body.errors[0].message, /longer than 200 ms/);
-  }
+  const r = await call('POST', '/v1/mail-templates', { name: 'Slow', config: large }, timed.url);
+  t.equal(r.status, 422);
+  t.match(r.body.errors, [{ pointer: '/config', code: 'template_render_timeout', params: { rule: 'render_timeout', timeout_ms: 350 } }]);
+  t.match(r.body.errors[0].message, /longer than 350 ms/);
   const next = await call('POST', '/v1/mail-templates', { name: 'Small after slow', subject: 's', preheader: 'p', config: format.skeleton }, timed.url);
-  t.equal(next.status, 201, 'the pool has a fresh thread for the next document');
+  t.equal(next.status, 201, `the next document is rendered: ${JSON.stringify(next.body.errors ?? '')}`);
   t.type(next.body.html, 'string');
   t.equal(timed.templates.running(), 0);
 });

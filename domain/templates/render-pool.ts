@@ -18,6 +18,9 @@ export const inProcess: DocumentProcessor = {
   close: async () => {},
 };
 
+/** How much lower than the event loop the render threads are scheduled (nice(2), 0 to 19). */
+const RENDER_THREAD_NICENESS = 10;
+
 export interface RenderPoolOptions {
   threads: number;
   timeoutMs: number;
@@ -51,6 +54,9 @@ export function renderPool(options: RenderPoolOptions): RenderPool {
     maxThreads: options.threads,
     // Never idle out: a thread's first document pays for loading MJML.
     idleTimeout: Number.MAX_SAFE_INTEGER,
+    // Below the event loop's priority (nice(2) on the thread, through @napi-rs/nice): on a busy
+    // core the dyno answers requests first and renders with what is left.
+    niceIncrement: RENDER_THREAD_NICENESS,
   });
   let completed = 0;
   let running = 0;
