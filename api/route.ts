@@ -7,6 +7,7 @@ import type { Tenant } from '../domain/tenancy/context.js';
 import type { SCOPES } from '../domain/tenancy/api-keys.js';
 import type { JobQueue } from '../domain/jobs.js';
 import type { JsonSchema } from './validation.js';
+import type { DocumentProcessor } from '../domain/templates/render-pool.js';
 
 /** What a web process hands its routes. */
 export interface AppDeps {
@@ -16,6 +17,8 @@ export interface AppDeps {
   logger: Logger;
   /** Enqueues jobs inside a transaction (pg-boss); web never starts workers. */
   queue: JobQueue;
+  /** Checks and renders template documents off the event loop (domain/templates/render-pool.ts). */
+  templates: DocumentProcessor;
 }
 
 export type Scope = (typeof SCOPES)[number];

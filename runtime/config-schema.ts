@@ -2,6 +2,7 @@ import { promises as dnsPromises } from 'node:dns';
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
 import { RENDER_LIMITS } from '../domain/mail/render.js';
+import { TEMPLATE_RENDER_DEFAULTS } from '../domain/templates/format/limits.js';
 import { SOFT_BOUNCE_DEFAULTS } from '../domain/restrictions/soft-bounces.js';
 import { WEBHOOK_VARIABLES } from './config-webhooks.js';
 
@@ -283,6 +284,10 @@ export const CONFIG_SCHEMA = {
     maxMs: integer('RENDER_MAX_MS', RENDER_LIMITS.maxMs, { min: 1 }, "time to render one mail; a mail over it is dropped (render_failed), its message's next ones not tried"),
   },
   templateEditor: oneOf('TEMPLATE_EDITOR', ['on', 'off'], 'on', "off where the platform's template editor is not offered: the API answers 409 template_editor_unavailable to creating or validating a template and to a PATCH of config or preheader; reads, other edits, external templates and sending work"),
+  templateRender: {
+    threads: integer('TEMPLATE_RENDER_THREADS', TEMPLATE_RENDER_DEFAULTS.threads, { min: 1, max: 64 }, "worker threads of a web dyno that check and render template documents (create, PATCH, validate), off the event loop; more render more at once, each uses a core and about 100 MB"),
+    timeoutMs: integer('TEMPLATE_RENDER_TIMEOUT_MS', TEMPLATE_RENDER_DEFAULTS.timeoutMs, { min: 1, max: 600_000 }, 'time one document may take to check and render, from when a thread starts on it; past it the thread is ended and the request answers 422 template_render_timeout'),
+  },
   queue: {
     maintenanceSeconds: integer('QUEUE_MAINTENANCE_SECONDS', 30, { min: 1, max: UNDER_A_DAY }, 'how often pg-boss looks for expired jobs'),
   },

@@ -7,6 +7,7 @@ import { createHttpMetrics } from '../api/metrics.js';
 import { trackingFastPath } from '../api/tracking-fast-path.js';
 import type { Route } from '../api/route.js';
 import { createClickHouseClient } from '../analytics/client.js';
+import { renderPool, type RenderPool } from '../domain/templates/render-pool.js';
 import { createPool } from '../sql/pool.js';
 import { jobQueue } from './queue.js';
 import type { Config, WebLimits } from './config.js';
@@ -19,6 +20,8 @@ export interface WebProcess {
   url: string;
   /** The internal listener (/healthz, /readyz, /metrics), when INTERNAL_PORT is set. */
   internalUrl: string | undefined;
+  /** The template render pool (its counters are what tests watch). */
+  templates: RenderPool;
   stop(): Promise<void>;
 }
 
@@ -76,7 +79,8 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
   const pool = createPool(required('DATABASE_URL', config.databaseUrl), { max: 20, application: 'cartero-web' });
   const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl));
   const queue = jobQueue(config.databaseUrl!);
-  const deps = { pool, clickhouse, config, logger, queue };
+  const templates = renderPool(config.templateRender);
+  const deps = { pool, clickhouse, config, logger, queue, templates };
   const metrics = createHttpMetrics();
   const app = createApp(deps, extraRoutes, metrics);
   // Opens and clicks are answered ahead of Express (api/tracking-fast-path.ts: the hot path of
@@ -96,16 +100,20 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
     await drain(server);
     await pool.end();
     await clickhouse.close();
+    await templates.close();
     throw err;
   }
   return {
     server,
+    templates,
     url: `http://localhost:${port}`,
     internalUrl: internal ? `http://${config.internalHost.includes(':') ? `[${config.internalHost}]` : config.internalHost}:${internalPort}` : undefined,
     async stop() {
       await Promise.all([drain(server), ...(internal ? [drain(internal)] : [])]);
       await pool.end();
       await clickhouse.close();
+      // After the drain: no request is left waiting on a render.
+      await templates.close();
     },
   };
 }

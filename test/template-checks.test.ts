@@ -199,13 +199,19 @@ t.test('document_too_large: over 262144 bytes of JSON, the only error', async (t
 t.test('template_html_too_large: generated HTML over 512 KB', async (t) => {
   t.equal(MAX_HTML_BYTES, 524288);
   t.ok(MAX_HTML_BYTES > GMAIL_CLIP_BYTES * 4, 'well above the clipping point');
-  // 400 empty rows: a small document whose HTML is over the maximum.
-  const rows = Array.from({ length: 400 }, (_, i) => ({ uuid: `r${i}`, columns: [{ 'grid-columns': 12, modules: [] }] }));
+  // 320 empty rows: a small document whose HTML is over the maximum, though its floor
+  // (check/html-estimate.ts) is not, so it is rendered and measured.
+  const rows = Array.from({ length: 320 }, (_, i) => ({ uuid: `r${i}`, columns: [{ 'grid-columns': 12, modules: [] }] }));
   const r = await processDocument({ page: { rows } }, META);
   t.same(r.errors.map(brief), [{ level: 'error', rule: 'html_too_large', uuid: null, pointer: '', code: 'template_html_too_large' }]);
   t.equal(r.errors[0].params?.max_bytes, MAX_HTML_BYTES);
   t.ok((r.errors[0].params?.bytes as number) > MAX_HTML_BYTES);
   t.equal(r.html, null, 'an HTML over the maximum is not returned');
+  // 400: the floor is over the maximum, refused before anything else (html_estimate_too_large).
+  const more = Array.from({ length: 400 }, (_, i) => ({ uuid: `r${i}`, columns: [{ 'grid-columns': 12, modules: [] }] }));
+  const estimated = await processDocument({ page: { rows: more } }, META);
+  t.same(estimated.errors.map(brief), [{ level: 'error', rule: 'html_estimate_too_large', uuid: null, pointer: '/page/rows', code: 'template_html_too_large' }]);
+  t.match(estimated.errors[0].params, { estimated_min_bytes: 601_400, max_bytes: MAX_HTML_BYTES, rows: 400, columns: 400, modules: 0 });
   // The size check itself, at the boundaries (UTF-8 bytes, not characters).
   t.same(checkHtmlSize('a'.repeat(MAX_HTML_BYTES)).map((f) => f.rule), ['html_gmail_clipping']);
   t.same(checkHtmlSize('a'.repeat(MAX_HTML_BYTES + 1)).map((f) => f.rule), ['html_too_large']);
@@ -334,7 +340,7 @@ t.test('suggestions: subject, preheader, scheme-less links, CSS clients do not s
     ],
   );
   const nullConfig = await processDocument(null, { subject: null, preheader: 'p' });
-  t.same(nullConfig, { errors: [], findings: [nullConfig.findings[0]], html: null, text: null }, 'null config: no errors, no html');
+  t.same(nullConfig, { errors: [], findings: [nullConfig.findings[0]], html: null, text: null, checkFailures: [] }, 'null config: no errors, no html');
   t.equal(nullConfig.findings[0].rule, 'subject_missing');
 
   t.same(await findingsOf(doc([button('b1', 'www.example.com/offer')]), 'link_without_scheme'), [

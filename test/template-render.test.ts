@@ -557,3 +557,51 @@ t.test('every corpus document renders with its texts and images', async (t) => {
     });
   }
 });
+
+/** Web fonts whose URLs hold `&`, `;`, `'`, `)`, `"`, `\` and `</style` (issue 24: Google Fonts URLs answered 500). */
+const AWKWARD_FONTS = [
+  { name: 'Roboto', fontFamily: "'Roboto', sans-serif", url: 'https://fonts.googleapis.com/css2?family=Roboto:ital,wght@0,400;0,700&display=swap' },
+  { name: 'Lato', fontFamily: "'Lato', sans-serif", url: "https://fonts.googleapis.com/css?family=Lato:400,700&subset=latin-ext;x=1&q='quoted'&p=(paren)" },
+  { name: 'Odd', fontFamily: 'Odd, serif', url: 'https://fonts.example/css?family=Odd&x="dq"&y=back\\slash&z=</style><script>alert(1)</script>' },
+  { name: 'Unused', fontFamily: 'Unused, serif', url: 'https://fonts.example/css?family=Unused' },
+];
+
+t.test('web fonts: @import with CSS escaping (never &amp;), <link> with HTML escaping, nothing closes the <style>', async (t) => {
+  const doc = docOf([
+    row('r', [
+      column('c', 12, [
+        mod('paragraph', 'p', { paragraph: { html: '<p>Fonts</p>', style: { 'font-family': "'Lato', 'Odd', serif" } } }),
+        mod('paragraph', 'q', { paragraph: { html: '<p>Body font</p>' } }),
+      ]),
+    ]),
+  ]);
+  (doc.page as any).body.content.style['font-family'] = "'Roboto', Arial, sans-serif";
+  (doc.page as any).body.webFonts = AWKWARD_FONTS;
+  const r = await render(doc);
+  const imports = [...r.html.matchAll(/@import [^\n]*/g)].map((m) => m[0]);
+  t.same(imports, [
+    '@import url("https://fonts.googleapis.com/css2?family=Roboto:ital,wght@0,400;0,700&display=swap");',
+    `@import url("https://fonts.googleapis.com/css?family=Lato:400,700&subset=latin-ext;x=1&q='quoted'&p=(paren)");`,
+    '@import url("https://fonts.example/css?family=Odd&x=\\22 dq\\22 &y=back\\5c slash&z=\\3c /style\\3e \\3c script\\3e alert(1)\\3c /script\\3e ");',
+  ], 'each used font once, as a CSS string; the unused one not at all');
+  t.match(r.html, '<link href="https://fonts.googleapis.com/css2?family=Roboto:ital,wght@0,400;0,700&amp;display=swap" rel="stylesheet" type="text/css">');
+  t.match(r.html, '<link href="https://fonts.example/css?family=Odd&amp;x=&quot;dq&quot;&amp;y=back\\slash&amp;z=&lt;/style&gt;&lt;script&gt;alert(1)&lt;/script&gt;" rel="stylesheet" type="text/css">');
+  t.notMatch(r.html, /<script/i, 'no element comes out of a font URL');
+  // The browser's reading of the <style> element: every font's URL comes back exactly.
+  const css = elements(r.html, 'style').map((s) => DomUtils.textContent(s)).find((s) => s.includes('@import'))!;
+  const decoded = [...css.matchAll(/@import url\("((?:[^"\\]|\\[0-9a-f]+ ?|\\.)*)"\)/g)].map((m) => m[1]!.replace(/\\([0-9a-f]+) ?/g, (_, h) => String.fromCodePoint(parseInt(h, 16))));
+  t.same(decoded, AWKWARD_FONTS.slice(0, 3).map((f) => f.url));
+  const links = elements(r.html, 'link').map((l) => l.attribs.href);
+  t.same(links, AWKWARD_FONTS.slice(0, 3).map((f) => f.url), 'the <link> hrefs decode to the URLs');
+});
+
+t.test('values written into CSS cannot add declarations or end the style', async (t) => {
+  const r = await render(
+    single(mod('button', 'b', {
+      button: { label: 'Go', href: 'https://x.example/', style: { 'background-color': 'red;background-image:url(https://evil.example/)', color: '#fff}</style><script>', 'font-family': "Arial; color: red" } },
+    })),
+  );
+  t.notMatch(r.html, /evil\.example/);
+  t.notMatch(r.html, /<script/i);
+  t.notMatch(r.html, /color: red/);
+});

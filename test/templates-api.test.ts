@@ -305,9 +305,21 @@ t.test('422 document errors: one errors[] item per error, pointer into the body,
       errors: [{ code: 'essential_not_supported', params: { rule: 'module_not_supported', uuid: 'frm', kinds: /form/ } }],
     },
     {
+      // Its floor (check/html-estimate.ts) is under the maximum: rendered, then measured.
       what: 'a document whose html is over the maximum',
-      config: { page: { rows: Array.from({ length: 400 }, (_, i) => ({ uuid: `r${i}`, columns: [{ 'grid-columns': 12, modules: [] }] })) } },
+      config: { page: { rows: Array.from({ length: 320 }, (_, i) => ({ uuid: `r${i}`, columns: [{ 'grid-columns': 12, modules: [] }] })) } },
       errors: [{ pointer: '/config', code: 'template_html_too_large', params: { rule: 'html_too_large', uuid: null, max_bytes: 524288 } }],
+    },
+    {
+      what: 'a document whose html cannot fit the maximum by its shape (refused before rendering)',
+      config: { page: { rows: Array.from({ length: 400 }, (_, i) => ({ uuid: `r${i}`, columns: [{ 'grid-columns': 12, modules: [] }] })) } },
+      errors: [
+        {
+          pointer: '/config/page/rows',
+          code: 'template_html_too_large',
+          params: { rule: 'html_estimate_too_large', uuid: null, max_bytes: 524288, estimated_min_bytes: 601400, rows: 400, columns: 400, modules: 0 },
+        },
+      ],
     },
   ];
   const target = await create();
@@ -468,4 +480,48 @@ t.test('TEMPLATE_EDITOR=off: creating, validating and changing a design are 409 
   t.equal(renamed.status, 200, 'name and subject still change');
   t.equal(renamed.body.html, draft.html);
   t.equal((await offCall('GET', `/v1/mail-templates/${draft.id}`)).status, 200, 'reads work');
+});
+
+t.test('web fonts whose URLs hold &, ;, \' and ) create, validate and PATCH without a 500 (issue 24)', async (t) => {
+  const config = skeleton();
+  config.page.body.webFonts = [
+    { name: 'Roboto', fontFamily: "'Roboto', sans-serif", url: 'https://fonts.googleapis.com/css2?family=Roboto:ital,wght@0,400;0,700&display=swap' },
+    { name: 'Lato', fontFamily: "'Lato', sans-serif", url: "https://fonts.googleapis.com/css?family=Lato:400,700&subset=latin-ext;x=1&q='q'&p=(p)" },
+  ];
+  config.page.body.content.style['font-family'] = "'Roboto', 'Lato', Arial, sans-serif";
+  config.page.rows[0].columns[0].modules = [{ ...structuredClone(format.defaults.modules.paragraph), uuid: 'p-fonts' }];
+  const created = await call('POST', '/v1/mail-templates', { name: uniqueName('Fonts'), subject: 's', preheader: 'p', config });
+  t.equal(created.status, 201);
+  template(created.body);
+  t.match(created.body.html, '@import url("https://fonts.googleapis.com/css2?family=Roboto:ital,wght@0,400;0,700&display=swap");');
+  t.match(created.body.html, `@import url("https://fonts.googleapis.com/css?family=Lato:400,700&subset=latin-ext;x=1&q='q'&p=(p)");`);
+  t.notOk(created.body.findings.some((f: any) => f.rule === 'check_failed'), 'every check ran');
+  t.ok(created.body.findings.some((f: any) => f.rule === 'css_client_support' && f.params.feature === '@import'), 'the Can I email check read the @import');
+  const validated = await call('POST', '/v1/mail-templates/validate', { subject: 's', preheader: 'p', config });
+  t.equal(validated.status, 200);
+  t.same(validated.body.findings, created.body.findings);
+  const patched = await patch(created.body.id, { config, preheader: 'again' });
+  t.equal(patched.status, 200);
+});
+
+t.test('an optional check that throws is skipped and reported (check_failed), never a 500', async (t) => {
+  // CSS the Can I email checker's parser cannot read (an unclosed rule) inside an html module:
+  // @jsx-email/doiuse-email throws on it.
+  const config = skeleton();
+  config.page.rows[0].columns[0].modules = [
+    { ...structuredClone(format.defaults.modules.html), uuid: 'h-css', descriptor: { ...structuredClone(format.defaults.modules.html.descriptor), html: { html: '<style>p { color: red</style><p>Styled</p>' } } },
+  ];
+  const failed = { level: 'warning', rule: 'check_failed', uuid: null, pointer: '', params: { check: 'css_client_support' } };
+  const created = await call('POST', '/v1/mail-templates', { name: uniqueName('Broken CSS'), subject: 's', preheader: 'p', config });
+  t.equal(created.status, 201);
+  template(created.body);
+  t.match(created.body.findings, [failed]);
+  t.match(created.body.findings[0].message, /css_client_support check could not run/);
+  t.match(created.body.html, 'Styled', 'the template is stored with its html');
+  const got = await call('GET', `/v1/mail-templates/${created.body.id}`);
+  t.match(got.body.findings, [failed], 'stored with the template');
+  const validated = await call('POST', '/v1/mail-templates/validate', { subject: 's', preheader: 'p', config });
+  t.equal(validated.status, 200);
+  t.match(validated.body.findings, [failed]);
+  t.equal((await patch(created.body.id, { preheader: 'other', config })).status, 200);
 });

@@ -5,6 +5,7 @@
 // requests; status, every header in order (Date aside: it is the clock's) and body must match.
 import { createServer, request, type Server } from 'node:http';
 import t from 'tap';
+import { inProcess } from '../domain/templates/render-pool.js';
 import { createClickHouseClient } from '../analytics/client.js';
 import { createApp } from '../api/app.js';
 import { createHttpMetrics } from '../api/metrics.js';
@@ -30,7 +31,7 @@ const secret = await trackingSecret(dbs.pool);
 const clickhouse = createClickHouseClient(dbs.clickhouseUrl);
 t.teardown(() => clickhouse.close());
 const config = loadConfig({ PORT: '0', DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl });
-const deps: AppDeps = { pool: dbs.pool, clickhouse, config, logger: createLogger('silent', 'web'), queue };
+const deps: AppDeps = { pool: dbs.pool, clickhouse, config, logger: createLogger('silent', 'web'), queue, templates: inProcess };
 const metrics = createHttpMetrics();
 const app = createApp(deps, [], metrics);
 const fast = trackingFastPath(app, deps, metrics);

@@ -5,12 +5,13 @@ import {
   patchTemplate,
   TEMPLATE_STATUSES,
   validateTemplate,
+  type EditorSetting,
   type TemplateFields,
   type TemplateFilter,
 } from '../../domain/templates/templates.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { formatDescriptionJson, formatEtag, moduleDetail, type Lang } from '../../domain/templates/format/description.js';
-import { defineRoute } from '../route.js';
+import { defineRoute, type AppDeps } from '../route.js';
 import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
 import {
   templateCreateSchema,
@@ -24,6 +25,19 @@ import {
 } from '../schemas/templates.js';
 
 const templateId = { template_id: resourceId };
+
+/**
+ * Documents are checked and rendered on the web dyno's thread pool (deps.templates); an optional
+ * check that threw is logged with the template id (the answer carries a check_failed warning).
+ */
+function templateSetting(deps: AppDeps): EditorSetting {
+  return {
+    editor: deps.config.templateEditor,
+    processor: deps.templates,
+    onCheckFailure: (failure, templateId) =>
+      deps.logger.warn({ template_id: templateId, check: failure.check, err: failure.error }, 'template check could not run; skipped'),
+  };
+}
 
 const lang = {
   lang: {
@@ -142,7 +156,7 @@ export const templateRoutes = [
     maxBodyBytes: TEMPLATE_BODY_MAX_BYTES,
     success: { status: 200, description: 'Findings and generated html', schema: templateValidationSchema },
     errors: [409, 413],
-    handler: ({ body, deps }) => validateTemplate(body, { editor: deps.config.templateEditor }),
+    handler: ({ body, deps }) => validateTemplate(body, templateSetting(deps)),
   }),
   defineRoute<Record<string, never>, { template_id: number }>({
     method: 'get',
@@ -168,7 +182,7 @@ export const templateRoutes = [
     maxBodyBytes: TEMPLATE_BODY_MAX_BYTES,
     success: { status: 201, description: 'The template, with its findings', schema: templateSchema },
     errors: [409, 413],
-    handler: ({ tenant, body, deps }) => createTemplate(tenant, deps.pool, body, { editor: deps.config.templateEditor }),
+    handler: ({ tenant, body, deps }) => createTemplate(tenant, deps.pool, body, templateSetting(deps)),
   }),
   defineRoute<Record<string, never>, { template_id: number }, TemplateFields>({
     method: 'patch',
@@ -185,6 +199,6 @@ export const templateRoutes = [
     maxBodyBytes: TEMPLATE_BODY_MAX_BYTES,
     success: { status: 200, description: 'The template, with its findings', schema: templateSchema },
     errors: [404, 409, 413],
-    handler: ({ tenant, params, body, deps }) => patchTemplate(tenant, deps.pool, params.template_id, body, { editor: deps.config.templateEditor }),
+    handler: ({ tenant, params, body, deps }) => patchTemplate(tenant, deps.pool, params.template_id, body, templateSetting(deps)),
   }),
 ];

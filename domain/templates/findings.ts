@@ -15,9 +15,9 @@ export interface Finding {
   message: string;
   /**
    * Errors only: the 422 errors[] code the finding is reported under (invalid_document,
-   * essential_not_supported, template_html_too_large).
+   * essential_not_supported, template_html_too_large, template_render_timeout).
    */
-  code?: 'invalid_document' | 'essential_not_supported' | 'template_html_too_large';
+  code?: 'invalid_document' | 'essential_not_supported' | 'template_html_too_large' | 'template_render_timeout';
   /** Extra facts for the client (e.g. kinds, max_bytes). */
   params?: Record<string, unknown>;
 }

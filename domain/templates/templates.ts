@@ -6,9 +6,11 @@ import { toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { likeContains } from '../text.js';
-import { processDocument } from './document.js';
+import type { CheckFailure } from './check/index.js';
+import type { ProcessedDocument } from './document.js';
 import type { Finding } from './findings.js';
 import { MAX_CONFIG_BYTES, MAX_HTML_BYTES } from './format/limits.js';
+import { inProcess, type DocumentProcessor } from './render-pool.js';
 
 /**
  * Mail templates: storage and the rules of the spec's "Mail template" resource and its state
@@ -67,6 +69,10 @@ export interface TemplateFilter extends PageRequest {
  */
 export interface EditorSetting {
   editor: 'on' | 'off';
+  /** Where documents are checked and rendered: the web dyno's thread pool; the caller's thread when absent (the CLI). */
+  processor?: DocumentProcessor;
+  /** Told of each optional check that threw and was skipped, with the template's id (null for validate). */
+  onCheckFailure?: (failure: CheckFailure, templateId: number | null) => void;
 }
 
 const SUMMARY = `id, name, subject, preheader, status, description, provider,
@@ -154,11 +160,15 @@ export interface Generated {
   text: string | null;
 }
 
+async function processed(config: unknown, meta: { subject: string | null; preheader: string | null }, setting: EditorSetting): Promise<ProcessedDocument> {
+  return (setting.processor ?? inProcess).process(config ?? null, meta);
+}
+
 /** Checks and renders a document; its errors are the 422. */
-async function generate(config: unknown, meta: { subject: string | null; preheader: string | null }): Promise<Generated> {
-  const result = await processDocument(config ?? null, meta);
+async function generate(config: unknown, meta: { subject: string | null; preheader: string | null }, setting: EditorSetting): Promise<Generated & { checkFailures: CheckFailure[] }> {
+  const result = await processed(config, meta, setting);
   if (result.errors.length) throw new ValidationFailed(documentErrors(result.errors));
-  return { findings: result.findings, html: result.html, text: result.text };
+  return { findings: result.findings, html: result.html, text: result.text, checkFailures: result.checkFailures };
 }
 
 /**
@@ -167,9 +177,13 @@ async function generate(config: unknown, meta: { subject: string | null; prehead
  * checker call it an error, editing the subject is not refused for it: html and findings are
  * then left as they were.
  */
-async function regenerate(config: unknown, meta: { subject: string | null; preheader: string | null }): Promise<Generated | undefined> {
-  const result = await processDocument(config ?? null, meta);
-  return result.errors.length ? undefined : { findings: result.findings, html: result.html, text: result.text };
+async function regenerate(config: unknown, meta: { subject: string | null; preheader: string | null }, setting: EditorSetting): Promise<(Generated & { checkFailures: CheckFailure[] }) | undefined> {
+  const result = await processed(config, meta, setting);
+  return result.errors.length ? undefined : { findings: result.findings, html: result.html, text: result.text, checkFailures: result.checkFailures };
+}
+
+function reportCheckFailures(setting: EditorSetting, failures: CheckFailure[], templateId: number | null): void {
+  for (const failure of failures) setting.onCheckFailure?.(failure, templateId);
 }
 
 function editorAvailable(setting: EditorSetting): void {
@@ -207,7 +221,8 @@ export interface ValidateResult {
 export async function validateTemplate(fields: TemplateFields, setting: EditorSetting): Promise<ValidateResult> {
   editorAvailable(setting);
   configText(fields.config);
-  const { findings, html } = await generate(fields.config, { subject: fields.subject ?? null, preheader: fields.preheader ?? null });
+  const { findings, html, checkFailures } = await generate(fields.config, { subject: fields.subject ?? null, preheader: fields.preheader ?? null }, setting);
+  reportCheckFailures(setting, checkFailures, null);
   return { findings, html };
 }
 
@@ -224,8 +239,8 @@ export async function createTemplate(
   const config = configText(fields.config);
   const meta = { subject: fields.subject ?? null, preheader: fields.preheader ?? null };
   // Before the transaction: no connection is held while the document renders.
-  const generated = await generate(fields.config, meta);
-  return naming(fields.name, () =>
+  const generated = await generate(fields.config, meta, setting);
+  const created = await naming(fields.name, () =>
     withTenant(pool, tenant, async (c) => {
       const { rows } = await c.query<{ id: number }>(
         `INSERT INTO mail_templates (instance_id, name, subject, preheader, description, provider, config, html, text_body, findings)
@@ -238,67 +253,116 @@ export async function createTemplate(
       return readTemplate(tenant, c, rows[0]!.id);
     }),
   );
+  reportCheckFailures(setting, generated.checkFailures, created.id);
+  return created;
 }
+
+/** The columns a PATCH reads before rendering; config as its stored JSON text, to compare exactly. */
+interface PatchBase {
+  provider: TemplateProvider;
+  status: TemplateStatus;
+  subject: string | null;
+  preheader: string | null;
+  config_text: string | null;
+}
+
+/** How many times a PATCH renders before giving up on a design that keeps changing under it. */
+const PATCH_RENDER_ATTEMPTS = 3;
 
 /**
  * PATCH /v1/mail-templates/{id}: only the fields present change; null empties (name excepted).
  * html, its text alternative and the findings are regenerated when config or preheader is
  * present (the spec's rule), and when subject is: the subject is the HTML's <title> and has a
- * suggestion of its own. A change of name or description renders nothing. The row is locked
- * from the read to the write, so two PATCHes at once apply one after the other: neither loses
- * the other's fields, and the html always matches the stored config, preheader and subject.
+ * suggestion of its own. A change of name or description renders nothing.
+ *
+ * Rendering takes up to seconds, so it is done first, holding no connection and no lock: the
+ * row is read, the document rendered from what the PATCH sends plus what the row holds, and
+ * only then is the row locked and compared. If a field the rendering used but the PATCH does
+ * not set (config, subject, preheader) changed meanwhile, the html would not match what is
+ * stored: the PATCH renders again from the new row, up to PATCH_RENDER_ATTEMPTS times, then
+ * answers 409 template_edit_conflict (send it again). Otherwise it writes under the lock, so
+ * two PATCHes at once apply one after the other: neither loses the other's fields, and the html
+ * always matches the stored config, preheader and subject.
  */
 export async function patchTemplate(tenant: Tenant, pool: Pool, id: number, fields: TemplateFields, setting: EditorSetting): Promise<Template> {
   const errors = nameErrors(fields);
   if (errors.length) throw new ValidationFailed(errors);
   const has = (k: keyof TemplateFields) => Object.prototype.hasOwnProperty.call(fields, k) && fields[k] !== undefined;
   const newConfig = has('config') ? configText(fields.config) : undefined;
-  return naming(fields.name, () =>
-    withTenant(pool, tenant, async (c) => {
-      const { rows } = await c.query<{ provider: TemplateProvider; status: TemplateStatus; subject: string | null; preheader: string | null; config: unknown }>(
-        `SELECT provider, status, subject, preheader, config FROM mail_templates
-          WHERE instance_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE`,
-        [tenant.instanceId, id],
-      );
-      const row = rows[0];
-      if (!row) throw new NotFoundError('mail_template', id);
-      if (row.provider === 'external') {
-        throw new RuleViolation('template_read_only', `template ${id} comes from an editor no longer offered and cannot be edited`);
-      }
-      if (row.status === 'public') {
-        throw new RuleViolation('template_published', `template ${id} is published; unpublish it in the panel first`);
-      }
-      const design = has('config') || has('preheader');
-      if (design) editorAvailable(setting);
-      const subject = has('subject') ? (fields.subject ?? null) : row.subject;
-      const preheader = has('preheader') ? (fields.preheader ?? null) : row.preheader;
-      const config = has('config') ? fields.config : row.config;
+  const design = has('config') || has('preheader');
+  const renders = design || (has('subject') && setting.editor === 'on');
 
-      const set: Array<[column: string, value: unknown, cast?: string]> = [];
-      if (has('name')) set.push(['name', fields.name]);
-      if (has('subject')) set.push(['subject', subject]);
-      if (has('preheader')) set.push(['preheader', preheader]);
-      if (has('description')) set.push(['description', fields.description ?? null]);
-      if (has('config')) set.push(['config', newConfig, 'json']);
-      // Without the editor a subject still changes, but nothing is rendered: html keeps its title.
-      const generated = design
-        ? await generate(config, { subject, preheader })
-        : has('subject') && setting.editor === 'on'
-          ? await regenerate(config, { subject, preheader })
-          : undefined;
-      if (generated) set.push(['findings', JSON.stringify(generated.findings), 'jsonb'], ['html', generated.html], ['text_body', generated.text]);
-      if (set.length) {
-        // Column names come from the literal list above, never from the request.
-        const assignments = set.map(([column, , cast], i) => `${column} = $${i + 3}${cast ? `::${cast}` : ''}`);
-        await c.query(`UPDATE mail_templates SET ${assignments.join(', ')}, updated_at = now() WHERE instance_id = $1 AND id = $2`, [
-          tenant.instanceId,
-          id,
-          ...set.map(([, value]) => value),
-        ]);
-      }
-      return readTemplate(tenant, c, id);
-    }),
-  );
+  const readBase = async (c: Client, lock: boolean): Promise<PatchBase> => {
+    const { rows } = await c.query<PatchBase>(
+      `SELECT provider, status, subject, preheader, config::text AS config_text FROM mail_templates
+        WHERE instance_id = $1 AND id = $2 AND deleted_at IS NULL${lock ? ' FOR UPDATE' : ''}`,
+      [tenant.instanceId, id],
+    );
+    const row = rows[0];
+    if (!row) throw new NotFoundError('mail_template', id);
+    if (row.provider === 'external') {
+      throw new RuleViolation('template_read_only', `template ${id} comes from an editor no longer offered and cannot be edited`);
+    }
+    if (row.status === 'public') {
+      throw new RuleViolation('template_published', `template ${id} is published; unpublish it in the panel first`);
+    }
+    if (design) editorAvailable(setting);
+    return row;
+  };
+  /** The rendering's inputs a row gives (the PATCH's own fields win). */
+  const inputs = (row: PatchBase) => ({
+    subject: has('subject') ? (fields.subject ?? null) : row.subject,
+    preheader: has('preheader') ? (fields.preheader ?? null) : row.preheader,
+    configText: has('config') ? (newConfig ?? null) : row.config_text,
+  });
+  const sameInputs = (a: ReturnType<typeof inputs>, b: ReturnType<typeof inputs>) =>
+    a.subject === b.subject && a.preheader === b.preheader && a.configText === b.configText;
+
+  for (let attempt = 1; ; attempt++) {
+    let generated: (Generated & { checkFailures: CheckFailure[] }) | undefined;
+    let renderedFrom: ReturnType<typeof inputs> | undefined;
+    if (renders) {
+      // Outside any transaction: no connection or lock is held while the document renders.
+      renderedFrom = inputs(await withTenant(pool, tenant, (c) => readBase(c, false)));
+      const config = has('config') ? fields.config : renderedFrom.configText === null ? null : JSON.parse(renderedFrom.configText);
+      const meta = { subject: renderedFrom.subject, preheader: renderedFrom.preheader };
+      generated = design ? await generate(config, meta, setting) : await regenerate(config, meta, setting);
+    }
+    const written = await naming(fields.name, () =>
+      withTenant(pool, tenant, async (c) => {
+        const row = await readBase(c, true);
+        if (renderedFrom && !sameInputs(renderedFrom, inputs(row))) return undefined;
+        const set: Array<[column: string, value: unknown, cast?: string]> = [];
+        if (has('name')) set.push(['name', fields.name]);
+        if (has('subject')) set.push(['subject', fields.subject ?? null]);
+        if (has('preheader')) set.push(['preheader', fields.preheader ?? null]);
+        if (has('description')) set.push(['description', fields.description ?? null]);
+        if (has('config')) set.push(['config', newConfig, 'json']);
+        // Without the editor a subject still changes, but nothing is rendered: html keeps its title.
+        if (generated) set.push(['findings', JSON.stringify(generated.findings), 'jsonb'], ['html', generated.html], ['text_body', generated.text]);
+        if (set.length) {
+          // Column names come from the literal list above, never from the request.
+          const assignments = set.map(([column, , cast], i) => `${column} = $${i + 3}${cast ? `::${cast}` : ''}`);
+          await c.query(`UPDATE mail_templates SET ${assignments.join(', ')}, updated_at = now() WHERE instance_id = $1 AND id = $2`, [
+            tenant.instanceId,
+            id,
+            ...set.map(([, value]) => value),
+          ]);
+        }
+        return readTemplate(tenant, c, id);
+      }),
+    );
+    if (written) {
+      if (generated) reportCheckFailures(setting, generated.checkFailures, id);
+      return written;
+    }
+    if (attempt >= PATCH_RENDER_ATTEMPTS) {
+      throw new RuleViolation(
+        'template_edit_conflict',
+        `template ${id}'s design changed while this PATCH rendered it, ${attempt} times in a row; send the PATCH again`,
+      );
+    }
+  }
 }
 
 /**

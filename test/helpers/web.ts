@@ -2,6 +2,7 @@ import type { Route } from '../../api/route.js';
 import { loadConfig, type Config } from '../../runtime/config.js';
 import { createLogger } from '../../runtime/logger.js';
 import { startWeb } from '../../runtime/web.js';
+import type { RenderPool } from '../../domain/templates/render-pool.js';
 import type { TestDatabases } from './databases.js';
 
 interface Teardown {
@@ -17,9 +18,9 @@ export async function startTestWeb(
   t: Teardown,
   dbs: Pick<TestDatabases, 'databaseUrl' | 'clickhouseUrl'>,
   opts: { extraRoutes?: Route[]; env?: Record<string, string> } = {},
-): Promise<{ url: string; internalUrl: string | undefined; config: Config }> {
+): Promise<{ url: string; internalUrl: string | undefined; config: Config; templates: RenderPool }> {
   const config = loadConfig({ INTERNAL_PORT: '0', ...opts.env, PORT: '0', DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl });
   const web = await startWeb(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'web'), opts.extraRoutes);
   t.teardown(() => web.stop());
-  return { url: web.url.replace('localhost', '127.0.0.1'), internalUrl: web.internalUrl, config };
+  return { url: web.url.replace('localhost', '127.0.0.1'), internalUrl: web.internalUrl, config, templates: web.templates };
 }

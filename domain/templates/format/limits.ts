@@ -19,3 +19,27 @@ export const GMAIL_CLIP_BYTES = 102 * 1024;
  * every send has to carry and rewrite per recipient.
  */
 export const MAX_HTML_BYTES = 512 * 1024;
+
+/**
+ * The fewest HTML bytes the renderer writes for each part of a document, whatever its content:
+ * the skeleton (head, resets, body) once, each row (its section, even without columns), each
+ * column, and each module of a kind that always writes an element (paragraph, heading, list,
+ * text, button, divider, spacer) unless hidden on HTML. Measured on MJML 5.4 with the barest
+ * parts (`node dist/bench/templates.js` prints nothing of this; see docs/templates.md, "Limits",
+ * for the measurement): skeleton 1531, row without columns 878, each column 789 more, spacer of
+ * height 0 289, empty paragraph 422, empty button 1073. Each floor here is under its measure by
+ * about a tenth, so the estimate built from them (check/html-estimate.ts) stays under the real
+ * size of every document: one it puts over MAX_HTML_BYTES cannot render under it, and is refused
+ * before MJML spends seconds on it (2,717 one-button rows took 3.8 s to be told their HTML was
+ * too large).
+ */
+export const HTML_FLOOR_BYTES = { document: 1_400, row: 800, column: 700, module: 250 } as const;
+
+/**
+ * Rendering a document off the web dyno's event loop (domain/templates/render-pool.ts): how many
+ * worker threads (TEMPLATE_RENDER_THREADS) and how long one document may render, check included
+ * (TEMPLATE_RENDER_TIMEOUT_MS), counted from when a thread starts on it. Ten seconds is about a
+ * hundred times what the largest corpus document takes, and several times the slowest document
+ * the estimate lets through.
+ */
+export const TEMPLATE_RENDER_DEFAULTS = { threads: 2, timeoutMs: 10_000 } as const;

@@ -67,6 +67,22 @@ export const RULES = {
     code: 'template_html_too_large',
     doc: { es: `El HTML generado supera ${kb(MAX_HTML_BYTES)}.`, en: `The generated HTML is over ${kb(MAX_HTML_BYTES)}.` },
   },
+  html_estimate_too_large: {
+    level: 'error',
+    code: 'template_html_too_large',
+    doc: {
+      es: `El HTML generado superaría ${kb(MAX_HTML_BYTES)} con solo sus filas, columnas y módulos (su mínimo en bytes); se rechaza sin generarlo. params: estimated_min_bytes, max_bytes, rows, columns, modules.`,
+      en: `The generated HTML would be over ${kb(MAX_HTML_BYTES)} from its rows, columns and modules alone (their fewest bytes); refused without rendering. params: estimated_min_bytes, max_bytes, rows, columns, modules.`,
+    },
+  },
+  render_timeout: {
+    level: 'error',
+    code: 'template_render_timeout',
+    doc: {
+      es: 'Generar el HTML del documento superó el tiempo máximo (TEMPLATE_RENDER_TIMEOUT_MS); params.timeout_ms lo da. Simplifique el documento.',
+      en: 'Rendering the document took longer than the maximum (TEMPLATE_RENDER_TIMEOUT_MS); params.timeout_ms gives it. Simplify the document.',
+    },
+  },
   image_missing_alt: {
     level: 'warning',
     doc: { es: 'Imagen (o icono social) sin texto alternativo.', en: 'Image (or social icon) without alternative text.' },
@@ -129,6 +145,13 @@ export const RULES = {
     doc: {
       es: 'Un valor CSS con prefijo de fabricante (p. ej. -webkit-center); se normaliza (center).',
       en: 'A vendor-prefixed CSS value (e.g. -webkit-center); it is normalised (center).',
+    },
+  },
+  check_failed: {
+    level: 'warning',
+    doc: {
+      es: 'Una comprobación opcional (params.check la nombra) no pudo ejecutarse sobre este documento y se omitió; sus sugerencias o avisos faltan.',
+      en: 'An optional check (params.check names it) could not run on this document and was skipped; its suggestions or warnings are missing.',
     },
   },
   mjml_validation: {

@@ -3,6 +3,7 @@ import type { Inherited } from './context.js';
 import { textContent, type Lines, type MjmlNode, type Origin } from './mjml-tree.js';
 import { buildRow } from './rows.js';
 import { arr, color, fontStack, obj, pixels, str } from './values.js';
+import type { WebFont } from './css-text.js';
 import { HIDE_ON_DESKTOP, HIDE_ON_MOBILE, VISIBILITY_CSS } from './visibility.js';
 
 /** What the template adds to its design: the preheader and the page title (its subject). */
@@ -47,13 +48,7 @@ export function buildMjml(doc: unknown, meta: RenderMeta, lines: Lines): MjmlNod
   const title = meta.title ?? str(headMeta.title);
   if (title) head.push(lines.leaf('mj-title', {}, textContent(title), { uuid: null, pointer: '/page/head/meta/title' }));
   if (meta.preheader) head.push(lines.leaf('mj-preview', {}, textContent(meta.preheader), { uuid: null, pointer: '' }));
-  arr(body.webFonts).forEach((font, i) => {
-    const f = resolveNode('page.body.webFonts[]', font);
-    const name = str(f.name);
-    const href = str(f.url);
-    // MJML links a web font only when some font-family in the HTML names it.
-    if (name && href) head.push(lines.node('mj-font', { name, href }, [], { uuid: null, pointer: `/page/body/webFonts/${i}` }));
-  });
+  // Web fonts are linked after MJML (render/css-text.ts: withWebFonts), never through mj-font.
   head.push(lines.node('mj-attributes', {}, [lines.node('mj-all', { 'font-family': inherited.fontFamily }, [], bodyOrigin)], bodyOrigin));
   if (usesVisibilityClasses(sections)) head.push(lines.leaf('mj-style', {}, VISIBILITY_CSS, bodyOrigin));
 
@@ -98,5 +93,16 @@ function usesVisibilityClasses(nodes: MjmlNode[]): boolean {
   return nodes.some((n) => {
     const cls = n.attributes['css-class'] ?? '';
     return cls.includes(HIDE_ON_MOBILE) || cls.includes(HIDE_ON_DESKTOP) || usesVisibilityClasses(n.children ?? []);
+  });
+}
+
+/** The document's web fonts that have both a name and a URL, in document order. */
+export function webFonts(doc: unknown): WebFont[] {
+  const body = obj(obj(obj(doc).page).body);
+  return arr(body.webFonts).flatMap((font) => {
+    const f = resolveNode('page.body.webFonts[]', font);
+    const name = str(f.name);
+    const url = str(f.url);
+    return name && url ? [{ name, url }] : [];
   });
 }

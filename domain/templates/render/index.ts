@@ -1,6 +1,7 @@
 import mjml2html, { type MjmlValidationError } from 'mjml';
 import type { Finding } from '../findings.js';
-import { buildMjml, type RenderMeta } from './document.js';
+import { withWebFonts } from './css-text.js';
+import { buildMjml, webFonts, type RenderMeta } from './document.js';
 import { Lines } from './mjml-tree.js';
 import { templatePlainText } from './plain-text.js';
 
@@ -33,7 +34,8 @@ export async function renderDocument(doc: unknown, meta: RenderMeta): Promise<Re
     fonts: {},
     ignoreIncludes: true,
   });
-  return { html: result.html, text: templatePlainText(result.html), findings: result.errors.map((e) => finding(e, lines)) };
+  const html = withWebFonts(result.html, webFonts(doc));
+  return { html, text: templatePlainText(html), findings: result.errors.map((e) => finding(e, lines)) };
 }
 
 function finding(error: MjmlValidationError, lines: Lines): Finding {

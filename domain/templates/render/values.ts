@@ -51,9 +51,21 @@ export function unprefixed(value: string): string {
   return value;
 }
 
+/**
+ * A value that stays one CSS value wherever it is written (a style attribute, MJML's head
+ * styles): none of `;` `{` `}` (which would end the declaration or the rule), `<` `>` (markup),
+ * `\\` (an escape), a comment opener or a control character. Editors never write these in a
+ * colour, length, border or font stack; a value holding one reads as absent, so the field's
+ * default applies, as for any value the renderer cannot read.
+ */
+export function cssValue(value: unknown): string | undefined {
+  const v = str(value);
+  return v === undefined || /[;{}<>\\\u0000-\u001f\u007f]|\/\*/.test(v) ? undefined : v;
+}
+
 /** A CSS declaration value read from a style object, unprefixed. */
 export function css(style: Json, property: string): string | undefined {
-  const v = str(style[property]);
+  const v = cssValue(style[property]);
   return v === undefined ? undefined : unprefixed(v);
 }
 
@@ -90,7 +102,7 @@ export function textAlign(value: unknown): Align | 'justify' | undefined {
  * validation names them at their node.
  */
 export function length(value: unknown): string | undefined {
-  const v = str(value);
+  const v = cssValue(value);
   if (v === undefined) return undefined;
   const s = unprefixed(v);
   if (isNumber(s)) return Number(s) === 0 ? '0px' : `${Number(s)}px`;
@@ -120,7 +132,7 @@ function isNumber(s: string): boolean {
 
 /** A colour, with `transparent` (and `none`) as "no colour": the layer below shows through. */
 export function color(value: unknown): string | undefined {
-  const v = str(value);
+  const v = cssValue(value);
   if (v === undefined) return undefined;
   const lower = v.toLowerCase();
   return lower === 'transparent' || lower === 'none' || lower === 'inherit' ? undefined : v;
@@ -144,7 +156,7 @@ export function paddingAttributes(style: Json): { padding: string } {
 
 /** A `border` shorthand (`1px solid #BBBBBB`), unprefixed; `none`/0-width borders as absent. */
 export function border(value: unknown): string | undefined {
-  const v = str(value);
+  const v = cssValue(value);
   if (v === undefined) return undefined;
   const parts = parseBorder(v);
   if (!parts) return unprefixed(v);
@@ -216,7 +228,7 @@ const GENERIC_FAMILIES = new Set(['serif', 'sans-serif', 'monospace', 'cursive',
  * after it. `inherit` and empty stacks read as absent (the default applies).
  */
 export function fontStack(value: unknown, fallback?: string): string | undefined {
-  const v = str(value);
+  const v = cssValue(value);
   if (v === undefined || v.toLowerCase() === 'inherit') return undefined;
   const families = v.split(',').map((f) => f.trim()).filter((f) => f !== '');
   if (families.length === 0) return undefined;
