@@ -110,10 +110,8 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
     internalUrl: internal ? `http://${config.internalHost.includes(':') ? `[${config.internalHost}]` : config.internalHost}:${internalPort}` : undefined,
     async stop() {
       await Promise.all([drain(server), ...(internal ? [drain(internal)] : [])]);
-      await pool.end();
-      await clickhouse.close();
-      // After the drain: no request is left waiting on a render.
-      await templates.close();
+      // After the drain: no request is left waiting on a query or a render.
+      await Promise.all([pool.end(), clickhouse.close(), templates.close()]);
     },
   };
 }
