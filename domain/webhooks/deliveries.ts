@@ -6,7 +6,7 @@ import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { chainHeads } from './chain.js';
 import { deliveryJobExpiry, WEBHOOK_DELIVER_QUEUE } from './deliver-job.js';
-import { backlogJobs } from './fair-share.js';
+import { backlogJobs, virtualTime } from './fair-share.js';
 import { messageId } from './signing.js';
 import { assertActive, readWebhook } from './webhooks.js';
 
@@ -97,21 +97,24 @@ export async function replay(
   until: Date | undefined,
   timeoutSeconds: number,
 ): Promise<{ queued: number }> {
+  // The queue's virtual time is read with the service role: the tenant sees only its own rows.
+  const now = await virtualTime(pool);
   return withTenant(pool, tenant, async (c) => {
     const w = await readWebhook(tenant, c, webhookId, true);
     assertActive(w);
     const { rows } = await c.query<{ id: string }>(
-      `INSERT INTO webhook_deliveries (instance_id, webhook_id, event_id, mail_id)
-       SELECT e.instance_id, $2, e.id, e.mail_id FROM webhook_events e
+      // Tagged from the queue's virtual time on (fair-share.ts): a large replay is a backlog
+      // like any other, spread behind other instances' new work rather than all at its front.
+      `INSERT INTO webhook_deliveries (instance_id, webhook_id, event_id, mail_id, fair_tag)
+       SELECT e.instance_id, $2, e.id, e.mail_id, $6::bigint + row_number() OVER (ORDER BY e.id) - 1 FROM webhook_events e
         WHERE e.instance_id = $1 AND e.occurred_at >= $3 AND ($4::timestamptz IS NULL OR e.occurred_at < $4)
           AND e.type <> 'webhook.test' AND ($5::text[] IS NULL OR e.type = ANY($5))
         ORDER BY e.id
        RETURNING id`,
-      [tenant.instanceId, webhookId, since, until ?? null, w.events],
+      [tenant.instanceId, webhookId, since, until ?? null, w.events, now],
     );
     const heads = await chainHeads(c, rows.map((r) => Number(r.id)));
-    // A large replay is a backlog like any other: behind other instances' work (fair-share.ts).
-    await queue.insert(c, (await backlogJobs(c, heads)).map((j) => ({
+    await queue.insert(c, (await backlogJobs(c, heads, now)).map((j) => ({
       name: WEBHOOK_DELIVER_QUEUE,
       data: { delivery_id: j.deliveryId },
       expireInSeconds: deliveryJobExpiry(timeoutSeconds),

@@ -10,9 +10,9 @@ import type { Client } from '../../sql/pool.js';
  *   events waiting (the longest-waiting first, up to `instances`), each with an equal share of the
  *   tick's events and of its deliveries, so an instance with 20 webhooks gets a twentieth of the
  *   events of one with one webhook;
- * - the delivery queue (pg-boss fetches by priority, then age): a job's priority says how far back
- *   its delivery stands in its own instance's backlog, one step per consumer fetch, so a delivery
- *   of an idle instance goes before all but the first fetch of a busy one's.
+ * - the delivery queue (pg-boss fetches by priority, then age): a job's priority is its delivery's
+ *   start-time fair queuing tag (below), so a delivery of an idle instance goes before all but
+ *   one step of a busy one's oldest work.
  */
 export interface FanoutBudget {
   /** Outbox rows per tick, across instances. */
@@ -58,46 +58,85 @@ export async function outboxShares(c: Client, budget: FanoutBudget): Promise<Out
   }));
 }
 
-/** One priority step per this many deliveries of an instance's backlog: the delivery consumer's fetch. */
-export const PRIORITY_STEP = 250;
-/** Past this many pending deliveries an instance is simply at the back (bounds the count). */
-const BACKLOG_COUNTED = 25_000;
-
 /**
- * Each delivery's job priority (pg-boss fetches higher first, then older): minus its place in its
- * instance's backlog (the instance's pending deliveries older than the first of `deliveryIds`,
- * then its rank among them) in steps of PRIORITY_STEP. A job of an instance with nothing pending
- * is 0 and is fetched before every job of a busy instance but those of its first step. Used by
- * whatever enqueues a backlog: the fan-out, a replay, the jobs a stopping worker gives back to the
- * deliveries it held, the sweep. Jobs that continue work under way (the next of a chain, a retry,
- * a manual retry) keep 0: an instance has at most its webhooks' WEBHOOK_CONCURRENCY of those at a
- * time.
+ * The delivery queue's order across instances: start-time fair queuing. Each delivery the
+ * fan-out writes gets a tag: its instance's deliveries are numbered on from the later of the
+ * queue's virtual time (the oldest pending tag) and where that instance's previous tags ended.
+ * A busy instance's tags run far ahead of the virtual time; an idle instance's first delivery is
+ * tagged at the virtual time itself, so it is fetched after at most one step of the busy one's
+ * oldest work, never behind its whole backlog. Within an instance tags only grow, so its own
+ * deliveries keep their order and none waits for ever (a count-based priority, fixed when the job
+ * was made, let newer jobs overtake older ones and starved them while work kept coming).
+ *
+ * A job's pg-boss priority (higher first, then older) is minus its tag in steps of PRIORITY_STEP.
+ * Jobs that continue work under way (the next of a chain, a retry, a manual retry) keep 0, ahead
+ * of every tag: an instance has at most its webhooks' WEBHOOK_CONCURRENCY of those at a time.
  */
-export async function queuePriorities(c: Client, deliveryIds: readonly number[]): Promise<Map<number, number>> {
-  const out = new Map<number, number>();
-  if (!deliveryIds.length) return out;
-  // The count goes through the webhooks: the pending deliveries' partial index leads with webhook_id.
-  const { rows } = await c.query<{ id: string; instance_id: string; ahead: number }>({
-    name: 'webhook_backlog_ahead',
-    text: `WITH h AS (SELECT id, instance_id FROM webhook_deliveries WHERE id = ANY($1::bigint[])),
-                q AS (SELECT instance_id, min(id) AS first FROM h GROUP BY instance_id),
-                a AS (SELECT q.instance_id, (SELECT count(*)::int FROM (
-                        SELECT 1 FROM webhooks w JOIN webhook_deliveries d ON d.webhook_id = w.id AND d.status = 'pending' AND d.id < q.first
-                         WHERE w.instance_id = q.instance_id LIMIT $2) z) AS ahead FROM q)
-           SELECT h.id, h.instance_id::text, a.ahead FROM h JOIN a USING (instance_id) ORDER BY h.id`,
-    values: [[...new Set(deliveryIds)], BACKLOG_COUNTED],
-  });
-  const rank = new Map<string, number>();
-  for (const r of rows) {
-    const n = rank.get(r.instance_id) ?? 0;
-    rank.set(r.instance_id, n + 1);
-    out.set(Number(r.id), -Math.floor((r.ahead + n) / PRIORITY_STEP));
-  }
-  return out;
+export const PRIORITY_STEP = 250;
+
+/** The pg-boss priority of a tagged delivery's job (an int4: tags reach it after 5 * 10^11 deliveries). */
+export function priorityOf(tag: number): number {
+  return -Math.floor(tag / PRIORITY_STEP);
 }
 
-/** Jobs for these deliveries, each with its backlog priority (queuePriorities). */
-export async function backlogJobs(c: Client, deliveryIds: readonly number[]): Promise<Array<{ deliveryId: number; priority: number }>> {
-  const priority = await queuePriorities(c, deliveryIds);
-  return deliveryIds.map((deliveryId) => ({ deliveryId, priority: priority.get(deliveryId) ?? 0 }));
+/**
+ * The queue's virtual time: the oldest pending tag; with nothing pending, where the furthest
+ * instance's tags ended (so time never runs backwards). Read with the service role.
+ */
+export async function virtualTime(c: Pick<Client, 'query'>): Promise<number> {
+  const { rows } = await c.query<{ v: string | number | null }>({
+    name: 'webhook_fair_virtual_time',
+    text: `SELECT COALESCE(
+              (SELECT fair_tag FROM webhook_deliveries WHERE status = 'pending' AND fair_tag IS NOT NULL ORDER BY fair_tag LIMIT 1),
+              (SELECT max(next_tag) FROM webhook_fair_clock), 0) AS v`,
+  });
+  return Number(rows[0]!.v);
+}
+
+/**
+ * Tags for new deliveries of these instances, in the order given (the fan-out's insert order),
+ * and each instance's clock moved past them. The fan-out is the one writer (its stage lock), so
+ * read, number and write need no more locking than that.
+ */
+export async function assignTags(c: Client, instanceIds: readonly string[]): Promise<number[]> {
+  if (!instanceIds.length) return [];
+  const distinct = [...new Set(instanceIds.map(String))];
+  const v = await virtualTime(c);
+  const { rows } = await c.query<{ instance_id: string; next_tag: string | number }>({
+    name: 'webhook_fair_clock_read',
+    text: 'SELECT instance_id::text AS instance_id, next_tag FROM webhook_fair_clock WHERE instance_id = ANY($1::bigint[])',
+    values: [distinct],
+  });
+  const next = new Map(rows.map((r) => [r.instance_id, Math.max(v, Number(r.next_tag))]));
+  const tags = instanceIds.map((id) => {
+    const key = String(id);
+    const tag = next.get(key) ?? v;
+    next.set(key, tag + 1);
+    return tag;
+  });
+  await c.query({
+    name: 'webhook_fair_clock_write',
+    text: `INSERT INTO webhook_fair_clock (instance_id, next_tag) SELECT * FROM unnest($1::bigint[], $2::bigint[])
+           ON CONFLICT (instance_id) DO UPDATE SET next_tag = excluded.next_tag`,
+    values: [distinct, distinct.map((id) => next.get(id)!)],
+  });
+  return tags;
+}
+
+/**
+ * Jobs for deliveries already written (the jobs a stopping worker gives back to the deliveries it
+ * held, the sweep, a replay): each with the priority of its tag; an untagged one (a replay's,
+ * or written before tags) counts as the virtual time `now`.
+ */
+export async function backlogJobs(c: Client, deliveryIds: readonly number[], now?: number): Promise<Array<{ deliveryId: number; priority: number }>> {
+  if (!deliveryIds.length) return [];
+  const { rows } = await c.query<{ id: string | number; fair_tag: string | number | null }>({
+    name: 'webhook_fair_tags_of',
+    text: 'SELECT id, fair_tag FROM webhook_deliveries WHERE id = ANY($1::bigint[])',
+    values: [[...new Set(deliveryIds)]],
+  });
+  const tag = new Map(rows.map((r) => [Number(r.id), r.fair_tag === null ? null : Number(r.fair_tag)]));
+  const untagged = rows.some((r) => r.fair_tag === null);
+  const v = untagged ? (now ?? (await virtualTime(c))) : 0;
+  return deliveryIds.map((deliveryId) => ({ deliveryId, priority: priorityOf(tag.get(deliveryId) ?? v) }));
 }

@@ -1,7 +1,7 @@
 import type { Client } from '../../sql/pool.js';
 import { chainHeads } from './chain.js';
 import { eventTypeOf, type WebhookEventType } from './event-types.js';
-import { backlogJobs, outboxShares, type FanoutBudget } from './fair-share.js';
+import { assignTags, outboxShares, priorityOf, type FanoutBudget } from './fair-share.js';
 
 /**
  * The webhook stage over the event outbox (workers/webhook-fanout.ts runs it; service role, every
@@ -87,6 +87,7 @@ export async function fanOutBatch(
 
   const wanted = events.filter((e) => byInstance.has(e.instance_id) && eventTypeOf(e.kind, e.status) !== undefined);
   let deliveryIds: number[] = [];
+  const tagOf = new Map<number, number>();
   if (wanted.length) {
     const bodies = await buildBodies(c, wanted);
     const evIds: string[] = [], evInstances: string[] = [], evTypes: string[] = [], evMails: Array<string | null> = [],
@@ -114,14 +115,16 @@ export async function fanOutBatch(
       values: [evIds, evInstances, evTypes, evMails, evWebhooks, evTimes, evBodies],
     });
     if (dEvents.length) {
-      const { rows } = await c.query<{ id: string }>({
+      const tags = await assignTags(c, dInstances);
+      const { rows } = await c.query<{ id: string; fair_tag: string }>({
         name: 'webhook_fanout_deliveries',
-        text: `INSERT INTO webhook_deliveries (instance_id, webhook_id, event_id, mail_id)
-               SELECT i, w, e, m FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[]) WITH ORDINALITY AS x(i, w, e, m, n)
-               ORDER BY n RETURNING id`,
-        values: [dInstances, dWebhooks, dEvents, dMails],
+        text: `INSERT INTO webhook_deliveries (instance_id, webhook_id, event_id, mail_id, fair_tag)
+               SELECT i, w, e, m, f FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::bigint[]) WITH ORDINALITY AS x(i, w, e, m, f, n)
+               ORDER BY n RETURNING id, fair_tag`,
+        values: [dInstances, dWebhooks, dEvents, dMails, tags],
       });
       deliveryIds = rows.map((r) => Number(r.id));
+      for (const r of rows) tagOf.set(Number(r.id), Number(r.fair_tag));
     }
   }
   await c.query({
@@ -130,7 +133,7 @@ export async function fanOutBatch(
     values: [events.map((e) => e.id)],
   });
   const heads = await chainHeads(c, deliveryIds);
-  await enqueue(c, await backlogJobs(c, heads));
+  await enqueue(c, heads.map((deliveryId) => ({ deliveryId, priority: priorityOf(tagOf.get(deliveryId)!) })));
   return { marked: events.length, more, deliveries: deliveryIds.length, heads };
 }
 
