@@ -316,7 +316,41 @@ t.test('a job naming a mail of another instance does nothing to it', async (t) =
   }
 });
 
+/** Everything a send job can change: the mails, their logs, the outbox, the simulator's mailbox. */
+async function footprint() {
+  const q = async (sql: string) => (await dbs.pool.query(sql)).rows;
+  return {
+    mails: await q('SELECT mail_id, status, bounce_class, attempts, queued_at, sent_at, held_by FROM mails ORDER BY mail_id'),
+    mailLogs: await q('SELECT count(*)::int AS n, max(id)::text AS last FROM mail_logs'),
+    outbox: await q('SELECT count(*)::int AS n, max(id)::text AS last FROM event_outbox'),
+    mailbox: readdirSync(mailboxDir).filter((f) => f.endsWith('.eml')).sort(),
+  };
+}
+
 t.test('a malformed job is completed without effect', async (t) => {
-  await runJob({ mail_id: 42 });
-  t.pass('completed');
+  // A received mail each payload names in some wrong way: a parser that let one through (a
+  // string instance id coerced, a missing one defaulted) would send it.
+  const id = normal.mails[0]!.mail_id;
+  const instance = a.tenant.instanceId;
+  await dbs.pool.query('UPDATE mails SET status = 1 WHERE mail_id = $1', [id]);
+  try {
+    const payloads: object[] = [
+      { mail_id: 42 },
+      { mail_id: id },
+      { instance_id: String(instance), mail_id: id },
+      { instance_id: instance + 0.5, mail_id: id },
+      { instance_id: -instance, mail_id: id },
+      { instance_id: instance, mail_id: [id] },
+      { instance_id: instance, mail_id: `${id}'` },
+      { instanceId: instance, mailId: id },
+    ];
+    for (const data of payloads) {
+      const before = await footprint();
+      await runJob(data);
+      t.strictSame(await footprint(), before, `${JSON.stringify(data)}: completed; no mail changed, no mail_logs row, no outbox event, nothing delivered`);
+    }
+    t.equal((await mail(id)).status, 1, 'the named mail is still received');
+  } finally {
+    await dbs.pool.query('UPDATE mails SET status = 3 WHERE mail_id = $1', [id]);
+  }
 });

@@ -19,7 +19,7 @@ import { SOFT_BOUNCES_QUEUE, SOFT_BOUNCES_SWEEP_QUEUE } from '../workers/soft-bo
 import { testDatabases } from './helpers/databases.js';
 import { startTestMailbox } from './helpers/mailbox.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
-import { sleep, waitFor } from './helpers/send-stack.js';
+import { waitFor } from './helpers/send-stack.js';
 
 /**
  * Restrictions from bounces, with the worker in-process on the real simulator: a synchronous
@@ -196,8 +196,19 @@ t.test('evaluation counts per instance, and only once per bounce', async (t) => 
 t.test('the minute sweep enqueues the job for every instance with unevaluated soft bounces', async (t) => {
   const address = 'sweep@example.org';
   await thresholdJobsIdle();
+  const since = (await dbs.pool.query<{ now: Date }>('SELECT clock_timestamp() AS now')).rows[0]!.now;
   const ids = await quietSoftBounces(b.tenant, address, 3);
-  await sleep(1_000);
+  // Not a pause: a threshold job for another instance, sent now, has completed. The worker has
+  // taken the queue up to here, so a job enqueued for b by the bounces above would be listed
+  // below (created after `since`, whatever its state) however slow the machine is.
+  const marker = (await boss.send(SOFT_BOUNCES_QUEUE, { instance_id: a.tenant.instanceId }, { singletonKey: String(a.tenant.instanceId) }))!;
+  await waitFor('the marker threshold job', async () => ((await boss.getJobById(SOFT_BOUNCES_QUEUE, marker))?.state === 'completed' ? true : undefined));
+  const enqueued = await dbs.pool.query(
+    `SELECT state FROM pgboss.job WHERE name = $1 AND data->>'instance_id' = $2 AND created_on >= $3
+     UNION ALL SELECT state FROM pgboss.archive WHERE name = $1 AND data->>'instance_id' = $2 AND created_on >= $3`,
+    [SOFT_BOUNCES_QUEUE, String(b.tenant.instanceId), since],
+  );
+  t.same(enqueued.rows, [], 'no threshold job was enqueued for b by the quiet bounces');
   const pending = await dbs.pool.query('SELECT count(*)::int AS n FROM mail_bounces WHERE mail_id = ANY ($1) AND NOT evaluated', [ids]);
   t.same(pending.rows, [{ n: 3 }], 'nothing evaluated them yet');
   t.same(await restrictions(address), []);

@@ -61,6 +61,28 @@ const delivered = (path: string, n: number, ms = 30_000) =>
 
 const typesOf = (rs: Received[]) => rs.map((r) => r.event.type);
 
+/**
+ * What an absence check waits for instead of a pause: the fan-out has seen every event of the
+ * instance (no outbox row left for webhooks) and nothing of the webhook is left to go out: no
+ * pending delivery and no delivery job waiting or running, whatever the machine's speed. With
+ * `horizonSeconds`, a delivery or job due later than that (a Retry-After of a day) is left aside.
+ */
+async function quiet(instanceId: number, hookId: number, horizonSeconds: number | null = null): Promise<void> {
+  await waitFor(`webhook ${hookId}: nothing left to go out`, async () => {
+    const { rows } = await dbs.pool.query<{ outbox: number; pending: number; jobs: number }>(
+      `SELECT (SELECT count(*)::int FROM event_outbox WHERE instance_id = $1 AND NOT webhooks_done) AS outbox,
+              (SELECT count(*)::int FROM webhook_deliveries WHERE webhook_id = $2 AND status = 'pending'
+                 AND ($3::int IS NULL OR next_attempt_at IS NULL OR next_attempt_at <= now() + $3 * interval '1 second')) AS pending,
+              (SELECT count(*)::int FROM pgboss.job j JOIN webhook_deliveries d ON d.id = (j.data->>'delivery_id')::bigint
+                WHERE j.name = 'webhook.deliver' AND j.state < 'completed' AND d.webhook_id = $2
+                  AND ($3::int IS NULL OR j.start_after <= now() + $3 * interval '1 second')) AS jobs`,
+      [instanceId, hookId, horizonSeconds],
+    );
+    const r = rows[0]!;
+    return r.outbox === 0 && r.pending === 0 && r.jobs === 0 ? true : undefined;
+  });
+}
+
 t.test('the API: create, read, list, patch, delete; secrets shown only at creation; errors', async (t) => {
   const a = await tenant();
   const b = await tenant();
@@ -128,10 +150,48 @@ t.test('the API: create, read, list, patch, delete; secrets shown only at creati
   t.ok(oa.paths['/v1/webhooks/{id}/replay']?.post, 'replay documented');
 });
 
+t.test('rotation end to end: inside the overlap a delivery carries two signatures, each verifying with its own secret; after it, one', async (t) => {
+  const a = await tenant();
+  const h = await createHook(a, '/rotation', ['webhook.test']);
+  const testEvent = async () => {
+    const before = receiver.at('/rotation').length;
+    t.equal((await a.api.call('POST', `/v1/webhooks/${h.id}/test`)).status, 202);
+    return waitFor('a test event at /rotation', async () => receiver.at('/rotation')[before], 20_000);
+  };
+  const signatures = (r: Received) => r.headers['webhook-signature']!.split(' ');
+  // standardwebhooks accepts a header when any of its signatures verifies: each is checked alone.
+  const alone = (r: Received, signature: string): Received => ({ ...r, headers: { ...r.headers, 'webhook-signature': signature } });
+  const old = h.secret;
+
+  const before = await testEvent();
+  t.equal(signatures(before).length, 1, 'before the rotation: one signature');
+  t.ok(verifies(old, before));
+
+  const rotated = await a.api.call('POST', `/v1/webhooks/${h.id}/rotate-secret`);
+  t.equal(rotated.status, 200);
+  const fresh = rotated.body.secret as string;
+  const during = await testEvent();
+  const [first, second] = signatures(during);
+  t.equal(signatures(during).length, 2, 'inside the overlap: two signatures');
+  t.ok(verifies(fresh, alone(during, first!)), 'the first verifies with the new secret');
+  t.notOk(verifies(old, alone(during, first!)), 'and not with the previous one');
+  t.ok(second !== undefined && verifies(old, alone(during, second)), 'the second verifies with the previous secret');
+  t.ok(second === undefined || !verifies(fresh, alone(during, second)), 'and not with the new one');
+
+  // The overlap ends: its expiry moved into the past, as a day later does (webhooks-crash moves
+  // the worker's clock instead).
+  await dbs.pool.query("UPDATE webhooks SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1", [h.id]);
+  t.equal((await a.api.call('GET', `/v1/webhooks/${h.id}`)).body.previous_secret_expires_at, null, 'no previous secret in force');
+  const after = await testEvent();
+  t.equal(signatures(after).length, 1, 'after the overlap: one signature');
+  t.ok(verifies(fresh, after), 'the new secret verifies');
+  t.notOk(verifies(old, after), 'the previous one no longer does');
+});
+
 t.test('a send produces its events in order per mail, signed; a bounce, an open, a click; filters hold', async (t) => {
   const a = await tenant();
   const all = await createHook(a, '/flow-all');
-  await createHook(a, '/flow-sent', ['mail.sent']);
+  const sentOnly = await createHook(a, '/flow-sent', ['mail.sent']);
   const r = await a.api.send({ from: a.from, to: [{ email: 'ok@example.org' }, { email: 'bounce@example.org' }], subject: 's', html: '<p>Hi <a href="https://shop.example/a">x</a></p>' });
   t.equal(r.status, 202);
   const [ok, bounced] = r.body.data ? r.body.data.map((m: any) => m.mail_id) : r.body.mails.map((m: any) => m.mail_id);
@@ -165,7 +225,7 @@ t.test('a send produces its events in order per mail, signed; a bounce, an open,
   t.match(lifted.event.data, { restriction_id: restriction.event.data.restriction_id, recipient: 'bounce@example.org', reason: 'hard_bounce' });
   t.type(lifted.event.data.lifted_at, 'string');
   await delivered('/flow-sent', 1);
-  await sleep(500);
+  await quiet(a.tenant.instanceId, sentOnly.id);
   t.same(typesOf(receiver.at('/flow-sent')), ['mail.sent'], 'the filtered webhook got only mail.sent');
 });
 
@@ -317,7 +377,7 @@ t.test('a receiver down long enough pauses the webhook; PATCH resumes it; replay
   const s = await a.api.send({ from: a.from, to: [{ email: 'ok@example.org' }], subject: 's', text: 'x' });
   const mailId = (s.body.data ?? s.body.mails)[0].mail_id;
   await a.api.waitFinal(mailId);
-  await sleep(1500);
+  await quiet(a.tenant.instanceId, h.id);
   t.equal(receiver.at('/down').length, before, 'nothing delivered while paused');
   t.equal((await a.api.call('POST', `/v1/webhooks/${h.id}/replay`, { since })).status, 409, 'replay refused while paused');
 
@@ -346,7 +406,8 @@ t.test('PATCH is_active false cancels what is pending; retry and replay are 409 
     return data.length && data.every((x: any) => x.delivery_status === 'cancelled') ? data : undefined;
   });
   const tried = receiver.at('/off').length;
-  await sleep(2500); // past the next retry of the schedule (1 s)
+  // The retry's job (due a second after the failed attempt) has run and found the delivery cancelled.
+  await quiet(a.tenant.instanceId, h.id);
   t.equal(receiver.at('/off').length, tried, 'no attempt after the PATCH');
   const retry = await a.api.call('POST', `/v1/webhooks/${h.id}/deliveries/${log[0].delivery_id}/retry`);
   t.equal(retry.status, 409);
@@ -476,7 +537,9 @@ t.test('a settle never fails on what a receiver answers: each delivery settles o
     t.equal(log[0].error, null);
     c.expect(log[0].response_body);
   }
-  await sleep(2500); // past a retry of the schedule (1 s) and the lease (timeout + 5 s) of a settle that failed
+  // Every job of these deliveries has run (a retry wrongly enqueued by a settle included); only
+  // the Retry-After of a day is left waiting.
+  for (const id of hooks.values()) await quiet(a.tenant.instanceId, id, 3600);
   for (const c of cases) {
     const id = hooks.get(c.path)!;
     t.equal(receiver.at(c.path).length, 1, `${c.path}: sent once`);
@@ -533,7 +596,10 @@ t.test('the minute sweep gives a job back to a pending delivery whose job was lo
   const a = await tenant();
   const h = await createHook(a, '/swept');
   const [lost] = await jobless(a.tenant.instanceId, h.id, 1);
-  await sleep(1500);
+  // A later event, for another webhook of the instance, has gone out: the worker is delivering.
+  const witness = await createHook(a, '/swept-witness');
+  t.equal((await a.api.call('POST', `/v1/webhooks/${witness.id}/test`)).status, 202);
+  await delivered('/swept-witness', 1);
   t.equal(receiver.at('/swept').length, 0, 'nothing without a job');
   await sweep();
   const [r] = await delivered('/swept', 1);
