@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { DependencyUnavailable } from './errors.js';
+import { DependencyUnavailable } from '../errors/app-error.js';
 
 export type Pool = pg.Pool;
 export type Client = pg.PoolClient;
