@@ -4,7 +4,7 @@
  * objects. Domain code throws these and nothing HTTP-specific.
  */
 import { AppError } from '../errors/app-error.js';
-import type { CodeOf, NotFoundResource } from '../errors/catalog.js';
+import type { CodeOf, FieldErrorCode, NotFoundResource } from '../errors/catalog.js';
 
 // The base and the dependency error live at the bottom of the graph (errors/app-error.ts says
 // why); every import of them from here keeps working.
@@ -39,7 +39,7 @@ export class RateLimited extends AppError {
 /** One field failure of a 422, before it is rendered (api/validation.ts renders these too). */
 export interface FieldError {
   pointer: string;
-  code: string;
+  code: FieldErrorCode;
   message: string;
   params?: Record<string, unknown>;
 }
