@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { AppError, ValidationFailed } from '../domain/errors.js';
+import { isConnectionFailure } from '../errors/connection.js';
 import { problem, sendProblem } from './problem.js';
 import { requestIdOf } from './request-context.js';
 
@@ -11,16 +12,6 @@ interface BodyParserError {
   code?: string;
 }
 
-// A dependency that does not answer (ClickHouse over HTTP, or anything not already mapped by
-// sql/pool.ts) is the spec's transient 503, never a 500.
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'UND_ERR_SOCKET']);
-
-function isConnectionFailure(err: unknown): boolean {
-  for (let e = err as { code?: string; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
-    if (e.code && CONNECTION_CODES.has(e.code)) return true;
-  }
-  return false;
-}
 
 /** body-parser's failures in the spec's vocabulary. */
 function fromBodyParser(err: BodyParserError, res: Response): AppError | undefined {
@@ -82,6 +73,8 @@ export function errorHandler(logger: Logger) {
       sendProblem(res, problem(e.code, e.message, traceId, e.extra), e.headers);
       return;
     }
+    // A dependency that does not answer (ClickHouse over HTTP, or anything not already mapped by
+    // sql/pool.ts) is the spec's transient 503, never a 500.
     if (isConnectionFailure(err)) {
       logger.warn({ err, traceId }, 'dependency unavailable');
       sendProblem(res, problem('service_unavailable', 'Service temporarily unavailable', traceId), { 'Retry-After': '1' });
