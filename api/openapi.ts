@@ -21,10 +21,10 @@ const STATUS_NOTES: Partial<Record<ErrorStatus, string>> = {
   503: 'a dependency did not answer; retry (Retry-After)',
 };
 
-/** The codes the HTTP API can answer with a status, from the catalog (the CLI's own left out). */
+/** The codes the HTTP API can answer with a status, from the catalog (the CLI's own, and the spec's never answered here, left out). */
 function codesOf(status: number): string[] {
   return Object.entries(ERROR_CATALOG)
-    .filter(([, e]) => e.status === status && !e.cli)
+    .filter(([, e]) => e.status === status && !e.cli && !e.notEmitted)
     .map(([code]) => code);
 }
 

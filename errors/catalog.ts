@@ -1,5 +1,5 @@
 /**
- * Every error code the service emits, in one place (the way Unkey's errors/http.ts keeps its
+ * Every error code the service emits (and the few of the spec it never does, marked), in one place (the way Unkey's errors/http.ts keeps its
  * own): the problem objects' `code` with its status and title, and the codes of a 422's
  * `errors[]` items, each with where the spec names it or, for ours, which document does.
  * AppError (errors/app-error.ts) takes a code of PROBLEM_CODES and reads its status and title
@@ -51,6 +51,8 @@ export interface CatalogEntry {
   where: string;
   /** Only the command line answers it (its input: files, flags); the HTTP API never does. */
   cli?: true;
+  /** A code of the spec this service never answers, and why (the feature is not here). */
+  notEmitted?: string;
 }
 
 /** A code the spec does not name: the document that says when it is answered, or else the module that answers it. */
@@ -113,7 +115,7 @@ const CODES = {
   request_timeout: { status: 408, where: ours('docs/api-conventions.md, Errors') },
   // 409: the spec's business rules
   domain_already_exists: { status: 409, where: SPEC_409 },
-  domain_not_verified: { status: 409, where: SPEC_409 },
+  domain_not_verified: { status: 409, where: SPEC_409, notEmitted: 'a send from an unverified domain is domain_sender_not_verified' },
   domain_sender_not_verified: { status: 409, where: SPEC_409 },
   sender_already_exists: { status: 409, where: SPEC_409 },
   template_not_public: { status: 409, where: SPEC_409 },
@@ -122,7 +124,7 @@ const CODES = {
   template_name_taken: { status: 409, where: SPEC_409 },
   template_editor_unavailable: { status: 409, where: SPEC_409 },
   api_key_scope_required: { status: 409, where: SPEC_409 },
-  sandbox_relay_restricted: { status: 409, where: SPEC_409 },
+  sandbox_relay_restricted: { status: 409, where: SPEC_409, notEmitted: 'there are no sandbox senders' },
   field_key_already_exists: { status: 409, where: SPEC_409 },
   field_key_reserved: { status: 409, where: SPEC_409 },
   field_is_system: { status: 409, where: SPEC_409 },
@@ -154,7 +156,7 @@ const CODES = {
   consent_contact_type_channel_mismatch: { status: 409, where: SPEC_409 },
   consent_duplicate_rule: { status: 409, where: SPEC_409 },
   consent_contact_pairs_mismatch: { status: 409, where: SPEC_409 },
-  user_already_member: { status: 409, where: SPEC_409 },
+  user_already_member: { status: 409, where: SPEC_409, notEmitted: 'instance members are the panel\'s, not here' },
   // 409: ours
   consent_identity_field_missing: { status: 409, where: `${SPEC_FORMS} (its code is not shown there); named in docs/forms.md` },
   instance_slug_taken: { status: 409, where: ours('domain/tenancy/instances.ts'), ...CLI },
@@ -176,9 +178,11 @@ const CODES = {
   unsupported_media_type: { status: 415, where: SPEC_LIST },
   // 422
   validation_error: { status: 422, where: SPEC_LIST },
-  value_error: { status: 422, where: `${SPEC_422} (a template's html holding NUL: docs/templates.md)` },
-  invalid_document: { status: 422, where: `${SPEC_422} (templates' own codes; as a problem code: cartero template --file)` },
-  template_html_too_large: { status: 422, where: `${SPEC_422} (templates' own codes)` },
+  // The API answers these three as errors[] codes (of a validation_error); as a problem's own code
+  // only the CLI does (cartero template --file, import-external).
+  value_error: { status: 422, where: SPEC_422, ...CLI },
+  invalid_document: { status: 422, where: SPEC_422, ...CLI },
+  template_html_too_large: { status: 422, where: SPEC_422, ...CLI },
   idempotency_key_reused: { status: 422, where: ours('docs/forms.md') },
   // 429, 431, 500, 503
   rate_limit_exceeded: { status: 429, where: SPEC_LIST },

@@ -13,7 +13,8 @@ const cell = (text: string) => text.replace(/\|/g, '\\|');
 const notFoundCodes = new Set(Object.keys(NOT_FOUND_RESOURCES).map((r) => `${r}_not_found`));
 
 function row(code: string, e: CatalogEntry): string {
-  return `| ${e.status} | \`${code}\` | ${e.title} | ${cell(e.where)}${e.cli ? ' (CLI only)' : ''} |`;
+  const note = e.cli ? ' (CLI only)' : e.notEmitted ? ` (never answered here: ${e.notEmitted})` : '';
+  return `| ${e.status} | \`${code}\` | ${e.title} | ${cell(e.where + note)} |`;
 }
 
 /** The problem codes by status (then code), the <resource>_not_found codes as one row, then the errors[] codes. */
