@@ -31,7 +31,7 @@ function codesOf(status: number): string[] {
 /** A status's description: the catalog's title, its codes (or how many, when many), its note. */
 function errorDescription(status: number, codes: string[]): string {
   const title = STATUS_TITLES[status as ErrorStatus] ?? 'Error';
-  const listed = codes.length <= 4 ? codes.join(', ') : `one of ${codes.length} codes (x-error-codes; docs/api-conventions.md lists them)`;
+  const listed = codes.length <= 4 ? codes.join(', ') : `one of ${codes.length} codes (x-problem-codes; docs/api-conventions.md lists them)`;
   const note = STATUS_NOTES[status as ErrorStatus];
   return `${title}: ${listed}${note ? `; ${note}` : ''}`;
 }
@@ -44,7 +44,7 @@ const problemSchema: JsonSchema = {
     title: { type: 'string' },
     status: { type: 'integer' },
     detail: { type: 'string' },
-    code: { type: 'string', description: 'A code of the error catalog (docs/api-conventions.md, Error codes); x-error-codes lists those of each response' },
+    code: { type: 'string', description: 'A code of the error catalog (docs/api-conventions.md, Error codes); x-problem-codes lists those of each response' },
     trace_id: { type: 'string', description: 'Equals the X-Request-Id response header' },
     max_bytes: { type: 'integer', description: 'On 413 caused by the body limit' },
     errors: {
@@ -127,7 +127,7 @@ export function buildOpenApi(routes: Route[], serverUrl: string): Record<string,
       const codes = codesOf(s);
       responses[s] = {
         description: errorDescription(s, codes) + (page ? '; an HTML page when the client prefers text/html (a browser)' : ''),
-        'x-error-codes': codes,
+        'x-problem-codes': codes,
         content: page ? { ...PROBLEM_CONTENT, 'text/html': { schema: { type: 'string' } } } : PROBLEM_CONTENT,
       };
     }
