@@ -11,7 +11,8 @@ import { projectRoot } from '../runtime/paths.js';
  * Read from the sources, so a type-only import counts too.
  */
 
-const ALLOWED_OUTSIDE = new Set(['runtime/paths.ts']);
+// runtime/secret-file.ts is a leaf too (node's fs and crypto only): the embedded Postgres's password.
+const ALLOWED_OUTSIDE = new Set(['runtime/paths.ts', 'runtime/secret-file.ts']);
 const ALLOWED_FOLDERS = ['sql/', 'errors/'];
 
 function sources(dir: string): string[] {
