@@ -4,10 +4,12 @@ import t from 'tap';
 import { buildOpenApi } from '../api/openapi.js';
 import { problem } from '../api/problem.js';
 import { routes } from '../api/routes/index.js';
-import { AppError, NotFoundError, RuleViolation, type ErrorCode } from '../domain/errors.js';
+import { AppError, DependencyUnavailable, NotFoundError, RuleViolation, type ErrorCode } from '../domain/errors.js';
 import { ERROR_CATALOG, FIELD_ERROR_CATALOG, NOT_FOUND_RESOURCES, STATUS_TITLES, UnknownErrorCode, isErrorCode, isFieldErrorCode } from '../errors/catalog.js';
 import { errorCodeTables, generatedErrorPart } from '../errors/doc.js';
+import { CONNECTION_ERROR_CODES } from '../errors/connection.js';
 import { ERROR_CODES_DOC } from '../runtime/error-doc.js';
+import { asDependencyError } from '../sql/pool.js';
 import { projectRoot } from '../runtime/paths.js';
 
 /**
@@ -165,4 +167,18 @@ t.test('the OpenAPI document lists each response\'s codes from the catalog', asy
   const sendConflicts = doc.paths['/v1/mails/send']?.post?.responses['409']?.['x-problem-codes'];
   t.ok(sendConflicts?.includes('template_not_public'), 'a 409 lists the business rules');
   t.notOk(sendConflicts?.includes('instance_slug_taken'), 'a code only the CLI answers is left out');
+});
+
+t.test('the connection failures that become 503 service_unavailable are one list (errors/connection.ts)', async (t) => {
+  // The pool and the API's error handler each kept one, and they had drifted.
+  const holders = SOURCE_FOLDERS.flatMap((d) => sources(join(projectRoot, d)))
+    .filter((f) => /'ECONNREFUSED'|'EHOSTUNREACH'|'UND_ERR_SOCKET'/.test(readFileSync(f, 'utf8')))
+    .map((f) => relative(projectRoot, f));
+  t.same(holders, ['errors/connection.ts'], 'no other module spells the list');
+  for (const code of CONNECTION_ERROR_CODES) t.type(asDependencyError(Object.assign(new Error('x'), { code })), DependencyUnavailable, `the pool: ${code}`);
+  for (const code of ['08006', '57P01', '53300']) t.type(asDependencyError(Object.assign(new Error('x'), { code })), DependencyUnavailable, `the pool: SQLSTATE ${code}`);
+  const wrapped = Object.assign(new Error('outer'), { cause: Object.assign(new Error('inner'), { code: 'ECONNRESET' }) });
+  t.type(asDependencyError(wrapped), DependencyUnavailable, 'a wrapped connection failure too');
+  const unique = Object.assign(new Error('dup'), { code: '23505' });
+  t.equal(asDependencyError(unique), unique, 'anything else is rethrown unchanged');
 });
