@@ -111,9 +111,9 @@ export function createApp(deps: AppDeps, extraRoutes: Route[] = [], metrics: Htt
     if (allowed.length) {
       if (allowed.includes('GET')) allowed.push('HEAD');
       res.setHeader('Allow', allowed.join(', '));
-      return sendProblem(res, problem(405, 'method_not_allowed', `Method ${req.method} is not allowed on this path`, requestIdOf(res)));
+      return sendProblem(res, problem('method_not_allowed', `Method ${req.method} is not allowed on this path`, requestIdOf(res)));
     }
-    sendProblem(res, problem(404, 'not_found', `No route for ${req.method} ${req.path}`, requestIdOf(res)));
+    sendProblem(res, problem('not_found', `No route for ${req.method} ${req.path}`, requestIdOf(res)));
   });
   app.use(errorHandler(deps.logger));
   return app;

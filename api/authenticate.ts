@@ -15,7 +15,7 @@ const IP_DETAIL = 'The origin address of the request is not allowed';
  * trace_id, headers apart from X-Request-Id) whatever the cause.
  */
 export function sendUnauthorized(res: Response): void {
-  sendProblem(res, problem(401, 'unauthorized', UNAUTHORIZED_DETAIL, requestIdOf(res)), { 'WWW-Authenticate': 'Bearer' });
+  sendProblem(res, problem('unauthorized', UNAUTHORIZED_DETAIL, requestIdOf(res)), { 'WWW-Authenticate': 'Bearer' });
 }
 
 export function requireScope(pool: Pool, scope: string) {
@@ -31,9 +31,9 @@ export function requireScope(pool: Pool, scope: string) {
       case 'unauthenticated':
         return sendUnauthorized(res);
       case 'forbidden':
-        return sendProblem(res, problem(403, 'forbidden', FORBIDDEN_DETAIL, requestIdOf(res)));
+        return sendProblem(res, problem('forbidden', FORBIDDEN_DETAIL, requestIdOf(res)));
       case 'ip_not_allowed':
-        return sendProblem(res, problem(403, 'ip_not_allowed', IP_DETAIL, requestIdOf(res)));
+        return sendProblem(res, problem('ip_not_allowed', IP_DETAIL, requestIdOf(res)));
       case 'ok':
         res.locals.tenant = outcome.tenant;
         res.locals.keyId = outcome.keyId;

@@ -1,4 +1,5 @@
 import type { Duplex } from 'node:stream';
+import type { ErrorCode } from '../errors/catalog.js';
 import { problem } from './problem.js';
 import { requestIdFrom } from './request-context.js';
 import { EVERY_RESPONSE_HEADERS } from './response-headers.js';
@@ -9,16 +10,15 @@ import { EVERY_RESPONSE_HEADERS } from './response-headers.js';
  * HTTP. Node's own answer is a bare status line; here it is a problem object like every other
  * error (docs/api-conventions.md), then the connection closes, as Node's does.
  */
-const ANSWERS: Record<string, { status: number; code: string; detail: string }> = {
+const ANSWERS: Record<string, { code: ErrorCode; detail: string }> = {
   HPE_HEADER_OVERFLOW: {
-    status: 431,
     code: 'request_header_fields_too_large',
     detail: 'The request line and headers exceed 16 KB; send long values in the body (or as several requests).',
   },
-  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'request_timeout', detail: 'The request was not received in time.' },
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: { status: 413, code: 'request_too_large', detail: 'Chunk extensions exceed the limit.' },
+  ERR_HTTP_REQUEST_TIMEOUT: { code: 'request_timeout', detail: 'The request was not received in time.' },
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: { code: 'request_too_large', detail: 'Chunk extensions exceed the limit.' },
 };
-const MALFORMED = { status: 400, code: 'bad_request', detail: 'The request is not valid HTTP/1.1.' };
+const MALFORMED = { code: 'bad_request' as const, detail: 'The request is not valid HTTP/1.1.' };
 
 /** The server's 'clientError' listener. */
 export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
@@ -29,7 +29,7 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
   }
   const a = (err.code && ANSWERS[err.code]) || MALFORMED;
   const traceId = requestIdFrom(undefined);
-  const p = problem(a.status, a.code, a.detail, traceId);
+  const p = problem(a.code, a.detail, traceId);
   const body = JSON.stringify(p);
   // Written by hand (no ServerResponse exists yet), so the headers every response carries are added here too.
   const every = Object.entries(EVERY_RESPONSE_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`).join('');

@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import type { CodeOf } from '../errors/catalog.js';
 import { problem, sendProblem } from './problem.js';
 import { sendLinkNotValid, sendPage } from './public-pages.js';
 import { defineRoute, type AppDeps } from './route.js';
@@ -31,7 +32,7 @@ export interface ConfirmLink<T extends { state: 'pending' | 'confirmed' | 'expir
   confirmTarget(deps: AppDeps, target: T, evidence: { ip: string | undefined; userAgent: string | undefined }): Promise<ConfirmOutcome | undefined>;
   page(step: ConfirmStep, target: T): string;
   /** The 410's problem: its code and detail. */
-  expired(target: T): { code: string; detail: string };
+  expired(target: T): { code: CodeOf<410>; detail: string };
 }
 
 // The page's form has no field; a little room for what a browser may add.
@@ -53,7 +54,7 @@ export function confirmLinkRoutes<T extends { state: 'pending' | 'confirmed' | '
     if (res.req.accepts(['json', 'html']) === 'html') sendPage(res, 410, link.page('expired', target));
     else {
       const { code, detail } = link.expired(target);
-      sendProblem(res, problem(410, code, detail, requestIdOf(res)));
+      sendProblem(res, problem(code, detail, requestIdOf(res)));
     }
   }
 

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { AppError, ValidationFailed } from '../domain/errors.js';
+import { isConnectionFailure } from '../errors/connection.js';
 import { problem, sendProblem } from './problem.js';
 import { requestIdOf } from './request-context.js';
 
@@ -11,38 +12,28 @@ interface BodyParserError {
   code?: string;
 }
 
-// A dependency that does not answer (ClickHouse over HTTP, or anything not already mapped by
-// sql/pool.ts) is the spec's transient 503, never a 500.
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'UND_ERR_SOCKET']);
-
-function isConnectionFailure(err: unknown): boolean {
-  for (let e = err as { code?: string; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
-    if (e.code && CONNECTION_CODES.has(e.code)) return true;
-  }
-  return false;
-}
 
 /** body-parser's failures in the spec's vocabulary. */
 function fromBodyParser(err: BodyParserError, res: Response): AppError | undefined {
   switch (err.type) {
     case 'entity.too.large':
-      return new AppError(413, 'request_too_large', `Request body exceeds the maximum of ${err.limit} bytes`, {
+      return new AppError('request_too_large', `Request body exceeds the maximum of ${err.limit} bytes`, {
         max_bytes: err.limit ?? res.locals.bodyLimit,
       });
     case 'entity.parse.failed':
-      return new AppError(400, 'bad_request', 'Request body is not valid JSON');
+      return new AppError('bad_request', 'Request body is not valid JSON');
     case 'encoding.unsupported':
-      return new AppError(415, 'unsupported_media_type', 'Unsupported Content-Encoding; use gzip, deflate, br or none');
+      return new AppError('unsupported_media_type', 'Unsupported Content-Encoding; use gzip, deflate, br or none');
     case 'charset.unsupported':
-      return new AppError(415, 'unsupported_media_type', 'Unsupported charset; JSON bodies must be UTF-8');
+      return new AppError('unsupported_media_type', 'Unsupported charset; JSON bodies must be UTF-8');
     case 'request.size.invalid':
     case 'entity.verify.failed':
-      return new AppError(400, 'bad_request', 'Request body length does not match Content-Length');
+      return new AppError('bad_request', 'Request body length does not match Content-Length');
     default:
       // body-parser passes other read failures on as untyped http-errors 400s, e.g. zlib's
       // Z_DATA_ERROR for a body labelled gzip that is not.
       if (err.status === 400 && (err as { expose?: boolean }).expose) {
-        return new AppError(400, 'bad_request', 'Request body could not be read (is it encoded as its Content-Encoding says?)');
+        return new AppError('bad_request', 'Request body could not be read (is it encoded as its Content-Encoding says?)');
       }
       return undefined;
   }
@@ -55,7 +46,7 @@ function fromBodyParser(err: BodyParserError, res: Response): AppError | undefin
  */
 function fromPathDecoding(err: unknown): AppError | undefined {
   if (err instanceof URIError && (err as URIError & { status?: number }).status === 400) {
-    return new AppError(400, 'bad_request', 'A path segment is not valid percent-encoded UTF-8');
+    return new AppError('bad_request', 'A path segment is not valid percent-encoded UTF-8');
   }
   return undefined;
 }
@@ -74,20 +65,22 @@ export function errorHandler(logger: Logger) {
       return;
     }
     if (e instanceof ValidationFailed) {
-      sendProblem(res, problem(422, e.code, e.message, traceId, { errors: e.errors }));
+      sendProblem(res, problem(e.code, e.message, traceId, { errors: e.errors }));
       return;
     }
     if (e) {
       if (e.status >= 500) logger.warn({ err, traceId }, 'request failed: %s', e.code);
-      sendProblem(res, problem(e.status, e.code, e.message, traceId, e.extra), e.headers);
+      sendProblem(res, problem(e.code, e.message, traceId, e.extra), e.headers);
       return;
     }
+    // A dependency that does not answer (ClickHouse over HTTP, or anything not already mapped by
+    // sql/pool.ts) is the spec's transient 503, never a 500.
     if (isConnectionFailure(err)) {
       logger.warn({ err, traceId }, 'dependency unavailable');
-      sendProblem(res, problem(503, 'service_unavailable', 'Service temporarily unavailable', traceId), { 'Retry-After': '1' });
+      sendProblem(res, problem('service_unavailable', 'Service temporarily unavailable', traceId), { 'Retry-After': '1' });
       return;
     }
     logger.error({ err, traceId, method: req.method, path: req.path }, 'unhandled error');
-    sendProblem(res, problem(500, 'internal_error', 'An unexpected error occurred', traceId));
+    sendProblem(res, problem('internal_error', 'An unexpected error occurred', traceId));
   };
 }

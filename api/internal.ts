@@ -26,7 +26,7 @@ export function createInternalApp(deps: AppDeps, metrics: HttpMetrics): express.
   app.get('/healthz', healthz);
   app.get('/readyz', readyz(deps));
   app.get('/metrics', metricsEndpoint(metrics));
-  app.use((req, res) => sendProblem(res, problem(404, 'not_found', `No route for ${req.method} ${req.path}`, requestIdOf(res))));
+  app.use((req, res) => sendProblem(res, problem('not_found', `No route for ${req.method} ${req.path}`, requestIdOf(res))));
   app.use(errorHandler(deps.logger));
   return app;
 }

@@ -2,6 +2,7 @@ import type { Route } from './route.js';
 import { DEFAULT_MAX_BODY_BYTES } from './route.js';
 import type { JsonSchema } from './validation.js';
 import { webhookEventsOpenApi } from './schemas/webhook-events.js';
+import { ERROR_CATALOG, STATUS_TITLES, type ErrorStatus } from '../errors/catalog.js';
 
 // What any route can answer whatever it declares: authentication (API key routes), validation,
 // and the server's own failures.
@@ -9,21 +10,31 @@ const COMMON_ERRORS = { api_key: [401, 403, 422, 500, 503], public: [422, 500, 5
 
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'bad_request: malformed request rejected before schema validation',
-  401: 'unauthorized (always with WWW-Authenticate: Bearer)',
-  403: 'forbidden (scope, disabled instance) or ip_not_allowed',
-  404: '<resource>_not_found',
-  405: 'method_not_allowed',
-  409: 'a business rule, named by code',
-  410: 'gone: what the link names is no longer actionable, named by code',
-  413: 'request_too_large, with max_bytes',
-  415: 'unsupported_media_type',
-  422: 'validation_error with errors[]',
-  429: 'rate_limit_exceeded, with Retry-After',
-  500: 'internal_error',
-  503: 'service_unavailable: a dependency did not answer; retry',
+// What a status's answers carry beyond the code; the codes and the title are the catalog's.
+const STATUS_NOTES: Partial<Record<ErrorStatus, string>> = {
+  401: 'always with WWW-Authenticate: Bearer',
+  409: 'the code names the business rule',
+  410: 'what the link names is no longer actionable',
+  413: 'with max_bytes',
+  422: 'errors[] lists each failed field',
+  429: 'with Retry-After',
+  503: 'a dependency did not answer; retry (Retry-After)',
 };
+
+/** The codes the HTTP API can answer with a status, from the catalog (the CLI's own, and the spec's never answered here, left out). */
+function codesOf(status: number): string[] {
+  return Object.entries(ERROR_CATALOG)
+    .filter(([, e]) => e.status === status && !e.cli && !e.notEmitted)
+    .map(([code]) => code);
+}
+
+/** A status's description: the catalog's title, its codes (or how many, when many), its note. */
+function errorDescription(status: number, codes: string[]): string {
+  const title = STATUS_TITLES[status as ErrorStatus] ?? 'Error';
+  const listed = codes.length <= 4 ? codes.join(', ') : `one of ${codes.length} codes (x-problem-codes; docs/api-conventions.md lists them)`;
+  const note = STATUS_NOTES[status as ErrorStatus];
+  return `${title}: ${listed}${note ? `; ${note}` : ''}`;
+}
 
 const problemSchema: JsonSchema = {
   type: 'object',
@@ -33,7 +44,7 @@ const problemSchema: JsonSchema = {
     title: { type: 'string' },
     status: { type: 'integer' },
     detail: { type: 'string' },
-    code: { type: 'string' },
+    code: { type: 'string', description: 'A code of the error catalog (docs/api-conventions.md, Error codes); x-problem-codes lists those of each response' },
     trace_id: { type: 'string', description: 'Equals the X-Request-Id response header' },
     max_bytes: { type: 'integer', description: 'On 413 caused by the body limit' },
     errors: {
@@ -44,7 +55,7 @@ const problemSchema: JsonSchema = {
         required: ['pointer', 'code', 'message'],
         properties: {
           pointer: { type: 'string', description: 'RFC 6901 JSON Pointer; empty string for the body root' },
-          code: { type: 'string' },
+          code: { type: 'string', description: 'A code of the catalog of errors[] codes (docs/api-conventions.md, Error codes)' },
           message: { type: 'string' },
           params: { type: 'object' },
         },
@@ -113,8 +124,10 @@ export function buildOpenApi(routes: Route[], serverUrl: string): Record<string,
     const responses: Record<string, unknown> = { [r.success.status]: successResponse(r) };
     for (const s of statuses) {
       const page = r.errorPages && r.errors?.includes(s);
+      const codes = codesOf(s);
       responses[s] = {
-        description: (ERROR_DESCRIPTIONS[s] ?? 'error') + (page ? '; an HTML page when the client prefers text/html (a browser)' : ''),
+        description: errorDescription(s, codes) + (page ? '; an HTML page when the client prefers text/html (a browser)' : ''),
+        'x-problem-codes': codes,
         content: page ? { ...PROBLEM_CONTENT, 'text/html': { schema: { type: 'string' } } } : PROBLEM_CONTENT,
       };
     }

@@ -1,26 +1,9 @@
 import type { Response } from 'express';
 import type { FieldError } from '../domain/errors.js';
+import { catalogEntry, type ErrorCode } from '../errors/catalog.js';
 
 /** Problem `type` URIs end in the kebab-case form of the code (spec, Errors > Body). */
 export const PROBLEM_BASE = 'https://cartero.dev/problems/';
-
-const TITLES: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  408: 'Request Timeout',
-  409: 'Conflict',
-  410: 'Gone',
-  413: 'Content Too Large',
-  415: 'Unsupported Media Type',
-  422: 'Unprocessable Content',
-  429: 'Too Many Requests',
-  431: 'Request Header Fields Too Large',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
 
 export interface Problem {
   type: string;
@@ -33,16 +16,16 @@ export interface Problem {
   [extra: string]: unknown;
 }
 
-export function problem(
-  status: number,
-  code: string,
-  detail: string,
-  traceId: string,
-  extra: Record<string, unknown> = {},
-): Problem {
+/**
+ * The problem object of a code of the catalog (errors/catalog.ts), its status and title read from
+ * there. A code the catalog lacks does not compile; one cast past the type throws
+ * UnknownErrorCode here rather than leave with a status someone guessed.
+ */
+export function problem(code: ErrorCode, detail: string, traceId: string, extra: Record<string, unknown> = {}): Problem {
+  const { status, title } = catalogEntry(code);
   return {
     type: PROBLEM_BASE + code.replace(/_/g, '-'),
-    title: TITLES[status] ?? 'Error',
+    title,
     status,
     detail,
     code,

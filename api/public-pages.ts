@@ -54,5 +54,5 @@ export function sendLinkNotValid(res: Response, detail: string): void {
     sendPage(res, 404, pageHtml('Email preferences', `<h1>Link not valid</h1><p>${escapeHtml(detail)}</p>`));
     return;
   }
-  sendProblem(res, problem(404, 'not_found', detail, requestIdOf(res)));
+  sendProblem(res, problem('not_found', detail, requestIdOf(res)));
 }

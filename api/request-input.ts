@@ -29,7 +29,7 @@ function jsonReader(route: Route) {
     // whose body is optional (rotate-secret) answer it, routes that need one say it is missing.
     if (!typeis.hasBody(req) || req.headers['content-length'] === '0') return next();
     if (!typeis(req, ['application/json', 'application/*+json'])) {
-      return next(new AppError(415, 'unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json)'));
+      return next(new AppError('unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json)'));
     }
     res.locals.bodyLimit = limit;
     parse(req, res, (err?: unknown) => {
@@ -73,7 +73,7 @@ async function formFields(req: Request): Promise<Record<string, string>> {
     try {
       entries = await new globalThis.Response(new Uint8Array(raw), { headers: { 'content-type': type } }).formData();
     } catch {
-      throw new AppError(400, 'bad_request', 'The request body is not valid multipart/form-data');
+      throw new AppError('bad_request', 'The request body is not valid multipart/form-data');
     }
   } else {
     entries = new URLSearchParams(raw.toString('utf8'));
@@ -119,7 +119,7 @@ export function normalizeQuery(route: Route, raw: Record<string, unknown>): Reco
   for (const [key, value] of Object.entries(raw)) {
     if (!route.query || !(key in route.query)) continue; // unknown parameters are ignored
     if (Array.isArray(value)) {
-      throw new AppError(400, 'bad_request', `Query parameter ${key} was given more than once`);
+      throw new AppError('bad_request', `Query parameter ${key} was given more than once`);
     }
     if (value === '') continue;
     out[key] = value;

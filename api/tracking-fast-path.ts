@@ -119,7 +119,7 @@ export function trackingFastPath(app: express.Express, deps: AppDeps, metrics: H
       logger.error({ err, method, path: url.split('?')[0] }, 'unhandled error');
       if (res.headersSent) return void res.destroy();
       const id = randomUUID();
-      const json = JSON.stringify(problem(500, 'internal_error', 'An unexpected error occurred', id));
+      const json = JSON.stringify(problem('internal_error', 'An unexpected error occurred', id));
       res.writeHead(500, { 'X-Request-Id': id, 'Content-Type': 'application/problem+json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) });
       res.end(json);
     });

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { createRequire } from 'node:module';
-import type { FieldError } from '../domain/errors.js';
+import type { FieldError, FieldErrorCode } from '../domain/errors.js';
+import { FIELD_ERROR_CATALOG } from '../errors/catalog.js';
 import { ValidationFailed } from '../domain/errors.js';
 
 export type JsonSchema = Record<string, unknown>;
@@ -18,16 +19,18 @@ function makeAjv(coerce: boolean): Ajv {
   // verbose: errors carry parentSchema, where the x-error-code annotation is read.
   const ajv = new Ajv({ allErrors: true, verbose: true, coerceTypes: coerce, useDefaults: true, strict: true, strictTypes: false });
   addFormats(ajv, ['date', 'date-time', 'email', 'uri', 'ipv4', 'ipv6']);
-  // Schema annotations this codebase adds: the spec's error code for a keyword
-  // (e.g. literal_error for lang), and OpenAPI-only metadata.
-  ajv.addVocabulary(['x-error-code', 'example', 'x-openapi-in']);
+  // Schema annotations this codebase adds: the spec's error code for a keyword (e.g.
+  // literal_error for lang), a code of the catalog's errors[] table, or the schema does not
+  // compile; and OpenAPI-only metadata.
+  ajv.addKeyword({ keyword: 'x-error-code', metaSchema: { enum: Object.keys(FIELD_ERROR_CATALOG) } });
+  ajv.addVocabulary(['example', 'x-openapi-in']);
   return ajv;
 }
 
 const textAjv = makeAjv(true);
 const jsonAjv = makeAjv(false);
 
-const TYPE_CODES: Record<string, string> = {
+const TYPE_CODES: Record<string, FieldErrorCode> = {
   integer: 'int_parsing',
   number: 'float_parsing',
   boolean: 'bool_parsing',
@@ -37,13 +40,18 @@ const TYPE_CODES: Record<string, string> = {
   null: 'none_required',
 };
 
-const FORMAT_CODES: Record<string, string> = {
+// Every format added above (an unknown one does not compile: strict).
+const FORMAT_CODES: Record<string, FieldErrorCode> = {
   date: 'date_parsing',
   'date-time': 'datetime_parsing',
+  email: 'value_error.email',
+  uri: 'value_error.uri',
+  ipv4: 'value_error.ipv4',
+  ipv6: 'value_error.ipv6',
 };
 
 /** ajv's limit keywords: the spec's code, the params key that carries the limit, the message. */
-const LIMITS: Record<string, { code: string; param: string; message: (limit: unknown) => string }> = {
+const LIMITS: Record<string, { code: FieldErrorCode; param: string; message: (limit: unknown) => string }> = {
   minLength: { code: 'string_too_short', param: 'min_length', message: (n) => `String should have at least ${n} characters` },
   maxLength: { code: 'string_too_long', param: 'max_length', message: (n) => `String should have at most ${n} characters` },
   minimum: { code: 'greater_than_equal', param: 'ge', message: (n) => `Input should be greater than or equal to ${n}` },
@@ -64,10 +72,11 @@ function listText(values: unknown[]): string {
 
 /** ajv's error objects → the spec's errors[] items (pointer, code, message, params). */
 export function toFieldError(e: ErrorObject): FieldError {
-  const custom = (e.parentSchema as JsonSchema | undefined)?.['x-error-code'] as string | undefined;
+  // The meta-schema above holds it to the catalog's codes.
+  const custom = (e.parentSchema as JsonSchema | undefined)?.['x-error-code'] as FieldErrorCode | undefined;
   const p = e.params as Record<string, unknown>;
   let pointer = e.instancePath;
-  let code: string;
+  let code: FieldErrorCode;
   let message: string;
   let params: Record<string, unknown> = {};
   switch (e.keyword) {
@@ -103,7 +112,7 @@ export function toFieldError(e: ErrorObject): FieldError {
       message = `String should match pattern '${p.pattern}'`;
       break;
     case 'format':
-      code = FORMAT_CODES[String(p.format)] ?? `value_error.${p.format}`;
+      code = FORMAT_CODES[String(p.format)] ?? 'value_error';
       params = { format: p.format };
       message = `Input should be a valid ${p.format}`;
       break;

@@ -27,7 +27,7 @@ export async function runCsvFile<S extends { rejected: number }>(
   const size = await stat(file).then(
     (st) => st.size,
     (err: NodeJS.ErrnoException) => {
-      throw new AppError(400, 'file_unreadable', `--file ${file}: ${err.code ?? err.message}`);
+      throw new AppError('file_unreadable', `--file ${file}: ${err.code ?? err.message}`);
     },
   );
   const rejectsFile = rejectsPath ?? `${file}.rejected.csv`;

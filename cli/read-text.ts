@@ -6,6 +6,6 @@ export async function readText(path: string, flag: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (err) {
-    throw new AppError(400, 'file_unreadable', `${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new AppError('file_unreadable', `${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
 }

@@ -104,11 +104,11 @@ export function rejectsCsv(): Stringifier {
  * (INVALID_OPENING_QUOTE). Their message's first part names the fault; the rest can quote the
  * cell as a byte array (cells are read as bytes), which is no help to a person.
  */
-export function asCsvError(err: unknown, code: string): unknown {
+export function asCsvError(err: unknown, code: 'dataset_import_csv_invalid' | 'list_import_csv_invalid'): unknown {
   if (!(err instanceof CsvError)) return err;
   const what = err.message.split(':')[0]!.trim();
   const line = (err as CsvError & { lines?: number }).lines;
-  return new AppError(400, code, `the file is not valid CSV: ${what}${line ? ` (line ${line})` : ''}`);
+  return new AppError(code, `the file is not valid CSV: ${what}${line ? ` (line ${line})` : ''}`);
 }
 
 /** Counts the bytes that pass (a progress bar's measure), passing them on untouched. */

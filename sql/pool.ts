@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { DependencyUnavailable } from './errors.js';
+import { DependencyUnavailable } from '../errors/app-error.js';
+import { isConnectionFailure, isUnavailableSqlState } from '../errors/connection.js';
 
 export type Pool = pg.Pool;
 export type Client = pg.PoolClient;
@@ -28,11 +29,10 @@ export function createPool(connectionString: string, opts: { max?: number; appli
   return pool;
 }
 
-const CONNECTION_ERROR_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE']);
-
 /**
- * Connection-level failures become one retriable 503; anything else (a bug, a constraint) is
- * rethrown unchanged. SQLSTATE classes 08 (connection), 57P0x (shutdown), 53 (resources).
+ * Connection-level failures (errors/connection.ts: socket errors, SQLSTATE classes 08, 57P0x,
+ * 53) and pg's own connect timeout or lost connection become one retriable 503; anything else (a
+ * bug, a constraint) is rethrown unchanged.
  */
 export function asDependencyError(err: unknown): unknown {
   if (err instanceof DependencyUnavailable) return err;
@@ -40,10 +40,8 @@ export function asDependencyError(err: unknown): unknown {
   const code = e?.code ?? '';
   const message = e?.message ?? '';
   if (
-    CONNECTION_ERROR_CODES.has(code) ||
-    code.startsWith('08') ||
-    code.startsWith('57P0') ||
-    code.startsWith('53') ||
+    isConnectionFailure(err) ||
+    isUnavailableSqlState(code) ||
     /timeout exceeded when trying to connect|Connection terminated/i.test(message)
   ) {
     return new DependencyUnavailable('postgres', err);

@@ -102,7 +102,7 @@ export const consentCommands = [
       try {
         await writeFile(f.out, text, { flag: 'wx', mode: 0o600 });
       } catch (err) {
-        throw new AppError(400, 'file_unwritable', `--out ${f.out}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+        throw new AppError('file_unwritable', `--out ${f.out}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
       }
       return {
         file: resolve(f.out),

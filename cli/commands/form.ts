@@ -20,7 +20,7 @@ async function readDefinition(path: string): Promise<FormDefinitionInput> {
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new AppError(400, 'file_not_json', `--file ${path}: ${(err as Error).message}`);
+    throw new AppError('file_not_json', `--file ${path}: ${(err as Error).message}`);
   }
   return checkDefinition(json);
 }

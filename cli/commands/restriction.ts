@@ -31,7 +31,7 @@ export const restrictionCommands = [
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);
       const lifted = await withTenant(ctx.pool, tenant, (c) => lift(tenant, c, f.recipient));
-      if (!lifted) throw new AppError(404, 'restriction_not_found', `no restriction in force for ${restrictionAddress(f.recipient)}`);
+      if (!lifted) throw new AppError('restriction_not_found', `no restriction in force for ${restrictionAddress(f.recipient)}`);
       return lifted;
     },
   }),

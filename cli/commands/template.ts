@@ -51,10 +51,10 @@ export const templateCommands = [
       try {
         config = JSON.parse(text);
       } catch (err) {
-        throw new AppError(422, 'invalid_document', `--file ${f.file} is not JSON: ${(err as Error).message}`);
+        throw new AppError('invalid_document', `--file ${f.file} is not JSON: ${(err as Error).message}`);
       }
       if (config === null || typeof config !== 'object' || Array.isArray(config)) {
-        throw new AppError(422, 'invalid_document', `--file ${f.file} must hold a JSON object (the design document)`);
+        throw new AppError('invalid_document', `--file ${f.file} must hold a JSON object (the design document)`);
       }
       // The panel's own editor: TEMPLATE_EDITOR governs creation by API only.
       const { createTemplate } = await templates();

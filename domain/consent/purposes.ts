@@ -35,7 +35,7 @@ export async function listPurposes(tenant: Tenant, pool: Pool, page: PageRequest
 /** Create a purpose (panel-only). Names are unique in the instance ignoring case and accents. */
 export async function createPurpose(tenant: Tenant, pool: Pool, input: { name: string }): Promise<ConsentPurpose> {
   const name = input.name.trim();
-  if (!name || name.length > 255) throw new AppError(400, 'invalid_name', 'a purpose needs a name of 1 to 255 characters');
+  if (!name || name.length > 255) throw new AppError('invalid_name', 'a purpose needs a name of 1 to 255 characters');
   try {
     return await withTenant(pool, tenant, async (c) => {
       const { rows } = await c.query<ConsentPurpose>(

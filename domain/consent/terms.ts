@@ -80,11 +80,11 @@ export async function createTerm(
   input: { name: string; type: TermType; purposeIds: readonly number[]; channels: readonly ConsentChannel[] },
 ): Promise<ConsentTerm> {
   const name = input.name.trim();
-  if (!name || name.length > 255) throw new AppError(400, 'invalid_name', 'a term needs a name of 1 to 255 characters');
+  if (!name || name.length > 255) throw new AppError('invalid_name', 'a term needs a name of 1 to 255 characters');
   const purposeIds = [...new Set(input.purposeIds)];
   const channels = [...new Set(input.channels)];
-  if (!purposeIds.length) throw new AppError(400, 'invalid_purposes', 'a term needs at least one purpose');
-  if (!channels.length) throw new AppError(400, 'invalid_channels', 'a term needs at least one channel');
+  if (!purposeIds.length) throw new AppError('invalid_purposes', 'a term needs at least one purpose');
+  if (!channels.length) throw new AppError('invalid_channels', 'a term needs at least one channel');
   try {
     return await withTenant(pool, tenant, async (c) => {
       const unknown = await unknownPurposes(tenant, c, purposeIds);
@@ -121,14 +121,14 @@ export async function addTermVersion(
   input: { version: string; body: string; documentUrl?: string },
 ): Promise<ConsentTerm> {
   const version = input.version.trim();
-  if (!version || version.length > 64) throw new AppError(400, 'invalid_version', 'a version label has 1 to 64 characters');
-  if (!input.body.trim()) throw new AppError(400, 'invalid_body', 'the version body (the legal text) is empty');
+  if (!version || version.length > 64) throw new AppError('invalid_version', 'a version label has 1 to 64 characters');
+  if (!input.body.trim()) throw new AppError('invalid_body', 'the version body (the legal text) is empty');
   if (Buffer.byteLength(input.body, 'utf8') > MAX_TERM_BODY_BYTES) {
-    throw new AppError(413, 'request_too_large', `the version body is over ${MAX_TERM_BODY_BYTES} bytes`, { max_bytes: MAX_TERM_BODY_BYTES });
+    throw new AppError('request_too_large', `the version body is over ${MAX_TERM_BODY_BYTES} bytes`, { max_bytes: MAX_TERM_BODY_BYTES });
   }
-  if (input.body.includes('\0')) throw new AppError(400, 'invalid_body', 'the version body contains the NUL character');
+  if (input.body.includes('\0')) throw new AppError('invalid_body', 'the version body contains the NUL character');
   if (input.documentUrl !== undefined && !isHttpUrl(input.documentUrl)) {
-    throw new AppError(400, 'invalid_document_url', 'the document URL must be an http or https URL of at most 2048 characters');
+    throw new AppError('invalid_document_url', 'the document URL must be an http or https URL of at most 2048 characters');
   }
   try {
     return await withTenant(pool, tenant, async (c) => {
@@ -164,7 +164,7 @@ export async function setCurrentVersion(tenant: Tenant, pool: Pool, termId: numb
       [tenant.instanceId, termId, version],
     );
     const row = target.rows[0];
-    if (!row) throw new AppError(404, 'consent_term_version_not_found', `term ${termId} has no version ${JSON.stringify(version)}`);
+    if (!row) throw new AppError('consent_term_version_not_found', `term ${termId} has no version ${JSON.stringify(version)}`);
     if (!row.is_current) {
       await c.query('UPDATE consent_term_versions SET is_current = false WHERE instance_id = $1 AND term_id = $2 AND is_current', [
         tenant.instanceId,

@@ -1,3 +1,4 @@
+import type { FieldErrorCode } from '../errors.js';
 import { isEmailAddress } from '../email-address.js';
 
 /**
@@ -56,7 +57,7 @@ export const MAX_CONTACT_LENGTH = 320;
  * The stored form of an identifier (spec: email addresses lowercased, uniquecode as sent; phone
  * numbers must already be E.164), or why it is not one: the code of a 422 item.
  */
-export function storedContact(type: ContactType, contact: string): { contact: string } | { code: string; message: string } {
+export function storedContact(type: ContactType, contact: string): { contact: string } | { code: FieldErrorCode; message: string } {
   switch (type) {
     case 'email_address':
       return isEmailAddress(contact) && contact === contact.trim()

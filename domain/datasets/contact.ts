@@ -1,4 +1,4 @@
-import type { FieldError } from '../errors.js';
+import type { FieldError, RuleCode } from '../errors.js';
 import { checkValue, type StoredValue } from '../fields/values.js';
 import type { ContactTarget } from './datasets.js';
 
@@ -15,7 +15,7 @@ import type { ContactTarget } from './datasets.js';
  */
 
 export type ContactRefusal =
-  | { status: 409; code: string; message: string }
+  | { status: 409; code: RuleCode; message: string }
   | { status: 422; code: 'validation_error'; message: string; errors: FieldError[] };
 
 export type ContactCheck =
@@ -24,7 +24,7 @@ export type ContactCheck =
 
 const escapePointer = (token: string) => token.replace(/~/g, '~0').replace(/\//g, '~1');
 
-function conflict(code: string, message: string): ContactCheck {
+function conflict(code: RuleCode, message: string): ContactCheck {
   return { ok: false, refusal: { status: 409, code, message } };
 }
 

@@ -67,10 +67,10 @@ export async function getDataset(tenant: Tenant, pool: Pool, id: number): Promis
 
 function checkTexts(name: string | undefined, description: string | null | undefined): void {
   if (name !== undefined && (!name || [...name].length > DATASET_LIMITS.name)) {
-    throw new AppError(400, 'invalid_name', `a dataset needs a name of 1 to ${DATASET_LIMITS.name} characters`);
+    throw new AppError('invalid_name', `a dataset needs a name of 1 to ${DATASET_LIMITS.name} characters`);
   }
   if (description && [...description].length > DATASET_LIMITS.description) {
-    throw new AppError(400, 'invalid_description', `a description has at most ${DATASET_LIMITS.description} characters`);
+    throw new AppError('invalid_description', `a description has at most ${DATASET_LIMITS.description} characters`);
   }
 }
 

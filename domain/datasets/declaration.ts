@@ -51,8 +51,8 @@ export async function resolveDeclaration(
   const channel = input.channel && input.channel.length ? input.channel : null;
   if (channel) {
     const unknown = channel.filter((ch) => !(DATASET_CHANNELS as readonly string[]).includes(ch));
-    if (unknown.length) throw new AppError(400, 'invalid_channel', `unknown channel ${unknown.join(', ')} (known: ${DATASET_CHANNELS.join(', ')})`);
-    if (new Set(channel).size !== channel.length) throw new AppError(400, 'invalid_channel', 'a channel is repeated');
+    if (unknown.length) throw new AppError('invalid_channel', `unknown channel ${unknown.join(', ')} (known: ${DATASET_CHANNELS.join(', ')})`);
+    if (new Set(channel).size !== channel.length) throw new AppError('invalid_channel', 'a channel is repeated');
   }
   const seen = new Set<string>();
   for (const column of input.columns) {
@@ -70,7 +70,7 @@ export async function resolveDeclaration(
   for (const column of input.columns) usable(column.key);
   const identity = usable(identityKey);
   if (!IDENTITY_TYPES.includes(identity.type)) {
-    throw new AppError(400, 'invalid_identity_field', `a ${identity.type} field cannot identify contacts (use a ${IDENTITY_TYPES.join(', ')} field)`);
+    throw new AppError('invalid_identity_field', `a ${identity.type} field cannot identify contacts (use a ${IDENTITY_TYPES.join(', ')} field)`);
   }
   if (!seen.has(identityKey)) {
     throw new RuleViolation('dataset_identity_field_missing', `the columns leave out the identity field ${identityKey}`);
@@ -86,7 +86,7 @@ function identityFieldKey(channel: DatasetChannel[] | null, declared: string | n
   if (channel?.length === 1) {
     const fixed = CHANNEL_IDENTITY[channel[0]!];
     if (declared !== null && declared !== fixed) {
-      throw new AppError(400, 'invalid_identity_field', `a ${channel[0]} dataset identifies contacts by ${fixed}; leave the identity field out or name ${fixed}`);
+      throw new AppError('invalid_identity_field', `a ${channel[0]} dataset identifies contacts by ${fixed}; leave the identity field out or name ${fixed}`);
     }
     return fixed;
   }

@@ -84,13 +84,13 @@ const MERGE_WORK_MEM = '64MB';
 function resolveColumns(header: string[], target: ContactTarget, catalog: ReadonlySet<string>, map: ImportColumn[]): Array<string | null> {
   const seen = new Map<string, number>();
   header.forEach((name, i) => {
-    if (seen.has(name)) throw new AppError(400, 'dataset_import_header_duplicated', `the header names column ${JSON.stringify(name)} twice`);
+    if (seen.has(name)) throw new AppError('dataset_import_header_duplicated', `the header names column ${JSON.stringify(name)} twice`);
     seen.set(name, i);
   });
   const byColumn = new Map<string, ImportColumn>();
   for (const entry of map) {
     if (!seen.has(entry.column)) {
-      throw new AppError(400, 'dataset_import_column_not_found', `--map names ${JSON.stringify(entry.column)}, which the header does not have`);
+      throw new AppError('dataset_import_column_not_found', `--map names ${JSON.stringify(entry.column)}, which the header does not have`);
     }
     byColumn.set(entry.column, entry);
   }
@@ -150,7 +150,7 @@ class RowChecker extends Transform {
     const { cells } = record;
     if (!this.fields) {
       const bad = record.unreadable;
-      if (bad) return done(new AppError(400, 'dataset_import_csv_invalid', `line ${record.line}: the header's cell ${bad.index + 1} ${bad.reason}`));
+      if (bad) return done(new AppError('dataset_import_csv_invalid', `line ${record.line}: the header's cell ${bad.index + 1} ${bad.reason}`));
       try {
         this.header = cells;
         this.fields = resolveColumns(cells, this.target, this.catalog, this.mapping);
@@ -182,7 +182,7 @@ class RowChecker extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
-    if (!this.fields) return done(new AppError(400, 'dataset_import_file_empty', 'the file has no header row'));
+    if (!this.fields) return done(new AppError('dataset_import_file_empty', 'the file has no header row'));
     done(null, this.pending || undefined);
   }
 

@@ -112,7 +112,7 @@ export async function listRecords(
     });
   } catch (err) {
     // 57014 query_canceled: the statement_timeout set above.
-    if ((err as { code?: string }).code === '57014') throw new AppError(503, 'service_unavailable', SEARCH_TOO_LONG, {}, { 'Retry-After': '1' });
+    if ((err as { code?: string }).code === '57014') throw new AppError('service_unavailable', SEARCH_TOO_LONG, {}, { 'Retry-After': '1' });
     throw err;
   }
 }

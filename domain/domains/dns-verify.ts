@@ -33,7 +33,7 @@ export interface DnsLookups {
 
 export class DnsUnavailable extends AppError {
   constructor(readonly reason: unknown) {
-    super(503, 'service_unavailable', 'DNS verification temporarily unavailable');
+    super('service_unavailable', 'DNS verification temporarily unavailable');
   }
 }
 

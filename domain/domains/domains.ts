@@ -70,7 +70,7 @@ export async function getDomainStatus(tenant: Tenant, pool: Pool, name: string):
 export async function addDomain(tenant: Tenant, pool: Pool, name: string, opts: { ring?: KeyRing } = {}): Promise<Domain & { dkim_key?: DkimKey }> {
   const domain = normalizeDomainName(name);
   if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(domain)) {
-    throw new AppError(400, 'invalid_domain', `not a domain name: ${name}`);
+    throw new AppError('invalid_domain', `not a domain name: ${name}`);
   }
   const pair = opts.ring ? await generateDkimKeyPair() : undefined;
   return withTenant(pool, tenant, async (c) => {
@@ -78,7 +78,7 @@ export async function addDomain(tenant: Tenant, pool: Pool, name: string, opts: 
       `INSERT INTO domains (instance_id, name) VALUES ($1, $2) ON CONFLICT (instance_id, name) DO NOTHING RETURNING ${COLUMNS}`,
       [tenant.instanceId, domain],
     );
-    if (!rows[0]) throw new AppError(409, 'domain_already_exists', `domain ${domain} already exists in the instance`);
+    if (!rows[0]) throw new AppError('domain_already_exists', `domain ${domain} already exists in the instance`);
     if (!opts.ring || !pair) return rows[0];
     return { ...rows[0], dkim_key: await insertDkimKey(tenant, c, opts.ring, rows[0].id, pair) };
   });
@@ -94,7 +94,7 @@ export type DnsChecks = Partial<Record<'mx' | 'spf' | 'dkim' | 'dmarc', DnsCheck
 export async function setDomainChecks(tenant: Tenant, pool: Pool, name: string, checks: DnsChecks): Promise<Domain> {
   for (const [check, state] of Object.entries(checks)) {
     if (state !== undefined && !DNS_CHECK_STATES.includes(state)) {
-      throw new AppError(400, 'invalid_check_state', `${check} must be one of ${DNS_CHECK_STATES.join(', ')}`);
+      throw new AppError('invalid_check_state', `${check} must be one of ${DNS_CHECK_STATES.join(', ')}`);
     }
   }
   const { rows } = await withTenant(pool, tenant, (c) =>

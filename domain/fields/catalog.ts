@@ -62,27 +62,27 @@ function checkRules(input: FieldInput): void {
   for (const [rule, value] of Object.entries(given) as Array<[FieldRule, unknown]>) {
     if (value !== undefined && !RULES_BY_TYPE[input.type].includes(rule)) {
       const takes = RULES_BY_TYPE[input.type];
-      throw new AppError(400, 'field_rule_not_applicable', `a ${input.type} field takes ${takes.length ? takes.join(', ') : 'no rules'}, not ${rule}`);
+      throw new AppError('field_rule_not_applicable', `a ${input.type} field takes ${takes.length ? takes.join(', ') : 'no rules'}, not ${rule}`);
     }
   }
   if (input.maxLength !== undefined && !(Number.isSafeInteger(input.maxLength) && input.maxLength > 0)) {
-    throw new AppError(400, 'field_rule_invalid', 'max_length must be a positive whole number');
+    throw new AppError('field_rule_invalid', 'max_length must be a positive whole number');
   }
   for (const bound of [input.min, input.max]) {
-    if (bound !== undefined && !Number.isFinite(bound)) throw new AppError(400, 'field_rule_invalid', 'min and max must be numbers');
+    if (bound !== undefined && !Number.isFinite(bound)) throw new AppError('field_rule_invalid', 'min and max must be numbers');
   }
   if (input.min !== undefined && input.max !== undefined && input.min > input.max) {
-    throw new AppError(400, 'field_rule_invalid', 'min must not be above max');
+    throw new AppError('field_rule_invalid', 'min must not be above max');
   }
   if (input.type === 'select') {
     const options = input.options ?? [];
-    if (!options.length) throw new AppError(400, 'field_options_required', 'a select field needs its options');
+    if (!options.length) throw new AppError('field_options_required', 'a select field needs its options');
     if (options.some((o) => o.trim() !== o || o === '')) {
-      throw new AppError(400, 'field_options_invalid', 'options are non-empty texts without surrounding spaces');
+      throw new AppError('field_options_invalid', 'options are non-empty texts without surrounding spaces');
     }
-    if (new Set(options).size !== options.length) throw new AppError(400, 'field_options_invalid', 'an option is repeated');
+    if (new Set(options).size !== options.length) throw new AppError('field_options_invalid', 'an option is repeated');
   } else if (input.options !== undefined) {
-    throw new AppError(400, 'field_rule_not_applicable', `only a select field takes options, not a ${input.type} field`);
+    throw new AppError('field_rule_not_applicable', `only a select field takes options, not a ${input.type} field`);
   }
 }
 
@@ -94,10 +94,10 @@ function checkRules(input: FieldInput): void {
  */
 export async function createField(tenant: Tenant, pool: Pool, input: FieldInput): Promise<Field> {
   if (!FIELD_KEY_PATTERN.test(input.key)) {
-    throw new AppError(400, 'invalid_field_key', 'a field_key is 1-63 lower-case letters, digits or _, starting with a letter');
+    throw new AppError('invalid_field_key', 'a field_key is 1-63 lower-case letters, digits or _, starting with a letter');
   }
   const name = input.name.trim();
-  if (!name || [...name].length > 255) throw new AppError(400, 'invalid_name', 'a field needs a name of 1 to 255 characters');
+  if (!name || [...name].length > 255) throw new AppError('invalid_name', 'a field needs a name of 1 to 255 characters');
   checkRules(input);
   if (input.pattern !== undefined) await checkPattern(input.pattern);
   try {

@@ -25,7 +25,7 @@ function compile(pattern: string): RegExp {
     // A field's pattern, accepted only after checkPattern proved its anchored form linear.
     return new RegExp(anchored(pattern), 'u');
   } catch (err) {
-    throw new AppError(400, 'field_pattern_invalid', `the pattern is not a valid regular expression: ${(err as Error).message}`);
+    throw new AppError('field_pattern_invalid', `the pattern is not a valid regular expression: ${(err as Error).message}`);
   }
 }
 
@@ -35,17 +35,17 @@ function compile(pattern: string): RegExp {
  */
 export async function checkPattern(pattern: string): Promise<void> {
   if (pattern.length === 0 || pattern.length > PATTERN_MAX_LENGTH) {
-    throw new AppError(400, 'field_pattern_invalid', `a pattern has 1 to ${PATTERN_MAX_LENGTH} characters`);
+    throw new AppError('field_pattern_invalid', `a pattern has 1 to ${PATTERN_MAX_LENGTH} characters`);
   }
   compile(pattern);
   const { check } = await import('recheck');
   const verdict = await check(anchored(pattern), 'u', { timeout: 10_000 });
   if (verdict.status === 'vulnerable') {
-    throw new AppError(400, 'field_pattern_unsafe', `the pattern can take ${verdict.complexity.type} time on some values ` +
+    throw new AppError('field_pattern_unsafe', `the pattern can take ${verdict.complexity.type} time on some values ` +
       `(e.g. ${JSON.stringify(verdict.attack.string.slice(0, 60))}); rewrite it without nested or overlapping repetition`);
   }
   if (verdict.status !== 'safe') {
-    throw new AppError(400, 'field_pattern_unsafe', 'the pattern could not be proven to run in linear time; simplify it');
+    throw new AppError('field_pattern_unsafe', 'the pattern could not be proven to run in linear time; simplify it');
   }
 }
 

@@ -240,7 +240,7 @@ async function existing(c: Client, formId: number, key: string): Promise<Existin
 /** Rule 2: a key already used on this form. */
 function replay(found: Existing, hash: string): SubmissionResult {
   if (found.request_hash !== hash) {
-    throw new AppError(422, 'idempotency_key_reused', 'This Idempotency-Key was used for a different submission of this form: resend with a new key', { errors: [] });
+    throw new AppError('idempotency_key_reused', 'This Idempotency-Key was used for a different submission of this form: resend with a new key', { errors: [] });
   }
   return { httpStatus: 200, body: { id: found.id, status: found.answered_status } };
 }

@@ -66,9 +66,9 @@ export interface ListInput {
  */
 export async function createList(tenant: Tenant, pool: Pool, input: ListInput): Promise<ListView> {
   const name = input.name.trim();
-  if (!name || [...name].length > 255) throw new AppError(400, 'invalid_name', 'a list needs a name of 1 to 255 characters');
+  if (!name || [...name].length > 255) throw new AppError('invalid_name', 'a list needs a name of 1 to 255 characters');
   const maxRows = input.maxRows ?? DEFAULT_LIST_MAX_ROWS;
-  if (!Number.isSafeInteger(maxRows) || maxRows < 1 || maxRows > 2_147_483_647) throw new AppError(400, 'invalid_max_rows', 'max rows is a positive whole number');
+  if (!Number.isSafeInteger(maxRows) || maxRows < 1 || maxRows > 2_147_483_647) throw new AppError('invalid_max_rows', 'max rows is a positive whole number');
   const keys = new Set<string>();
   const positions = new Set<number>();
   for (const column of input.columns) {
@@ -76,7 +76,7 @@ export async function createList(tenant: Tenant, pool: Pool, input: ListInput): 
     keys.add(column.key);
   }
   for (const column of input.columns) {
-    if (!Number.isSafeInteger(column.position) || column.position < 1) throw new AppError(400, 'invalid_position', 'a CSV position is a whole number from 1');
+    if (!Number.isSafeInteger(column.position) || column.position < 1) throw new AppError('invalid_position', 'a CSV position is a whole number from 1');
     if (positions.has(column.position)) throw new RuleViolation('list_field_position_duplicated', `position ${column.position} is given to two fields`);
     positions.add(column.position);
   }

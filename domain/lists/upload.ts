@@ -64,7 +64,7 @@ async function sha256(input: Readable): Promise<Buffer> {
       write(chunk: Buffer, _enc, done) {
         bytes += chunk.length;
         if (bytes > LIST_FILE_MAX_BYTES) {
-          return done(new AppError(413, 'request_too_large', `the file exceeds the maximum of ${LIST_FILE_MAX_BYTES} bytes for a list`, { max_bytes: LIST_FILE_MAX_BYTES }));
+          return done(new AppError('request_too_large', `the file exceeds the maximum of ${LIST_FILE_MAX_BYTES} bytes for a list`, { max_bytes: LIST_FILE_MAX_BYTES }));
         }
         hash.update(chunk);
         done();
@@ -113,7 +113,7 @@ class ListRowChecker extends Transform {
       this.skipHeader = false;
       const bad = record.unreadable;
       // Not stored, but a header that is not text says the file is not the UTF-8 CSV it should be.
-      return done(bad ? new AppError(400, 'list_import_csv_invalid', `line ${record.line}: the header's cell ${bad.index + 1} ${bad.reason}`) : undefined);
+      return done(bad ? new AppError('list_import_csv_invalid', `line ${record.line}: the header's cell ${bad.index + 1} ${bad.reason}`) : undefined);
     }
     const row = ++this.rows;
     if (row > this.room) {

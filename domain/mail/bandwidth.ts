@@ -19,7 +19,7 @@ export async function takeSendTokens(tenant: Tenant, client: Client, limits: Sen
   if (rate === null) return;
   const burst = limits.send_burst ?? Math.max(1, Math.ceil(rate));
   if (count > burst) {
-    throw new AppError(413, 'request_too_large', `${count} recipients exceed the instance's burst capacity of ${burst} mails`);
+    throw new AppError('request_too_large', `${count} recipients exceed the instance's burst capacity of ${burst} mails`);
   }
   await client.query(
     `INSERT INTO bandwidth_buckets (instance_id, tokens, refilled_at) VALUES ($1, $2, clock_timestamp())

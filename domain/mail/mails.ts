@@ -50,7 +50,7 @@ function checkRetention(mailId: string): void {
   const created = idTime(mailId);
   if (!created) throw new NotFoundError('mail', mailId);
   if (created < retentionStart()) {
-    throw new AppError(404, 'mail_outside_retention', `mail ${mailId} is older than the 3-month online retention window`);
+    throw new AppError('mail_outside_retention', `mail ${mailId} is older than the 3-month online retention window`);
   }
 }
 

@@ -92,8 +92,8 @@ export async function createSender(
   opts: { ring?: () => KeyRing } = {},
 ): Promise<Sender & { domain_created: boolean }> {
   const email = input.email.trim().toLowerCase();
-  if (!isEmailAddress(email)) throw new AppError(400, 'invalid_email', `not an email address: ${input.email}`);
-  if (!input.name.trim()) throw new AppError(400, 'invalid_name', 'a sender needs a name');
+  if (!isEmailAddress(email)) throw new AppError('invalid_email', `not an email address: ${input.email}`);
+  if (!input.name.trim()) throw new AppError('invalid_name', 'a sender needs a name');
   const domain = normalizeDomainName(email.slice(email.lastIndexOf('@') + 1));
   // The key pair (~100 ms of CPU) is made before the transaction, and only for a domain the
   // instance lacks; one made for a domain a concurrent call adds first is dropped.
@@ -113,7 +113,7 @@ export async function createSender(
     );
     return { id: inserted.rows[0]?.id, domainCreated: created.rowCount === 1 };
   });
-  if (result.id === undefined) throw new AppError(409, 'sender_already_exists', `a sender with email ${email} exists`);
+  if (result.id === undefined) throw new AppError('sender_already_exists', `a sender with email ${email} exists`);
   return { ...(await getSender(tenant, pool, result.id)), domain_created: result.domainCreated };
 }
 

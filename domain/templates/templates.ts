@@ -121,7 +121,7 @@ function configText(config: unknown): string | null {
   const text = JSON.stringify(config);
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > MAX_CONFIG_BYTES) {
-    throw new AppError(413, 'request_too_large', `config is ${bytes} bytes (compact JSON, UTF-8); at most ${MAX_CONFIG_BYTES}`, {
+    throw new AppError('request_too_large', `config is ${bytes} bytes (compact JSON, UTF-8); at most ${MAX_CONFIG_BYTES}`, {
       max_bytes: MAX_CONFIG_BYTES,
     });
   }
@@ -372,9 +372,9 @@ export async function patchTemplate(tenant: Tenant, pool: Pool, id: number, fiel
 export async function importExternalTemplate(tenant: Tenant, pool: Pool, input: { name: string; html: string }): Promise<Template> {
   const bytes = Buffer.byteLength(input.html, 'utf8');
   if (bytes > MAX_HTML_BYTES) {
-    throw new AppError(422, 'template_html_too_large', `the HTML is ${bytes} bytes; at most ${MAX_HTML_BYTES}`);
+    throw new AppError('template_html_too_large', `the HTML is ${bytes} bytes; at most ${MAX_HTML_BYTES}`);
   }
-  if (input.html.includes('\0')) throw new AppError(422, 'value_error', 'the HTML holds a NUL character');
+  if (input.html.includes('\0')) throw new AppError('value_error', 'the HTML holds a NUL character');
   return naming(input.name, () =>
     withTenant(pool, tenant, async (c) => {
       const { rows } = await c.query<{ id: number }>(

@@ -49,10 +49,10 @@ export async function createApiKey(
   input: { instanceSlug: string; scopes: string[]; allowCidrs?: string[]; expiresAt?: Date | null },
 ): Promise<CreatedKey> {
   const unknown = input.scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
-  if (unknown.length) throw new AppError(400, 'unknown_scope', `unknown scopes: ${unknown.join(', ')} (known: ${SCOPES.join(', ')})`);
+  if (unknown.length) throw new AppError('unknown_scope', `unknown scopes: ${unknown.join(', ')} (known: ${SCOPES.join(', ')})`);
   // A business rule of the spec (409), not a malformed request: the key is scoped and holds no scope.
   if (input.scopes.length === 0) throw new RuleViolation('api_key_scope_required', 'a scoped key needs at least one scope');
-  if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw new AppError(400, 'invalid_expiry', 'expires-at is not a date-time');
+  if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw new AppError('invalid_expiry', 'expires-at is not a date-time');
   const instance = await getInstanceBySlug(pool, input.instanceSlug);
   const keyId = randomBytes(8).toString('hex');
   const token = randomBytes(32).toString('base64url');
@@ -79,6 +79,6 @@ export async function revokeApiKey(pool: Pool, keyId: string): Promise<{ key_id:
     'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE key_id = $1 RETURNING revoked_at',
     [keyId],
   );
-  if (!rows[0]) throw new AppError(404, 'api_key_not_found', `api key ${keyId} not found`);
+  if (!rows[0]) throw new AppError('api_key_not_found', `api key ${keyId} not found`);
   return { key_id: keyId, revoked_at: rows[0].revoked_at.toISOString() };
 }

@@ -25,16 +25,16 @@ const COLUMNS = `id, slug, name, tz, enabled, allowed_cidrs::text[] AS allowed_c
 
 export async function createInstance(pool: Pool, input: { slug: string; name?: string; tz?: string | null }): Promise<Instance> {
   if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(input.slug)) {
-    throw new AppError(400, 'invalid_slug', 'slug must be 1-63 lowercase letters, digits or dashes, starting with a letter or digit');
+    throw new AppError('invalid_slug', 'slug must be 1-63 lowercase letters, digits or dashes, starting with a letter or digit');
   }
-  if (input.tz && !IANAZone.isValidZone(input.tz)) throw new AppError(400, 'invalid_time_zone', `unknown IANA time zone ${input.tz}`);
+  if (input.tz && !IANAZone.isValidZone(input.tz)) throw new AppError('invalid_time_zone', `unknown IANA time zone ${input.tz}`);
   const { rows } = await query<Instance>(
     pool,
     `INSERT INTO instances (slug, name, tz) VALUES ($1, $2, $3)
      ON CONFLICT (slug) DO NOTHING RETURNING ${COLUMNS}`,
     [input.slug, input.name ?? input.slug, input.tz ?? null],
   );
-  if (!rows[0]) throw new AppError(409, 'instance_slug_taken', `an instance with slug ${input.slug} exists`);
+  if (!rows[0]) throw new AppError('instance_slug_taken', `an instance with slug ${input.slug} exists`);
   return rows[0];
 }
 
@@ -90,11 +90,11 @@ export async function setInstanceLimits(pool: Pool, slug: string, change: SendLi
   for (const limit of Object.keys(SEND_LIMITS) as SendLimit[]) {
     const value = change[limit];
     if (typeof value === 'number' && !isSendLimitValue(limit, value)) {
-      throw new AppError(400, 'invalid_limit', `${limit} must be a ${SEND_LIMITS[limit].whole ? 'whole ' : ''}number of at least 0 (null for no limit)`);
+      throw new AppError('invalid_limit', `${limit} must be a ${SEND_LIMITS[limit].whole ? 'whole ' : ''}number of at least 0 (null for no limit)`);
     }
   }
-  if (change.send_rate_per_second === 0) throw new AppError(400, 'invalid_limit', 'rate must be above 0 (use none for no limit)');
-  if (change.send_burst === 0) throw new AppError(400, 'invalid_limit', 'burst must be at least 1');
+  if (change.send_rate_per_second === 0) throw new AppError('invalid_limit', 'rate must be above 0 (use none for no limit)');
+  if (change.send_burst === 0) throw new AppError('invalid_limit', 'burst must be at least 1');
   const { rows } = await query<Instance>(
     pool,
     `UPDATE instances SET

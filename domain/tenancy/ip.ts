@@ -24,7 +24,7 @@ export function normalizeCidr(raw: string): string {
     }
     return `${ipaddr.IPv6.networkAddressFromCIDR(value).toString()}/${bits}`;
   } catch {
-    throw new AppError(400, 'invalid_cidr', `not an IP address or CIDR: ${raw}`);
+    throw new AppError('invalid_cidr', `not an IP address or CIDR: ${raw}`);
   }
 }
 

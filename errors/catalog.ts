@@ -1,0 +1,361 @@
+/**
+ * Every error code the service emits (and the few of the spec it never does, marked), in one place (the way Unkey's errors/http.ts keeps its
+ * own): the problem objects' `code` with its status and title, and the codes of a 422's
+ * `errors[]` items, each with where the spec names it or, for ours, which document does.
+ * AppError (errors/app-error.ts) takes a code of PROBLEM_CODES and reads its status and title
+ * from here, so a site never states a status by hand and a code missing from this table does not
+ * compile. The OpenAPI document and docs/api-conventions.md list codes from here
+ * (errors/doc.ts), and test/error-catalog.test.ts fails on a code emitted that is not here.
+ *
+ * The bottom of the dependency graph: imports nothing, so sql/ (the pool throws
+ * DependencyUnavailable), domain/, workers/, api/ and cli/ may all import it.
+ *
+ * Adding a code: one row below (or a resource in NOT_FOUND_RESOURCES), then
+ * `node dist/runtime/error-doc.js --write` to regenerate the table of docs/api-conventions.md.
+ */
+
+/** The spec's sections that name codes (shared/spec/api-spec.md). */
+export const SPEC_LIST = 'spec: Errors > Error list';
+export const SPEC_409 = 'spec: Errors > Business-rule 409 codes';
+export const SPEC_422 = 'spec: Errors > Field errors (422)';
+export const SPEC_FORMS = 'spec: POST /v1/forms/{id}/submissions';
+
+/**
+ * The problem's `title`: the reason phrase of its status (RFC 9110), as every answer has carried
+ * it since the first release; a title per code would change the body of every error answered.
+ */
+export const STATUS_TITLES = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  410: 'Gone',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+} as const;
+
+export type ErrorStatus = keyof typeof STATUS_TITLES;
+
+export interface CatalogEntry {
+  status: ErrorStatus;
+  title: string;
+  /** Where the code is named: a section of the spec, or "not in the spec: <the doc that says when>". */
+  where: string;
+  /** Only the command line answers it (its input: files, flags); the HTTP API never does. */
+  cli?: true;
+  /** A code of the spec this service never answers, and why (the feature is not here). */
+  notEmitted?: string;
+}
+
+/** A code the spec does not name: the document that says when it is answered, or else the module that answers it. */
+const ours = (doc: string) => `not in the spec: ${doc}`;
+
+/** A command-line input refusal (docs of the area, or the command's --help). */
+const CLI = { cli: true } as const;
+
+/**
+ * Status and where, per code; the title is added from the status (see STATUS_TITLES). Grouped by
+ * status, spec's codes first.
+ */
+const CODES = {
+  // 400
+  bad_request: { status: 400, where: SPEC_LIST },
+  file_unreadable: { status: 400, where: ours('cli/read-text.ts'), ...CLI },
+  file_not_json: { status: 400, where: ours('cli/commands/form.ts'), ...CLI },
+  file_unwritable: { status: 400, where: ours('cli/commands/consent.ts'), ...CLI },
+  unknown_scope: { status: 400, where: ours('domain/tenancy/api-keys.ts'), ...CLI },
+  invalid_expiry: { status: 400, where: ours('domain/tenancy/api-keys.ts'), ...CLI },
+  invalid_slug: { status: 400, where: ours('domain/tenancy/instances.ts'), ...CLI },
+  invalid_time_zone: { status: 400, where: ours('domain/tenancy/instances.ts'), ...CLI },
+  invalid_limit: { status: 400, where: ours('domain/tenancy/instances.ts'), ...CLI },
+  invalid_cidr: { status: 400, where: ours('domain/tenancy/ip.ts'), ...CLI },
+  invalid_domain: { status: 400, where: ours('domain/domains/domains.ts'), ...CLI },
+  invalid_check_state: { status: 400, where: ours('domain/domains/domains.ts'), ...CLI },
+  invalid_name: { status: 400, where: ours('domain/{datasets,lists,fields,consent,senders}'), ...CLI },
+  invalid_description: { status: 400, where: ours('domain/datasets/datasets.ts'), ...CLI },
+  invalid_channel: { status: 400, where: ours('docs/datasets.md'), ...CLI },
+  invalid_identity_field: { status: 400, where: ours('docs/datasets.md'), ...CLI },
+  invalid_max_rows: { status: 400, where: ours('domain/lists/lists.ts'), ...CLI },
+  invalid_position: { status: 400, where: ours('domain/lists/lists.ts'), ...CLI },
+  invalid_field_key: { status: 400, where: ours('docs/datasets.md'), ...CLI },
+  invalid_purposes: { status: 400, where: ours('domain/consent/terms.ts'), ...CLI },
+  invalid_channels: { status: 400, where: ours('domain/consent/terms.ts'), ...CLI },
+  invalid_version: { status: 400, where: ours('domain/consent/terms.ts'), ...CLI },
+  invalid_body: { status: 400, where: ours('docs/consent.md'), ...CLI },
+  invalid_document_url: { status: 400, where: ours('docs/consent.md'), ...CLI },
+  invalid_email: { status: 400, where: ours('domain/senders/senders.ts'), ...CLI },
+  dataset_import_header_duplicated: { status: 400, where: ours('docs/datasets.md'), ...CLI },
+  dataset_import_column_not_found: { status: 400, where: ours('docs/datasets.md'), ...CLI },
+  dataset_import_csv_invalid: { status: 400, where: ours('docs/datasets.md'), ...CLI },
+  dataset_import_file_empty: { status: 400, where: ours('docs/datasets.md'), ...CLI },
+  list_import_csv_invalid: { status: 400, where: ours('docs/datasets.md'), ...CLI },
+  field_rule_not_applicable: { status: 400, where: ours('docs/datasets.md'), ...CLI },
+  field_rule_invalid: { status: 400, where: ours('docs/datasets.md'), ...CLI },
+  field_options_required: { status: 400, where: ours('docs/datasets.md'), ...CLI },
+  field_options_invalid: { status: 400, where: ours('docs/datasets.md'), ...CLI },
+  field_pattern_invalid: { status: 400, where: ours('docs/datasets.md'), ...CLI },
+  field_pattern_unsafe: { status: 400, where: ours('docs/datasets.md'), ...CLI },
+  // 401, 403
+  unauthorized: { status: 401, where: SPEC_LIST },
+  forbidden: { status: 403, where: SPEC_LIST },
+  ip_not_allowed: { status: 403, where: SPEC_LIST },
+  // 404 (and the <resource>_not_found codes, from NOT_FOUND_RESOURCES below)
+  not_found: { status: 404, where: SPEC_LIST },
+  mail_outside_retention: { status: 404, where: SPEC_LIST },
+  // 405, 408
+  method_not_allowed: { status: 405, where: SPEC_LIST },
+  request_timeout: { status: 408, where: ours('docs/api-conventions.md, Errors') },
+  // 409: the spec's business rules
+  domain_already_exists: { status: 409, where: SPEC_409 },
+  domain_not_verified: { status: 409, where: SPEC_409, notEmitted: 'a send from an unverified domain is domain_sender_not_verified' },
+  domain_sender_not_verified: { status: 409, where: SPEC_409 },
+  sender_already_exists: { status: 409, where: SPEC_409 },
+  template_not_public: { status: 409, where: SPEC_409 },
+  template_published: { status: 409, where: SPEC_409 },
+  template_read_only: { status: 409, where: SPEC_409 },
+  template_name_taken: { status: 409, where: SPEC_409 },
+  template_editor_unavailable: { status: 409, where: SPEC_409 },
+  api_key_scope_required: { status: 409, where: SPEC_409 },
+  sandbox_relay_restricted: { status: 409, where: SPEC_409, notEmitted: 'there are no sandbox senders' },
+  field_key_already_exists: { status: 409, where: SPEC_409 },
+  field_key_reserved: { status: 409, where: SPEC_409 },
+  field_is_system: { status: 409, where: SPEC_409 },
+  field_name_taken: { status: 409, where: SPEC_409 },
+  dataset_identity_field_required: { status: 409, where: SPEC_409 },
+  dataset_name_taken: { status: 409, where: SPEC_409 },
+  dataset_identity_value_missing: { status: 409, where: SPEC_409 },
+  dataset_required_column_missing: { status: 409, where: SPEC_409 },
+  dataset_column_not_declared: { status: 409, where: SPEC_409 },
+  dataset_field_not_found: { status: 409, where: SPEC_409 },
+  dataset_field_duplicated: { status: 409, where: SPEC_409 },
+  dataset_identity_field_missing: { status: 409, where: SPEC_409 },
+  dataset_import_field_id_required: { status: 409, where: SPEC_409 },
+  dataset_import_field_not_found: { status: 409, where: SPEC_409 },
+  form_dataset_columns_not_collected: { status: 409, where: SPEC_409 },
+  dataset_columns_not_collected_by_forms: { status: 409, where: SPEC_409 },
+  form_name_taken: { status: 409, where: SPEC_409 },
+  consent_channel_not_covered: { status: 409, where: SPEC_409 },
+  list_name_taken: { status: 409, where: SPEC_409 },
+  list_field_duplicated: { status: 409, where: SPEC_409 },
+  list_field_position_duplicated: { status: 409, where: SPEC_409 },
+  list_field_not_found: { status: 409, where: SPEC_409 },
+  list_field_inactive: { status: 409, where: SPEC_409 },
+  list_has_no_fields: { status: 409, where: SPEC_409 },
+  list_size_exceeded: { status: 409, where: SPEC_409 },
+  list_import_duplicated: { status: 409, where: SPEC_409 },
+  consent_term_inactive: { status: 409, where: SPEC_409 },
+  consent_term_no_current_version: { status: 409, where: SPEC_409 },
+  consent_contact_type_channel_mismatch: { status: 409, where: SPEC_409 },
+  consent_duplicate_rule: { status: 409, where: SPEC_409 },
+  consent_contact_pairs_mismatch: { status: 409, where: SPEC_409 },
+  user_already_member: { status: 409, where: SPEC_409, notEmitted: 'instance members are the panel\'s, not here' },
+  // 409: ours
+  consent_identity_field_missing: { status: 409, where: `${SPEC_FORMS} (its code is not shown there); named in docs/forms.md` },
+  instance_slug_taken: { status: 409, where: ours('domain/tenancy/instances.ts'), ...CLI },
+  template_has_no_html: { status: 409, where: ours('docs/templates.md') },
+  template_edit_conflict: { status: 409, where: ours('docs/templates.md') },
+  dataset_identity_field_locked: { status: 409, where: ours('docs/datasets.md') },
+  field_in_use: { status: 409, where: ours('docs/datasets.md') },
+  consent_purpose_name_taken: { status: 409, where: ours('docs/consent.md') },
+  consent_term_name_taken: { status: 409, where: ours('docs/consent.md') },
+  consent_term_version_taken: { status: 409, where: ours('docs/consent.md') },
+  form_confirmation_email_missing: { status: 409, where: ours('docs/forms.md') },
+  webhook_inactive: { status: 409, where: ours('docs/webhooks.md') },
+  webhook_limit_reached: { status: 409, where: ours('docs/webhooks.md') },
+  // 410
+  form_submission_expired: { status: 410, where: ours('docs/forms.md') },
+  consent_event_expired: { status: 410, where: ours('docs/consent.md') },
+  // 413, 415
+  request_too_large: { status: 413, where: SPEC_LIST },
+  unsupported_media_type: { status: 415, where: SPEC_LIST },
+  // 422
+  validation_error: { status: 422, where: SPEC_LIST },
+  // The API answers these three as errors[] codes (of a validation_error); as a problem's own code
+  // only the CLI does (cartero template --file, import-external).
+  value_error: { status: 422, where: SPEC_422, ...CLI },
+  invalid_document: { status: 422, where: SPEC_422, ...CLI },
+  template_html_too_large: { status: 422, where: SPEC_422, ...CLI },
+  idempotency_key_reused: { status: 422, where: ours('docs/forms.md') },
+  // 429, 431, 500, 503
+  rate_limit_exceeded: { status: 429, where: SPEC_LIST },
+  request_header_fields_too_large: { status: 431, where: ours('docs/api-conventions.md, Errors') },
+  internal_error: { status: 500, where: SPEC_LIST },
+  service_unavailable: { status: 503, where: SPEC_LIST },
+} as const satisfies Record<string, Omit<CatalogEntry, 'title'>>;
+
+/**
+ * What `<resource>_not_found` (404, "<resource> <id> not found") is emitted for. The spec's
+ * examples first, then ours.
+ */
+export const NOT_FOUND_RESOURCES = {
+  domain: SPEC_LIST,
+  sender: SPEC_LIST,
+  mail: SPEC_LIST,
+  mail_template: SPEC_LIST,
+  form: SPEC_LIST,
+  webhook: SPEC_LIST,
+  template_module: ours('docs/templates.md'),
+  dataset: ours('docs/datasets.md'),
+  list: ours('docs/datasets.md (lists)'),
+  field: ours('docs/datasets.md (the field catalog)'),
+  consent_term: ours('docs/consent.md'),
+  consent_term_version: ours('docs/consent.md'),
+  consent_purpose: ours('docs/consent.md'),
+  consent_event: ours('domain/consent/events.ts'),
+  webhook_delivery: ours('docs/webhooks.md'),
+  instance: ours('domain/tenancy/instances.ts'),
+  api_key: ours('domain/tenancy/api-keys.ts'),
+  restriction: ours('cli/commands/restriction.ts'),
+} as const;
+
+export type NotFoundResource = keyof typeof NOT_FOUND_RESOURCES;
+export type NotFoundCode = `${NotFoundResource}_not_found`;
+
+/** Every code a problem object (or a CLI refusal) may carry. */
+export type ErrorCode = keyof typeof CODES | NotFoundCode;
+
+/** The codes of one status, e.g. CodeOf<409> for the business rules. */
+export type CodeOf<S extends ErrorStatus> =
+  | { [C in keyof typeof CODES]: (typeof CODES)[C]['status'] extends S ? C : never }[keyof typeof CODES]
+  | (404 extends S ? NotFoundCode : never);
+
+/** Resources only the CLI looks up (an instance, a key, a restriction by address). */
+const CLI_RESOURCES: ReadonlySet<NotFoundResource> = new Set(['instance', 'api_key', 'restriction']);
+
+function withTitle(entry: Omit<CatalogEntry, 'title'>): CatalogEntry {
+  return { ...entry, title: STATUS_TITLES[entry.status] };
+}
+
+export const ERROR_CATALOG: Readonly<Record<ErrorCode, CatalogEntry>> = Object.freeze({
+  ...(Object.fromEntries(Object.entries(CODES).map(([code, e]) => [code, withTitle(e)])) as Record<keyof typeof CODES, CatalogEntry>),
+  ...(Object.fromEntries(
+    Object.entries(NOT_FOUND_RESOURCES).map(([resource, where]) => [
+      `${resource}_not_found`,
+      withTitle({ status: 404, where, ...(CLI_RESOURCES.has(resource as NotFoundResource) ? CLI : {}) }),
+    ]),
+  ) as Record<NotFoundCode, CatalogEntry>),
+});
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_CATALOG, code);
+}
+
+/** The catalog's entry of a code; throws on one it lacks (a code cast past the type). */
+export function catalogEntry(code: string): CatalogEntry {
+  if (!isErrorCode(code)) throw new UnknownErrorCode(code);
+  return ERROR_CATALOG[code];
+}
+
+export class UnknownErrorCode extends Error {
+  constructor(readonly code: string) {
+    super(`error code ${JSON.stringify(code)} is not in the catalog (errors/catalog.ts)`);
+    this.name = 'UnknownErrorCode';
+  }
+}
+
+/**
+ * The codes of a 422's errors[] items: the spec's (JSON Schema keywords mapped to them in
+ * api/validation.ts) and ours. `value_error.<custom>` is the spec's family for custom rules; each
+ * suffix used is listed, so a new one is a row here too.
+ */
+const FIELD_CODES = {
+  // the spec's frequent values
+  missing: SPEC_422,
+  string_too_short: SPEC_422,
+  string_too_long: SPEC_422,
+  string_pattern_mismatch: SPEC_422,
+  value_error: SPEC_422,
+  int_parsing: SPEC_422,
+  bool_parsing: SPEC_422,
+  float_parsing: SPEC_422,
+  enum: SPEC_422,
+  literal_error: SPEC_422,
+  field_value_invalid: SPEC_422,
+  // templates' own (spec: "Endpoints add their own codes"); docs/templates.md lists the rules
+  invalid_document: SPEC_422,
+  essential_not_supported: SPEC_422,
+  template_html_too_large: SPEC_422,
+  template_render_timeout: ours('docs/templates.md, docs/security.md'),
+  // JSON Schema keywords without a spec name (api/validation.ts)
+  string_type: ours('docs/api-conventions.md, Validation'),
+  object_type: ours('docs/api-conventions.md, Validation'),
+  array_type: ours('docs/api-conventions.md, Validation'),
+  none_required: ours('api/validation.ts'),
+  type_error: ours('api/validation.ts'),
+  greater_than_equal: ours('docs/api-conventions.md, Validation'),
+  less_than_equal: ours('docs/api-conventions.md, Validation'),
+  greater_than: ours('api/validation.ts'),
+  less_than: ours('api/validation.ts'),
+  too_short: ours('docs/api-conventions.md, Validation'),
+  too_long: ours('docs/api-conventions.md, Validation'),
+  extra_forbidden: ours('docs/api-conventions.md, Validation'),
+  date_parsing: ours('docs/api-conventions.md, Validation'),
+  datetime_parsing: ours('docs/api-conventions.md, Validation'),
+  finite_number: ours('docs/api-conventions.md, Validation'),
+  'value_error.email': ours('api/validation.ts (format email); domain/forms/definition.ts; domain/consent/vocabulary.ts'),
+  'value_error.uri': ours('api/validation.ts (format uri)'),
+  'value_error.ipv4': ours('api/validation.ts (format ipv4)'),
+  'value_error.ipv6': ours('api/validation.ts (format ipv6)'),
+  'value_error.nul_character': ours('docs/api-conventions.md, Validation'),
+  'value_error.lone_surrogate': ours('docs/api-conventions.md, Validation'),
+  'value_error.too_deep': ours('docs/api-conventions.md, Validation'),
+  'value_error.too_large': ours('docs/api-conventions.md, Validation; docs/consent.md'),
+  'value_error.timezone': ours('docs/api-conventions.md, Validation'),
+  'value_error.date_range': ours('docs/api-conventions.md, Validation'),
+  'value_error.invalid_utf8': ours('docs/datasets.md (a CSV cell)'),
+  // sending (docs/sending.md)
+  'value_error.template_conflict': ours('docs/sending.md'),
+  'value_error.template_empty': ours('domain/mail/accept.ts'),
+  'value_error.header_name': ours('domain/mail/accept.ts'),
+  'value_error.header_protected': ours('domain/mail/accept.ts'),
+  'value_error.header_value': ours('domain/mail/accept.ts'),
+  'value_error.duplicate_recipient': ours('docs/sending.md'),
+  'value_error.merge_tags': ours('docs/sending.md'),
+  'value_error.unknown_sender': ours('docs/sending.md'),
+  'value_error.unknown_purpose': ours('docs/consent.md (consent at send)'),
+  // consent (docs/consent.md)
+  'value_error.empty_item': ours('api/routes/consent.ts'),
+  'value_error.phone_number': ours('docs/consent.md'),
+  'value_error.ip_address': ours('docs/consent.md'),
+  'value_error.channel_not_in_term': ours('domain/consent/events.ts, domain/forms/definition.ts'),
+  'value_error.purpose_not_in_term': ours('docs/consent.md'),
+  // webhooks (docs/webhooks.md, docs/security.md)
+  url_parsing: ours('docs/webhooks.md'),
+  url_scheme: ours('docs/webhooks.md'),
+  url_credentials: ours('docs/webhooks.md'),
+  url_not_public: ours('docs/webhooks.md, docs/security.md'),
+  // forms (docs/forms.md)
+  'value_error.idempotency_key': ours('api/routes/forms.ts'),
+  'value_error.item_not_found': ours('domain/forms/definition.ts'),
+  'value_error.field_not_found': ours('domain/forms/definition.ts'),
+  'value_error.field_duplicated': ours('domain/forms/definition.ts'),
+  'value_error.field_not_in_consent_form': ours('domain/forms/definition.ts'),
+  'value_error.term_not_found': ours('domain/forms/definition.ts'),
+  'value_error.dataset_not_found': ours('domain/forms/definition.ts'),
+  'value_error.sender_not_found': ours('domain/forms/definition.ts'),
+  'value_error.template_not_found': ours('domain/forms/definition.ts'),
+  item_unknown: ours('docs/forms.md'),
+  item_duplicated: ours('docs/forms.md'),
+  field_value_missing: ours('docs/forms.md'),
+  field_item_omitted: ours('docs/forms.md'),
+  consent_item_omitted: ours('docs/forms.md'),
+  consent_required: ours('docs/forms.md'),
+  consent_term_version_stale: ours('docs/forms.md'),
+} as const;
+
+/** Every code an errors[] item may carry. */
+export type FieldErrorCode = keyof typeof FIELD_CODES;
+
+export const FIELD_ERROR_CATALOG: Readonly<Record<FieldErrorCode, string>> = Object.freeze(FIELD_CODES);
+
+export function isFieldErrorCode(code: string): code is FieldErrorCode {
+  return Object.hasOwn(FIELD_ERROR_CATALOG, code);
+}
