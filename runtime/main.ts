@@ -35,7 +35,9 @@ export function runDyno(
       onShutdown(logger, () => dyno.stop());
     },
     (err) => {
-      logger.error({ err }, `${name} failed to start`);
+      // The reason in the message itself: an operator reads this line first (a schema migrated by
+      // newer code names both versions and what to do).
+      logger.error({ err }, `${name} failed to start: ${(err as Error).message}`);
       process.exit(1);
     },
   );

@@ -13,7 +13,7 @@ runMigrations({
 }, logger).then(
   () => logger.info('release done'),
   (err) => {
-    logger.error({ err }, 'release failed');
+    logger.error({ err }, `release failed: ${(err as Error).message}`);
     process.exit(1);
   },
 );

@@ -110,7 +110,7 @@ async function main(): Promise<void> {
   try {
     await runMigrations({ databaseUrl, clickhouseUrl, send: config.send }, logger);
   } catch (err) {
-    logger.error({ err }, 'migrations failed');
+    logger.error({ err }, `migrations failed: ${(err as Error).message}`);
     return shutdown(1);
   }
 

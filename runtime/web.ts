@@ -8,6 +8,7 @@ import { trackingFastPath } from '../api/tracking-fast-path.js';
 import type { Route } from '../api/route.js';
 import { createClickHouseClient } from '../analytics/client.js';
 import { renderPool, type RenderPool } from '../domain/templates/render-pool.js';
+import { checkSchemaVersion } from '../sql/migrate.js';
 import { createPool } from '../sql/pool.js';
 import { jobQueue } from './queue.js';
 import type { Config, WebLimits } from './config.js';
@@ -77,6 +78,11 @@ function drain(server: Server): Promise<void> {
 /** Start the web dyno's HTTP server (also used in-process by tests). */
 export async function startWeb(config: Config, logger: Logger, extraRoutes: Route[] = []): Promise<WebProcess> {
   const pool = createPool(required('DATABASE_URL', config.databaseUrl), { max: 20, application: 'cartero-web' });
+  // A schema migrated by newer code stops the dyno here, before it serves anything (sql/migrate.ts).
+  await checkSchemaVersion(pool).catch(async (err) => {
+    await pool.end();
+    throw err;
+  });
   const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl));
   const queue = jobQueue(config.databaseUrl!);
   const templates = renderPool(config.templateRender);

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { createClickHouseClient } from '../analytics/client.js';
 import { createSmtpTransport } from '../smtp/transport.js';
 import { startInboundSmtp, type InboundSmtp } from '../smtp/inbound.js';
+import { checkSchemaVersion } from '../sql/migrate.js';
 import { createPool } from '../sql/pool.js';
 import { registerJobs, softBounceNotifier, startEventPump, startSendLease } from '../workers/index.js';
 import type { Config } from './config.js';
@@ -22,6 +23,11 @@ export interface WorkerProcess {
 export async function startWorker(config: Config, logger: Logger): Promise<WorkerProcess> {
   const databaseUrl = required('DATABASE_URL', config.databaseUrl);
   const pool = createPool(databaseUrl, { max: 10, application: 'cartero-worker' });
+  // A schema migrated by newer code stops the dyno here, before a job or pg-boss touches it (sql/migrate.ts).
+  await checkSchemaVersion(pool).catch(async (err) => {
+    await pool.end();
+    throw err;
+  });
   const boss = createBoss(databaseUrl, { maintenanceIntervalSeconds: config.queue.maintenanceSeconds });
   boss.on('error', (err) => logger.error({ err }, 'queue error'));
   await boss.start();

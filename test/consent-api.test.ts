@@ -26,8 +26,7 @@ const { url } = await startTestWeb(t, dbs);
 const scopes = ['consent:read', 'consent:write'];
 const a = await makeTenant(dbs.pool, { scopes });
 const b = await makeTenant(dbs.pool, { scopes });
-const readOnly = await makeTenant(dbs.pool, { scopes: ['consent:read'] });
-const noConsent = await makeTenant(dbs.pool, { scopes: ['senders:read'] });
+// 401 and 403 (scopes) on every route: test/route-security.test.ts.
 
 const purposePage = compile(collectionSchema(purposeSchema), 'json');
 const termPage = compile(collectionSchema(termSchema), 'json');
@@ -128,7 +127,6 @@ t.test('purposes and terms: the spec fields, paginated, per instance', async (t)
   t.same(terms.body.data.find((x: any) => x.id === noVersion.id).versions, [], 'a term with no version yet');
   t.equal(terms.body.data.find((x: any) => x.id === inactive.id).is_active, false);
   t.same((await get('/v1/consent-terms', b.headers)).body.data.map((x: any) => x.id), [bTerm.id]);
-  t.equal((await get('/v1/consent-terms', noConsent.headers)).status, 403, 'consent:read is needed');
 });
 
 t.test('POST /v1/consent-events: 201 with the event as GET shows it', async (t) => {
@@ -255,10 +253,6 @@ t.test('every refusal of POST /v1/consent-events', async (t) => {
     t.same(missing.errors.map((e: any) => [e.pointer, e.code]).sort(), [['/rules', 'too_short'], ['/term_id', 'missing']]);
     await refused(t, { ...grant('x@example.com'), evidence: ['not', 'an', 'object'] }, 422, 'validation_error', 'evidence must be an object');
   });
-  await t.test('403: consent:write is needed', async (t) => {
-    const r = await post(grant('x@example.com'), readOnly.headers);
-    t.equal(r.status, 403);
-  });
 });
 
 t.test('GET /v1/consent-events: newest first, not collapsed, filters', async (t) => {
@@ -286,7 +280,6 @@ t.test('GET /v1/consent-events: newest first, not collapsed, filters', async (t)
   t.same((await get(`/v1/consent-events?term_id=${marketing.id}&page_size=100`)).body.data.map((e: any) => e.id), all);
   t.same((await get('/v1/consent-events', b.headers)).body.data, [], "b sees none of a's");
   t.equal((await get('/v1/consent-events?status=done')).status, 422);
-  t.equal((await get('/v1/consent-events', noConsent.headers)).status, 403);
 });
 
 t.test('the resolver: truth table', async (t) => {
@@ -362,7 +355,6 @@ t.test('the resolver: truth table', async (t) => {
   t.same(items.body.errors.map((e: any) => [e.pointer, e.code]), [['/contacts', 'value_error.empty_item'], ['/contact_types', 'enum']]);
   const many = await resolve(`contacts=${Array(101).fill('c').join(',')}&contact_types=${Array(101).fill('uniquecode').join(',')}&channel=mail&purpose_ids=1`);
   t.match(many.body.errors, [{ pointer: '/contacts', code: 'too_long' }]);
-  t.equal((await resolve(`contacts=a&contact_types=uniquecode&channel=mail&purpose_ids=1`, noConsent.headers)).status, 403);
 });
 
 t.test('the proof export: every event of the contact, the exact texts, the evidence', async (t) => {
@@ -408,7 +400,6 @@ t.test('the proof export: every event of the contact, the exact texts, the evide
   const missing = await get('/v1/consent-events/proof');
   t.equal(missing.status, 422);
   t.match(missing.body.errors, [{ pointer: '/contact', code: 'missing' }]);
-  t.equal((await get('/v1/consent-events/proof?contact=x', noConsent.headers)).status, 403);
 });
 
 t.test('what the database enforces by itself', async (t) => {

@@ -23,7 +23,7 @@ const { url } = await startTestWeb(t, dbs);
 const scopes = ['templates:read', 'templates:write'];
 const a = await makeTenant(dbs.pool, { scopes });
 const b = await makeTenant(dbs.pool, { scopes });
-const readOnly = await makeTenant(dbs.pool, { scopes: ['templates:read'] });
+// Scopes on every route, and another instance's id on PATCH: test/route-security.test.ts.
 
 const template = compile(templateSchema, 'json');
 const summaryPage = compile(collectionSchema(templateSummarySchema), 'json');
@@ -201,8 +201,6 @@ t.test('PATCH: only the fields present change; null empties (name excepted); rea
   t.same(back.body.config, skeleton());
 
   problem(t, await patch(987654321, { name: 'x' }), 404, 'mail_template_not_found');
-  problem(t, await patch(id, { subject: 'x' }, b.headers), 404, 'mail_template_not_found');
-  t.equal((await patch(id, { subject: 'x' }, readOnly.headers)).status, 403, 'templates:read cannot PATCH');
   const bad = await call('PATCH', `/v1/mail-templates/${id}`, '{"name":');
   t.equal(bad.status, 400);
 });
@@ -401,7 +399,6 @@ t.test('validate: findings and html, nothing stored; the same errors a create gi
   const missing = await call('POST', '/v1/mail-templates/validate', { config: skeleton() });
   t.ok(missing.body.findings.some((f: any) => f.level === 'suggestion'), 'no subject nor preheader: suggestions');
   t.equal(await count(), before, 'nothing stored');
-  t.equal((await call('POST', '/v1/mail-templates/validate', { config: skeleton() }, readOnly.headers)).status, 403);
 });
 
 t.test('format: the same for every instance, cacheable (ETag, 304), lang changes only the text', async (t) => {
@@ -433,7 +430,6 @@ t.test('format: the same for every instance, cacheable (ETag, 304), lang changes
   const fr = await call('GET', '/v1/mail-templates/format?lang=fr');
   t.equal(fr.status, 422);
   t.match(fr.body.errors, [{ pointer: '/lang', code: 'literal_error' }]);
-  t.equal((await call('GET', '/v1/mail-templates/format', undefined, (await makeTenant(dbs.pool, { scopes: ['mail:read'] })).headers)).status, 403);
 });
 
 t.test('module detail: one kind in detail; an unknown kind is a 404 problem', async (t) => {

@@ -85,7 +85,6 @@ async function quiet(instanceId: number, hookId: number, horizonSeconds: number 
 
 t.test('the API: create, read, list, patch, delete; secrets shown only at creation; errors', async (t) => {
   const a = await tenant();
-  const b = await tenant();
   const first = await a.api.call('POST', '/v1/webhooks', { name: 'one', url: receiver.url('/api-one'), events: ['mail.sent', 'mail.bounced'] });
   t.equal(first.status, 201);
   t.match(first.body.secret, /^whsec_[A-Za-z0-9+/]+=*$/, 'whsec_ secret');
@@ -119,14 +118,7 @@ t.test('the API: create, read, list, patch, delete; secrets shown only at creati
     t.equal(r.status, 422, `${url} refused at creation`);
   }
 
-  const other = b.api;
-  t.equal((await other.call('GET', `/v1/webhooks/${first.body.id}`)).body.code, 'webhook_not_found', '404 across instances');
-  t.equal((await other.call('PATCH', `/v1/webhooks/${first.body.id}`, { name: 'x' })).status, 404);
-  t.equal((await other.call('DELETE', `/v1/webhooks/${first.body.id}`)).status, 404);
-  t.equal((await other.call('POST', `/v1/webhooks/${first.body.id}/rotate-secret`)).status, 404);
-  t.equal((await other.call('POST', `/v1/webhooks/${first.body.id}/test`)).status, 404);
-  t.equal((await other.call('GET', `/v1/webhooks/${first.body.id}/deliveries`)).status, 404);
-  t.equal((await other.call('POST', `/v1/webhooks/${first.body.id}/replay`, { since: new Date(0).toISOString() })).status, 404);
+  // Another instance's webhook id on every route (404 webhook_not_found, no data): test/route-security.test.ts.
 
   await sleep(20);
   const patched = await a.api.call('PATCH', `/v1/webhooks/${first.body.id}`, { name: 'renamed', events: null });

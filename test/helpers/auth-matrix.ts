@@ -12,8 +12,13 @@ export interface RawResponse {
   body: any;
 }
 
-export async function rawCall(url: string, headers: Record<string, string> = {}): Promise<RawResponse> {
-  const res = await fetch(url, { headers });
+export async function rawCall(url: string, headers: Record<string, string> = {}, init: { method?: string; body?: unknown } = {}): Promise<RawResponse> {
+  const res = await fetch(url, {
+    method: init.method ?? 'GET',
+    headers: { ...headers, ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    redirect: 'manual',
+  });
   const text = await res.text();
   const all: Record<string, string> = {};
   res.headers.forEach((value, name) => {

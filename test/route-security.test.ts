@@ -1,0 +1,316 @@
+import t from 'tap';
+import { randomBytes } from 'node:crypto';
+import type { Route } from '../api/route.js';
+import { routes } from '../api/routes/index.js';
+import { createDataset } from '../domain/datasets/datasets.js';
+import { createForm } from '../domain/forms/definition.js';
+import { createApiKey, SCOPES } from '../domain/tenancy/api-keys.js';
+import { setInstanceEnabled } from '../domain/tenancy/instances.js';
+import { canonical, rawCall, type RawResponse } from './helpers/auth-matrix.js';
+import { testDatabases } from './helpers/databases.js';
+import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js';
+import { startTestWeb } from './helpers/web.js';
+
+/**
+ * One security test over every declared route (issue 25, section 4). It walks the route list
+ * (api/routes/index.ts) and, for every API-key route, checks against the real web app:
+ *  - no credentials: 401, identical to every other 401 (apart from trace_id, X-Request-Id, Date);
+ *  - a key of instance B sent with instance A's slug: that same 401;
+ *  - a key of the instance holding every scope but the route's: 403 forbidden;
+ *  - a key of a disabled instance: 403 forbidden, identical to the scope refusal;
+ *  - every id in the path taken from another instance: 404 <resource>_not_found, no data of it;
+ *    and, as the control that makes those 404s mean something, the owner's own request succeeds.
+ * A route that is neither API-key nor exempt below fails the test; so does a path parameter
+ * PATH_IDS cannot make, and a route needing a body to reach its lookup without one in BODIES.
+ * A new route is covered the day it is declared.
+ */
+
+/** Routes with no API key, each with why: their credential (if any) is something else. */
+const PUBLIC_ROUTES: Record<string, string> = {
+  'GET /t/o/{token}': 'open pixel put in mails: the signed token in the path is the credential, and a bad one still gets the pixel',
+  'GET /t/c/{token}': 'click redirect put in mails: the signed token in the path is the credential',
+  'GET /u/{token}': 'unsubscribe page linked from mails: the signed token is the credential',
+  'POST /u/{token}': 'unsubscribe (the page form and RFC 8058 one-click from mail clients): the signed token is the credential',
+  'GET /c/{token}': 'double opt-in confirmation page linked from the confirmation mail: the signed token is the credential',
+  'POST /c/{token}': 'double opt-in confirmation (the page form): the signed token is the credential',
+  'GET /fc/{token}': 'form submission confirmation page linked from the confirmation mail: the signed token is the credential',
+  'POST /fc/{token}': 'form submission confirmation (the page form): the signed token is the credential',
+  'GET /f/{public_token}': 'hosted form page, public by design: the form’s unguessable public token names it',
+  'POST /f/{public_token}': 'hosted form submission by a visitor: public token, rate limited per form and address',
+};
+
+/** Endpoints mounted outside the route list (api/app.ts), public on purpose. */
+const INFRASTRUCTURE: Record<string, string> = {
+  'GET /healthz': 'process liveness, probed by routers and load balancers',
+  'GET /v1/openapi.json': 'the description of the public API, the same for everyone',
+};
+
+const dbs = await testDatabases(t, 'routesecurity');
+// Webhooks of these instances point at loopback (no worker runs here, nothing is delivered).
+const { url } = await startTestWeb(t, dbs, { env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+const pool = dbs.pool;
+
+const ALL_SCOPES = [...SCOPES];
+const a = await makeTenant(pool, { scopes: ALL_SCOPES });
+const b = await makeTenant(pool, { scopes: ALL_SCOPES });
+const disabled = await makeTenant(pool, { scopes: ALL_SCOPES });
+await setInstanceEnabled(pool, disabled.slug, false);
+
+const keyOf = (r: Route) => `${r.method.toUpperCase()} ${r.path}`;
+const call = (method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<RawResponse> =>
+  rawCall(url + path, headers, { method: method.toUpperCase(), body });
+
+/**
+ * One instance's resources, made on first use through the same functions the API and the CLI
+ * use; every text of them carries the instance's marker, so a body that shows any of it is seen.
+ */
+class World {
+  readonly marker = `secret${randomBytes(5).toString('hex')}`;
+  private readonly made = new Map<string, Promise<unknown>>();
+  constructor(readonly who: TestTenant) {}
+
+  once<T>(name: string, make: () => Promise<T>): Promise<T> {
+    if (!this.made.has(name)) this.made.set(name, make());
+    return this.made.get(name) as Promise<T>;
+  }
+
+  /** The value of a path parameter, by its registry key ("<segment before it>/{name}"). */
+  id(key: string): Promise<string | number> {
+    const entry = PATH_IDS[key];
+    // Unknown parameters fail the first subtest; here any value will do (auth comes first).
+    if (!entry) return Promise.resolve(1);
+    return this.once(key, () => ('tenantless' in entry ? Promise.resolve(entry.value) : entry.make(this)));
+  }
+
+  async api(method: string, path: string, body?: unknown): Promise<any> {
+    const r = await call(method, path, this.who.headers, body);
+    if (r.status >= 300) throw new Error(`fixture ${method} ${path} as ${this.who.slug}: ${r.status} ${r.text}`);
+    return r.body;
+  }
+
+  /** A verified domain with one sender. */
+  sending(): Promise<{ domain: string; domainId: number; senderId: number; from: string }> {
+    return this.once('#sending', async () => {
+      const domain = `${randomBytes(4).toString('hex')}.example.com`;
+      const [senderId] = await makeSenders(pool, this.who.tenant, { domain, senders: [{ email: 'news', name: `${this.marker} sender` }] });
+      const { rows } = await pool.query<{ id: number }>('SELECT id FROM domains WHERE instance_id = $1 AND name = $2', [this.who.tenant.instanceId, domain]);
+      return { domain, domainId: Number(rows[0]!.id), senderId: senderId!, from: `news@${domain}` };
+    });
+  }
+
+  form(): Promise<{ id: number; items: Array<{ id: number }> }> {
+    return this.once('#form', () =>
+      createForm(this.who.tenant, pool, {
+        name: `${this.marker} form`,
+        kind: 'consent',
+        type: 'registration',
+        items: [{ type: 'field', field_key: 'email', label: `${this.marker} email`, required: true }],
+      }),
+    );
+  }
+}
+
+type PathIdFactory = { code: string; make(w: World): Promise<string | number> };
+type Tenantless = { tenantless: string; value: string };
+
+/**
+ * Every path parameter of the API, by "<segment before it>/{name}" (so {id} of senders and {id}
+ * of webhooks are told apart): how to make one in an instance, and the 404 code another instance
+ * gets for it. A route with a parameter missing here fails the test until one is added.
+ */
+const PATH_IDS: Record<string, PathIdFactory | Tenantless> = {
+  'senders/{id}': { code: 'sender_not_found', make: async (w) => (await w.sending()).senderId },
+  'domains/{id}': { code: 'domain_not_found', make: async (w) => (await w.sending()).domainId },
+  'domains/{domain_name}': { code: 'domain_not_found', make: async (w) => (await w.sending()).domain },
+  'mails/{mail_id}': {
+    code: 'mail_not_found',
+    make: async (w) => {
+      const { from } = await w.sending();
+      const sent = await w.api('POST', '/v1/mails/send', { from, to: [{ email: `${w.marker}@example.org` }], subject: `${w.marker} subject`, html: `<p>${w.marker}</p>` });
+      return sent.mails[0].mail_id as string;
+    },
+  },
+  'mail-templates/{template_id}': {
+    code: 'mail_template_not_found',
+    make: async (w) => (await w.api('POST', '/v1/mail-templates', { name: `${w.marker} template`, subject: `${w.marker} subject` })).id,
+  },
+  'modules/{kind}': { tenantless: 'a module kind of the template format, the same for every instance', value: 'paragraph' },
+  'datasets/{id}': {
+    code: 'dataset_not_found',
+    make: async (w) => (await createDataset(w.who.tenant, pool, { name: `${w.marker} dataset`, channel: ['mail'], columns: [{ key: 'email', required: true }] })).id,
+  },
+  'forms/{id}': { code: 'form_not_found', make: async (w) => (await w.form()).id },
+  'webhooks/{id}': {
+    code: 'webhook_not_found',
+    make: async (w) => (await w.api('POST', '/v1/webhooks', { name: `${w.marker} webhook`, url: `http://127.0.0.1:9/${w.marker}` })).id,
+  },
+  'deliveries/{delivery_id}': {
+    code: 'webhook_delivery_not_found',
+    // An event and its delivery as the fan-out writes them (finished, so nothing would send it).
+    make: async (w) => {
+      const hook = await w.id('webhooks/{id}');
+      const body = JSON.stringify({ type: 'webhook.test', timestamp: new Date().toISOString(), data: { webhook_id: hook, note: w.marker } });
+      const { rows } = await pool.query<{ id: string }>(
+        `WITH o AS (INSERT INTO event_outbox (instance_id, kind, entity_id, webhooks_done) VALUES ($1, 'webhook.test', $2, true) RETURNING id),
+              e AS (INSERT INTO webhook_events (id, instance_id, type, webhook_id, occurred_at, body)
+                    SELECT id, $1, 'webhook.test', $2, now(), $3 FROM o RETURNING id)
+         INSERT INTO webhook_deliveries (instance_id, webhook_id, event_id, status, finished_at)
+         SELECT $1, $2, id, 'failed', now() FROM e RETURNING id`,
+        [w.who.tenant.instanceId, hook, body],
+      );
+      return Number(rows[0]!.id);
+    },
+  },
+};
+
+/**
+ * Bodies for the routes whose lookup may come after body validation: valid ones, built from the
+ * instance that owns the ids in the path (a caller who knows another instance's form knows its
+ * items). A route that requires a body and has a tenant id in its path must be listed.
+ */
+const BODIES: Record<string, (w: World) => Promise<unknown>> = {
+  'PATCH /v1/mail-templates/{template_id}': async (w) => ({ subject: `${w.marker} changed` }),
+  'POST /v1/datasets/{id}/contacts': async () => ({ values: { email: `someone-${randomBytes(3).toString('hex')}@example.org` } }),
+  'POST /v1/forms/{id}/submissions': async (w) => ({
+    items: [{ item_id: (await w.form()).items[0]!.id, value: `someone-${randomBytes(3).toString('hex')}@example.org` }],
+  }),
+  'PATCH /v1/webhooks/{id}': async (w) => ({ name: `${w.marker} renamed` }),
+  'POST /v1/webhooks/{id}/replay': async () => ({ since: new Date(Date.now() - 3_600_000).toISOString() }),
+};
+
+interface Param {
+  name: string;
+  /** The PATH_IDS key. */
+  key: string;
+}
+
+function paramsOf(path: string): Param[] {
+  const segments = path.split('/');
+  return segments.flatMap((s, i) => {
+    const m = /^\{(\w+)\}$/.exec(s);
+    return m ? [{ name: m[1]!, key: `${segments[i - 1]}/${s}` }] : [];
+  });
+}
+
+function fill(path: string, values: Record<string, string | number>): string {
+  return path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(values[name])));
+}
+
+/** The path with each parameter taken from the world `from(param)` says. */
+async function pathFor(route: Route, from: (p: Param) => World): Promise<string> {
+  const values: Record<string, string | number> = {};
+  for (const p of paramsOf(route.path)) values[p.name] = await from(p).id(p.key);
+  return fill(route.path, values);
+}
+
+const apiRoutes = routes.filter((r) => r.auth.kind === 'api_key');
+const worldA = new World(a);
+const worldB = new World(b);
+const tenantParams = (r: Route) => paramsOf(r.path).filter((p) => PATH_IDS[p.key] && !('tenantless' in PATH_IDS[p.key]!));
+const needsBody = (r: Route) => r.body !== undefined && (r.bodyRequired ?? true);
+
+t.test('every declared route is API-key authenticated or exempt with a reason', async (t) => {
+  const declared = new Set(routes.map(keyOf));
+  for (const r of routes) {
+    if (r.auth.kind === 'api_key') {
+      t.notOk(PUBLIC_ROUTES[keyOf(r)], `${keyOf(r)} takes an API key: it must not be listed as public`);
+    } else {
+      t.ok(PUBLIC_ROUTES[keyOf(r)], `${keyOf(r)} is ${r.auth.kind}: an API-key route, or listed in PUBLIC_ROUTES with the reason`);
+    }
+  }
+  for (const k of Object.keys(PUBLIC_ROUTES)) t.ok(declared.has(k), `${k} (PUBLIC_ROUTES) is a declared route: remove stale entries`);
+  for (const r of apiRoutes) {
+    for (const p of paramsOf(r.path)) t.ok(PATH_IDS[p.key], `${keyOf(r)}: path parameter ${p.key} has a factory in PATH_IDS`);
+    if (tenantParams(r).length && needsBody(r)) t.ok(BODIES[keyOf(r)], `${keyOf(r)} needs a body to reach its lookup: one in BODIES`);
+  }
+  t.ok(apiRoutes.length >= 40, `the walk sees the API (${apiRoutes.length} API-key routes)`);
+});
+
+t.test('the infrastructure endpoints outside the route list answer without credentials', async (t) => {
+  for (const [k, why] of Object.entries(INFRASTRUCTURE)) {
+    const [method, path] = k.split(' ') as [string, string];
+    t.equal((await call(method, path, {})).status, 200, `${k}: ${why}`);
+  }
+});
+
+t.test('credentials, on every API-key route', async (t) => {
+  const withoutScope = new Map<string, Promise<Record<string, string>>>();
+  const keyWithout = (scope: string) => {
+    if (!withoutScope.has(scope)) {
+      withoutScope.set(
+        scope,
+        createApiKey(pool, { instanceSlug: a.slug, scopes: ALL_SCOPES.filter((s) => s !== scope) }).then((k) => ({ authorization: `Bearer ${k.key}`, 'x-instance-slug': a.slug })),
+      );
+    }
+    return withoutScope.get(scope)!;
+  };
+  const bKeyASlug = { authorization: `Bearer ${b.key}`, 'x-instance-slug': a.slug };
+
+  let ref401: RawResponse | undefined;
+  let ref403: RawResponse | undefined;
+  for (const r of apiRoutes) {
+    const k = keyOf(r);
+    const scope = r.auth.kind === 'api_key' ? r.auth.scope : '';
+    // Paths of A's own resources: were a check missing, the request would reach real data.
+    const path = await pathFor(r, () => worldA);
+
+    const none = await call(r.method, path, {});
+    if (!ref401) {
+      ref401 = none;
+      t.equal(none.status, 401, `${k}: the reference 401`);
+      t.equal(none.headers['www-authenticate'], 'Bearer', `${k}: WWW-Authenticate: Bearer`);
+      t.equal(none.body?.code, 'unauthorized');
+      t.equal(none.body?.trace_id, none.headers['x-request-id'], 'trace_id is the X-Request-Id');
+    }
+    t.same(canonical(none), canonical(ref401), `${k}: no credentials → the one 401`);
+    t.same(canonical(await call(r.method, path, bKeyASlug)), canonical(ref401), `${k}: B's key with A's slug → the one 401`);
+
+    const noScope = await call(r.method, path, await keyWithout(scope));
+    if (!ref403) {
+      ref403 = noScope;
+      t.equal(noScope.status, 403, `${k}: the reference 403`);
+      t.equal(noScope.body?.code, 'forbidden');
+      t.equal(noScope.headers['www-authenticate'], undefined, 'no WWW-Authenticate on a 403');
+    }
+    t.same(canonical(noScope), canonical(ref403), `${k}: every scope but ${scope} → 403 forbidden`);
+    t.same(canonical(await call(r.method, path, disabled.headers)), canonical(ref403), `${k}: a disabled instance → the same 403`);
+  }
+});
+
+/** B's data a 404 must not show: its marker (in every name, subject and event) and its slug. */
+function leakOf(r: RawResponse): string | undefined {
+  return [worldB.marker, b.slug].find((s) => r.text.includes(s));
+}
+
+const PROBLEM_FIELDS = ['code', 'detail', 'status', 'title', 'trace_id', 'type'];
+
+t.test('every id in the path taken from another instance → 404 <resource>_not_found, no data', async (t) => {
+  for (const r of apiRoutes) {
+    const params = tenantParams(r);
+    if (!params.length || !params.every((p) => PATH_IDS[p.key])) continue;
+    for (const foreign of params) {
+      const entry = PATH_IDS[foreign.key] as PathIdFactory;
+      // This parameter from B, the others A's own: the 404 is this id's.
+      const path = await pathFor(r, (p) => (p.name === foreign.name ? worldB : worldA));
+      const body = BODIES[keyOf(r)] ? await BODIES[keyOf(r)]!(worldB) : undefined;
+      const res = await call(r.method, path, a.headers, body);
+      const label = `${keyOf(r)} as A with B's {${foreign.name}}`;
+      t.equal(res.status, 404, `${label}: 404 (${res.text.slice(0, 200)})`);
+      t.equal(res.body?.code, entry.code, `${label}: ${entry.code}`);
+      t.same(Object.keys(res.body ?? {}).sort(), PROBLEM_FIELDS, `${label}: a problem object and nothing else`);
+      t.equal(leakOf(res), undefined, `${label}: nothing of B in the body`);
+    }
+  }
+});
+
+t.test('control: the owner of those ids gets them (so each 404 above is the tenant wall)', async (t) => {
+  const withIds = apiRoutes.filter((r) => tenantParams(r).length && tenantParams(r).every((p) => PATH_IDS[p.key]));
+  // Deletes last: the other routes still need what they remove.
+  const ordered = [...withIds.filter((r) => r.method !== 'delete'), ...withIds.filter((r) => r.method === 'delete')];
+  for (const r of ordered) {
+    const path = await pathFor(r, () => worldB);
+    const body = BODIES[keyOf(r)] ? await BODIES[keyOf(r)]!(worldB) : undefined;
+    const res = await call(r.method, path, b.headers, body);
+    t.ok(res.status >= 200 && res.status < 300, `${keyOf(r)} as B on B's ids: ${res.status} ${res.status >= 300 ? res.text.slice(0, 300) : ''}`);
+  }
+});
