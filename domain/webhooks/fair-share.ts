@@ -1,4 +1,5 @@
 import type { Client } from '../../sql/pool.js';
+import { WEBHOOK_DELIVER_QUEUE } from './deliver-job.js';
 
 /**
  * Fair scheduling of webhook work across instances (docs/webhooks.md, Fairness): one instance's
@@ -61,7 +62,7 @@ export async function outboxShares(c: Client, budget: FanoutBudget): Promise<Out
 /**
  * The delivery queue's order across instances: start-time fair queuing. Each delivery the
  * fan-out writes gets a tag: its instance's deliveries are numbered on from the later of the
- * queue's virtual time (the oldest pending tag) and where that instance's previous tags ended.
+ * queue's virtual time (the tag of the next job to be handed out) and where that instance's previous tags ended.
  * A busy instance's tags run far ahead of the virtual time; an idle instance's first delivery is
  * tagged at the virtual time itself, so it is fetched after at most one step of the busy one's
  * oldest work, never behind its whole backlog. Within an instance tags only grow, so its own
@@ -80,28 +81,32 @@ export function priorityOf(tag: number): number {
 }
 
 /**
- * The queue's virtual time: the oldest pending tag; with nothing pending, where the furthest
- * instance's tags ended (so time never runs backwards). Read with the service role.
+ * The queue's virtual time: the tag of the job pg-boss would hand out next (the highest priority
+ * of the jobs ready now, each priority the lower edge of its step). Only queued work counts: a
+ * delivery waiting for a retry, or held by a worker, does not (a receiver down for days would
+ * otherwise hold the time back, and every instance's history with it). With nothing queued, where
+ * the furthest instance's tags ended, so time never runs backwards. Read with the service role.
  */
 export async function virtualTime(c: Pick<Client, 'query'>): Promise<number> {
   const { rows } = await c.query<{ v: string | number | null }>({
     name: 'webhook_fair_virtual_time',
     text: `SELECT COALESCE(
-              (SELECT fair_tag FROM webhook_deliveries WHERE status = 'pending' AND fair_tag IS NOT NULL ORDER BY fair_tag LIMIT 1),
+              (SELECT -max(priority)::bigint * $2 FROM pgboss.job
+                WHERE name = $1 AND state < 'active' AND start_after <= now() AND priority < 0),
               (SELECT max(next_tag) FROM webhook_fair_clock), 0) AS v`,
+    values: [WEBHOOK_DELIVER_QUEUE, PRIORITY_STEP],
   });
   return Number(rows[0]!.v);
 }
 
 /**
  * Tags for new deliveries of these instances, in the order given (the fan-out's insert order),
- * and each instance's clock moved past them. The fan-out is the one writer (its stage lock), so
+ * from virtual time `v` on, and each instance's clock moved past them. The fan-out is the one writer (its stage lock), so
  * read, number and write need no more locking than that.
  */
-export async function assignTags(c: Client, instanceIds: readonly string[]): Promise<number[]> {
+export async function assignTags(c: Client, instanceIds: readonly string[], v: number): Promise<number[]> {
   if (!instanceIds.length) return [];
   const distinct = [...new Set(instanceIds.map(String))];
-  const v = await virtualTime(c);
   const { rows } = await c.query<{ instance_id: string; next_tag: string | number }>({
     name: 'webhook_fair_clock_read',
     text: 'SELECT instance_id::text AS instance_id, next_tag FROM webhook_fair_clock WHERE instance_id = ANY($1::bigint[])',

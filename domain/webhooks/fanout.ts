@@ -1,7 +1,7 @@
 import type { Client } from '../../sql/pool.js';
 import { chainHeads } from './chain.js';
 import { eventTypeOf, type WebhookEventType } from './event-types.js';
-import { assignTags, outboxShares, priorityOf, type FanoutBudget } from './fair-share.js';
+import { assignTags, outboxShares, priorityOf, virtualTime, type FanoutBudget } from './fair-share.js';
 
 /**
  * The webhook stage over the event outbox (workers/webhook-fanout.ts runs it; service role, every
@@ -74,6 +74,8 @@ export async function fanOutBatch(
   const more = shares.length >= budget.events || shares.some((s) => (taken.get(s.instanceId) ?? 0) >= s.events);
   if (!events.length) return { marked: 0, more, deliveries: 0, heads: [] };
   const instanceIds = [...new Set(events.map((e) => e.instance_id))];
+  // Before the webhooks' locks below, which every settle waits for: it reads the queue.
+  const now = await virtualTime(c);
   // FOR KEY SHARE (what the deliveries' foreign key takes anyway): a delivery settling meanwhile
   // (FOR UPDATE) either committed before, and its chain successor is found here, or waits, and
   // finds ours (chain.ts). Attempts beginning (FOR NO KEY UPDATE) do not wait for it.
@@ -115,7 +117,7 @@ export async function fanOutBatch(
       values: [evIds, evInstances, evTypes, evMails, evWebhooks, evTimes, evBodies],
     });
     if (dEvents.length) {
-      const tags = await assignTags(c, dInstances);
+      const tags = await assignTags(c, dInstances, now);
       const { rows } = await c.query<{ id: string; fair_tag: string }>({
         name: 'webhook_fanout_deliveries',
         text: `INSERT INTO webhook_deliveries (instance_id, webhook_id, event_id, mail_id, fair_tag)
