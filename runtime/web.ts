@@ -9,6 +9,7 @@ import type { Route } from '../api/route.js';
 import { createClickHouseClient } from '../analytics/client.js';
 import { renderPool, type RenderPool } from '../domain/templates/render-pool.js';
 import { checkSchemaVersion } from '../sql/migrate.js';
+import { isConnectionFailure } from '../errors/connection.js';
 import { createPool } from '../sql/pool.js';
 import { jobQueue } from './queue.js';
 import type { Config, WebLimits } from './config.js';
@@ -79,7 +80,9 @@ function drain(server: Server): Promise<void> {
 export async function startWeb(config: Config, logger: Logger, extraRoutes: Route[] = []): Promise<WebProcess> {
   const pool = createPool(required('DATABASE_URL', config.databaseUrl), { max: 20, application: 'cartero-web' });
   // A schema migrated by newer code stops the dyno here, before it serves anything (sql/migrate.ts).
+  // A Postgres that does not answer does not: the web starts and answers 503 until it does.
   await checkSchemaVersion(pool).catch(async (err) => {
+    if (isConnectionFailure(err)) return logger.warn({ err }, 'schema version not checked: Postgres does not answer');
     await pool.end();
     throw err;
   });
