@@ -2,16 +2,16 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { ValidationFailed } from '../domain/errors.js';
 import type { Tenant } from '../domain/tenancy/context.js';
-import { requireScope } from './authenticate.js';
-import { errorHandler } from './errors.js';
-import { healthz, readyz } from './health.js';
+import { requireScope } from './http/authenticate.js';
+import { errorHandler } from './http/errors.js';
+import { healthz, readyz } from './http/health.js';
 import { requireInternalToken } from './internal.js';
-import { createHttpMetrics, metricsEndpoint, type HttpMetrics } from './metrics.js';
+import { createHttpMetrics, metricsEndpoint, type HttpMetrics } from './http/metrics.js';
 import { buildOpenApi } from './openapi.js';
-import { problem, sendProblem } from './problem.js';
-import { accessLog, requestId, requestIdOf } from './request-context.js';
-import { bodyReader, compileInputs, normalizeQuery } from './request-input.js';
-import type { AppDeps, Route } from './route.js';
+import { problem, sendProblem } from './http/problem.js';
+import { accessLog, requestId, requestIdOf } from './http/request-context.js';
+import { bodyReader, compileInputs, normalizeQuery } from './http/request-input.js';
+import type { AppDeps, Route } from './http/route.js';
 import { routes as declaredRoutes } from './routes/index.js';
 
 function expressPath(path: string): string {

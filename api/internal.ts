@@ -1,13 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
-import { sendUnauthorized } from './authenticate.js';
-import { errorHandler } from './errors.js';
-import { healthz, readyz } from './health.js';
-import { metricsEndpoint, type HttpMetrics } from './metrics.js';
-import { problem, sendProblem } from './problem.js';
-import { requestId, requestIdOf } from './request-context.js';
-import type { AppDeps } from './route.js';
+import { sendUnauthorized } from './http/authenticate.js';
+import { errorHandler } from './http/errors.js';
+import { healthz, readyz } from './http/health.js';
+import { metricsEndpoint, type HttpMetrics } from './http/metrics.js';
+import { problem, sendProblem } from './http/problem.js';
+import { requestId, requestIdOf } from './http/request-context.js';
+import type { AppDeps } from './http/route.js';
 
 /**
  * The operator's endpoints. /readyz says which dependency is down and /metrics describes the

@@ -1,6 +1,6 @@
-import type { Route } from './route.js';
-import { DEFAULT_MAX_BODY_BYTES } from './route.js';
-import type { JsonSchema } from './validation.js';
+import type { Route } from './http/route.js';
+import { DEFAULT_MAX_BODY_BYTES } from './http/route.js';
+import type { JsonSchema } from '../domain/validation.js';
 import { webhookEventsOpenApi } from './schemas/webhook-events.js';
 import { ERROR_CATALOG, STATUS_TITLES, type ErrorStatus } from '../errors/catalog.js';
 

@@ -70,9 +70,9 @@ import type { Tenant } from '../domain/tenancy/context.js';
 import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { createSender } from '../domain/senders/senders.js';
 import { createPool, type Pool } from '../sql/pool.js';
-import { projectRoot } from '../runtime/paths.js';
-import { freePort } from '../runtime/ports.js';
-import { readServices } from '../runtime/services-file.js';
+import { projectRoot } from '../config/paths.js';
+import { freePort } from '../config/ports.js';
+import { readServices } from '../config/services-file.js';
 import { checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type CpuSnapshot, type Service } from './service.js';
 import { coresBetween, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
 

@@ -45,7 +45,7 @@ import type { Tenant } from '../domain/tenancy/context.js';
 import { createInstance } from '../domain/tenancy/instances.js';
 import { createPurpose } from '../domain/consent/purposes.js';
 import { addTermVersion, createTerm, setCurrentVersion } from '../domain/consent/terms.js';
-import { projectRoot } from '../runtime/paths.js';
+import { projectRoot } from '../config/paths.js';
 import type { Pool } from '../sql/pool.js';
 import { coresBetween, machineLoad, percentile, round } from './proc.js';
 import { checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, runBench, servicePool, startService, stopService, type Service } from './service.js';

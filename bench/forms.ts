@@ -44,7 +44,7 @@ import { createSender } from '../domain/senders/senders.js';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import type { Tenant } from '../domain/tenancy/context.js';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { projectRoot } from '../runtime/paths.js';
+import { projectRoot } from '../config/paths.js';
 import type { Pool } from '../sql/pool.js';
 import { coresBetween, loadavg, percentile, round, sleep } from './proc.js';
 import {

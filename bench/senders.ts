@@ -32,7 +32,7 @@ import type { Tenant } from '../domain/tenancy/context.js';
 import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { createSender } from '../domain/senders/senders.js';
 import type { Pool } from '../sql/pool.js';
-import { projectRoot } from '../runtime/paths.js';
+import { projectRoot } from '../config/paths.js';
 import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, machineInfo, runBench, servicePool, startService, stopService, type Service } from './service.js';
 import { coresBetween, machineLoad, memoryMiB, round, sleep } from './proc.js';
 

@@ -3,9 +3,9 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { projectRoot } from '../runtime/paths.js';
-import { freePort } from '../runtime/ports.js';
-import { readServices } from '../runtime/services-file.js';
+import { projectRoot } from '../config/paths.js';
+import { freePort } from '../config/ports.js';
+import { readServices } from '../config/services-file.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { childrenOf, cpuSeconds, machineJiffies, machineLoad, postgresCpuSeconds, type Jiffies } from './proc.js';
 

@@ -20,7 +20,7 @@
  *   BENCH_WAIT_IDLE=SECONDS   first wait (up to that long) for the shared machine to be idle
  *   BENCH_KEEP_DATA=1         keep the temp DATA_DIR (printed) instead of deleting it
  *   TRACKING_FAST_PATH=off    the service answers opens and clicks through Express only, without
- *                             the fast path ahead of it (api/tracking-fast-path.ts); passed on
+ *                             the fast path ahead of it (api/tracking/fast-path.ts); passed on
  *                             to the service like every variable of this environment. Alternate
  *                             runs with it on and off to measure what the fast path is worth.
  *
@@ -64,8 +64,8 @@ import { newId } from '../domain/mail/ids.js';
 import { clickToken, openToken } from '../domain/tracking/tokens.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { createPool, type Pool } from '../sql/pool.js';
-import { projectRoot } from '../runtime/paths.js';
-import { readServices } from '../runtime/services-file.js';
+import { projectRoot } from '../config/paths.js';
+import { readServices } from '../config/services-file.js';
 import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type CpuSnapshot, type Service } from './service.js';
 import { coresBetween, machineLoad, percentile, round, sleep } from './proc.js';
 

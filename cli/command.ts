@@ -2,11 +2,11 @@ import type { Pool } from '../sql/pool.js';
 import type { JobQueue } from '../domain/jobs.js';
 import type { Tenant } from '../domain/tenancy/context.js';
 import type { Flag } from './flags.js';
-import type { Config } from '../runtime/config.js';
+import type { Config } from '../config/config.js';
 
 /** What a command runs against: the database, the job queue, and instances by slug. */
 export interface CliContext {
-  /** The process configuration (runtime/config.ts), e.g. for keys and resolvers a command needs. */
+  /** The process configuration (config/config.ts), e.g. for keys and resolvers a command needs. */
   config: Config;
   pool: Pool;
   queue: JobQueue;

@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import pg from 'pg';
-import type { Config } from '../runtime/config.js';
-import { readServices } from '../runtime/services-file.js';
-import { preferredPort } from '../runtime/ports.js';
+import type { Config } from '../config/config.js';
+import { readServices } from '../config/services-file.js';
+import { preferredPort } from '../config/ports.js';
 import { startEmbeddedPostgres } from '../sql/embedded.js';
 import { migratePostgres } from '../sql/migrate.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import type { JobQueue } from '../domain/jobs.js';
-import { jobQueue } from '../runtime/queue.js';
+import { jobQueue } from '../workers/machinery/queue.js';
 
 async function reachable(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });

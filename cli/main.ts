@@ -1,4 +1,4 @@
-import { loadConfig } from '../runtime/config.js';
+import { loadConfig } from '../config/config.js';
 import { AppError, ValidationFailed } from '../domain/errors.js';
 import { getInstanceBySlug } from '../domain/tenancy/instances.js';
 import type { CliContext } from './command.js';

@@ -1,6 +1,6 @@
 /**
  * The one error vocabulary shared by api, workers and cli. Each carries a code of the catalog
- * (errors/catalog.ts), whose status and title it takes; api/problem.ts maps them to HTTP problem
+ * (errors/catalog.ts), whose status and title it takes; api/http/problem.ts maps them to HTTP problem
  * objects. Domain code throws these and nothing HTTP-specific.
  */
 import { AppError } from '../errors/app-error.js';
@@ -36,7 +36,7 @@ export class RateLimited extends AppError {
   }
 }
 
-/** One field failure of a 422, before it is rendered (api/validation.ts renders these too). */
+/** One field failure of a 422, before it is rendered (domain/validation.ts renders these too). */
 export interface FieldError {
   pointer: string;
   code: FieldErrorCode;

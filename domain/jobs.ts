@@ -2,7 +2,7 @@ import type { Client } from '../sql/pool.js';
 
 /**
  * Enqueue jobs inside the caller's transaction (pg-boss's `db` option), so a business write and
- * its jobs commit together or not at all. Implemented over pg-boss in runtime/queue.ts.
+ * its jobs commit together or not at all. Implemented over pg-boss in workers/machinery/queue.ts.
  */
 export interface JobQueue {
   /** expireInSeconds: the job's own expiry instead of its queue's (how long an active job may run before a retry). */
@@ -18,7 +18,7 @@ export interface JobQueue {
 
 /**
  * The send job: one per mail, enqueued with the mail's row by acceptance (accept.ts) and by the
- * on-hold release (onhold.ts), consumed by the send worker (workers/send-mail.ts).
+ * on-hold release (onhold.ts), consumed by the send worker (workers/jobs/send-mail.ts).
  */
 export const SEND_MAIL_QUEUE = 'mail.send';
 export interface SendMailJob {
@@ -27,7 +27,7 @@ export interface SendMailJob {
 }
 
 /**
- * The soft-bounce threshold job (workers/soft-bounces.ts): one per instance with new soft bounces,
+ * The soft-bounce threshold job (workers/jobs/soft-bounces.ts): one per instance with new soft bounces,
  * sent with singletonKey = the instance id.
  */
 export const SOFT_BOUNCES_QUEUE = 'restrictions.soft-bounces';
@@ -36,7 +36,7 @@ export interface SoftBouncesJob {
 }
 
 /**
- * The double opt-in confirmation mail (workers/consent-confirmation-mail.ts): one per
+ * The double opt-in confirmation mail (workers/jobs/consent-confirmation-mail.ts): one per
  * double_opt_in consent event, enqueued with the event by registerEvent (domain/consent/events.ts).
  * sender_id: the sender to send it from (a form's auto_reply_sender_id); null lets the job choose
  * (domain/consent/confirmation-mail.ts, docs/consent.md).
@@ -49,7 +49,7 @@ export interface ConsentConfirmationMailJob {
 }
 
 /**
- * A form submission's mails (workers/form-submission-mail.ts): the confirmation mail (pending
+ * A form submission's mails (workers/jobs/form-submission-mail.ts): the confirmation mail (pending
  * submissions), the auto-reply and the team notice (once confirmed). One job per mail, enqueued
  * with the submission or its confirmation (domain/forms/submit.ts, confirm.ts).
  */
@@ -60,7 +60,7 @@ export interface FormSubmissionMailJob {
   mail: 'confirmation' | 'auto_reply' | 'team_notice';
 }
 
-/** Feeding a form's dataset with a confirmed submission's answers (workers/form-dataset-feed.ts). */
+/** Feeding a form's dataset with a confirmed submission's answers (workers/jobs/form-dataset-feed.ts). */
 export const FORM_DATASET_FEED_QUEUE = 'form.dataset-feed';
 export interface FormDatasetFeedJob {
   instance_id: number;

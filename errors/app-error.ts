@@ -7,7 +7,7 @@ import { catalogEntry, type ErrorCode, type ErrorStatus } from './catalog.js';
  * catalog, so no site states a status by hand. Here, at the bottom of the graph, because the
  * lowest layer already throws one: the pool turns a lost Postgres connection into
  * DependencyUnavailable, and sql/ stands alone, depending on nothing of the domain.
- * api/problem.ts maps these to HTTP problem objects.
+ * api/http/problem.ts maps these to HTTP problem objects.
  */
 export class AppError extends Error {
   readonly status: ErrorStatus;

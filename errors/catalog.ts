@@ -11,7 +11,7 @@
  * DependencyUnavailable), domain/, workers/, api/ and cli/ may all import it.
  *
  * Adding a code: one row below (or a resource in NOT_FOUND_RESOURCES), then
- * `node dist/runtime/error-doc.js --write` to regenerate the table of docs/api-conventions.md.
+ * `node dist/errors/doc.js --write` to regenerate the table of docs/api-conventions.md.
  */
 
 /** The spec's sections that name codes (shared/spec/api-spec.md). */
@@ -263,7 +263,7 @@ export class UnknownErrorCode extends Error {
 
 /**
  * The codes of a 422's errors[] items: the spec's (JSON Schema keywords mapped to them in
- * api/validation.ts) and ours. `value_error.<custom>` is the spec's family for custom rules; each
+ * domain/validation.ts) and ours. `value_error.<custom>` is the spec's family for custom rules; each
  * suffix used is listed, so a new one is a row here too.
  */
 const FIELD_CODES = {
@@ -284,26 +284,26 @@ const FIELD_CODES = {
   essential_not_supported: SPEC_422,
   template_html_too_large: SPEC_422,
   template_render_timeout: ours('docs/templates.md, docs/security.md'),
-  // JSON Schema keywords without a spec name (api/validation.ts)
+  // JSON Schema keywords without a spec name (domain/validation.ts)
   string_type: ours('docs/api-conventions.md, Validation'),
   object_type: ours('docs/api-conventions.md, Validation'),
   array_type: ours('docs/api-conventions.md, Validation'),
-  none_required: ours('api/validation.ts'),
-  type_error: ours('api/validation.ts'),
+  none_required: ours('domain/validation.ts'),
+  type_error: ours('domain/validation.ts'),
   greater_than_equal: ours('docs/api-conventions.md, Validation'),
   less_than_equal: ours('docs/api-conventions.md, Validation'),
-  greater_than: ours('api/validation.ts'),
-  less_than: ours('api/validation.ts'),
+  greater_than: ours('domain/validation.ts'),
+  less_than: ours('domain/validation.ts'),
   too_short: ours('docs/api-conventions.md, Validation'),
   too_long: ours('docs/api-conventions.md, Validation'),
   extra_forbidden: ours('docs/api-conventions.md, Validation'),
   date_parsing: ours('docs/api-conventions.md, Validation'),
   datetime_parsing: ours('docs/api-conventions.md, Validation'),
   finite_number: ours('docs/api-conventions.md, Validation'),
-  'value_error.email': ours('api/validation.ts (format email); domain/forms/definition.ts; domain/consent/vocabulary.ts'),
-  'value_error.uri': ours('api/validation.ts (format uri)'),
-  'value_error.ipv4': ours('api/validation.ts (format ipv4)'),
-  'value_error.ipv6': ours('api/validation.ts (format ipv6)'),
+  'value_error.email': ours('domain/validation.ts (format email); domain/forms/definition.ts; domain/consent/vocabulary.ts'),
+  'value_error.uri': ours('domain/validation.ts (format uri)'),
+  'value_error.ipv4': ours('domain/validation.ts (format ipv4)'),
+  'value_error.ipv6': ours('domain/validation.ts (format ipv6)'),
   'value_error.nul_character': ours('docs/api-conventions.md, Validation'),
   'value_error.lone_surrogate': ours('docs/api-conventions.md, Validation'),
   'value_error.too_deep': ours('docs/api-conventions.md, Validation'),

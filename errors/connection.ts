@@ -1,7 +1,7 @@
 /**
  * The one list of failures that mean "a dependency did not answer" (Postgres, ClickHouse over
  * HTTP, a resolver): each becomes the spec's transient 503 service_unavailable, never a 500.
- * sql/pool.ts and api/errors.ts both ask here.
+ * sql/pool.ts and api/http/errors.ts both ask here.
  */
 
 /** Node's socket errors and undici's (ClickHouse's HTTP client) for a connection that failed or broke. */

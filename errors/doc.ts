@@ -1,12 +1,19 @@
+import { join } from 'node:path';
+import { type GeneratedSection, generatedPart, writeOrPrint } from '../config/generated-section.js';
+import { isMain } from '../config/is-main.js';
+import { projectRoot } from '../config/paths.js';
 import { ERROR_CATALOG, FIELD_ERROR_CATALOG, NOT_FOUND_RESOURCES, type CatalogEntry } from './catalog.js';
 
 /**
  * docs/api-conventions.md's tables of error codes, generated from the catalog (errors/catalog.ts)
- * so the two cannot drift: `node dist/runtime/error-doc.js --write` rewrites the part between
+ * so the two cannot drift: `node dist/errors/doc.js --write` rewrites the part between
  * the markers, and test/error-catalog.test.ts fails when the document differs from this.
  */
-export const ERROR_DOC_BEGIN = '<!-- generated from errors/catalog.ts by `node dist/runtime/error-doc.js --write`: edit the catalog, not these tables -->';
-export const ERROR_DOC_END = '<!-- end of the generated error tables -->';
+export const ERROR_CODES_DOC: GeneratedSection = {
+  file: join(projectRoot, 'docs', 'api-conventions.md'),
+  begin: '<!-- generated from errors/catalog.ts by `node dist/errors/doc.js --write`: edit the catalog, not these tables -->',
+  end: '<!-- end of the generated error tables -->',
+};
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
@@ -48,18 +55,7 @@ export function errorCodeTables(): string {
   ].join('\n');
 }
 
-/** The generated part of a document's text (between the markers), or undefined without them. */
-export function generatedErrorPart(doc: string): string | undefined {
-  const start = doc.indexOf(ERROR_DOC_BEGIN);
-  const end = doc.indexOf(ERROR_DOC_END);
-  if (start === -1 || end === -1 || end < start) return undefined;
-  return doc.slice(start + ERROR_DOC_BEGIN.length, end).trim();
-}
+/** The generated part of docs/api-conventions.md's text, or undefined without the markers. */
+export const generatedErrorPart = (doc: string) => generatedPart(ERROR_CODES_DOC, doc);
 
-/** The document with its generated part replaced by the current tables. */
-export function withErrorTables(doc: string): string {
-  const start = doc.indexOf(ERROR_DOC_BEGIN);
-  const end = doc.indexOf(ERROR_DOC_END);
-  if (start === -1 || end === -1 || end < start) throw new Error('the document lacks the markers of the generated error tables');
-  return `${doc.slice(0, start + ERROR_DOC_BEGIN.length)}\n${errorCodeTables()}\n${doc.slice(end)}`;
-}
+if (isMain(import.meta.url)) writeOrPrint(ERROR_CODES_DOC, errorCodeTables());

@@ -1,20 +1,8 @@
-import { realpathSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
-import { loadConfigOrExit, type Config } from './config.js';
+import { loadConfigOrExit, type Config } from '../config/config.js';
+import { isMain } from '../config/is-main.js';
 import { createLogger } from './logger.js';
 import { onShutdown } from './shutdown.js';
-
-/** True when the module at `moduleUrl` is the script node was started with. */
-export function isMain(moduleUrl: string): boolean {
-  const entry = process.argv[1];
-  if (!entry) return false;
-  try {
-    return pathToFileURL(realpathSync(entry)).href === moduleUrl;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * A dyno's entry point (Procfile): configuration from the environment (a value not allowed

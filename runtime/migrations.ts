@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import { migrateClickHouse } from '../analytics/migrate.js';
 import { migratePostgres, withMigrationLock } from '../sql/migrate.js';
 import { createPool } from '../sql/pool.js';
-import type { SendSettings } from './config.js';
-import { migrateQueue } from './queue.js';
+import type { SendSettings } from '../config/config.js';
+import { migrateQueue } from '../workers/machinery/queue.js';
 
 /**
  * Everything `release` does, idempotently: Postgres schema, pg-boss schema, ClickHouse schema.

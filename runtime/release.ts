@@ -1,4 +1,4 @@
-import { loadConfigOrExit } from './config.js';
+import { loadConfigOrExit } from '../config/config.js';
 import { createLogger } from './logger.js';
 import { runMigrations } from './migrations.js';
 import { required } from './shutdown.js';

@@ -5,13 +5,13 @@ import { DEFAULT_DATABASE } from '../analytics/client.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../sql/embedded.js';
 import { startMailboxSimulator, type MailboxSimulator } from '../smtp/simulator.js';
 import { dataDirKeySecret } from '../domain/domains/key-encryption.js';
-import { loadConfigOrExit } from './config.js';
+import { loadConfigOrExit } from '../config/config.js';
 import { createLogger } from './logger.js';
 import { runMigrations } from './migrations.js';
-import { projectRoot } from './paths.js';
-import { preferredPort } from './ports.js';
-import { secretFile } from './secret-file.js';
-import { readServices, writeServices } from './services-file.js';
+import { projectRoot } from '../config/paths.js';
+import { preferredPort } from '../config/ports.js';
+import { secretFile } from '../config/secret-file.js';
+import { readServices, writeServices } from '../config/services-file.js';
 
 /** The mailbox simulator's AUTH password (user `cartero`), generated once. */
 const SIMULATOR_PASSWORD_FILE = 'mailbox-simulator.password';

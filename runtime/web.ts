@@ -1,18 +1,18 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createApp } from '../api/app.js';
-import { answerClientError } from '../api/client-errors.js';
+import { answerClientError } from '../api/http/client-errors.js';
 import { createInternalApp } from '../api/internal.js';
-import { withEveryResponseHeaders } from '../api/response-headers.js';
-import { createHttpMetrics } from '../api/metrics.js';
-import { trackingFastPath } from '../api/tracking-fast-path.js';
-import type { Route } from '../api/route.js';
+import { withEveryResponseHeaders } from '../api/http/response-headers.js';
+import { createHttpMetrics } from '../api/http/metrics.js';
+import { trackingFastPath } from '../api/tracking/fast-path.js';
+import type { Route } from '../api/http/route.js';
 import { createClickHouseClient } from '../analytics/client.js';
 import { renderPool, type RenderPool } from '../domain/templates/render-pool.js';
 import { checkSchemaVersion } from '../sql/migrate.js';
 import { isConnectionFailure } from '../errors/connection.js';
 import { createPool } from '../sql/pool.js';
-import { jobQueue } from './queue.js';
-import type { Config, WebLimits } from './config.js';
+import { jobQueue } from '../workers/machinery/queue.js';
+import type { Config, WebLimits } from '../config/config.js';
 import { runDyno } from './main.js';
 import { required } from './shutdown.js';
 import type { Logger } from 'pino';
@@ -28,7 +28,7 @@ export interface WebProcess {
 }
 
 /**
- * An HTTP server that a slow or idle client cannot hold for long (WEB_* in runtime/config.ts).
+ * An HTTP server that a slow or idle client cannot hold for long (WEB_* in config/config.ts).
  * Node's requestTimeout covers receiving the request only, so a long streamed response (an
  * export) is never cut by it; a client that stops reading one is left to TCP and the router.
  * Node checks both timeouts on a timer, so they take effect within a quarter of the shorter one.
@@ -92,7 +92,7 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
   const deps = { pool, clickhouse, config, logger, queue, templates };
   const metrics = createHttpMetrics();
   const app = createApp(deps, extraRoutes, metrics);
-  // Opens and clicks are answered ahead of Express (api/tracking-fast-path.ts: the hot path of
+  // Opens and clicks are answered ahead of Express (api/tracking/fast-path.ts: the hot path of
   // tracking) unless TRACKING_FAST_PATH=off; every other request, and any tracking request it
   // does not take, is Express's.
   const fast = config.trackingFastPath === 'on' ? trackingFastPath(app, deps, metrics) : undefined;

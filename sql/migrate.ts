@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { projectRoot } from '../runtime/paths.js';
+import { projectRoot } from '../config/paths.js';
 import type { Client, Pool } from './pool.js';
 import { withTransaction } from './pool.js';
 

@@ -10,7 +10,7 @@ import { unopenedQuery } from '../analytics/activities/unopened.js';
 import { createClickHouseClient } from '../analytics/client.js';
 import { collectionSchema } from '../api/schemas/common.js';
 import { clickRowSchemas, openRowSchemas, unopenedRowSchema } from '../api/schemas/activities.js';
-import { compile } from '../api/validation.js';
+import { compile } from '../domain/validation.js';
 import { newId } from '../domain/mail/ids.js';
 import { restrict } from '../domain/restrictions/restrictions.js';
 import { withTenant } from '../domain/tenancy/context.js';

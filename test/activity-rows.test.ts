@@ -12,7 +12,7 @@ import { checkRows, RowShapeMismatch } from '../analytics/activities/rows.js';
 import { sentQuery } from '../analytics/activities/sent.js';
 import { unopenedQuery } from '../analytics/activities/unopened.js';
 import { createClickHouseClient } from '../analytics/client.js';
-import { errorHandler } from '../api/errors.js';
+import { errorHandler } from '../api/http/errors.js';
 import type { Tenant } from '../domain/tenancy/context.js';
 import { testDatabases } from './helpers/databases.js';
 

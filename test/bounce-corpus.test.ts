@@ -8,7 +8,7 @@ import { acceptSend } from '../domain/mail/accept.js';
 import { MailStatus } from '../domain/mail/status.js';
 import { moveMail } from '../domain/mail/transitions.js';
 import { withTenant } from '../domain/tenancy/context.js';
-import { jobQueue } from '../runtime/queue.js';
+import { jobQueue } from '../workers/machinery/queue.js';
 import { startInboundSmtp } from '../smtp/inbound.js';
 import { agrees, countRow, expected, formatTable, loadBounceCorpus, reportRecipient, sampleBytes, type FormatRow, type Outcome } from './helpers/bounce-corpus.js';
 import { testDatabases } from './helpers/databases.js';

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { CONFIGURATION_DOC, configurationTable, generatedPart } from '../runtime/config-doc.js';
-import { variablesOf } from '../runtime/config-schema.js';
-import { ConfigError, loadConfig } from '../runtime/config.js';
+import { CONFIGURATION_DOC, configurationTable, generatedPart } from '../config/doc.js';
+import { variablesOf } from '../config/schema.js';
+import { ConfigError, loadConfig } from '../config/config.js';
 import { childEnv, spawnNode, tempDataDir } from './helpers/spawn.js';
 
 /**
- * The configuration schema (runtime/config-schema.ts) as the one home of every environment
+ * The configuration schema (config/schema.ts) as the one home of every environment
  * variable: docs/configuration.md agrees with it, defaults are the documented public contract,
  * a value not allowed is refused naming the variable, the value and what is allowed, and every
  * entry point stops on one before doing anything.
@@ -23,8 +23,8 @@ const thrown = (env: Record<string, string>): string => {
 };
 
 t.test('docs/configuration.md is the schema', async (t) => {
-  const doc = readFileSync(CONFIGURATION_DOC, 'utf8');
-  t.equal(generatedPart(doc), configurationTable(), 'the generated table is current: run node dist/runtime/config-doc.js --write');
+  const doc = readFileSync(CONFIGURATION_DOC.file, 'utf8');
+  t.equal(generatedPart(doc), configurationTable(), 'the generated table is current: run node dist/config/doc.js --write');
   const names = new Set(variablesOf().map((v) => v.name));
   t.equal(names.size, variablesOf().length, 'no variable is declared twice');
   // The prose may only name variables that exist.

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { proofSchema, purposeSchema, termSchema } from '../api/schemas/consent.js';
-import { compile } from '../api/validation.js';
+import { compile } from '../domain/validation.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { childEnv, cliRunner, oneJsonObject, type CliResult } from './helpers/spawn.js';

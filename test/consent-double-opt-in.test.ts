@@ -8,7 +8,7 @@ import { setSenderConsentRequired } from '../domain/senders/senders.js';
 import { setInstanceLimits } from '../domain/tenancy/instances.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { signToken, unsubscribeToken } from '../domain/tracking/tokens.js';
-import { createBoss, jobQueue } from '../runtime/queue.js';
+import { createBoss, jobQueue } from '../workers/machinery/queue.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { mailApi, messagesOf, startSendStack, waitFor } from './helpers/send-stack.js';
 

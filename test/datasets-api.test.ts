@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { datasetDetailSchema, datasetSchema } from '../api/schemas/datasets.js';
-import { compile } from '../api/validation.js';
+import { compile } from '../domain/validation.js';
 import { cliTest, failed } from './helpers/cli-test.js';
 import { makeTenant } from './helpers/fixtures.js';
 import type { CliResult } from './helpers/spawn.js';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { contactBatchSchema, recordSchema } from '../api/schemas/datasets.js';
-import { compile } from '../api/validation.js';
+import { compile } from '../domain/validation.js';
 import { createDataset, setDatasetActive, updateDataset } from '../domain/datasets/datasets.js';
 import { createField } from '../domain/fields/catalog.js';
 import type { Tenant } from '../domain/tenancy/context.js';

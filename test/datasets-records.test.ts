@@ -1,6 +1,6 @@
 import t from 'tap';
 import { recordSchema } from '../api/schemas/datasets.js';
-import { compile } from '../api/validation.js';
+import { compile } from '../domain/validation.js';
 import { addContacts } from '../domain/datasets/contacts.js';
 import { createDataset } from '../domain/datasets/datasets.js';
 import { listRecords, RECORD_SEARCH_SQL, SEARCH_TOO_LONG } from '../domain/datasets/records.js';

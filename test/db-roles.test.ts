@@ -6,7 +6,7 @@ import { acceptSend } from '../domain/mail/accept.js';
 import { restrict } from '../domain/restrictions/restrictions.js';
 import { withTenant } from '../domain/tenancy/context.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
-import { jobQueue } from '../runtime/queue.js';
+import { jobQueue } from '../workers/machinery/queue.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 

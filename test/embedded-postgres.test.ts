@@ -8,7 +8,7 @@ import pg from 'pg';
 import t from 'tap';
 import { Worker } from 'node:worker_threads';
 import { writeInitdbPasswordFile } from '../sql/embedded.js';
-import { freePort } from '../runtime/ports.js';
+import { freePort } from '../config/ports.js';
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 

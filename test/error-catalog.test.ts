@@ -2,15 +2,15 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import t from 'tap';
 import { buildOpenApi } from '../api/openapi.js';
-import { problem } from '../api/problem.js';
+import { problem } from '../api/http/problem.js';
 import { routes } from '../api/routes/index.js';
 import { AppError, DependencyUnavailable, NotFoundError, RuleViolation, type ErrorCode } from '../domain/errors.js';
 import { ERROR_CATALOG, FIELD_ERROR_CATALOG, NOT_FOUND_RESOURCES, STATUS_TITLES, UnknownErrorCode, isErrorCode, isFieldErrorCode } from '../errors/catalog.js';
-import { errorCodeTables, generatedErrorPart } from '../errors/doc.js';
+import { ERROR_CODES_DOC, errorCodeTables, generatedErrorPart } from '../errors/doc.js';
 import { CONNECTION_ERROR_CODES } from '../errors/connection.js';
-import { ERROR_CODES_DOC } from '../runtime/error-doc.js';
+
 import { asDependencyError } from '../sql/pool.js';
-import { projectRoot } from '../runtime/paths.js';
+import { projectRoot } from '../config/paths.js';
 
 /**
  * The error catalog (errors/catalog.ts) is every code the service emits. The types already refuse
@@ -144,8 +144,8 @@ t.test('where a code is named: a spec section, or a document that names it, or t
 });
 
 t.test('docs/api-conventions.md lists the catalog', async (t) => {
-  const doc = readFileSync(ERROR_CODES_DOC, 'utf8');
-  t.equal(generatedErrorPart(doc), errorCodeTables(), 'the generated tables are current: run node dist/runtime/error-doc.js --write');
+  const doc = readFileSync(ERROR_CODES_DOC.file, 'utf8');
+  t.equal(generatedErrorPart(doc), errorCodeTables(), 'the generated tables are current: run node dist/errors/doc.js --write');
 });
 
 t.test('the OpenAPI document lists each response\'s codes from the catalog', async (t) => {

@@ -7,7 +7,7 @@ import type { ActivityQuery } from '../analytics/activities/query.js';
 import { createClickHouseClient } from '../analytics/client.js';
 import { opensQuery } from '../analytics/activities/opens.js';
 import { EXPORT_FORMATS, exportRequest, streamExport, type ExportFormat } from '../analytics/export/stream.js';
-import { defineRoute, type Route } from '../api/route.js';
+import { defineRoute, type Route } from '../api/http/route.js';
 import { newId } from '../domain/mail/ids.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { fieldSchema } from '../api/schemas/fields.js';
-import { compile } from '../api/validation.js';
+import { compile } from '../domain/validation.js';
 import { createInstance } from '../domain/tenancy/instances.js';
 import { migratePostgres } from '../sql/migrate.js';
 import { emptyTestDatabase } from './helpers/databases.js';

@@ -10,7 +10,7 @@ import { feedDataset } from '../domain/forms/feed.js';
 import { MAX_IDEMPOTENCY_KEY } from '../domain/forms/submit.js';
 import { sendSubmissionMail } from '../domain/forms/mails.js';
 import { setInstanceLimits } from '../domain/tenancy/instances.js';
-import { jobQueue } from '../runtime/queue.js';
+import { jobQueue } from '../workers/machinery/queue.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { mailApi, readMailbox, startSendStack, waitFor } from './helpers/send-stack.js';
 

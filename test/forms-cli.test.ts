@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { formSchema } from '../api/schemas/forms.js';
-import { compile } from '../api/validation.js';
+import { compile } from '../domain/validation.js';
 import { createPurpose } from '../domain/consent/purposes.js';
 import { addTermVersion, createTerm, setCurrentVersion } from '../domain/consent/terms.js';
 import { createDataset } from '../domain/datasets/datasets.js';

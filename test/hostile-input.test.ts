@@ -3,7 +3,7 @@ import { acceptSend } from '../domain/mail/accept.js';
 import { SCOPES } from '../domain/tenancy/api-keys.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { unsubscribeToken } from '../domain/tracking/tokens.js';
-import { jobQueue } from '../runtime/queue.js';
+import { jobQueue } from '../workers/machinery/queue.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { startTestWeb } from './helpers/web.js';

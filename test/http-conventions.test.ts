@@ -10,7 +10,7 @@ import { formConfirmUrl } from '../domain/forms/confirm.js';
 import { createForm } from '../domain/forms/definition.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { clickToken, unsubscribeToken } from '../domain/tracking/tokens.js';
-import { freePort } from '../runtime/ports.js';
+import { freePort } from '../config/ports.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { ECHO_MAX_BYTES, ROOMY_MAX_BYTES, SECRET_ERROR, fixtureRoutes } from './helpers/fixture-routes.js';

@@ -2,7 +2,7 @@
 // (INTERNAL_PORT, loopback by default), and on the public port only to a bearer of
 // INTERNAL_TOKEN. /healthz stays public: routers probe it.
 import t from 'tap';
-import { loadConfig } from '../runtime/config.js';
+import { loadConfig } from '../config/config.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { startTestWeb } from './helpers/web.js';

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import t from 'tap';
 import { wantsPrettyLogs } from '../runtime/logger.js';
-import { projectRoot } from '../runtime/paths.js';
-import { freePort } from '../runtime/ports.js';
-import { readServices } from '../runtime/services-file.js';
+import { projectRoot } from '../config/paths.js';
+import { freePort } from '../config/ports.js';
+import { readServices } from '../config/services-file.js';
 import { testDatabases } from './helpers/databases.js';
 import { childEnv, sleep, spawnNode, tempDataDir, within } from './helpers/spawn.js';
 

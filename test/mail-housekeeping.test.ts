@@ -6,9 +6,9 @@ import { acceptSend } from '../domain/mail/accept.js';
 import { releaseOnHold, requeueStrandedMails } from '../domain/mail/onhold.js';
 import { purgeExpiredMails } from '../domain/mail/retention.js';
 import { setInstanceLimits } from '../domain/tenancy/instances.js';
-import { jobQueue } from '../runtime/queue.js';
-import { projectRoot } from '../runtime/paths.js';
-import { purgeShippedOutboxEvents, SHIPPED_EVENTS_KEEP_HOURS } from '../workers/release-onhold.js';
+import { jobQueue } from '../workers/machinery/queue.js';
+import { projectRoot } from '../config/paths.js';
+import { purgeShippedOutboxEvents, SHIPPED_EVENTS_KEEP_HOURS } from '../workers/jobs/release-onhold.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 

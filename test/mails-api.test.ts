@@ -1,6 +1,6 @@
 import t from 'tap';
 import { ulid } from 'ulid';
-import { compile } from '../api/validation.js';
+import { compile } from '../domain/validation.js';
 import { mailSchema, sendAcceptedSchema } from '../api/schemas/mails.js';
 import { collectionSchema } from '../api/schemas/common.js';
 import { setDomainChecks } from '../domain/domains/domains.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { freePort, preferredPort } from '../runtime/ports.js';
+import { freePort, preferredPort } from '../config/ports.js';
 
 /**
  * The ports `npm start` picks for its services and dynos (runtime/start.ts): a recorded port is

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { clickHouseFetch } from '../analytics/client.js';
-import { freePort } from '../runtime/ports.js';
-import { readServices } from '../runtime/services-file.js';
+import { freePort } from '../config/ports.js';
+import { readServices } from '../config/services-file.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import {

@@ -3,9 +3,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { clickHouseFetch } from '../analytics/client.js';
-import { projectRoot } from '../runtime/paths.js';
-import { freePort } from '../runtime/ports.js';
-import { readServices } from '../runtime/services-file.js';
+import { projectRoot } from '../config/paths.js';
+import { freePort } from '../config/ports.js';
+import { readServices } from '../config/services-file.js';
 import { childEnv, sleep, spawnNode, tempDataDir } from './helpers/spawn.js';
 
 /**

@@ -7,7 +7,7 @@ import { AnswerExcerpt, cleanText } from '../domain/webhooks/answer-excerpt.js';
 import { isGlobalUnicast } from '../domain/webhooks/global-unicast.js';
 import { postEvent } from '../domain/webhooks/post.js';
 import { receiverLookup, receiverPolicy, refusedReceiver } from '../domain/webhooks/receiver-address.js';
-import { loadConfig } from '../runtime/config.js';
+import { loadConfig } from '../config/config.js';
 
 /**
  * Which receivers a webhook may reach (domain/webhooks/receiver-address.ts, global-unicast.ts,

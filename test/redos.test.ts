@@ -4,7 +4,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { check } from 'recheck';
 import t from 'tap';
-import { projectRoot } from '../runtime/paths.js';
+import { projectRoot } from '../config/paths.js';
 
 /**
  * Every regular expression of the code that reads outside input (api/, domain/, smtp/,

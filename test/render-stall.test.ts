@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import t from 'tap';
-import { freePort } from '../runtime/ports.js';
+import { freePort } from '../config/ports.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { mailApi, sleep, startSendStack, waitFor } from './helpers/send-stack.js';
 

@@ -3,7 +3,7 @@ import { reportKeys, verifyReportTag } from '../domain/bounces/report-keys.js';
 import { checkReportTag, reportTag, type ReportKeys } from '../domain/bounces/report-tag.js';
 import { acceptSend } from '../domain/mail/accept.js';
 import { newId } from '../domain/mail/ids.js';
-import { jobQueue } from '../runtime/queue.js';
+import { jobQueue } from '../workers/machinery/queue.js';
 import { createPool } from '../sql/pool.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';

@@ -3,7 +3,7 @@ import { collectionSchema } from '../api/schemas/common.js';
 import { complaintSchema } from '../api/schemas/complaints.js';
 import { restrictionSchema } from '../api/schemas/restrictions.js';
 import { unsubscribeSchema } from '../api/schemas/unsubscribes.js';
-import { compile } from '../api/validation.js';
+import { compile } from '../domain/validation.js';
 import { restrict, lift, type RestrictionReason } from '../domain/restrictions/restrictions.js';
 import { withTenant, type Tenant } from '../domain/tenancy/context.js';
 import { setInstanceAllowList } from '../domain/tenancy/instances.js';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import type { Route } from '../api/route.js';
+import type { Route } from '../api/http/route.js';
 import { routes } from '../api/routes/index.js';
 import { createDataset } from '../domain/datasets/datasets.js';
 import { createForm } from '../domain/forms/definition.js';

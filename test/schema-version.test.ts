@@ -1,9 +1,9 @@
 import t from 'tap';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../runtime/config.js';
+import { loadConfig } from '../config/config.js';
 import { createLogger } from '../runtime/logger.js';
-import { projectRoot } from '../runtime/paths.js';
+import { projectRoot } from '../config/paths.js';
 import { startWeb } from '../runtime/web.js';
 import { startWorker } from '../runtime/worker.js';
 import { checkSchemaVersion, migratePostgres, SchemaTooNew } from '../sql/migrate.js';

@@ -13,7 +13,7 @@ import type { Proc } from './helpers/spawn.js';
 /**
  * A send job that outlives its expiry while its mail is still at SMTP (a relay that takes 10 s to
  * answer, the job expires after 2 s): pg-boss retries the job while the first run still waits.
- * The retry must not send the mail a second time (workers/send-lease.ts), whether it runs in the
+ * The retry must not send the mail a second time (workers/machinery/send-lease.ts), whether it runs in the
  * same worker process or in another one; the first run's reply settles the mail, and every mail
  * is delivered exactly once, its job completed.
  */

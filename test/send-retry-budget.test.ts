@@ -6,13 +6,13 @@ process.env.QUEUE_MAINTENANCE_SECONDS = '1';
 
 import t from 'tap';
 import { requeueStrandedMails } from '../domain/mail/onhold.js';
-import { jobQueue } from '../runtime/queue.js';
+import { jobQueue } from '../workers/machinery/queue.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { heldOff, holdByLiveWorker, mailApi, startSendStack, waitFor } from './helpers/send-stack.js';
 
 /**
- * A deferred mail's last SMTP try is counted in tries, not in job runs (workers/send-mail.ts): a
- * job run spent held off a mail another live worker still has at SMTP (workers/send-lease.ts)
+ * A deferred mail's last SMTP try is counted in tries, not in job runs (workers/jobs/send-mail.ts): a
+ * job run spent held off a mail another live worker still has at SMTP (workers/machinery/send-lease.ts)
  * must not make a later 4xx a soft bounce early. With SEND_RETRY_LIMIT=2 a mailbox that answers
  * 452 every time gets exactly three SMTP tries before the mail is a soft bounce, even though its
  * first job spent a run held and runs out of runs after two tries (its mail then waits for the

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { compile } from '../api/validation.js';
+import { compile } from '../domain/validation.js';
 import { senderSchema } from '../api/schemas/senders.js';
 import { domainSchema, domainStatusSchema, domainWithRecordsSchema } from '../api/schemas/domains.js';
 import { collectionSchema } from '../api/schemas/common.js';

@@ -1,11 +1,11 @@
-// The web server's limits (runtime/web.ts, WEB_* in runtime/config.ts): clients that send their
+// The web server's limits (runtime/web.ts, WEB_* in config/config.ts): clients that send their
 // headers or body slowly, or nothing at all, are cut after the configured timeouts while everyone
 // else is answered; a connection cap holds; idle keep-alive connections close; and a streamed
 // response longer than the request timeout is not cut. Small timeouts via configuration.
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { loadConfig } from '../runtime/config.js';
+import { loadConfig } from '../config/config.js';
 import { testDatabases } from './helpers/databases.js';
 import { fixtureRoute, fixtureRoutes } from './helpers/fixture-routes.js';
 import { makeTenant } from './helpers/fixtures.js';
@@ -120,7 +120,7 @@ t.test('slow and silent clients are cut after the timeouts; others are answered 
   t.ok(bodies.every((e) => e.reply.startsWith('HTTP/1.1 408')), 'a stalled body is answered 408 Request Timeout');
   t.ok(
     bodies.every((e) => /content-type: application\/problem\+json/i.test(e.reply) && /"code":"request_timeout"/.test(e.reply)),
-    'as a problem object (api/client-errors.ts), like every other error',
+    'as a problem object (api/http/client-errors.ts), like every other error',
   );
   t.equal((await fetch(`${web.url}/healthz`)).status, 200, 'still answering afterwards');
 });

@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import t from 'tap';
-import { projectRoot } from '../runtime/paths.js';
+import { projectRoot } from '../config/paths.js';
 
 /**
  * A passing `npm test` says nothing about coverage: coverage is disabled (package.json "tap"), so

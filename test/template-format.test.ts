@@ -10,7 +10,7 @@ import { IGNORED_KINDS, KINDS, NODES, PREFIX, UNSUPPORTED_KINDS, columnWidths, n
 import { RULES } from '../domain/templates/format/rules.js';
 import { descriptorSchema, documentSchema } from '../domain/templates/format/schema.js';
 import { VALUE_TYPES } from '../domain/templates/format/value-types.js';
-import { projectRoot } from '../runtime/paths.js';
+import { projectRoot } from '../config/paths.js';
 
 /**
  * The format description (GET /v1/mail-templates/format and /format/modules/{kind}) and the

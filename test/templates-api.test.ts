@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { collectionSchema } from '../api/schemas/common.js';
 import { templateSchema, templateSummarySchema, templateValidationSchema } from '../api/schemas/templates.js';
-import { compile } from '../api/validation.js';
+import { compile } from '../domain/validation.js';
 import { deleteTemplate, importExternalTemplate, setTemplateStatus } from '../domain/templates/templates.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';

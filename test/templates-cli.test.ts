@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { templateSchema } from '../api/schemas/templates.js';
-import { compile } from '../api/validation.js';
+import { compile } from '../domain/validation.js';
 import { cliTest, failed } from './helpers/cli-test.js';
 import { corpusPath } from './helpers/corpus.js';
 

@@ -1,4 +1,4 @@
-// The tracking fast path (api/tracking-fast-path.ts) is a second implementation of the open and
+// The tracking fast path (api/tracking/fast-path.ts) is a second implementation of the open and
 // click answers of api/routes/tracking.ts: both must answer byte for byte the same, and record
 // the same hit. One Express app and its fast path, each on its own server (the fast one refuses
 // anything it would hand to Express, so every compared answer is really its own), get the same
@@ -8,15 +8,15 @@ import t from 'tap';
 import { inProcess } from '../domain/templates/render-pool.js';
 import { createClickHouseClient } from '../analytics/client.js';
 import { createApp } from '../api/app.js';
-import { createHttpMetrics } from '../api/metrics.js';
-import type { AppDeps } from '../api/route.js';
-import { trackingFastPath } from '../api/tracking-fast-path.js';
+import { createHttpMetrics } from '../api/http/metrics.js';
+import type { AppDeps } from '../api/http/route.js';
+import { trackingFastPath } from '../api/tracking/fast-path.js';
 import { acceptSend } from '../domain/mail/accept.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { clickToken, openToken, signToken } from '../domain/tracking/tokens.js';
-import { loadConfig } from '../runtime/config.js';
+import { loadConfig } from '../config/config.js';
 import { createLogger } from '../runtime/logger.js';
-import { jobQueue } from '../runtime/queue.js';
+import { jobQueue } from '../workers/machinery/queue.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 

@@ -1,13 +1,13 @@
 // Only the canonical spelling of a tracking token is accepted (domain/tracking/tokens.ts): a
 // base64url decoder ignores a trailing '=' and the unused low bits of the MAC's last character,
 // so byte comparison let other spellings of one link verify and count again. Both ways a hit is
-// answered are checked: the fast path (api/tracking-fast-path.ts: a token of [\w.-]) and
+// answered are checked: the fast path (api/tracking/fast-path.ts: a token of [\w.-]) and
 // Express's routes (anything else, such as a token with '=').
 import t from 'tap';
 import { acceptSend } from '../domain/mail/accept.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { clickToken, openToken, unsubscribeToken, verifyToken } from '../domain/tracking/tokens.js';
-import { jobQueue } from '../runtime/queue.js';
+import { jobQueue } from '../workers/machinery/queue.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { startTestWeb } from './helpers/web.js';

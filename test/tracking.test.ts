@@ -166,7 +166,7 @@ t.test('no open redirect: tampered or foreign tokens never redirect', async (t) 
 });
 
 t.test('opens and clicks answered ahead of Express keep the HTTP conventions', async (t) => {
-  // runtime/web.ts answers GET/HEAD /t/o and /t/c without Express (api/tracking-fast-path.ts);
+  // runtime/web.ts answers GET/HEAD /t/o and /t/c without Express (api/tracking/fast-path.ts);
   // these are the conventions its answers share with every other answer of the web process.
   const id = await delivered(t, 'conventions@example.org');
   const pixel = `/t/o/${openToken(secret, id)}`;

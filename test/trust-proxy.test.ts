@@ -1,9 +1,9 @@
-// TRUST_PROXY accepts a hop count or proxy addresses only (runtime/config.ts): `true` would let
+// TRUST_PROXY accepts a hop count or proxy addresses only (config/config.ts): `true` would let
 // any client write, in X-Forwarded-For, the address IP allow lists check. test/auth.test.ts
 // covers the unset and address-list cases through the allow lists; this file the values refused
 // and a hop count.
 import t from 'tap';
-import { loadConfig, parseTrustProxy } from '../runtime/config.js';
+import { loadConfig, parseTrustProxy } from '../config/config.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { startTestWeb } from './helpers/web.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { FANOUT_DEFAULTS } from '../workers/webhook-fanout.js';
+import { FANOUT_DEFAULTS } from '../workers/jobs/webhook-fanout.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { mailApi, startSendStack, waitFor } from './helpers/send-stack.js';
 import { startTestWeb } from './helpers/web.js';
@@ -24,7 +24,7 @@ const SCOPES = ['mail:send', 'mail:read', 'webhooks:read', 'webhooks:write'];
 const HOOKS = 20;
 const MAILS = 300;
 const BACKLOG = HOOKS * MAILS;
-/** pg-boss's fetch size in the delivery consumer (workers/webhook-deliver.ts). */
+/** pg-boss's fetch size in the delivery consumer (workers/jobs/webhook-deliver.ts). */
 const FETCH = 250;
 
 const a = await makeTenant(dbs.pool, { scopes: SCOPES });

@@ -1,6 +1,6 @@
 import type PgBoss from 'pg-boss';
-import { jobQueue } from '../runtime/queue.js';
-import { registerJob, type JobContext, type Stop } from './job.js';
+import { jobQueue } from './machinery/queue.js';
+import { registerJob, type JobContext, type Stop } from './machinery/job.js';
 import { JOBS } from './jobs.js';
 
 /*
@@ -8,10 +8,10 @@ import { JOBS } from './jobs.js';
  * the pieces of the process that are not pg-boss jobs (the event pump, the send lease, the
  * soft-bounce notifier the inbound listener calls).
  */
-export { startEventPump } from './event-pump.js';
-export { startSendLease } from './send-lease.js';
-export { softBounceNotifier } from './soft-bounce-check.js';
-export type { JobContext } from './job.js';
+export { startEventPump } from './jobs/event-pump.js';
+export { startSendLease } from './machinery/send-lease.js';
+export { softBounceNotifier } from './jobs/soft-bounce-check.js';
+export type { JobContext } from './machinery/job.js';
 
 /**
  * Register every job of the list (workers/jobs.ts) in this worker. Resolves to the jobs' own

@@ -12,7 +12,7 @@ import type { ActivityQuery, ColumnSql } from './query.js';
  * after delivery leaves) and no open counted, nor an open event of the last day in `mail_events`.
  *
  * Why both: the pump inserts a batch's events, then the snapshots of their mails, in one tick
- * (workers/event-pump.ts); if the second insert fails the tick is retried after a back-off (at
+ * (workers/jobs/event-pump.ts); if the second insert fails the tick is retried after a back-off (at
  * most 30 s) and, meanwhile, the event is in ClickHouse but the mirror still says 0 opens. The
  * event check covers that window; it reads one day of the tenant's opens (a small range of the
  * key) rather than every open of the listed range, which would cost more than the listing.

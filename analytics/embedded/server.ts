@@ -6,8 +6,8 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { projectRoot } from '../../runtime/paths.js';
-import { secretFile } from '../../runtime/secret-file.js';
+import { projectRoot } from '../../config/paths.js';
+import { secretFile } from '../../config/secret-file.js';
 
 /**
  * A ClickHouse server run from the npm-shipped libchdb.so for dev, tests and `npm start`.

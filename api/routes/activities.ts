@@ -4,7 +4,7 @@ import { listOpens } from '../../analytics/activities/opens.js';
 import { listSent, type SentActivityFilter } from '../../analytics/activities/sent.js';
 import { listUnopened } from '../../analytics/activities/unopened.js';
 import type { PageRequest } from '../../domain/pagination.js';
-import { defineRoute } from '../route.js';
+import { defineRoute } from '../http/route.js';
 import { byGroup, clickRowSchemas, eventActivityQuerySchema, openRowSchemas, unopenedRowSchema } from '../schemas/activities.js';
 import { collectionSchema } from '../schemas/common.js';
 import { activityFilterQuery, mailSchema, sentFilterQuery } from '../schemas/mails.js';

@@ -4,11 +4,11 @@ import { opensCsvColumns, opensQuery } from '../../analytics/activities/opens.js
 import { sentQuery, type SentActivityFilter } from '../../analytics/activities/sent.js';
 import { unopenedQuery } from '../../analytics/activities/unopened.js';
 import { EXPORT_FORMATS, streamExport, type ExportFormat } from '../../analytics/export/stream.js';
-import { defineRoute } from '../route.js';
-import type { RouteContext } from '../route.js';
+import { defineRoute } from '../http/route.js';
+import type { RouteContext } from '../http/route.js';
 import { eventActivityQuerySchema } from '../schemas/activities.js';
 import { activityFilterQuery, sentFilterQuery } from '../schemas/mails.js';
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema } from '../../domain/validation.js';
 import type { ActivityQuery } from '../../analytics/activities/query.js';
 import type { Response } from 'express';
 

@@ -1,5 +1,5 @@
 import { listComplaints, type ComplaintFilter } from '../../domain/complaints/list.js';
-import { defineRoute } from '../route.js';
+import { defineRoute } from '../http/route.js';
 import { collectionSchema } from '../schemas/common.js';
 import { complaintSchema } from '../schemas/complaints.js';
 import { mailEventFilterQuery } from '../schemas/mail-events.js';

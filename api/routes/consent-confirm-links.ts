@@ -1,13 +1,13 @@
 import { confirmEvent, findConfirmationTarget } from '../../domain/consent/confirmation.js';
 import { readConsentConfirmToken } from '../../domain/consent/confirm-token.js';
-import { confirmLinkRoutes } from '../confirm-link-routes.js';
-import { consentConfirmPage } from '../consent-confirm-page.js';
-import { readSignedLink } from '../signed-links.js';
+import { confirmLinkRoutes } from '../pages/confirm-link-routes.js';
+import { consentConfirmPage } from '../pages/consent-confirm-page.js';
+import { readSignedLink } from '../http/signed-links.js';
 
 /**
  * The double opt-in confirmation link of the confirmation mail (domain/consent/confirm-token.ts
  * builds it: {PUBLIC_URL}/c/{token}), with the GET page / POST confirm shape of every confirm
- * link (api/confirm-link-routes.ts). docs/consent.md, Double opt-in.
+ * link (api/pages/confirm-link-routes.ts). docs/consent.md, Double opt-in.
  */
 export const consentConfirmLinkRoutes = confirmLinkRoutes({
   path: '/c/{token}',

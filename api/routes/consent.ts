@@ -6,7 +6,7 @@ import { listTerms } from '../../domain/consent/terms.js';
 import { CONSENT_CHANNELS, CONTACT_TYPES, EVENT_STATUSES, MAX_CONTACT_LENGTH, type ConsentChannel, type ContactType } from '../../domain/consent/vocabulary.js';
 import { RuleViolation, ValidationFailed, type FieldError } from '../../domain/errors.js';
 import type { PageRequest } from '../../domain/pagination.js';
-import { defineRoute } from '../route.js';
+import { defineRoute } from '../http/route.js';
 import { collectionSchema, paginationQuery } from '../schemas/common.js';
 import { eventCreateSchema, eventSchema, proofSchema, purposeSchema, resolveSchema, termSchema } from '../schemas/consent.js';
 

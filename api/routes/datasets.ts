@@ -3,7 +3,7 @@ import { getDataset, listDatasets } from '../../domain/datasets/datasets.js';
 import { ValidationFailed } from '../../domain/errors.js';
 import type { PageRequest } from '../../domain/pagination.js';
 import { IDENTIFIER_OPERATORS, listRecords, type RecordSearch } from '../../domain/datasets/records.js';
-import { defineRoute } from '../route.js';
+import { defineRoute } from '../http/route.js';
 import { collectionSchema, paginationQuery } from '../schemas/common.js';
 import { contactBatchSchema, contactsBodySchema, datasetDetailSchema, datasetSchema, recordSchema } from '../schemas/datasets.js';
 

@@ -2,7 +2,7 @@ import { getDomainStatus, listDomains } from '../../domain/domains/domains.js';
 import { getDomainWithRecords } from '../../domain/domains/domain-records.js';
 import { dnsSettings } from '../../domain/domains/dns-records.js';
 import type { PageRequest } from '../../domain/pagination.js';
-import { defineRoute } from '../route.js';
+import { defineRoute } from '../http/route.js';
 import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
 import { domainSchema, domainStatusSchema, domainWithRecordsSchema } from '../schemas/domains.js';
 

@@ -1,6 +1,6 @@
 import { listFields } from '../../domain/fields/catalog.js';
 import type { PageRequest } from '../../domain/pagination.js';
-import { defineRoute } from '../route.js';
+import { defineRoute } from '../http/route.js';
 import { collectionSchema, paginationQuery } from '../schemas/common.js';
 import { fieldSchema } from '../schemas/fields.js';
 

@@ -1,12 +1,12 @@
 import { confirmSubmission, findSubmissionConfirmTarget, readFormConfirmToken } from '../../domain/forms/confirm.js';
-import { confirmLinkRoutes } from '../confirm-link-routes.js';
-import { formConfirmPage } from '../form-confirm-page.js';
-import { readSignedLink } from '../signed-links.js';
+import { confirmLinkRoutes } from '../pages/confirm-link-routes.js';
+import { formConfirmPage } from '../pages/form-confirm-page.js';
+import { readSignedLink } from '../http/signed-links.js';
 
 /**
  * The confirmation link of a form submission's confirmation mail (domain/forms/confirm.ts builds
  * it: {PUBLIC_URL}/fc/{token}), with the GET page / POST confirm shape of every confirm link
- * (api/confirm-link-routes.ts): only the POST confirms the submission and its consent events.
+ * (api/pages/confirm-link-routes.ts): only the POST confirms the submission and its consent events.
  * docs/forms.md, Confirmation link.
  */
 export const formConfirmLinkRoutes = confirmLinkRoutes({

@@ -6,10 +6,10 @@ import { hostedPageData } from '../../domain/forms/hosted-page.js';
 import { CHANNEL_FIELD, getFormByPublicToken, type Form } from '../../domain/forms/read.js';
 import { submitForm, type SubmissionItemInput } from '../../domain/forms/submit.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
-import type { Config } from '../../runtime/config.js';
-import { formPage, formRefusedPage, formSentPage, HONEYPOT, type PageForm, type PageState } from '../form-page.js';
-import { sendLinkNotValid, sendPage } from '../public-pages.js';
-import { defineRoute, type AppDeps } from '../route.js';
+import type { Config } from '../../config/config.js';
+import { formPage, formRefusedPage, formSentPage, HONEYPOT, type PageForm, type PageState } from '../pages/form-page.js';
+import { sendLinkNotValid, sendPage } from '../pages/public-pages.js';
+import { defineRoute, type AppDeps } from '../http/route.js';
 
 /**
  * The hosted form (spec: Form, public_token): GET /f/{public_token} draws the form, POST submits

@@ -1,7 +1,7 @@
 import { NotFoundError, ValidationFailed } from '../../domain/errors.js';
 import { FORM_KINDS, FORM_TYPES, getForm, listForms, type FormFilter } from '../../domain/forms/read.js';
 import { MAX_IDEMPOTENCY_KEY, submitForm, type SubmissionInput } from '../../domain/forms/submit.js';
-import { defineRoute } from '../route.js';
+import { defineRoute } from '../http/route.js';
 import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
 import { formSchema, submissionBodySchema, submissionResultSchema } from '../schemas/forms.js';
 

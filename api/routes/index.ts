@@ -1,4 +1,4 @@
-import type { Route } from '../route.js';
+import type { Route } from '../http/route.js';
 import { activityRoutes } from './activities.js';
 import { activityExportRoutes } from './activity-exports.js';
 import { complaintRoutes } from './complaints.js';

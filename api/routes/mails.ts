@@ -1,7 +1,7 @@
 import { acceptSend, type SendRequest } from '../../domain/mail/accept.js';
 import { getMail, listMailLogs, listMails, type MailFilter } from '../../domain/mail/mails.js';
 import type { PageRequest } from '../../domain/pagination.js';
-import { defineRoute } from '../route.js';
+import { defineRoute } from '../http/route.js';
 import { collectionSchema, paginationQuery } from '../schemas/common.js';
 import { mailLogSchema, mailSchema, sendAcceptedSchema, sendBodySchema, sentFilterQuery } from '../schemas/mails.js';
 

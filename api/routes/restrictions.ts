@@ -1,5 +1,5 @@
 import { listRestrictions, type RestrictionFilter } from '../../domain/restrictions/list.js';
-import { defineRoute } from '../route.js';
+import { defineRoute } from '../http/route.js';
 import { collectionSchema } from '../schemas/common.js';
 import { restrictionFilterQuery, restrictionSchema } from '../schemas/restrictions.js';
 

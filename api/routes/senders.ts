@@ -1,5 +1,5 @@
 import { getSender, listSenders, type SenderFilter } from '../../domain/senders/senders.js';
-import { defineRoute } from '../route.js';
+import { defineRoute } from '../http/route.js';
 import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
 import { senderSchema } from '../schemas/senders.js';
 

@@ -11,7 +11,7 @@ import {
 } from '../../domain/templates/templates.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { formatDescriptionJson, formatEtag, moduleDetail, type Lang } from '../../domain/templates/format/description.js';
-import { defineRoute, type AppDeps } from '../route.js';
+import { defineRoute, type AppDeps } from '../http/route.js';
 import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
 import {
   templateCreateSchema,

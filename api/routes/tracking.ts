@@ -1,14 +1,14 @@
-import { defineRoute } from '../route.js';
-import { sendLinkNotValid } from '../public-pages.js';
-import { readLinkToken } from '../signed-links.js';
-import { CLICK_HEADERS, PIXEL, PIXEL_HEADERS, recordHit } from '../tracking-hits.js';
+import { defineRoute } from '../http/route.js';
+import { sendLinkNotValid } from '../pages/public-pages.js';
+import { readLinkToken } from '../http/signed-links.js';
+import { CLICK_HEADERS, PIXEL, PIXEL_HEADERS, recordHit } from '../tracking/hits.js';
 import { linkToken } from '../schemas/public-links.js';
 
 /**
  * The open pixel and the click redirect every tracked mail carries (domain/mail/render.ts). They
  * answer recipients' mail clients, not integrators, and answer once the hit's outbox row is
  * committed (domain/tracking/record.ts). The web process answers the common case of both ahead
- * of Express (api/tracking-fast-path.ts); these routes answer everything else on their paths and
+ * of Express (api/tracking/fast-path.ts); these routes answer everything else on their paths and
  * are the reference behaviour it reproduces, byte for byte.
  */
 export const trackingRoutes = [

@@ -1,10 +1,10 @@
 import type { Response } from 'express';
 import { findUnsubscribeTarget, resubscribe, unsubscribe, type UnsubscribeTarget } from '../../domain/tracking/unsubscribe.js';
-import { sendLinkNotValid, sendPage } from '../public-pages.js';
-import { readLinkToken } from '../signed-links.js';
-import { defineRoute, type AppDeps } from '../route.js';
+import { sendLinkNotValid, sendPage } from '../pages/public-pages.js';
+import { readLinkToken } from '../http/signed-links.js';
+import { defineRoute, type AppDeps } from '../http/route.js';
 import { linkToken, unsubscribeFormSchema } from '../schemas/public-links.js';
-import { unsubscribePage } from '../unsubscribe-page.js';
+import { unsubscribePage } from '../pages/unsubscribe-page.js';
 
 /**
  * The unsubscribe link of every mail (its List-Unsubscribe header, with List-Unsubscribe-Post:

@@ -1,5 +1,5 @@
 import { listUnsubscribes, type UnsubscribeFilter } from '../../domain/unsubscribes/list.js';
-import { defineRoute } from '../route.js';
+import { defineRoute } from '../http/route.js';
 import { collectionSchema } from '../schemas/common.js';
 import { mailEventFilterQuery } from '../schemas/mail-events.js';
 import { unsubscribeSchema } from '../schemas/unsubscribes.js';

@@ -12,7 +12,7 @@ import {
 } from '../../domain/webhooks/webhooks.js';
 import { receiverPolicy } from '../../domain/webhooks/receiver-address.js';
 import type { PageRequest } from '../../domain/pagination.js';
-import { defineRoute } from '../route.js';
+import { defineRoute } from '../http/route.js';
 import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
 import {
   attemptFilterQuery,

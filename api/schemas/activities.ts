@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema } from '../../domain/validation.js';
 import { dateTime, nullableDateTime } from './common.js';
 import { activityFilterQuery } from './mails.js';
 

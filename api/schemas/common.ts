@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema } from '../../domain/validation.js';
 
 /** Shared pagination query parameters (spec: Conventions and Limits). */
 export const paginationQuery = {

@@ -10,7 +10,7 @@ import {
   TERM_TYPES,
   VERDICTS,
 } from '../../domain/consent/vocabulary.js';
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema } from '../../domain/validation.js';
 import { dateTime, nullableDateTime } from './common.js';
 
 const id: JsonSchema = { type: 'integer', minimum: 1, maximum: 9007199254740991 };

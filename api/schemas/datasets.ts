@@ -1,5 +1,5 @@
 import { DATASET_CHANNELS } from '../../domain/datasets/declaration.js';
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema } from '../../domain/validation.js';
 import { dateTime } from './common.js';
 
 const summaryProperties: Record<string, JsonSchema> = {

@@ -1,5 +1,5 @@
 import { dateTime } from './common.js';
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema } from '../../domain/validation.js';
 
 const checkState: JsonSchema = { type: 'string', enum: ['pending', 'approved', 'failed'] };
 

@@ -1,5 +1,5 @@
 import { FIELD_TYPES } from '../../domain/fields/types.js';
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema } from '../../domain/validation.js';
 import { dateTime } from './common.js';
 
 /** A catalog field as GET /v1/fields lists it (spec: the field list, exactly). */

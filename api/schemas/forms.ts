@@ -1,34 +1,11 @@
 import { MAX_PROOF_USER_AGENT } from '../../domain/consent/events.js';
-import { FORM_CONSENT_CHANNELS, FORM_ITEM_TYPES, FORM_KINDS, FORM_TYPES } from '../../domain/forms/read.js';
+import { FORM_ITEM_TYPES, FORM_KINDS, FORM_TYPES } from '../../domain/forms/read.js';
 import { MAX_IDEMPOTENCY_KEY } from '../../domain/forms/submit.js';
-import type { JsonSchema } from '../validation.js';
-import { dateTime } from './common.js';
+import type { JsonSchema } from '../../domain/validation.js';
+import { dateTime, resourceId as id } from './common.js';
+import { formChannelSchema as channel, settingsSchema } from '../../domain/forms/definition-schema.js';
 
-const id: JsonSchema = { type: 'integer', minimum: 1, maximum: 9007199254740991 };
-const channel: JsonSchema = { type: 'string', enum: [...FORM_CONSENT_CHANNELS] };
 
-const designSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    primary_color: { type: 'string', pattern: '^#[0-9A-Fa-f]{3}([0-9A-Fa-f]{3})?$' },
-    secondary_color: { type: 'string', pattern: '^#[0-9A-Fa-f]{3}([0-9A-Fa-f]{3})?$' },
-    logo_url: { type: 'string', maxLength: 2048, pattern: '^https://' },
-    custom_css: { type: 'string', maxLength: 20000 },
-  },
-};
-
-/** Spec: Form.settings (free-form as the spec says; these are the keys the hosted page reads). */
-export const settingsSchema: JsonSchema = {
-  type: ['object', 'null'],
-  additionalProperties: false,
-  properties: {
-    title: { type: 'string', maxLength: 255 },
-    header_text: { type: 'string', maxLength: 5000 },
-    footer_text: { type: 'string', maxLength: 5000 },
-    design: designSchema,
-  },
-};
 
 /** An entry of a form's items[] as GET /v1/forms/{id} shows it. */
 export const formItemSchema: JsonSchema = {
@@ -112,52 +89,3 @@ export const submissionResultSchema: JsonSchema = {
 };
 
 export const idempotencyKeySchema: JsonSchema = { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY };
-
-/** The file of `cartero form create|update --file` (panel-only): the whole definition. */
-export const formDefinitionSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'kind', 'type', 'items'],
-  properties: {
-    name: { type: 'string', minLength: 1, maxLength: 255 },
-    kind: { type: 'string', enum: [...FORM_KINDS] },
-    type: { type: 'string', enum: [...FORM_TYPES] },
-    dataset_id: { type: ['integer', 'null'], minimum: 1 },
-    requires_confirmation: { type: 'boolean' },
-    auto_reply_sender_id: { type: ['integer', 'null'], minimum: 1 },
-    auto_reply: {
-      type: ['object', 'null'],
-      additionalProperties: false,
-      properties: {
-        subject: { type: 'string', minLength: 1, maxLength: 254 },
-        html: { type: 'string', minLength: 1 },
-        text: { type: 'string', minLength: 1 },
-        template_id: id,
-      },
-    },
-    team_notice_emails: { type: 'array', maxItems: 20, items: { type: 'string', maxLength: 320 } },
-    settings: settingsSchema,
-    is_default: { type: 'boolean' },
-    is_active: { type: 'boolean' },
-    items: {
-      type: 'array',
-      maxItems: 200,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['type'],
-        properties: {
-          id: { ...id, description: 'update: an item of this form, kept with its id.' },
-          type: { type: 'string', enum: [...FORM_ITEM_TYPES] },
-          field_key: { type: 'string', maxLength: 63 },
-          term_id: id,
-          channel,
-          label: { type: 'string', minLength: 1, maxLength: 1000 },
-          text: { type: 'string', minLength: 1, maxLength: 10000 },
-          required: { type: 'boolean' },
-        },
-        description: 'field items need field_key, consent items term_id (channel defaults to mail when the term has it), text items text (422 otherwise).',
-      },
-    },
-  },
-};

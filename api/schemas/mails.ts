@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema } from '../../domain/validation.js';
 import { dateFilterQuery, nullableDateTime, paginationQuery } from './common.js';
 
 const email: JsonSchema = { type: 'string', format: 'email', maxLength: 320 };

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema } from '../../domain/validation.js';
 
 /**
  * The path parameter of a public link: the signed token Cartero wrote into the mail (payload

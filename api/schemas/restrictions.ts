@@ -1,5 +1,5 @@
 import { RESTRICTION_REASONS } from '../../domain/restrictions/restrictions.js';
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema } from '../../domain/validation.js';
 import { nullableDateTime, paginationQuery } from './common.js';
 
 /** The Restriction resource of the spec, field for field. */

@@ -1,5 +1,5 @@
 import { dateTime } from './common.js';
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema } from '../../domain/validation.js';
 
 export const senderSchema: JsonSchema = {
   type: 'object',

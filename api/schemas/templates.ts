@@ -1,5 +1,5 @@
 import { TEMPLATE_LIMITS, TEMPLATE_STATUSES } from '../../domain/templates/templates.js';
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema } from '../../domain/validation.js';
 import { dateTime } from './common.js';
 
 const nullableText = (max: number, description: string): JsonSchema => ({ type: ['string', 'null'], maxLength: max, description });

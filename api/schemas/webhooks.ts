@@ -1,5 +1,5 @@
 import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks/event-types.js';
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema } from '../../domain/validation.js';
 import { dateTime, nullableDateTime, paginationQuery } from './common.js';
 
 const events: JsonSchema = {

@@ -1,5 +1,5 @@
-import { compile } from '../../api/validation.js';
-import { formDefinitionSchema } from '../../api/schemas/forms.js';
+import { compile } from '../../domain/validation.js';
+import { formDefinitionSchema } from '../../domain/forms/definition-schema.js';
 import { AppError } from '../../domain/errors.js';
 import { createForm, deleteForm, setFormActive, updateForm, type FormDefinitionInput } from '../../domain/forms/definition.js';
 import { defineCommand } from '../command.js';

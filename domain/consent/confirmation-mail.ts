@@ -6,7 +6,7 @@ import { consentConfirmUrl } from './confirm-token.js';
 import { windowEnd } from './confirmation.js';
 
 /**
- * The double opt-in confirmation mail (workers/consent-confirmation-mail.ts runs it): one send
+ * The double opt-in confirmation mail (workers/jobs/consent-confirmation-mail.ts runs it): one send
  * through the normal pipeline (acceptSend, then the send worker: restrictions, the plan's monthly
  * quota, tracking off) to every email contact of a pending double_opt_in event, carrying the
  * event's confirmation link (confirm-token.ts). docs/consent.md, Double opt-in.

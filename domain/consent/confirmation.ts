@@ -16,7 +16,7 @@ import { MAX_PROOF_USER_AGENT } from './events.js';
  * transaction.
  *
  * The window is one rule, applied where the event is read: a pending event older than the
- * window is expired whether or not the scheduled job (workers/consent-expiry.ts) has reached it
+ * window is expired whether or not the scheduled job (workers/jobs/consent-expiry.ts) has reached it
  * yet, so a link followed after the window never confirms, however late the job runs.
  */
 
@@ -163,7 +163,7 @@ function expireStatement(picked: string): string {
 }
 
 /**
- * The scheduled expiry (workers/consent-expiry.ts), across instances as the service: pending
+ * The scheduled expiry (workers/jobs/consent-expiry.ts), across instances as the service: pending
  * events created more than `confirmDays` ago, oldest first, `batch` per transaction (short locks
  * however large the backlog; SKIP LOCKED passes over an event being confirmed right now, whose
  * confirmation then sees the window closed and expires it itself). The partial index

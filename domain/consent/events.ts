@@ -271,7 +271,7 @@ export async function registerEvent(
     ]);
     const created = await readEvent(tenant, c, event.id);
     if (input.method === 'double_opt_in' && input.rules.some((r) => r.contact_type === 'email_address')) {
-      // Last in the transaction: the insert leaves the tenant role (runtime/queue.ts).
+      // Last in the transaction: the insert leaves the tenant role (workers/machinery/queue.ts).
       const job: ConsentConfirmationMailJob = { instance_id: tenant.instanceId, event_id: event.id, sender_id: confirmationSenderId };
       await queue.insert(c, [{ name: CONSENT_CONFIRMATION_MAIL_QUEUE, data: job }]);
     }

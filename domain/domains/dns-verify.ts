@@ -9,7 +9,7 @@ import { normalizeDomainName, type DnsCheckState, type Domain } from './domains.
 
 /**
  * Domain verification against real DNS (`cartero domain verify`, the scheduled job
- * workers/domain-verify.ts): the records of dns-records.ts are resolved through DNS_SERVERS
+ * workers/jobs/domain-verify.ts): the records of dns-records.ts are resolved through DNS_SERVERS
  * (node's resolver, c-ares: real UDP/TCP queries) and each check moves:
  *
  *   record as expected                     -> approved

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { secretFile } from '../../runtime/secret-file.js';
+import { secretFile } from '../../config/secret-file.js';
 
 /**
  * Seals DKIM private keys at rest: AES-256-GCM (node's crypto; authenticated, so a changed

@@ -139,7 +139,7 @@ export async function confirmSubmission(
        SELECT $1::bigint, $2::text, unnest($3::bigint[]), $5::timestamptz UNION ALL SELECT $1::bigint, $4::text, $6::bigint, $5::timestamptz`,
       [tenant.instanceId, eventKind, events.rows.map((e) => e.id), submissionKind, confirmed.confirmed_at, submissionId],
     );
-    // Last in the transaction: the insert leaves the tenant role (runtime/queue.ts).
+    // Last in the transaction: the insert leaves the tenant role (workers/machinery/queue.ts).
     await queue.insert(c, await afterConfirmationJobs(tenant, c, s.form_id, submissionId));
     return 'confirmed';
   });

@@ -5,7 +5,7 @@ import type { Tenant } from '../tenancy/context.js';
 import { readSubmissionForJobs } from './confirm.js';
 
 /**
- * A confirmed submission feeds its form's dataset (workers/form-dataset-feed.ts): the answers
+ * A confirmed submission feeds its form's dataset (workers/jobs/form-dataset-feed.ts): the answers
  * of the columns the dataset declares (a field the dataset does not declare stays in the
  * submission only), checked as POST /v1/datasets/{id}/contacts checks a contact. A registration
  * form upserts by the identifier (domain/datasets/contacts.ts addContact: a new contact, or the

@@ -6,7 +6,7 @@ import { withTenant, type Tenant } from '../tenancy/context.js';
 import type { FormItem } from './read.js';
 
 /**
- * What the hosted form page (api/form-page.ts) draws besides the form as GET /v1/forms/{id}
+ * What the hosted form page (api/pages/form-page.ts) draws besides the form as GET /v1/forms/{id}
  * shows it: each field item's catalog field (its type picks the input, its rules the input's
  * attributes) and each consent item's term version (its text is shown beside the box). Read
  * through the catalog's and the terms' own modules, in one tenant transaction.

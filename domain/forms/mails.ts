@@ -7,7 +7,7 @@ import { withTenant, type Tenant } from '../tenancy/context.js';
 import { formConfirmUrl } from './confirm.js';
 
 /**
- * The mails a form submission generates (workers/form-submission-mail.ts runs one per job), each
+ * The mails a form submission generates (workers/jobs/form-submission-mail.ts runs one per job), each
  * one send through the normal pipeline (acceptSend, then the send worker: restrictions, the
  * plan's monthly quota — one unit per mail, as the spec says of the confirmation mail and the
  * auto-reply — tracking off):

@@ -331,7 +331,7 @@ export async function submitForm(
       status === 'confirmed'
         ? confirmedJobs(tenant, form, row.id)
         : [{ name: FORM_SUBMISSION_MAIL_QUEUE, data: { instance_id: tenant.instanceId, submission_id: row.id, mail: 'confirmation' } satisfies FormSubmissionMailJob }];
-    // Last in the transaction: the insert leaves the tenant role (runtime/queue.ts).
+    // Last in the transaction: the insert leaves the tenant role (workers/machinery/queue.ts).
     await queue.insert(c, jobs);
     return { httpStatus: 201, body: { id: row.id, status } };
   });

@@ -7,7 +7,8 @@ import { takeSendTokens, type SendLimits } from './bandwidth.js';
 import { newId, newIds } from './ids.js';
 import { checkTemplate, recipientVariables, renderHtml, renderText, type Variables } from './merge-tags.js';
 import { MailStatus } from './status.js';
-import { isHeaderName, isProtectedHeader, RENDER_LIMITS, type RenderLimits } from './render.js';
+import { RENDER_LIMITS, type RenderLimits } from '../../config/defaults.js';
+import { isHeaderName, isProtectedHeader } from './render.js';
 import { templateForSend } from '../templates/for-send.js';
 import { checkSendPurposes, recordSendPurposes } from '../consent/send-hook.js';
 
@@ -256,7 +257,7 @@ export async function acceptSend(
         req.to.map((r) => JSON.stringify(r.variables ?? {})), subjects,
       ],
     );
-    // Last in the transaction: the insert leaves the tenant role (see runtime/queue.ts).
+    // Last in the transaction: the insert leaves the tenant role (see workers/machinery/queue.ts).
     await queue.insert(
       c,
       mailIds.map((mail_id) => ({ name: SEND_MAIL_QUEUE, data: { instance_id: tenant.instanceId, mail_id } satisfies SendMailJob })),

@@ -73,7 +73,7 @@ export interface SendState {
   attempts: number;
   to_email: string;
   sender_id: number | null;
-  /** The worker whose run moved this mail to queued last (workers/send-lease.ts). */
+  /** The worker whose run moved this mail to queued last (workers/machinery/send-lease.ts). */
   held_by: string | null;
   /** Queued, held for less than the hold bound by a worker whose lease is live. */
   held_by_live_worker: boolean;

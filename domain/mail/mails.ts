@@ -29,7 +29,7 @@ export interface Mail {
 
 /**
  * opens and clicks are right the moment a tracking endpoint answered: the row's counts (settled
- * by the event pump, workers/event-pump.ts) plus the events still waiting in the event outbox at
+ * by the event pump, workers/jobs/event-pump.ts) plus the events still waiting in the event outbox at
  * stage 0, a handful at most, read through the outbox's mail_id index.
  */
 const MAIL_FROM = `mails m LEFT JOIN LATERAL (

@@ -55,7 +55,7 @@ export async function instancesWithMailsOnHold(pool: Pool): Promise<Tenant[]> {
 /**
  * Mails that should be moving but have no send job left: a worker killed while a job was on its
  * last try, or a job whose runs went to retries held off a mail still at SMTP elsewhere
- * (workers/send-lease.ts), leaves that job failed and the mail at received/queued/deferred. Found by the
+ * (workers/machinery/send-lease.ts), leaves that job failed and the mail at received/queued/deferred. Found by the
  * minute sweep after `staleMinutes` without a move, and given a new job (the worker's status
  * checks keep this from sending a mail twice once it has a recorded 250).
  */

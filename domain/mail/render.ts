@@ -5,6 +5,7 @@ import { reportTag, type ReportKey } from '../bounces/report-tag.js';
 import { htmlTokenizer, isConditionalComment } from '../html-tokenizer.js';
 import { clickToken, openToken, unsubscribeToken } from '../tracking/tokens.js';
 import { recipientVariables, renderHtml, renderText, type Variables } from './merge-tags.js';
+import { RENDER_LIMITS, type RenderLimits } from '../../config/defaults.js';
 
 /**
  * One recipient's message, ready for SMTP: merge tags filled (HTML-escaped in the HTML part),
@@ -65,20 +66,6 @@ export interface RenderedMail {
  * between its steps, each of which runs in linear time). Over a bound, renderMail throws
  * RenderLimitExceeded and the worker drops the mail with the reason (docs/sending.md).
  */
-export interface RenderLimits {
-  /** Largest html or text part after merge tags, in UTF-8 bytes (RENDER_MAX_BODY_BYTES). */
-  maxBodyBytes: number;
-  /** Longest one mail's rendering may take, in milliseconds (RENDER_MAX_MS). */
-  maxMs: number;
-}
-
-/**
- * 2 MiB: far above real messages (Gmail clips html past 102 KB), and the slowest html of that
- * size renders in about 1.5 s on a 2-core host. 5 s: three times that, so a busy host does not
- * drop a mail the bound was not meant for.
- */
-export const RENDER_LIMITS: RenderLimits = { maxBodyBytes: 2 * 1024 * 1024, maxMs: 5_000 };
-
 export class RenderLimitExceeded extends Error {
   override name = 'RenderLimitExceeded';
 }

@@ -20,7 +20,7 @@ export interface MoveFields {
   bounceReason?: string;
   /**
    * With a move to queued: the send worker that hands the mail to SMTP (mails.held_by, since
-   * now; workers/send-lease.ts). Any move clears the claim unless it sets one.
+   * now; workers/machinery/send-lease.ts). Any move clears the claim unless it sets one.
    */
   heldBy?: string;
 }

@@ -4,7 +4,7 @@ import type { OutboxEventKind } from './kinds.js';
 
 /**
  * The event pump's side of the event outbox (table event_outbox: sql/migrations/005_tracking.sql,
- * renamed by 011_event_outbox.sql; workers/event-pump.ts runs the steps). These run in the
+ * renamed by 011_event_outbox.sql; workers/jobs/event-pump.ts runs the steps). These run in the
  * pump's transaction as the service role: the pump serves every instance, and each row carries
  * its own instance_id to ClickHouse.
  */

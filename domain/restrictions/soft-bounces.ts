@@ -1,6 +1,7 @@
 import { withTenant, type Tenant } from '../tenancy/context.js';
 import { query, type Pool } from '../../sql/pool.js';
 import { restrict } from './restrictions.js';
+import type { SoftBounceSettings } from '../../config/defaults.js';
 
 /**
  * The soft-bounce threshold (spec: "accumulation of transient bounces, threshold configured by
@@ -8,18 +9,10 @@ import { restrict } from './restrictions.js';
  * bounces within the last `windowDays` days is restricted. Only bounces after the latest lift of
  * any restriction of the address count: a lifted address starts again from zero.
  *
- * Runs in the worker's threshold job (workers/soft-bounces.ts), never in the path that records a
+ * Runs in the worker's threshold job (workers/jobs/soft-bounces.ts), never in the path that records a
  * bounce: every bounce row starts unevaluated, and this looks only at the addresses that have
  * unevaluated ones.
  */
-export interface SoftBounceSettings {
-  threshold: number;
-  windowDays: number;
-}
-
-/** The defaults of SOFT_BOUNCE_THRESHOLD and SOFT_BOUNCE_WINDOW_DAYS (runtime/config-schema.ts). */
-export const SOFT_BOUNCE_DEFAULTS: SoftBounceSettings = { threshold: 3, windowDays: 30 };
-
 // Claims a batch of unevaluated soft bounces. SKIP LOCKED: two evaluations of one instance at
 // once (a sweep and a notification) take disjoint batches, and each counts every bounce of its
 // addresses whatever its flag, so the last one to commit sees them all.

@@ -4,7 +4,7 @@ import { eventTypeOf, type WebhookEventType } from './event-types.js';
 import { assignTags, outboxShares, priorityOf, virtualTime, type FanoutBudget } from './fair-share.js';
 
 /**
- * The webhook stage over the event outbox (workers/webhook-fanout.ts runs it; service role, every
+ * The webhook stage over the event outbox (workers/jobs/webhook-fanout.ts runs it; service role, every
  * instance). One transaction per batch:
  *   1. take the stage's advisory lock (one fan-out at a time across workers, so each instance's
  *      events are turned into deliveries in outbox order) and lock, for each instance with rows

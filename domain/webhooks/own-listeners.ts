@@ -23,7 +23,7 @@ export interface OwnListeners {
   endpoints: ReadonlyArray<{ host: string; port: number }>;
 }
 
-/** What ownListeners reads: the configuration's fields of the same names (runtime/config-schema.ts). */
+/** What ownListeners reads: the configuration's fields of the same names (config/schema.ts). */
 export interface ListenerConfig {
   port: number;
   internalPort?: number | undefined;

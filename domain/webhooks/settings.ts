@@ -1,4 +1,4 @@
-/** The webhook settings of the configuration (runtime/config-schema.ts, `webhooks`). */
+/** The webhook settings of the configuration (config/schema.ts, `webhooks`). */
 export interface WebhookSettings {
   timeoutSeconds: number;
   /** Seconds before each attempt: [0] the first (normally 0), then one per retry. */

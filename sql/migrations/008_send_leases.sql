@@ -4,8 +4,8 @@
 -- first run died or is still waiting on a slow relay. Transaction A, which moves a mail to queued,
 -- now also records the worker that will send it (held_by, held_since); every worker keeps a row
 -- in send_leases whose expires_at a timer pushes forward while the process lives
--- (workers/send-lease.ts). A retry that finds its mail queued, held by a worker with a live
--- lease, and held for less than the hold bound leaves it unsent (workers/send-mail.ts).
+-- (workers/machinery/send-lease.ts). A retry that finds its mail queued, held by a worker with a live
+-- lease, and held for less than the hold bound leaves it unsent (workers/jobs/send-mail.ts).
 CREATE TABLE send_leases (
   worker_id  text PRIMARY KEY,
   expires_at timestamptz NOT NULL

@@ -1,6 +1,6 @@
 -- Webhooks (issue 16; docs/webhooks.md): endpoints, the events they get, every delivery and
 -- every attempt. Events come from the event outbox (011), which every change writes in its own
--- transaction; a webhook stage over the outbox (workers/webhook-fanout.ts) turns each row into
+-- transaction; a webhook stage over the outbox (workers/jobs/webhook-fanout.ts) turns each row into
 -- a frozen event body and one delivery per subscribed webhook, and marks the row, all in one
 -- transaction: a crash before the commit leaves the row unmarked (done again), after it the
 -- deliveries exist. Nothing is lost or invented.

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import type { Test } from 'tap';
-import { projectRoot } from '../../runtime/paths.js';
+import { projectRoot } from '../../config/paths.js';
 
 /** Debian's chromium (`.ci/run` installs it), never a tool's own browser download. */
 export const CHROMIUM = '/usr/bin/chromium';

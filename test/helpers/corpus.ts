@@ -1,6 +1,6 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../../runtime/paths.js';
+import { projectRoot } from '../../config/paths.js';
 
 /**
  * The shared corpus of real-world documents (Beefree templates, bounce mails), read where it is:

@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import pg from 'pg';
 import { join } from 'node:path';
 import { startEmbeddedClickHouse } from '../../analytics/embedded/server.js';
-import { loadConfig } from '../../runtime/config.js';
+import { loadConfig } from '../../config/config.js';
 import { runMigrations } from '../../runtime/migrations.js';
 import { createPool, type Pool } from '../../sql/pool.js';
 import { TEST_DIR, testEnv } from '../setup/env.js';

@@ -1,4 +1,4 @@
-import { defineRoute, type ApiKeyRoute, type Route } from '../../api/route.js';
+import { defineRoute, type ApiKeyRoute, type Route } from '../../api/http/route.js';
 import { dateFilterQuery } from '../../api/schemas/common.js';
 import { RateLimited } from '../../domain/errors.js';
 import { toUtcRange, type LocalDateFilter } from '../../domain/time/local-date-range.js';

@@ -165,7 +165,7 @@ export function sleep(ms: number): Promise<void> {
 /** Polls `probe` until it returns something other than undefined; throws after `ms`. */
 /**
  * Puts a mail where another worker, alive, has it at SMTP: a live send lease for `holder` and the
- * mail queued and held by it (workers/send-lease.ts). A send job that meets it must leave it
+ * mail queued and held by it (workers/machinery/send-lease.ts). A send job that meets it must leave it
  * alone; `heldOff` is the line its worker then logs.
  */
 export async function holdByLiveWorker(pool: Pool, mailId: string, holder = 'elsewhere'): Promise<void> {
@@ -173,7 +173,7 @@ export async function holdByLiveWorker(pool: Pool, mailId: string, holder = 'els
   await pool.query('UPDATE mails SET status = 2, queued_at = now(), held_by = $2, held_since = now() WHERE mail_id = $1', [mailId, holder]);
 }
 
-/** The log line of a send job that found its mail still at SMTP in another live run (workers/send-mail.ts). */
+/** The log line of a send job that found its mail still at SMTP in another live run (workers/jobs/send-mail.ts). */
 export const heldOff = (mailId: string): RegExp => new RegExp(`"mailId":"${mailId}","msg":"send job retried while another run still has its mail at SMTP`);
 
 /** One row of a mail's log: the move (or note) and the SMTP reply or report that caused it. */

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'n
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { projectRoot } from '../../runtime/paths.js';
+import { projectRoot } from '../../config/paths.js';
 
 /**
  * Child processes for tests of the real entry points (Procfile dynos, `npm start`, the CLI).

@@ -1,5 +1,5 @@
-import type { Route } from '../../api/route.js';
-import { loadConfig, type Config } from '../../runtime/config.js';
+import type { Route } from '../../api/http/route.js';
+import { loadConfig, type Config } from '../../config/config.js';
 import { createLogger } from '../../runtime/logger.js';
 import { startWeb } from '../../runtime/web.js';
 import type { RenderPool } from '../../domain/templates/render-pool.js';

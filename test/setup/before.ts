@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../../sql/embedded.js';
-import { freePort } from '../../runtime/ports.js';
+import { freePort } from '../../config/ports.js';
 import { removeStaleClickHouseDirs, TEST_DIR, TEST_ENV_FILE, type TestEnv } from './env.js';
 
 /**

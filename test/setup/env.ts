@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../../runtime/paths.js';
+import { projectRoot } from '../../config/paths.js';
 
 /** Written by before.ts for the whole run, read by every test file. */
 export interface TestEnv {

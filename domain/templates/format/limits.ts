@@ -35,11 +35,3 @@ export const MAX_HTML_BYTES = 512 * 1024;
  */
 export const HTML_FLOOR_BYTES = { document: 1_400, row: 800, column: 700, module: 250 } as const;
 
-/**
- * Rendering a document off the web dyno's event loop (domain/templates/render-pool.ts): how many
- * worker threads (TEMPLATE_RENDER_THREADS) and how long one document may render, check included
- * (TEMPLATE_RENDER_TIMEOUT_MS), counted from when a thread starts on it. Ten seconds is about a
- * hundred times what the largest corpus document takes, and several times the slowest document
- * the estimate lets through.
- */
-export const TEMPLATE_RENDER_DEFAULTS = { threads: 2, timeoutMs: 10_000 } as const;

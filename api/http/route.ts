@@ -1,0 +1,118 @@
+import type { Response } from 'express';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Logger } from 'pino';
+import type { Config } from '../../config/config.js';
+import type { Pool } from '../../sql/pool.js';
+import type { Tenant } from '../../domain/tenancy/context.js';
+import type { SCOPES } from '../../domain/tenancy/api-keys.js';
+import type { JobQueue } from '../../domain/jobs.js';
+import type { JsonSchema } from '../../domain/validation.js';
+import type { DocumentProcessor } from '../../domain/templates/render-pool.js';
+
+/** What a web process hands its routes. */
+export interface AppDeps {
+  pool: Pool;
+  clickhouse: ClickHouseClient;
+  config: Config;
+  logger: Logger;
+  /** Enqueues jobs inside a transaction (pg-boss); web never starts workers. */
+  queue: JobQueue;
+  /** Checks and renders template documents off the event loop (domain/templates/render-pool.ts). */
+  templates: DocumentProcessor;
+}
+
+export type Scope = (typeof SCOPES)[number];
+
+/**
+ * Who may call a route.
+ *  - api_key: `Authorization: Bearer <key>` and `X-Instance-Slug`, the key holding `scope`
+ *    (api/http/authenticate.ts answers 401/403 before anything else runs); the handler gets the
+ *    key's tenant.
+ *  - public: no credentials. For the links Cartero puts in mails (open pixel, click, unsubscribe,
+ *    later confirmation and form pages) the signed token in the path is the credential: the
+ *    handler verifies it (domain/tracking/tokens.ts) and answers a bad one as that page must
+ *    (the pixel still shows, a link is a 404 page), and finds the tenant from what it signs.
+ */
+export type RouteAuth = { kind: 'api_key'; scope: Scope } | { kind: 'public' };
+
+/** What every handler gets: the validated input and the process's dependencies. */
+export interface RequestContext<Q, P, B> {
+  query: Q;
+  params: P;
+  body: B;
+  requestId: string;
+  deps: AppDeps;
+  /** The caller as events record it: its address (req.ip, so TRUST_PROXY applies) and User-Agent. */
+  client: { ip: string | undefined; userAgent: string | undefined };
+}
+
+/** An API-key route's handler also gets the tenant of the key. */
+export interface RouteContext<Q, P, B> extends RequestContext<Q, P, B> {
+  tenant: Tenant;
+}
+
+export interface RouteSuccess {
+  status: number;
+  description: string;
+  /** Default application/json; a page is text/html, the pixel image/gif. */
+  contentType?: string;
+  schema?: JsonSchema;
+  /** Response headers worth documenting (a redirect's Location). */
+  headers?: Record<string, { description: string; schema: JsonSchema }>;
+}
+
+interface RouteShape {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** OpenAPI-style path, e.g. /v1/senders/{id}. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  params?: Record<string, JsonSchema>;
+  query?: Record<string, JsonSchema>;
+  /** Request headers the route reads (Idempotency-Key): documented in OpenAPI; the handler reads them. */
+  requestHeaders?: Record<string, JsonSchema>;
+  body?: JsonSchema;
+  /**
+   * json (default): a JSON body, anything else 415. form: an HTML form or an RFC 8058 one-click
+   * POST, read as multipart/form-data when it says so and as urlencoded otherwise (mail clients
+   * label one-click bodies loosely); its fields arrive as text, like a query string.
+   */
+  bodyType?: 'json' | 'form';
+  bodyRequired?: boolean;
+  /** Largest accepted body after decompression; default DEFAULT_MAX_BODY_BYTES. */
+  maxBodyBytes?: number;
+  success: RouteSuccess;
+  /** Statuses this route can answer beyond the common ones (api_key: 401, 403, 422, 500, 503; public: 422, 500, 503). */
+  errors?: readonly number[];
+  /** The handler answers its `errors` with an HTML page to a browser (Accept prefers text/html), a problem object otherwise. */
+  errorPages?: boolean;
+}
+
+export interface ApiKeyRoute<Q = any, P = any, B = any> extends RouteShape {
+  auth: { kind: 'api_key'; scope: Scope };
+  /** Returns the JSON body of `success`, or undefined when it wrote the response itself (streams, pages). */
+  handler(ctx: RouteContext<Q, P, B>, res: Response): Promise<unknown>;
+}
+
+export interface PublicRoute<Q = any, P = any, B = any> extends RouteShape {
+  auth: { kind: 'public' };
+  handler(ctx: RequestContext<Q, P, B>, res: Response): Promise<unknown>;
+}
+
+/**
+ * One declaration per endpoint drives everything about it: the Express mount, authentication,
+ * body reading and its limit, validation of path/query/body (and so the 400/413/415/422
+ * answers), the 405 Allow list, /metrics's route label and the OpenAPI document. Nothing else
+ * describes a route, API or public.
+ */
+export type Route<Q = any, P = any, B = any> = ApiKeyRoute<Q, P, B> | PublicRoute<Q, P, B>;
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+export function defineRoute<Q = Record<string, never>, P = Record<string, never>, B = undefined>(route: ApiKeyRoute<Q, P, B>): ApiKeyRoute<Q, P, B>;
+export function defineRoute<Q = Record<string, never>, P = Record<string, never>, B = undefined>(route: PublicRoute<Q, P, B>): PublicRoute<Q, P, B>;
+export function defineRoute(route: Route): Route {
+  return route;
+}

@@ -1,0 +1,36 @@
+/*
+ * Defaults of configuration variables whose meaning belongs to a domain rule (config/schema.ts
+ * reads them; the rule's code takes the configured value). They live here, below every layer
+ * that uses them, so the schema imports nothing above it.
+ */
+
+export interface RenderLimits {
+  /** Largest html or text part after merge tags, in UTF-8 bytes (RENDER_MAX_BODY_BYTES). */
+  maxBodyBytes: number;
+  /** Longest one mail's rendering may take, in milliseconds (RENDER_MAX_MS). */
+  maxMs: number;
+}
+
+/**
+ * 2 MiB: far above real messages (Gmail clips html past 102 KB), and the slowest html of that
+ * size renders in about 1.5 s on a 2-core host. 5 s: three times that, so a busy host does not
+ * drop a mail the bound was not meant for.
+ */
+export const RENDER_LIMITS: RenderLimits = { maxBodyBytes: 2 * 1024 * 1024, maxMs: 5_000 };
+
+export interface SoftBounceSettings {
+  threshold: number;
+  windowDays: number;
+}
+
+/** The defaults of SOFT_BOUNCE_THRESHOLD and SOFT_BOUNCE_WINDOW_DAYS (config/schema.ts). */
+export const SOFT_BOUNCE_DEFAULTS: SoftBounceSettings = { threshold: 3, windowDays: 30 };
+
+/**
+ * Rendering a document off the web dyno's event loop (domain/templates/render-pool.ts): how many
+ * worker threads (TEMPLATE_RENDER_THREADS) and how long one document may render, check included
+ * (TEMPLATE_RENDER_TIMEOUT_MS), counted from when a thread starts on it. Ten seconds is about a
+ * hundred times what the largest corpus document takes, and several times the slowest document
+ * the estimate lets through.
+ */
+export const TEMPLATE_RENDER_DEFAULTS = { threads: 2, timeoutMs: 10_000 } as const;

@@ -1,0 +1,330 @@
+import { promises as dnsPromises } from 'node:dns';
+import { isIP } from 'node:net';
+import { createRequire } from 'node:module';
+import { RENDER_LIMITS, SOFT_BOUNCE_DEFAULTS, TEMPLATE_RENDER_DEFAULTS } from './defaults.js';
+import { fail, integer, type Variable } from './variable.js';
+import { WEBHOOK_VARIABLES } from './webhooks.js';
+
+/**
+ * Every environment variable Cartero reads: its name (a public contract), type, default, what
+ * is allowed and what it means. `loadConfig` (config/config.ts) reads them all once when a
+ * process starts, and the nesting below is the shape of the typed `Config` it returns, so a
+ * new variable is one entry here plus its use. docs/configuration.md is generated from this
+ * table (`node dist/config/doc.js --write`); test/config.test.ts fails when they differ.
+ *
+ * An empty value is the same as an unset one. A value that is not allowed stops the process at
+ * start with a message naming the variable, the value and what is allowed: nothing falls back.
+ * (The schema itself is CONFIG_SCHEMA below; these first functions make its kinds of variable.)
+ */
+
+function port(name: string, def: number, description: string): Variable<number>;
+function port(name: string, def: undefined, description: string, defaultText: string): Variable<number | undefined>;
+function port(name: string, def: number | undefined, description: string, defaultText?: string): Variable<number | undefined> {
+  const allowed = 'a port number from 0 to 65535 (0: any free port)';
+  return {
+    name,
+    type: 'port',
+    default: def,
+    ...(defaultText ? { defaultText } : {}),
+    allowed,
+    description,
+    parse(raw) {
+      const n = Number(raw.trim());
+      if (!/^\d+$/.test(raw.trim()) || n > 65535) fail(name, allowed, raw);
+      return n;
+    },
+  };
+}
+
+function url(name: string, protocols: string[], defaultText: string, description: string): Variable<string | undefined> {
+  const names = protocols.map((p) => p.slice(0, -1));
+  const allowed = `a URL with scheme ${names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names.at(-1)}` : names[0]}`;
+  return {
+    name,
+    type: 'url',
+    default: undefined,
+    defaultText,
+    allowed,
+    description,
+    parse(raw) {
+      let parsed: URL | undefined;
+      try {
+        parsed = new URL(raw.trim());
+      } catch {
+        /* not a URL */
+      }
+      if (!parsed || !protocols.includes(parsed.protocol)) fail(name, allowed, raw);
+      return raw.trim();
+    },
+  };
+}
+
+function oneOf<const V extends string>(name: string, values: readonly V[], def: V, description: string): Variable<V> {
+  const allowed = `one of ${values.join(', ')}`;
+  return {
+    name,
+    type: 'enum',
+    default: def,
+    allowed,
+    description,
+    parse(raw) {
+      const v = raw.trim() as V;
+      if (!values.includes(v)) fail(name, allowed, raw);
+      return v;
+    },
+  };
+}
+
+// A DNS name: labels of letters, digits and inner hyphens.
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+function host(name: string, def: string, description: string): Variable<string> {
+  const allowed = 'an IP address (0.0.0.0 or :: for every interface) or a host name';
+  return {
+    name,
+    type: 'host',
+    default: def,
+    allowed,
+    description,
+    parse(raw) {
+      const v = raw.trim();
+      if (!isIP(v) && !HOSTNAME.test(v)) fail(name, allowed, raw);
+      return v;
+    },
+  };
+}
+
+function path(name: string, def: string, description: string): Variable<string> {
+  return { name, type: 'path', default: def, allowed: 'a directory path (relative to the working directory or absolute)', description, parse: (raw) => raw };
+}
+
+function secret(name: string, minLength: number, defaultText: string, description: string): Variable<string | undefined> {
+  const allowed = minLength > 1 ? `at least ${minLength} characters without spaces (e.g. the output of openssl rand -hex 32)` : 'any string';
+  return {
+    name,
+    type: 'secret',
+    default: undefined,
+    defaultText,
+    allowed,
+    description,
+    secret: true,
+    parse(raw) {
+      // The value itself is never printed: only its length.
+      if (raw.length < minLength || (minLength > 1 && /\s/.test(raw))) throw new Error(`${name} must be ${allowed}, got ${raw.length} characters (not shown)`);
+      return raw;
+    },
+  };
+}
+
+// Express's own parser of trust lists (CommonJS, no type declarations), to check TRUST_PROXY.
+const compileTrust = (createRequire(import.meta.url)('proxy-addr') as { compile(list: string[]): unknown }).compile;
+
+/**
+ * TRUST_PROXY: whom to believe about the client address (X-Forwarded-For), which IP allow lists
+ * and tracking events use. Off, a hop count (the number of proxies in front of the service), or
+ * the proxies' addresses/subnets (and proxy-addr's names loopback, linklocal, uniquelocal).
+ * `true` (Express's "trust every hop") is refused: any client could then write the address the
+ * allow lists check. Each entry is checked so a typo stops the start with a clear message.
+ */
+export function parseTrustProxy(raw: string | undefined): false | number | string {
+  const value = raw?.trim() ?? '';
+  if (value === '' || value === 'false' || value === '0') return false;
+  if (/^(true|yes|on|all|\*)$/i.test(value)) {
+    throw new Error(
+      `TRUST_PROXY=${value} would believe X-Forwarded-For from any client, so anyone could choose the address IP allow lists check. ` +
+        'Set the number of proxies in front of the service (e.g. TRUST_PROXY=1 behind one router) or their addresses or subnets ' +
+        '(e.g. TRUST_PROXY="loopback, 10.0.0.0/8").',
+    );
+  }
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (!Number.isSafeInteger(hops)) throw new Error(`TRUST_PROXY must be a hop count or proxy addresses, got ${value}`);
+    return hops;
+  }
+  const entries = value.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  try {
+    compileTrust(entries);
+  } catch (err) {
+    throw new Error(
+      `TRUST_PROXY=${value}: ${(err as Error).message}; expected a hop count or a comma-separated list of proxy addresses, subnets, loopback, linklocal or uniquelocal`,
+    );
+  }
+  return entries.join(', ');
+}
+
+const trustProxy: Variable<false | number | string> = {
+  name: 'TRUST_PROXY',
+  type: 'proxy list',
+  default: false,
+  defaultText: 'off',
+  allowed: 'false or 0 (off), a hop count, or a comma-separated list of proxy addresses, subnets, loopback, linklocal, uniquelocal (never true)',
+  description: 'whom to believe about the client address (X-Forwarded-For), which IP allow lists and tracking events use',
+  parse: parseTrustProxy,
+};
+
+/** DNS_SERVERS: node's resolver checks each entry (an IP, or IP:port, [IPv6]:port). */
+const dnsServers: Variable<string[] | undefined> = {
+  name: 'DNS_SERVERS',
+  type: 'server list',
+  default: undefined,
+  defaultText: "the system's resolvers",
+  allowed: 'a comma-separated list of resolver addresses: IP, IP:port or [IPv6]:port',
+  description: "resolvers the sending-domain checks ask (domain verification, docs/domains.md)",
+  parse(raw) {
+    const servers = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    try {
+      if (!servers.length) throw new Error('no address');
+      new dnsPromises.Resolver().setServers(servers);
+    } catch (err) {
+      fail('DNS_SERVERS', `a comma-separated list of resolver addresses: IP, IP:port or [IPv6]:port (${(err as Error).message})`, raw);
+    }
+    return servers;
+  },
+};
+
+/** A DNS name (not an IP), lower-cased without a trailing dot; default undefined unless given. */
+function dnsName(name: string, def: string, description: string): Variable<string>;
+function dnsName(name: string, def: undefined, description: string, defaultText: string): Variable<string | undefined>;
+function dnsName(name: string, def: string | undefined, description: string, defaultText?: string): Variable<string | undefined> {
+  const allowed = 'a DNS name (letters, digits, inner hyphens, dots)';
+  return {
+    name,
+    type: 'host',
+    default: def,
+    ...(defaultText ? { defaultText } : {}),
+    allowed,
+    description,
+    parse(raw) {
+      const v = raw.trim().toLowerCase().replace(/\.$/, '');
+      if (!HOSTNAME.test(v) || isIP(v)) fail(name, allowed, raw);
+      return v;
+    },
+  };
+}
+
+// pg-boss refuses a job expiry or maintenance interval of 24 hours or more.
+const UNDER_A_DAY = 86_399;
+
+/** The table. Keys are the fields of `Config`; every leaf is one variable. */
+export const CONFIG_SCHEMA = {
+  port: port('PORT', 3000, "the web dyno's public HTTP port"),
+  dataDir: path('DATA_DIR', './.data', 'embedded Postgres and ClickHouse data, the mailbox simulator, services.json'),
+  databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:', 'socket:'], 'embedded', 'Postgres; without it `npm start` runs one under DATA_DIR/postgres'),
+  clickhouseUrl: url('CLICKHOUSE_URL', ['http:', 'https:'], 'embedded', 'ClickHouse HTTP URL; its path names the database (default cartero)'),
+  smtpUrl: url('SMTP_URL', ['smtp:', 'smtps:'], 'simulator', 'outgoing SMTP relay (nodemailer URL options); without it `npm start` runs the mailbox simulator'),
+  publicUrl: url('PUBLIC_URL', ['http:', 'https:'], 'http://localhost:$PORT', 'base of links put in mails and of the OpenAPI servers entry'),
+  trustProxy,
+  logLevel: oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info', 'pino level: 2xx requests are logged at debug, 4xx at info, 5xx at error'),
+  webLimits: {
+    headersTimeoutMs: integer('WEB_HEADERS_TIMEOUT_MS', 20_000, { min: 1 }, "ms a client has to send a request's headers; past it 408 and close (slowloris)"),
+    requestTimeoutMs: integer('WEB_REQUEST_TIMEOUT_MS', 60_000, { min: 1 }, 'ms a client has to send a whole request, headers and body (receiving only); past it 408 and close'),
+    keepAliveTimeoutMs: integer('WEB_KEEPALIVE_TIMEOUT_MS', 65_000, { min: 1 }, 'ms before an idle keep-alive connection is closed; above the routers\' idle timeout'),
+    maxConnections: integer('WEB_MAX_CONNECTIONS', 1_000, { min: 1 }, 'simultaneous connections per web listener; one more is closed at once'),
+  },
+  internalPort: port('INTERNAL_PORT', undefined, 'the web dyno also serves /healthz, /readyz and /metrics there; unset, no internal listener', 'unset (`npm start`: a free port)'),
+  internalHost: host('INTERNAL_HOST', '127.0.0.1', "the internal listener's address"),
+  internalToken: secret('INTERNAL_TOKEN', 32, 'unset', 'when set, /readyz and /metrics are also served on the public port to `Authorization: Bearer <token>`'),
+  inboundSmtpPort: port('INBOUND_SMTP_PORT', undefined, 'the worker listens there for bounces (DSN) and complaints (ARF); unset, it does not listen', 'unset (`npm start`: a free port)'),
+  inboundSmtpHost: host('INBOUND_SMTP_HOST', '127.0.0.1', "the inbound listener's address; 0.0.0.0 to receive from remote MTAs"),
+  inboundLimits: {
+    maxConnections: integer('INBOUND_MAX_CONNECTIONS', 100, { min: 1 }, 'simultaneous SMTP connections to one inbound listener; one more is answered 421'),
+    maxRecipients: integer('INBOUND_MAX_RECIPIENTS', 50, { min: 1 }, 'RCPT TO per inbound message; one more is answered 452 4.5.3'),
+    maxMessagesPerConnection: integer('INBOUND_MAX_MESSAGES_PER_CONNECTION', 100, { min: 1 }, 'messages per inbound connection; one more is answered 421 and closed'),
+    ratePerMinute: integer('INBOUND_RATE_PER_MINUTE', 600, { min: 1 }, 'inbound messages per client address per minute; past it 421 4.7.0'),
+  },
+  trackingSecret: secret('TRACKING_SECRET', 1, 'generated', 'key that signs open, click, unsubscribe and consent confirmation links; unset, one is generated once into Postgres (service_secrets)'),
+  trackingFastPath: oneOf('TRACKING_FAST_PATH', ['on', 'off'], 'on', 'on: the web dyno answers opens and clicks with a plain node:http handler ahead of Express, the same answers for less CPU (docs/tracking.md); off: Express answers them'),
+  send: {
+    // 4 loops of 100: while one loop waits on SMTP replies the others fetch and prepare, which
+    // measured 7% faster end to end than 2 of 50 (docs/performance-history.md, bench/send).
+    batchSize: integer('SEND_BATCH_SIZE', 100, { min: 1 }, 'send jobs fetched per batch'),
+    concurrency: integer('SEND_CONCURRENCY', 4, { min: 1 }, 'send fetch loops per worker process'),
+    retryLimit: integer('SEND_RETRY_LIMIT', 6, { min: 0 }, 'retries of a deferred (4xx) mail; its last SMTP try makes it a soft bounce (applied to the queue by release)'),
+    retryDelaySeconds: integer('SEND_RETRY_DELAY_SECONDS', 60, { min: 0 }, 'first retry delay of a deferred mail, doubled each time (applied to the queue by release)'),
+    jobExpireSeconds: integer('SEND_JOB_EXPIRE_SECONDS', 600, { min: 1, max: UNDER_A_DAY }, 'a send job still active after this is retried elsewhere (applied to the queue by release)'),
+  },
+  render: {
+    maxBodyBytes: integer('RENDER_MAX_BODY_BYTES', RENDER_LIMITS.maxBodyBytes, { min: 1 }, 'largest html or text part after merge tags; a mail over it is dropped (render_failed)'),
+    maxMs: integer('RENDER_MAX_MS', RENDER_LIMITS.maxMs, { min: 1 }, "time to render one mail; a mail over it is dropped (render_failed), its message's next ones not tried"),
+  },
+  templateEditor: oneOf('TEMPLATE_EDITOR', ['on', 'off'], 'on', "off where the platform's template editor is not offered: the API answers 409 template_editor_unavailable to creating or validating a template and to a PATCH of config or preheader; reads, other edits, external templates and sending work"),
+  templateRender: {
+    threads: integer('TEMPLATE_RENDER_THREADS', TEMPLATE_RENDER_DEFAULTS.threads, { min: 1, max: 64 }, "worker threads of a web dyno that check and render template documents (create, PATCH, validate), off the event loop; more render more at once, each uses a core and about 100 MB"),
+    timeoutMs: integer('TEMPLATE_RENDER_TIMEOUT_MS', TEMPLATE_RENDER_DEFAULTS.timeoutMs, { min: 1, max: 600_000 }, 'time one document may take to check and render, from when a thread starts on it; past it the thread is ended and the request answers 422 template_render_timeout'),
+  },
+  queue: {
+    maintenanceSeconds: integer('QUEUE_MAINTENANCE_SECONDS', 30, { min: 1, max: UNDER_A_DAY }, 'how often pg-boss looks for expired jobs'),
+  },
+  softBounces: {
+    threshold: integer('SOFT_BOUNCE_THRESHOLD', SOFT_BOUNCE_DEFAULTS.threshold, { min: 1 }, 'soft bounces of an address within the window (since its last lift) that restrict it'),
+    windowDays: integer('SOFT_BOUNCE_WINDOW_DAYS', SOFT_BOUNCE_DEFAULTS.windowDays, { min: 1 }, 'the soft-bounce window, in days back from the evaluation'),
+  },
+  domains: {
+    keyEncryptionKey: secret('DKIM_KEY_ENCRYPTION_KEY', 32, '`npm start` and its CLI: generated into DATA_DIR/dkim-key-encryption.key; with DATABASE_URL: required to add or sign', 'encrypts the DKIM private keys of sending domains at rest (AES-256-GCM); the same value on every process (docs/domains.md)'),
+    dnsServers,
+    returnPathSubdomain: dnsName('RETURN_PATH_SUBDOMAIN', 'bounces', 'the return-path host of a domain is this subdomain of it (bounce+<id>@bounces.<domain>), so SPF aligns: its MX and SPF records are checked'),
+    mxHost: dnsName('RETURN_PATH_MX_HOST', undefined, "the host the return-path host's MX must name: where the inbound listener receives bounces", 'the host of PUBLIC_URL'),
+    spfInclude: dnsName('SPF_INCLUDE', undefined, "the return-path host's SPF record must have include:<this>; unset, the `mx` mechanism (the relay sends from the MX host)", 'unset: `mx`'),
+  },
+  webhooks: WEBHOOK_VARIABLES,
+  consent: {
+    confirmDays: integer('CONSENT_CONFIRM_DAYS', 7, { min: 1, max: 365 }, 'days a double opt-in consent event waits for its confirmation from its creation; past them it is expired and its link confirms nothing (docs/consent.md)'),
+  },
+  formPage: {
+    ratePerMinute: integer('FORM_PAGE_RATE_PER_MINUTE', 10, { min: 1 }, 'hosted form submissions (POST /f/{public_token}) per client address per minute, counted by each web process; past it 429 with Retry-After (docs/forms.md, Hosted page)'),
+  },
+} as const;
+
+/** Rules between variables, checked after each one is. */
+export const CONFIG_RULES: Array<{ text: string; check(values: ConfigValues): string | undefined }> = [
+  {
+    // Node refuses a headers timeout longer than the request timeout (the headers are part of it).
+    text: 'WEB_HEADERS_TIMEOUT_MS must not exceed WEB_REQUEST_TIMEOUT_MS',
+    check: (v) =>
+      v.webLimits.headersTimeoutMs > v.webLimits.requestTimeoutMs
+        ? `WEB_HEADERS_TIMEOUT_MS (${v.webLimits.headersTimeoutMs}) must not exceed WEB_REQUEST_TIMEOUT_MS (${v.webLimits.requestTimeoutMs})`
+        : undefined,
+  },
+];
+
+type Schema = { readonly [key: string]: Variable<unknown> | Schema };
+type ValuesOf<S> = {
+  -readonly [K in keyof S]: S[K] extends Variable<infer T> ? T : ValuesOf<S[K]>;
+};
+
+/** The typed values of every variable, in the schema's shape. */
+export type ConfigValues = ValuesOf<typeof CONFIG_SCHEMA>;
+
+export function isVariable(node: Variable<unknown> | Schema): node is Variable<unknown> {
+  return typeof (node as Variable<unknown>).parse === 'function';
+}
+
+/** Every variable of a schema (or part of it), in table order. */
+export function variablesOf(schema: Schema = CONFIG_SCHEMA): Variable<unknown>[] {
+  return Object.values(schema).flatMap((node) => (isVariable(node) ? [node] : variablesOf(node)));
+}
+
+/**
+ * The values of `schema`'s variables read from `env` (empty = unset = the default), and the
+ * messages of those not allowed (every one, not only the first).
+ */
+export function readSchema<S extends Schema>(schema: S, env: Record<string, string | undefined>, problems: string[]): ValuesOf<S> {
+  const out: Record<string, unknown> = {};
+  for (const [key, node] of Object.entries(schema)) {
+    if (!isVariable(node)) {
+      out[key] = readSchema(node, env, problems);
+      continue;
+    }
+    const raw = env[node.name];
+    if (raw === undefined || raw === '') {
+      out[key] = node.default;
+      continue;
+    }
+    try {
+      out[key] = node.parse(raw);
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+  }
+  return out as ValuesOf<S>;
+}

@@ -1,0 +1,69 @@
+import { DependencyUnavailable } from '../../domain/errors.js';
+import { MailStatus } from '../../domain/mail/status.js';
+import { moveMails, type Move } from '../../domain/mail/transitions.js';
+import { withTenant, type Tenant } from '../../domain/tenancy/context.js';
+import type { Pool } from '../../sql/pool.js';
+
+/**
+ * Transaction B, as group commit: a reply is written at once when no write for its instance is
+ * in flight; replies arriving meanwhile wait for that write and then go together in one
+ * statement. No timer: under light load every reply is its own write, under heavy load writes
+ * grow instead of queueing up. Connection failures are retried in-process a few times, because
+ * giving up means the job's retry sends the mail again.
+ */
+export class OutcomeRecorder {
+  private readonly pending = new Map<number, { tenant: Tenant; items: Array<{ move: Move; done: (err?: unknown) => void }> }>();
+  private readonly flushing = new Set<number>();
+
+  constructor(
+    private readonly pool: Pool,
+    /** Called after a commit that moved mails to soft bounced; must not throw. */
+    private readonly onSoftBounce: (instanceId: number) => void = () => {},
+  ) {}
+
+  record(tenant: Tenant, move: Move): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const id = tenant.instanceId;
+      const queue = this.pending.get(id) ?? { tenant, items: [] };
+      this.pending.set(id, queue);
+      queue.items.push({ move, done: (err) => (err === undefined ? resolve() : reject(err)) });
+      if (!this.flushing.has(id)) void this.flush(id);
+    });
+  }
+
+  private async flush(id: number): Promise<void> {
+    this.flushing.add(id);
+    try {
+      for (let queue = this.pending.get(id); queue?.items.length; queue = this.pending.get(id)) {
+        this.pending.delete(id);
+        try {
+          await this.write(queue.tenant, queue.items.map((i) => i.move));
+          for (const i of queue.items) i.done();
+        } catch (err) {
+          for (const i of queue.items) i.done(err ?? new Error('write failed'));
+        }
+      }
+    } finally {
+      this.flushing.delete(id);
+    }
+  }
+
+  private async write(tenant: Tenant, moves: Move[]): Promise<void> {
+    for (const pause of [250, 1_000, 4_000, 0]) {
+      try {
+        const moved = await withTenant(this.pool, tenant, (c) => moveMails(tenant, c, moves));
+        if (moved.some((m) => m.status === MailStatus.bounced && m.bounce_class === 'soft')) this.onSoftBounce(tenant.instanceId);
+        return;
+      } catch (err) {
+        if (!(err instanceof DependencyUnavailable || isTransientConflict(err)) || pause === 0) throw err;
+        await new Promise((r) => setTimeout(r, pause));
+      }
+    }
+  }
+}
+
+/** Deadlock or serialization failure: the transaction was rolled back whole and can simply rerun. */
+function isTransientConflict(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return code === '40P01' || code === '40001';
+}
