@@ -17,9 +17,14 @@ const NAME = 'cartero';
  * The commander program for these commands: `cartero <area> <action> --flags`, `cartero --help`,
  * `cartero help <command>`, `--help` on every command. Commander writes only help (to stdout);
  * every mistake comes back as one line plus the usage, written by the caller, so each reads the
- * same whichever layer (commander or a flag's own check) found it.
+ * same whichever layer (commander or a flag's own check) found it. `writeOut` receives the help
+ * (stdout by default; the tests read every command's help in-process through it).
  */
-export async function parseCommandLine(commands: readonly CliCommand[], argv: string[]): Promise<Parsed> {
+export async function parseCommandLine(
+  commands: readonly CliCommand[],
+  argv: string[],
+  writeOut: (text: string) => void = (text) => process.stdout.write(text),
+): Promise<Parsed> {
   let chosen: Chosen | undefined;
   const leaves = new Map<Command, CliCommand>();
   const program = new Command(NAME);
@@ -27,7 +32,7 @@ export async function parseCommandLine(commands: readonly CliCommand[], argv: st
     .usage('<command> [flags]')
     .description('Panel-only operations. Each prints one JSON object on stdout and exits 0, or a message on stderr and exits 2 (usage) or 1.')
     .exitOverride()
-    .configureOutput({ writeErr: () => {}, outputError: () => {} })
+    .configureOutput({ writeOut, writeErr: () => {}, outputError: () => {} })
     .helpCommand(false)
     .configureHelp({
       // The top level lists every command ("instance create"), not only the areas.

@@ -2,6 +2,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import t from 'tap';
 import { estimateHtml } from '../domain/templates/check/html-estimate.js';
 import { MAX_HTML_BYTES } from '../domain/templates/format/limits.js';
+import { renderPool } from '../domain/templates/render-pool.js';
+import { AppError } from '../errors/app-error.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
@@ -199,3 +201,27 @@ t.test('a PATCH holds no lock while it renders: the row is written meanwhile, an
   t.notMatch(second.body.html, /Large 239/);
   t.match(second.body.html, /Second/);
 });
+
+t.test('the render queue is bounded: past it a document is turned away with 503 and Retry-After, the admitted ones render', async (t) => {
+  // One thread, one waiting place: of five documents given at once, one is on the thread, one
+  // waits, and the other three are refused at once instead of holding memory in a queue.
+  const pool = renderPool({ threads: 1, timeoutMs: 60_000, maxQueued: 1 });
+  t.teardown(() => pool.close());
+  const rows = Array.from({ length: 40 }, (_, i) => row([column([paragraph(`row ${i}`), button()])]));
+  const outcomes = await Promise.allSettled(Array.from({ length: 5 }, () => pool.process(docOf(rows), { subject: 's', preheader: null })));
+  const refused = outcomes.filter((o) => o.status === 'rejected');
+  const rendered = outcomes.filter((o) => o.status === 'fulfilled' && typeof o.value.html === 'string' && o.value.errors.length === 0);
+  t.equal(rendered.length, 2, 'the one on the thread and the one waiting rendered');
+  t.equal(refused.length, 3, 'the rest were refused');
+  for (const r of refused) {
+    const err = (r as PromiseRejectedResult).reason;
+    t.ok(err instanceof AppError, 'an AppError');
+    t.equal(err.status, 503);
+    t.equal(err.code, 'service_unavailable');
+    t.equal(err.headers['Retry-After'], '2');
+  }
+  const after = await pool.process(docOf(rows), { subject: 's', preheader: null });
+  t.equal(after.errors.length, 0, 'once the queue drains, a document renders again');
+  t.equal(pool.completed(), 3, 'refused documents never reached a thread');
+});
+

@@ -1,5 +1,6 @@
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { AppError } from '../errors.js';
 import { checkHtmlEstimate } from './check/html-estimate.js';
 import { checkMeta } from './check/index.js';
 import { finding } from './check/finding.js';
@@ -24,7 +25,17 @@ const RENDER_THREAD_NICENESS = 10;
 export interface RenderPoolOptions {
   threads: number;
   timeoutMs: number;
+  /** Documents that may wait for a thread; default QUEUED_PER_THREAD per thread. */
+  maxQueued?: number;
 }
+
+/**
+ * Waiting documents per thread before a new one is turned away (503 service_unavailable with
+ * Retry-After). Each waits with its whole document in memory (up to the body limit), so an
+ * unbounded queue lets a burst of large documents grow the dyno without end; 32 per thread is
+ * far more than an editor's saves need, since a document takes a tenth of a second or so.
+ */
+export const QUEUED_PER_THREAD = 32;
 
 /**
  * The web dyno's document processor: checking and rendering a document is synchronous CPU work
@@ -58,6 +69,7 @@ export function renderPool(options: RenderPoolOptions): RenderPool {
     // core the dyno answers requests first and renders with what is left.
     niceIncrement: RENDER_THREAD_NICENESS,
   });
+  const maxQueued = options.maxQueued ?? options.threads * QUEUED_PER_THREAD;
   let completed = 0;
   let running = 0;
   return {
@@ -65,6 +77,10 @@ export function renderPool(options: RenderPoolOptions): RenderPool {
       if (config !== null && config !== undefined) {
         const tooLarge = checkHtmlEstimate(config);
         if (tooLarge.length > 0) return { errors: tooLarge, findings: checkMeta(meta), html: null, text: null, checkFailures: [] };
+      }
+      // queueSize counts the documents waiting for a thread, not those on one.
+      if (pool.queueSize >= maxQueued) {
+        throw new AppError('service_unavailable', `template rendering is busy (${pool.queueSize} documents wait for a thread); retry shortly`, {}, { 'Retry-After': '2' });
       }
       const abort = new AbortController();
       const { port1, port2 } = new MessageChannel();

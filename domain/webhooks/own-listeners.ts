@@ -69,10 +69,26 @@ export function isThisMachine(address: string): boolean {
   const a = ipaddr.process(address);
   const range = a.range();
   if (range === 'loopback' || range === 'unspecified') return true;
-  const norm = a.toNormalizedString();
-  return Object.values(networkInterfaces()).some((list) =>
-    (list ?? []).some((i) => ipaddr.isValid(i.address.split('%')[0]!) && ipaddr.process(i.address.split('%')[0]!).toNormalizedString() === norm),
-  );
+  return interfaceAddresses().has(a.toNormalizedString());
+}
+
+// The machine's interface addresses, normalized, read again after a minute: every delivery asks,
+// and reading the interfaces is a system call per attempt otherwise, while they rarely change.
+const INTERFACES_TTL_MS = 60_000;
+let interfaces: { at: number; addresses: Set<string> } | undefined;
+
+function interfaceAddresses(): Set<string> {
+  const now = Date.now();
+  if (interfaces && now - interfaces.at < INTERFACES_TTL_MS) return interfaces.addresses;
+  const addresses = new Set<string>();
+  for (const list of Object.values(networkInterfaces())) {
+    for (const i of list ?? []) {
+      const bare = i.address.split('%')[0]!;
+      if (ipaddr.isValid(bare)) addresses.add(ipaddr.process(bare).toNormalizedString());
+    }
+  }
+  interfaces = { at: now, addresses };
+  return addresses;
 }
 
 /**
