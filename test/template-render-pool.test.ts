@@ -49,7 +49,7 @@ function mostRows(perRow: (n: number) => unknown, max = 100_000): unknown[] {
   return rows;
 }
 
-t.test('four pathological documents at once, and one beyond the bounds: /healthz never waits 200 ms', async (t) => {
+t.test('four pathological documents at once, and one beyond the bounds: /healthz never waits a second', async (t) => {
   // Each the worst of its shape that the pre-render bound lets through (each renders for up to a
   // second or two on a thread), plus the issue's 2,717 one-button rows, which it refuses.
   const buttons = docOf(mostRows(() => row([column([button()])])));
@@ -95,7 +95,10 @@ t.test('four pathological documents at once, and one beyond the bounds: /healthz
   t.match(answers[4]!.body.errors, [{ pointer: '/config/page/rows', code: 'template_html_too_large', params: { rule: 'html_estimate_too_large', max_bytes: MAX_HTML_BYTES, rows: 2_200 } }]);
   t.ok(probes.length >= 3, `/healthz was probed while they were processed (${probes.length} times)`);
   const worst = Math.max(...probes);
-  t.ok(worst < 200, `the slowest /healthz took ${Math.round(worst)} ms (of ${probes.length}); the event loop was held up ${Math.round(loop.max / 1e6)} ms at most`);
+  // Rendering these on the event loop held /healthz for 13.7 s; off it, a quiet machine answers in
+  // about 100 ms and one loaded by other work (load 18 on 2 cores) in 250-300 ms. A second keeps
+  // that margin and still fails by far on a render back on the loop (each takes over a second).
+  t.ok(worst < 1000, `the slowest /healthz took ${Math.round(worst)} ms (of ${probes.length}); the event loop was held up ${Math.round(loop.max / 1e6)} ms at most`);
 });
 
 t.test('a document over the pre-render bound is refused with 422 without being rendered', async (t) => {

@@ -72,16 +72,19 @@ export function renderPool(options: RenderPoolOptions): RenderPool {
   const maxQueued = options.maxQueued ?? options.threads * QUEUED_PER_THREAD;
   let completed = 0;
   let running = 0;
+  let admitted = 0;
   return {
     async process(config, meta) {
       if (config !== null && config !== undefined) {
         const tooLarge = checkHtmlEstimate(config);
         if (tooLarge.length > 0) return { errors: tooLarge, findings: checkMeta(meta), html: null, text: null, checkFailures: [] };
       }
-      // queueSize counts the documents waiting for a thread, not those on one.
-      if (pool.queueSize >= maxQueued) {
-        throw new AppError('service_unavailable', `template rendering is busy (${pool.queueSize} documents wait for a thread); retry shortly`, {}, { 'Retry-After': '2' });
+      // Counted here, not by piscina's queueSize, which leaves out tasks that carry an abort
+      // signal (ours all do: the timeout). One document per thread is on it; the rest wait.
+      if (admitted >= options.threads + maxQueued) {
+        throw new AppError('service_unavailable', `template rendering is busy (${admitted - options.threads} documents wait for a thread); retry shortly`, {}, { 'Retry-After': '2' });
       }
+      admitted++;
       const abort = new AbortController();
       const { port1, port2 } = new MessageChannel();
       let timer: NodeJS.Timeout | undefined;
@@ -108,6 +111,7 @@ export function renderPool(options: RenderPoolOptions): RenderPool {
           checkFailures: [],
         };
       } finally {
+        admitted--;
         done = true;
         if (timer) {
           clearTimeout(timer);
