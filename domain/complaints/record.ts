@@ -1,5 +1,5 @@
 import type { Client } from '../../sql/pool.js';
-import type { OutboxEventKind } from '../outbox/kinds.js';
+import { append } from '../outbox/append.js';
 import type { Tenant } from '../tenancy/context.js';
 
 export interface ComplaintInput {
@@ -10,8 +10,6 @@ export interface ComplaintInput {
   arrivalDate?: Date | null;
 }
 
-const KIND: OutboxEventKind = 'complaint';
-
 /**
  * Records a complaint about one of the tenant's mails, in the caller's tenant transaction: the
  * mail_complaints row and, only when that row is new, its 'complaint' event in the event outbox,
@@ -21,18 +19,15 @@ const KIND: OutboxEventKind = 'complaint';
  * exists) or was already complained about.
  */
 export async function recordComplaint(tenant: Tenant, client: Client, input: ComplaintInput): Promise<{ id: number } | undefined> {
-  const { rows } = await client.query<{ id: number }>(
-    `WITH inserted AS (
-       INSERT INTO mail_complaints (instance_id, mail_id, feedback_type, reported_by, arrival_date)
-       SELECT instance_id, mail_id, $3, $4, $5 FROM mails WHERE instance_id = $1 AND mail_id = $2
-       ON CONFLICT (mail_id) DO NOTHING
-       RETURNING id, instance_id, mail_id, complained_at
-     ), event AS (
-       INSERT INTO event_outbox (instance_id, mail_id, kind, occurred_at)
-       SELECT instance_id, mail_id, $6::text, complained_at FROM inserted
-     )
-     SELECT id FROM inserted`,
-    [tenant.instanceId, input.mailId, input.feedbackType.slice(0, 100), input.reportedBy?.slice(0, 500) ?? null, input.arrivalDate ?? null, KIND],
+  const { rows } = await client.query<{ id: number; complained_at: string }>(
+    `INSERT INTO mail_complaints (instance_id, mail_id, feedback_type, reported_by, arrival_date)
+     SELECT instance_id, mail_id, $3, $4, $5 FROM mails WHERE instance_id = $1 AND mail_id = $2
+     ON CONFLICT (mail_id) DO NOTHING
+     RETURNING id, complained_at::text`,
+    [tenant.instanceId, input.mailId, input.feedbackType.slice(0, 100), input.reportedBy?.slice(0, 500) ?? null, input.arrivalDate ?? null],
   );
-  return rows[0];
+  const row = rows[0];
+  if (!row) return undefined;
+  await append(tenant, client, { kind: 'complaint', mailId: input.mailId, occurredAt: row.complained_at });
+  return { id: row.id };
 }

@@ -1,6 +1,6 @@
 import { query, type Pool } from '../../sql/pool.js';
 import { isoUtc } from '../../sql/iso-time.js';
-import type { OutboxEventKind } from '../outbox/kinds.js';
+import { append, appendSelectSql } from '../outbox/append.js';
 import { loadTenant } from '../tenancy/instances.js';
 import { clientAddress } from '../tenancy/ip.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
@@ -121,7 +121,7 @@ export async function confirmEvent(
     if (event.status === 'confirmed') return 'already_confirmed';
     if (event.status === 'expired') return 'expired';
     if (event.past_window) {
-      await c.query(expireStatement('SELECT id FROM consent_events WHERE instance_id = $2 AND id = $3'), [EXPIRED, tenant.instanceId, eventId]);
+      await c.query(expireStatement('SELECT id FROM consent_events WHERE instance_id = $1 AND id = $2'), [tenant.instanceId, eventId]);
       return 'expired';
     }
     const confirmed = (
@@ -131,23 +131,16 @@ export async function confirmEvent(
         [tenant.instanceId, eventId, clientAddress(evidence.ip ?? undefined), evidence.userAgent ? evidence.userAgent.slice(0, MAX_PROOF_USER_AGENT) : null],
       )
     ).rows[0]!;
-    const kind: OutboxEventKind = 'consent.event.confirmed';
-    await c.query('INSERT INTO event_outbox (instance_id, kind, entity_id, occurred_at) VALUES ($1, $2, $3, $4)', [
-      tenant.instanceId,
-      kind,
-      eventId,
-      confirmed.confirmed_at,
-    ]);
+    await append(tenant, c, { kind: 'consent.event.confirmed', entityId: eventId, occurredAt: confirmed.confirmed_at });
     return 'confirmed';
   });
 }
 
-const EXPIRED: OutboxEventKind = 'consent.event.expired';
-
 /**
  * The statement that expires the pending events `picked` (a SELECT of consent_events ids, its
- * parameters from $2) names, each with its outbox row ($1: the kind, EXPIRED), returning the ids
- * expired. Only pending rows move, so running it again changes nothing.
+ * parameters from $1) names, each with its consent.event.expired outbox row, returning the ids
+ * expired. Only pending rows move, so running it again changes nothing. One statement, set-based
+ * (appendSelectSql says why it is not append).
  */
 function expireStatement(picked: string): string {
   return `WITH picked AS (${picked}),
@@ -156,9 +149,7 @@ function expireStatement(picked: string): string {
               FROM picked WHERE e.id = picked.id AND e.status = 'pending'
             RETURNING e.instance_id, e.id, e.expired_at
           ),
-          outbox AS (
-            INSERT INTO event_outbox (instance_id, kind, entity_id, occurred_at) SELECT instance_id, $1, id, expired_at FROM expired
-          )
+          outbox AS (${appendSelectSql('consent.event.expired', 'SELECT instance_id, id, expired_at FROM expired')})
      SELECT id FROM expired`;
 }
 
@@ -176,10 +167,10 @@ export async function expirePendingEvents(pool: Pool, confirmDays: number, batch
       pool,
       expireStatement(
         `SELECT id FROM consent_events
-          WHERE status = 'pending' AND created_at < now() - make_interval(days => $2)
-          ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
+          WHERE status = 'pending' AND created_at < now() - make_interval(days => $1)
+          ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
       ),
-      [EXPIRED, confirmDays, batch],
+      [confirmDays, batch],
     );
     total += rowCount ?? 0;
     if ((rowCount ?? 0) < batch) return total;

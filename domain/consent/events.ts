@@ -3,7 +3,7 @@ import type { Client, Pool } from '../../sql/pool.js';
 import { isoUtc } from '../../sql/iso-time.js';
 import { NotFoundError, RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
 import { CONSENT_CONFIRMATION_MAIL_QUEUE, type ConsentConfirmationMailJob, type JobQueue } from '../jobs.js';
-import type { OutboxEventKind } from '../outbox/kinds.js';
+import { append } from '../outbox/append.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { toPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
@@ -262,13 +262,7 @@ export async function registerEvent(
         input.rules.map((r) => r.purpose_id), input.rules.map((r) => r.action),
       ],
     );
-    const kind: OutboxEventKind = 'consent.event.created';
-    await c.query('INSERT INTO event_outbox (instance_id, kind, entity_id, occurred_at) VALUES ($1, $2, $3, $4)', [
-      tenant.instanceId,
-      kind,
-      event.id,
-      event.created_at,
-    ]);
+    await append(tenant, c, { kind: 'consent.event.created', entityId: event.id, occurredAt: event.created_at });
     const created = await readEvent(tenant, c, event.id);
     if (input.method === 'double_opt_in' && input.rules.some((r) => r.contact_type === 'email_address')) {
       // Last in the transaction: the insert leaves the tenant role (workers/machinery/queue.ts).

@@ -1,5 +1,5 @@
 import type { JobQueue } from '../jobs.js';
-import type { OutboxEventKind } from '../outbox/kinds.js';
+import { append } from '../outbox/append.js';
 import { loadTenant } from '../tenancy/instances.js';
 import { clientAddress } from '../tenancy/ip.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
@@ -10,6 +10,7 @@ import { afterConfirmationJobs } from './after-confirmation.js';
 import { isRowId } from '../row-id.js';
 import { windowEnd } from '../consent/confirmation.js';
 import { MAX_PROOF_USER_AGENT } from '../consent/events.js';
+import { confirmFormEvents } from '../consent/form-events.js';
 
 /**
  * Double confirmation of a form submission (docs/forms.md, Confirmation link). A submission to a
@@ -127,18 +128,11 @@ export async function confirmSubmission(
         [tenant.instanceId, submissionId, ip, ua],
       )
     ).rows[0]!;
-    const events = await c.query<{ id: number }>(
-      `UPDATE consent_events SET status = 'confirmed', confirmed_at = $3, confirmation_ip = $4::inet, confirmation_user_agent = $5
-        WHERE instance_id = $1 AND submission_id = $2 AND status = 'pending' RETURNING id`,
-      [tenant.instanceId, submissionId, confirmed.confirmed_at, ip, ua],
-    );
-    const eventKind: OutboxEventKind = 'consent.event.confirmed';
-    const submissionKind: OutboxEventKind = 'form.submission.confirmed';
-    await c.query(
-      `INSERT INTO event_outbox (instance_id, kind, entity_id, occurred_at)
-       SELECT $1::bigint, $2::text, unnest($3::bigint[]), $5::timestamptz UNION ALL SELECT $1::bigint, $4::text, $6::bigint, $5::timestamptz`,
-      [tenant.instanceId, eventKind, events.rows.map((e) => e.id), submissionKind, confirmed.confirmed_at, submissionId],
-    );
+    const eventIds = await confirmFormEvents(tenant, c, submissionId, confirmed.confirmed_at, { ip, userAgent: ua });
+    await append(tenant, c, [
+      ...eventIds.map((id) => ({ kind: 'consent.event.confirmed' as const, entityId: id, occurredAt: confirmed.confirmed_at })),
+      { kind: 'form.submission.confirmed', entityId: submissionId, occurredAt: confirmed.confirmed_at },
+    ]);
     // Last in the transaction: the insert leaves the tenant role (workers/machinery/queue.ts).
     await queue.insert(c, await afterConfirmationJobs(tenant, c, s.form_id, submissionId));
     return 'confirmed';

@@ -4,8 +4,9 @@ import { AppError, NotFoundError, RuleViolation, ValidationFailed, type FieldErr
 import { checkValue, type StoredValue } from '../fields/values.js';
 import type { FieldDefinition } from '../fields/types.js';
 import { FORM_SUBMISSION_MAIL_QUEUE, type FormSubmissionMailJob, type JobQueue } from '../jobs.js';
-import type { OutboxEventKind } from '../outbox/kinds.js';
+import { append } from '../outbox/append.js';
 import { ipAddressError, MAX_PROOF_USER_AGENT } from '../consent/events.js';
+import { recordFormEvents } from '../consent/form-events.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
 import { CONFIRMED_EFFECTS, confirmedJobs, type ConfirmedEffects } from './after-confirmation.js';
 import { CHANNEL_FIELD, type FormConsentChannel, type FormType } from './read.js';
@@ -246,46 +247,17 @@ function replay(found: Existing, hash: string): SubmissionResult {
 }
 
 /**
- * The whole write, one statement (a submission is one round trip to Postgres, not one per event):
- * the submission, unless the Idempotency-Key is taken (then nothing at all is written and no row
- * comes back); its consent events, one per accepted consent ($14.. in form order: term, version,
- * channel, contact type, contact), each with one allow rule per purpose of its term ($19/$20: the
- * event's position and the purpose); the outbox rows. Identity values are drawn in insertion
- * order within a statement, so the events' ids in ascending order follow the ordinality they were
- * inserted in, which pairs each with its rules.
+ * The submission, unless the Idempotency-Key is taken (then nothing at all is written and no row
+ * comes back). Its consent events are domain/consent's to write (recordFormEvents) and the outbox
+ * rows domain/outbox's (append): three statements in the one transaction, a fixed number whatever
+ * the count of consents (none for the events when no consent was accepted).
  */
 const WRITE = `
-WITH s AS (
-  INSERT INTO form_submissions (instance_id, form_id, source, status, answered_status, answers, field_values, idempotency_key, request_hash,
-                                ip_address, user_agent, confirmed_at)
-  VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9::inet, $10, CASE WHEN $4 = 'confirmed' THEN now() END)
-  ON CONFLICT ON CONSTRAINT form_submissions_idempotency_key DO NOTHING
-  RETURNING id, created_at
-), e AS (
-  INSERT INTO consent_events (instance_id, term_id, term_version_id, status, method, source, submission_id, form_id, form_name, ip_address, user_agent, created_at)
-  SELECT $1, x.term_id, x.version_id, $4, $11, 'form', s.id, $2, $12, $9::inet, $10, s.created_at
-    FROM s CROSS JOIN unnest($14::bigint[], $15::bigint[]) WITH ORDINALITY AS x(term_id, version_id, n)
-   ORDER BY x.n
-  RETURNING id, created_at
-), en AS (
-  SELECT id, created_at, row_number() OVER (ORDER BY id) AS n FROM e
-), r AS (
-  INSERT INTO consent_rules (instance_id, event_id, channel, contact_type, contact, purpose_id, action, created_at)
-  SELECT $1, en.id, x.channel, x.contact_type, x.contact, p.purpose_id, 'allow', en.created_at
-    FROM en
-    JOIN unnest($16::text[], $17::text[], $18::text[]) WITH ORDINALITY AS x(channel, contact_type, contact, n) ON x.n = en.n
-    JOIN unnest($19::bigint[], $20::bigint[]) AS p(n, purpose_id) ON p.n = en.n
-), o AS (
-  INSERT INTO event_outbox (instance_id, kind, entity_id, occurred_at)
-  SELECT $1, 'consent.event.created', id, created_at FROM e
-  UNION ALL SELECT $1, 'form.submission.created', id, created_at FROM s
-  UNION ALL SELECT $1, 'form.submission.confirmed', id, created_at FROM s WHERE $13
-)
-SELECT id FROM s`;
-
-// The outbox kinds WRITE names, checked against the one list at compile time.
-const WRITTEN_KINDS: OutboxEventKind[] = ['consent.event.created', 'form.submission.created', 'form.submission.confirmed'];
-void WRITTEN_KINDS;
+INSERT INTO form_submissions (instance_id, form_id, source, status, answered_status, answers, field_values, idempotency_key, request_hash,
+                              ip_address, user_agent, confirmed_at)
+VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9::inet, $10, CASE WHEN $4 = 'confirmed' THEN now() END)
+ON CONFLICT ON CONSTRAINT form_submissions_idempotency_key DO NOTHING
+RETURNING id, created_at::text`;
 
 export async function submitForm(
   tenant: Tenant,
@@ -309,17 +281,12 @@ export async function submitForm(
     const status: SubmissionStatus = form.requires_confirmation ? 'pending' : 'confirmed';
     const consents = checked.accepted;
     const ua = userAgent ? userAgent.slice(0, MAX_PROOF_USER_AGENT) : null;
-    const { rows } = await c.query<{ id: number }>({
+    const { rows } = await c.query<{ id: number; created_at: string }>({
       name: 'form-submission-write',
       text: WRITE,
       values: [
         tenant.instanceId, formId, meta.source, status, JSON.stringify(checked.answers), JSON.stringify(checked.values),
         meta.idempotencyKey ?? null, hash, ipAddress ?? null, ua,
-        form.requires_confirmation ? 'double_opt_in' : 'single_opt_in', form.name, status === 'confirmed',
-        consents.map((i) => i.term_id), consents.map((i) => i.term.current_version_id),
-        consents.map((i) => i.channel), consents.map((i) => (i.channel === 'mail' ? 'email_address' : 'phone_number')),
-        consents.map((i) => checked.values[CHANNEL_FIELD[i.channel]] as string),
-        consents.flatMap((i, n) => i.term.purpose_ids.map(() => n + 1)), consents.flatMap((i) => i.term.purpose_ids),
       ],
     });
     const row = rows[0];
@@ -327,6 +294,31 @@ export async function submitForm(
       // A concurrent call with the same key committed first (the insert waited for it): a retry.
       return replay((await existing(c, formId, meta.idempotencyKey!))!, hash);
     }
+    const eventIds = await recordFormEvents(tenant, c, {
+      submissionId: row.id,
+      formId,
+      formName: form.name,
+      status,
+      method: form.requires_confirmation ? 'double_opt_in' : 'single_opt_in',
+      ipAddress: ipAddress ?? null,
+      userAgent: ua,
+      createdAt: row.created_at,
+      consents: consents.map((i) => ({
+        termId: i.term_id,
+        termVersionId: i.term.current_version_id!,
+        channel: i.channel,
+        contactType: i.channel === 'mail' ? 'email_address' : 'phone_number',
+        contact: checked.values[CHANNEL_FIELD[i.channel]] as string,
+        purposeIds: i.term.purpose_ids,
+      })),
+    });
+    // As they happened: the events, then the submission (and its confirmation, without one).
+    const at = row.created_at;
+    await append(tenant, c, [
+      ...eventIds.map((id) => ({ kind: 'consent.event.created' as const, entityId: id, occurredAt: at })),
+      { kind: 'form.submission.created', entityId: row.id, occurredAt: at },
+      ...(status === 'confirmed' ? [{ kind: 'form.submission.confirmed' as const, entityId: row.id, occurredAt: at }] : []),
+    ]);
     const jobs =
       status === 'confirmed'
         ? confirmedJobs(tenant, form, row.id)

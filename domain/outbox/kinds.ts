@@ -2,8 +2,8 @@
  * The kinds of event the event outbox holds (Postgres table event_outbox,
  * sql/migrations/011_event_outbox.sql): the one list. The database does not enumerate them (no
  * CHECK to rewrite, no reference table to keep in step), so adding a kind is one entry here;
- * every writer passes its kind typed as OutboxEventKind, and the 'status' rows come from the
- * trigger on mail_logs.
+ * every writer appends through append.ts, its kind typed as OutboxEventKind, and the 'status'
+ * rows come from the trigger on mail_logs.
  *
  *  - open, click: a tracking hit (domain/tracking/record.ts);
  *  - unsubscribe: a recipient unsubscribed (domain/tracking/unsubscribe.ts);

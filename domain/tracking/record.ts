@@ -1,4 +1,5 @@
 import type { Pool } from '../../sql/pool.js';
+import { appendForMails, type MailOutboxEvent } from '../outbox/append.js';
 import type { OutboxEventKind } from '../outbox/kinds.js';
 import { clientAddress } from '../tenancy/ip.js';
 import { asDependencyError } from '../../sql/pool.js';
@@ -19,18 +20,6 @@ export interface TrackingHit {
 /** Long user agents are kept, but bounded: a client can send any header (hits and unsubscribes). */
 export const MAX_USER_AGENT = 512;
 const MAX_BATCH = 1_000;
-
-/**
- * A hit becomes durable as a row of the event outbox before its endpoint answers. The
- * instance comes from the mail row (the token names only the mail), and a mail that no longer
- * exists (purged, or never ours) simply inserts nothing.
- */
-const INSERT = `
-INSERT INTO event_outbox (instance_id, mail_id, kind, url, user_agent, ip, occurred_at, machine)
-SELECT m.instance_id, m.mail_id, h.kind, h.url, h.user_agent, h.ip::inet, h.occurred_at, h.machine
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[])
-    AS h(mail_id, kind, url, user_agent, ip, occurred_at, machine)
-  JOIN mails m ON m.mail_id = h.mail_id`;
 
 interface Pending {
   hit: TrackingHit;
@@ -63,7 +52,10 @@ export class HitRecorder {
       while (this.queue.length) {
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
-          await this.pool.query({ name: 'cartero_record_hits', text: INSERT, values: columns(batch.map((p) => p.hit)) });
+          // A hit becomes durable as a row of the event outbox before its endpoint answers; the
+          // instance comes from the mail row (the token names only the mail), and a mail that no
+          // longer exists (purged, or never ours) simply inserts nothing. One INSERT per batch.
+          await appendForMails(this.pool, batch.map((p) => outboxEvent(p.hit)));
           for (const p of batch) p.resolve();
         } catch (err) {
           const failure = asDependencyError(err);
@@ -76,15 +68,15 @@ export class HitRecorder {
   }
 }
 
-function columns(hits: TrackingHit[]): unknown[] {
-  return [
-    hits.map((h) => h.mailId),
-    hits.map((h) => h.kind),
-    hits.map((h) => h.url ?? null),
-    hits.map((h) => (h.userAgent ? h.userAgent.replace(/\u0000/g, '').slice(0, MAX_USER_AGENT) : null)),
+function outboxEvent(h: TrackingHit): MailOutboxEvent {
+  return {
+    kind: h.kind,
+    mailId: h.mailId,
+    url: h.url ?? null,
+    userAgent: h.userAgent ? h.userAgent.replace(/\u0000/g, '').slice(0, MAX_USER_AGENT) : null,
     // One unparseable address would fail the whole batch's INSERT (the inet cast).
-    hits.map((h) => clientAddress(h.ip ?? undefined)),
-    hits.map((h) => h.at),
-    hits.map((h) => h.machine ?? null),
-  ];
+    ip: clientAddress(h.ip ?? undefined),
+    occurredAt: h.at,
+    machine: h.machine ?? null,
+  };
 }

@@ -1,4 +1,4 @@
-import type { OutboxEventKind } from '../outbox/kinds.js';
+import { append } from '../outbox/append.js';
 import { clientAddress } from '../tenancy/ip.js';
 import type { Client, Pool } from '../../sql/pool.js';
 import { mailOwner } from '../mail/owner.js';
@@ -92,11 +92,7 @@ export async function resubscribe(tenant: Tenant, pool: Pool, target: Unsubscrib
 }
 
 async function outbox(tenant: Tenant, c: Client, mailId: string, input: UnsubscribeInput): Promise<void> {
-  const kind: OutboxEventKind = 'unsubscribe';
-  await c.query(
-    `INSERT INTO event_outbox (instance_id, mail_id, kind, user_agent, ip) VALUES ($1, $2, $3, $4, $5::inet)`,
-    [tenant.instanceId, mailId, kind, clip(input.userAgent, MAX_USER_AGENT), clientAddress(input.ip ?? undefined)],
-  );
+  await append(tenant, c, { kind: 'unsubscribe', mailId, userAgent: clip(input.userAgent, MAX_USER_AGENT), ip: clientAddress(input.ip ?? undefined) });
 }
 
 function clip(value: string | null | undefined, max: number): string | null {

@@ -3,6 +3,7 @@ import type { Client, Pool } from '../../sql/pool.js';
 import { toCountedPage, window, type Page, type PageRequest } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
+import { append } from '../outbox/append.js';
 import { refusedReceiver, type ReceiverPolicy } from './receiver-address.js';
 import { newSecret } from './signing.js';
 import type { WebhookEventType } from './event-types.js';
@@ -220,11 +221,8 @@ export async function rotateSecret(
 export async function sendTestEvent(tenant: Tenant, pool: Pool, id: number): Promise<{ event_id: number; webhook_id: number; type: 'webhook.test' }> {
   return withTenant(pool, tenant, async (c) => {
     await readWebhook(tenant, c, id);
-    const { rows } = await c.query<{ id: string }>(
-      `INSERT INTO event_outbox (instance_id, kind, entity_id) VALUES ($1, 'webhook.test', $2) RETURNING id`,
-      [tenant.instanceId, id],
-    );
-    return { event_id: Number(rows[0]!.id), webhook_id: id, type: 'webhook.test' as const };
+    const [eventId] = await append(tenant, c, { kind: 'webhook.test', entityId: id });
+    return { event_id: Number(eventId!), webhook_id: id, type: 'webhook.test' as const };
   });
 }
 
