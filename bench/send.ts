@@ -54,7 +54,7 @@ import { renderMail, type RenderedMail } from '../domain/mail/render.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../config/paths.js';
 import { readServices } from '../config/services-file.js';
-import { SEND_DEFAULTS } from '../workers/jobs/send-mail.js';
+import { SEND_DEFAULTS } from '../workers/jobs/send-mail/index.js';
 import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, machineInfo, runBench, startService, stopService, type CpuSnapshot, type Service } from './service.js';
 import { coresBetween, cpuSeconds, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
 

@@ -18,7 +18,7 @@ export interface JobQueue {
 
 /**
  * The send job: one per mail, enqueued with the mail's row by acceptance (accept.ts) and by the
- * on-hold release (onhold.ts), consumed by the send worker (workers/jobs/send-mail.ts).
+ * on-hold release (onhold.ts), consumed by the send worker (workers/jobs/send-mail/).
  */
 export const SEND_MAIL_QUEUE = 'mail.send';
 export interface SendMailJob {

@@ -64,7 +64,7 @@ export function createSmtpTransport(smtpUrl: string, opts: { maxConnections?: nu
     url: smtpUrl,
     maxConnections: opts.maxConnections ?? 5,
     maxMessages: 1000,
-    // Well under the send job's expiry (SEND_JOB_EXPIRE_SECONDS, 600 s by default, the send job in workers/jobs/send-mail.ts):
+    // Well under the send job's expiry (SEND_JOB_EXPIRE_SECONDS, 600 s by default, the send job in workers/jobs/send-mail/):
     // a stalled server becomes a deferral of this try, not an expired job.
     connectionTimeout: 15_000,
     greetingTimeout: 15_000,

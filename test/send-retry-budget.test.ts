@@ -11,7 +11,7 @@ import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { heldOff, holdByLiveWorker, mailApi, startSendStack, waitFor } from './helpers/send-stack.js';
 
 /**
- * A deferred mail's last SMTP try is counted in tries, not in job runs (workers/jobs/send-mail.ts): a
+ * A deferred mail's last SMTP try is counted in tries, not in job runs (workers/jobs/send-mail/record.ts): a
  * job run spent held off a mail another live worker still has at SMTP (workers/machinery/send-lease.ts)
  * must not make a later 4xx a soft bounce early. With SEND_RETRY_LIMIT=2 a mailbox that answers
  * 452 every time gets exactly three SMTP tries before the mail is a soft bounce, even though its

@@ -7,7 +7,7 @@ import { formSubmissionMailJob } from './jobs/form-submission-mail.js';
 import { heartbeatJob } from './jobs/heartbeat.js';
 import { releaseOnHoldJob } from './jobs/release-onhold.js';
 import { retentionJob } from './jobs/retention.js';
-import { sendMailJob } from './jobs/send-mail.js';
+import { sendMailJob } from './jobs/send-mail/index.js';
 import { softBouncesJob } from './jobs/soft-bounces.js';
 import { softBouncesSweepJob } from './jobs/soft-bounces-sweep.js';
 import { webhookDeliverJob } from './jobs/webhook-deliver.js';

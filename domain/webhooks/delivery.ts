@@ -49,7 +49,7 @@ export interface Begun {
 const LEASE_MARGIN_SECONDS = 5;
 
 /**
- * Deliveries a drain lets go past WEBHOOK_HOLD_MAX (their jobs done, workers/jobs/webhook-deliver.ts):
+ * Deliveries a drain lets go past WEBHOOK_HOLD_MAX (their jobs done, workers/jobs/webhook-drain.ts):
  * marked, so that a drain of their webhook, in this worker or another, takes them back.
  */
 export async function markSpilled(c: Pick<Client, 'query'>, deliveryIds: readonly number[]): Promise<void> {

@@ -5,7 +5,7 @@
 -- now also records the worker that will send it (held_by, held_since); every worker keeps a row
 -- in send_leases whose expires_at a timer pushes forward while the process lives
 -- (workers/machinery/send-lease.ts). A retry that finds its mail queued, held by a worker with a live
--- lease, and held for less than the hold bound leaves it unsent (workers/jobs/send-mail.ts).
+-- lease, and held for less than the hold bound leaves it unsent (workers/jobs/send-mail/claim.ts).
 CREATE TABLE send_leases (
   worker_id  text PRIMARY KEY,
   expires_at timestamptz NOT NULL

@@ -173,7 +173,7 @@ export async function holdByLiveWorker(pool: Pool, mailId: string, holder = 'els
   await pool.query('UPDATE mails SET status = 2, queued_at = now(), held_by = $2, held_since = now() WHERE mail_id = $1', [mailId, holder]);
 }
 
-/** The log line of a send job that found its mail still at SMTP in another live run (workers/jobs/send-mail.ts). */
+/** The log line of a send job that found its mail still at SMTP in another live run (workers/jobs/send-mail/claim.ts). */
 export const heldOff = (mailId: string): RegExp => new RegExp(`"mailId":"${mailId}","msg":"send job retried while another run still has its mail at SMTP`);
 
 /** One row of a mail's log: the move (or note) and the SMTP reply or report that caused it. */

@@ -1,5 +1,5 @@
 import type PgBoss from 'pg-boss';
-import type { JobContext, Stop } from './job.js';
+import type { JobContext, Stop } from './job-context.js';
 import { CONSUMER_STOP_GRACE_MS, consumeJobs } from './job-consumer.js';
 
 /**

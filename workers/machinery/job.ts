@@ -1,11 +1,11 @@
 import type PgBoss from 'pg-boss';
-import type { Logger } from 'pino';
-import type { JobQueue } from '../../domain/jobs.js';
-import type { Config, SendSettings } from '../../config/config.js';
-import type { SmtpTransport } from '../../smtp/transport.js';
-import type { Pool } from '../../sql/pool.js';
+import type { SendSettings } from '../../config/config.js';
 import { workInBatches } from './batched-work.js';
-import type { SendLease } from './send-lease.js';
+import type { JobContext, Stop } from './job-context.js';
+
+// Defined in their own file so that batched-work.ts, which job.ts calls, can take them without
+// importing job.ts back (a file cycle); re-exported here for the jobs, which import job.ts only.
+export type { JobContext, Stop } from './job-context.js';
 
 /**
  * A pg-boss queue's policy, applied by the release step when it creates or updates the queue
@@ -22,19 +22,6 @@ export interface QueuePolicy {
 /** The configuration queue policies may read (the release step has it as runMigrations' `send`). */
 export interface QueueSettings {
   send: Pick<SendSettings, 'retryLimit' | 'retryDelaySeconds' | 'jobExpireSeconds'>;
-}
-
-/** What a job's handler gets from the worker process (runtime/worker.ts). */
-export interface JobContext {
-  boss: PgBoss;
-  pool: Pool;
-  config: Config;
-  logger: Logger;
-  workerId: string;
-  /** Enqueues inside a caller's transaction (domain code that enqueues takes it). */
-  queue: JobQueue;
-  /** The process's pooled SMTP client and its send lease; undefined when SMTP_URL is not set. */
-  send: { smtp: SmtpTransport; lease: SendLease } | undefined;
 }
 
 interface JobBase<T> {
@@ -71,9 +58,6 @@ export interface HandledJob<T> extends JobBase<T> {
 export interface WorkedJob<T> extends JobBase<T> {
   work(boss: PgBoss, ctx: JobContext): Promise<void | Stop>;
 }
-
-/** Stops what a job started (its consumers, loops, pools). */
-export type Stop = () => Promise<void>;
 
 export type JobDefinition<T = unknown> = HandledJob<T> | WorkedJob<T>;
 

@@ -10,7 +10,7 @@ import type { Pool } from '../../sql/pool.js';
  * mail queued and send it a second time. Transaction A records on the mail which worker sends it
  * (held_by, held_since: domain/mail/transitions.ts, with the move itself), so no other run can see
  * it queued and unclaimed; every later move clears the claim. A retry then leaves the mail alone
- * while it is held (workers/jobs/send-mail.ts):
+ * while it is held (workers/jobs/send-mail/claim.ts):
  *  - by another worker whose lease is live, for less than the hold bound (an hour, or twice the
  *    job expiry if longer: a hung send does not keep its mail forever, a slow one keeps it);
  *  - by this process, while one of its runs has the mail in `inFlight` (a run that ended without

@@ -1,8 +1,8 @@
-import { DependencyUnavailable } from '../../domain/errors.js';
-import { MailStatus } from '../../domain/mail/status.js';
-import { moveMails, type Move } from '../../domain/mail/transitions.js';
-import { withTenant, type Tenant } from '../../domain/tenancy/context.js';
-import type { Pool } from '../../sql/pool.js';
+import { DependencyUnavailable } from '../../../domain/errors.js';
+import { MailStatus } from '../../../domain/mail/status.js';
+import { moveMails, type Move } from '../../../domain/mail/transitions.js';
+import { withTenant, type Tenant } from '../../../domain/tenancy/context.js';
+import type { Pool } from '../../../sql/pool.js';
 
 /**
  * Transaction B, as group commit: a reply is written at once when no write for its instance is

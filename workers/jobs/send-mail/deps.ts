@@ -1,0 +1,37 @@
+import type PgBoss from 'pg-boss';
+import type { Logger } from 'pino';
+import type { RenderLimits } from '../../../config/defaults.js';
+import type { SendSettings } from '../../../config/config.js';
+import type { KeyRing } from '../../../domain/domains/key-encryption.js';
+import type { SmtpTransport } from '../../../smtp/transport.js';
+import type { Pool } from '../../../sql/pool.js';
+import type { SendLease } from '../../machinery/send-lease.js';
+
+/** What the send worker's steps take from the process (workers/jobs/send-mail/index.ts builds it from the configuration). */
+export interface SendMailDeps {
+  pool: Pool;
+  smtp: SmtpTransport;
+  /** PUBLIC_URL: base of tracking and unsubscribe links. */
+  publicUrl: string;
+  logger: Logger;
+  /** This process's mails at SMTP, published for the other runs' transaction A. */
+  lease: SendLease;
+  /** SEND_BATCH_SIZE and SEND_CONCURRENCY. */
+  settings: Pick<SendSettings, 'batchSize' | 'concurrency'>;
+  /** RENDER_MAX_BODY_BYTES and RENDER_MAX_MS. */
+  render: RenderLimits;
+  /** TRACKING_SECRET, when the operator sets it (domain/tracking/secret.ts). */
+  trackingSecret: string | undefined;
+  /**
+   * DKIM: the key ring that opens the domains' private keys (called only when a batch has a
+   * domain with a key), and RETURN_PATH_SUBDOMAIN, the host of the VERP return path under the
+   * sender domain.
+   */
+  dkim: { ring: () => KeyRing; returnPathSubdomain: string };
+}
+
+/** A send job as pg-boss hands it over in a batch (with its retry count and limit). */
+export type SendJob = PgBoss.JobWithMetadata<unknown>;
+
+/** One instance's mails in the batch, each with its jobs (a duplicate job for the same mail rides along with the first). */
+export type InstanceMails = Map<string, SendJob[]>;
