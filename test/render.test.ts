@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap';
 import { RENDER_PUBLIC_URL, RENDER_SECRET, renderInput } from './helpers/render-input.js';
-import { htmlToPlainText, insertOpenPixel, isProtectedHeader, renderMail, trackLinks, type RenderInput } from '../domain/mail/render.js';
+import { htmlToPlainText } from '../domain/mail/plain-text.js';
+import { insertOpenPixel, isProtectedHeader, renderMail, trackLinks, type RenderInput } from '../domain/mail/render.js';
 import { classifyReply, outcomeOfError, outcomeOfInfo, parseSmtpReply } from '../domain/mail/smtp-reply.js';
 import { readTrackingToken, signToken, verifyToken } from '../domain/tracking/tokens.js';
 

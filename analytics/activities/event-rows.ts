@@ -1,5 +1,5 @@
 import type { Tenant } from '../../domain/tenancy/context.js';
-import type { EventKind } from './events.js';
+import type { EventKind } from './event-kind.js';
 import { eventWhere, limitClause, type EventActivityFilter, type PageWindow } from './filters.js';
 import type { CountQuery } from './listing.js';
 import { resultColumns, selectList, type ActivityQuery, type ColumnSql } from './query.js';

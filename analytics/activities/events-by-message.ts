@@ -1,5 +1,5 @@
 import type { Tenant } from '../../domain/tenancy/context.js';
-import type { EventKind } from './events.js';
+import type { EventKind } from './event-kind.js';
 import { eventWhere, type EventActivityFilter, type PageWindow } from './filters.js';
 import { CUSTOM_IDS, firstAndLast, pageKeys } from './grouped.js';
 import { resultColumns, selectList, type ActivityQuery, type ColumnSql } from './query.js';

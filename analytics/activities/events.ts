@@ -1,4 +1,5 @@
 import type { Tenant } from '../../domain/tenancy/context.js';
+import type { EventKind } from './event-kind.js';
 import { eventRowColumns, eventRowsQuery } from './event-rows.js';
 import { eventsByMailQuery, mailGroupColumns } from './events-by-mail.js';
 import { eventsByMessageQuery, messageGroupColumns } from './events-by-message.js';
@@ -8,7 +9,8 @@ import { resultColumns, type ActivityQuery, type ColumnSql, type ResultColumn } 
 /**
  * The one builder of the opens and clicks listings (and their exports). The two differ only in
  * the event type, the names of some columns and the clicks' link columns: each of opens.ts and
- * clicks.ts holds those in one EventKind, and this module picks the query shape by group_by:
+ * clicks.ts holds those in one EventKind (event-kind.ts), and this module picks the query shape
+ * by group_by:
  *
  *   none     one row per event                 event-rows.ts
  *   mail_id  one row per recipient (mail)      events-by-mail.ts
@@ -18,23 +20,6 @@ import { resultColumns, type ActivityQuery, type ColumnSql, type ResultColumn } 
  * detail rows, so a group's count equals the sum of its detail rows. How each shape is read and
  * why: docs/analytics.md, "How the listings are built".
  */
-export interface EventKind {
-  type: 'open' | 'click';
-  /** The name of each query, for logs and ClickHouse's query log (log_comment). */
-  queries: Record<GroupBy | 'count', string>;
-  /** The spec's names of the columns that say which kind of event (spec: Open rows, Click rows). */
-  columns: {
-    /** group_by=none: the event's time. */
-    at: string;
-    /** Grouped: the group's events, its first and last event, its distinct recipients. */
-    count: string;
-    first: string;
-    last: string;
-    recipients: string;
-  };
-  /** Clicks carry a link: url_redirect per event, links_clicked per group. */
-  links: boolean;
-}
 
 /** Each shape's builder, by group_by. */
 const SHAPES: Record<GroupBy, (tenant: Tenant, k: EventKind, f: EventActivityFilter, page?: PageWindow) => ActivityQuery> = {

@@ -1,4 +1,4 @@
-import type { EventKind } from './events.js';
+import type { EventKind } from './event-kind.js';
 import { limitClause, type EventWhere, type PageWindow } from './filters.js';
 import type { ColumnSql } from './query.js';
 

@@ -1,8 +1,9 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Page, PageRequest } from '../../domain/pagination.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
+import type { EventKind } from './event-kind.js';
 import { eventCountQuery } from './event-rows.js';
-import { eventActivityQuery, eventColumns, type EventKind } from './events.js';
+import { eventActivityQuery, eventColumns } from './events.js';
 import type { EventActivityFilter, GroupBy, PageWindow } from './filters.js';
 import { fetchPage } from './listing.js';
 import type { ActivityQuery } from './query.js';

@@ -1,4 +1,5 @@
-import { addDomain, DNS_CHECK_STATES, setDomainChecks } from '../../domain/domains/domains.js';
+import { DNS_CHECK_STATES } from '../../domain/domains/check-states.js';
+import { addDomain, setDomainChecks } from '../../domain/domains/domains.js';
 import { rotateDkimKey } from '../../domain/domains/dkim-keys.js';
 import { getDomainWithRecords } from '../../domain/domains/domain-records.js';
 import { dnsSettings } from '../../domain/domains/dns-records.js';

@@ -1,6 +1,7 @@
 import type { ParsedMail } from 'mailparser';
 import { parseSmtpReply } from '../mail/smtp-reply.js';
-import { classifyFailure, normalize, reasonOfText, smtpCommand, type BounceReason, type SmtpCommand } from './reason.js';
+import type { BounceReason } from './reason-names.js';
+import { classifyFailure, normalize, reasonOfText, smtpCommand, type SmtpCommand } from './reason.js';
 import { addressOf, field, headerBlock, parseFieldBlocks, untyped, type FieldBlock } from './fields.js';
 
 /**

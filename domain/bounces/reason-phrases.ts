@@ -1,4 +1,4 @@
-import type { BounceReason } from './reason.js';
+import type { BounceReason } from './reason-names.js';
 
 /**
  * Phrases mail servers write when they refuse a mail, per reason, matched on the lower-cased

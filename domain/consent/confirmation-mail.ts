@@ -1,6 +1,7 @@
 import type { Pool } from '../../sql/pool.js';
 import type { JobQueue } from '../jobs.js';
 import { acceptSend, type SendAccepted } from '../mail/accept.js';
+import { chooseSender } from '../senders/choose.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
 import { consentConfirmUrl } from './confirm-token.js';
 import { windowEnd } from './confirmation.js';
@@ -11,10 +12,10 @@ import { windowEnd } from './confirmation.js';
  * quota, tracking off) to every email contact of a pending double_opt_in event, carrying the
  * event's confirmation link (confirm-token.ts). docs/consent.md, Double opt-in.
  *
- * Which sender: the one the caller names (a form's auto_reply_sender_id, later), else the
- * instance's first sender (lowest id) whose domain is verified and that does not require consent.
- * A consent-requiring sender can never send it: the person has not consented yet (that is what
- * the mail asks), so the send gate would drop it.
+ * Which sender (domain/senders/choose.ts): the one the caller names (a form's
+ * auto_reply_sender_id, later), else the instance's first sender (lowest id) whose domain is
+ * verified and that does not require consent. A consent-requiring sender can never send it: the
+ * person has not consented yet (that is what the mail asks), so the send gate would drop it.
  *
  * Sent once: the mail carries custom_msg_id `consent-confirmation:<event id>` (and
  * custom_group_code consent_confirmation, so GET /v1/mails finds these mails), and a job that
@@ -48,39 +49,6 @@ interface EventForMail {
   emails: string[];
   expires_at: string;
   already_sent: boolean;
-}
-
-interface SenderRow {
-  id: number;
-  email_address: string;
-  is_verified: boolean;
-  is_consent_required: boolean;
-}
-
-/**
- * The sender of the confirmation mail, or why there is none. `senderId` (a form's
- * auto_reply_sender_id) is used as named, never replaced by another: a named sender that is
- * missing, unverified or requires consent is reported, not silently swapped. The form mails
- * (domain/forms/mails.ts) choose theirs here too.
- */
-export async function chooseSender(tenant: Tenant, pool: Pool, senderId: number | null): Promise<SenderRow | { reason: string }> {
-  const { rows } = await withTenant(pool, tenant, (c) =>
-    c.query<SenderRow>(
-      `SELECT s.id, s.email_address, d.is_verified, s.is_consent_required
-         FROM senders s JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id
-        WHERE s.instance_id = $1
-          AND CASE WHEN $2::bigint IS NULL THEN d.is_verified AND NOT s.is_consent_required ELSE s.id = $2 END
-        ORDER BY s.id LIMIT 1`,
-      [tenant.instanceId, senderId],
-    ),
-  );
-  const sender = rows[0];
-  if (!sender) {
-    return { reason: senderId === null ? 'the instance has no sender with a verified domain that does not require consent' : `sender ${senderId} does not exist` };
-  }
-  if (!sender.is_verified) return { reason: `the domain of sender ${sender.email_address} is not verified` };
-  if (sender.is_consent_required) return { reason: `sender ${sender.email_address} requires consent, which the person has not given yet` };
-  return sender;
 }
 
 const SUBJECT = 'Please confirm: {{term_name}}';

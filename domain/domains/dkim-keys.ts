@@ -4,8 +4,8 @@ import { NotFoundError } from '../errors.js';
 import type { Client, Pool } from '../../sql/pool.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
-import type { DnsCheckState } from './domains.js';
-import { normalizeDomainName } from './domains.js';
+import type { DnsCheckState } from './check-states.js';
+import { normalizeDomainName } from './domain-name.js';
 import type { KeyRing } from './key-encryption.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { DkimKey } from './dkim-keys.js';
-import type { DnsCheckState } from './domains.js';
+import type { DnsCheckState } from './check-states.js';
 
 /**
  * The DNS records a sending domain publishes, and what a check of each expects. Pure: the

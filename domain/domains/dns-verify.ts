@@ -5,7 +5,9 @@ import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { liveKeys, type DkimKey } from './dkim-keys.js';
 import { dkimRecordName, returnPathHost, spfMechanism, type DnsSettings } from './dns-records.js';
-import { normalizeDomainName, type DnsCheckState, type Domain } from './domains.js';
+import type { DnsCheckState } from './check-states.js';
+import { normalizeDomainName } from './domain-name.js';
+import type { Domain } from './domains.js';
 
 /**
  * Domain verification against real DNS (`cartero domain verify`, the scheduled job

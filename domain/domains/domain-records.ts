@@ -4,7 +4,8 @@ import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { liveKeys, signingKeyOf } from './dkim-keys.js';
 import { dnsRecords, returnPathHost, type DnsRecord, type DnsSettings } from './dns-records.js';
-import { normalizeDomainName, type Domain } from './domains.js';
+import { normalizeDomainName } from './domain-name.js';
+import type { Domain } from './domains.js';
 
 /**
  * The full domain record with what to publish (`GET /v1/domains/{id}`, `cartero domain show`):

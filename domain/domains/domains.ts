@@ -4,11 +4,10 @@ import type { PageRequest, Page } from '../pagination.js';
 import { toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
+import { DNS_CHECK_STATES, type DnsCheckState } from './check-states.js';
 import { generateDkimKeyPair, insertDkimKey, type DkimKey } from './dkim-keys.js';
+import { normalizeDomainName } from './domain-name.js';
 import type { KeyRing } from './key-encryption.js';
-
-export const DNS_CHECK_STATES = ['pending', 'approved', 'failed'] as const;
-export type DnsCheckState = (typeof DNS_CHECK_STATES)[number];
 
 /** The full domain record (spec: Domain status, plus the four protocol states). */
 export interface Domain {
@@ -30,11 +29,6 @@ export interface DomainStatus {
 }
 
 const COLUMNS = 'id, name AS domain, is_verified, mx_status, spf_status, dkim_status, dmarc_status, created_at, updated_at';
-
-/** Domain names compare case-insensitively and without a trailing dot. */
-export function normalizeDomainName(name: string): string {
-  return name.trim().toLowerCase().replace(/\.$/, '');
-}
 
 export async function listDomains(tenant: Tenant, pool: Pool, req: PageRequest): Promise<Page<Domain>> {
   const { limit, offset } = window(req);

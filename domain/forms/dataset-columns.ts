@@ -2,7 +2,7 @@ import type { Client } from '../../sql/pool.js';
 import { RuleViolation } from '../errors.js';
 import type { Declaration } from '../datasets/declaration.js';
 import type { Tenant } from '../tenancy/context.js';
-import type { ResolvedItem } from './definition.js';
+import type { ResolvedItem } from './resolved-item.js';
 
 /**
  * What a form must collect for the dataset it feeds (spec: form_dataset_columns_not_collected,

@@ -6,6 +6,7 @@ import { SYSTEM_FIELD_KEYS } from '../fields/types.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
 import { alignItems, missingRequired, requiredFieldsOf, type DatasetNeeds } from './dataset-columns.js';
 import { CHANNEL_FIELD, readForm, type Form, type FormConsentChannel, type FormItemType, type FormKind, type FormSettings, type FormType } from './read.js';
+import type { ResolvedItem } from './resolved-item.js';
 
 /**
  * Form definitions (panel-only: cartero form create|update|activate|deactivate|delete). The file
@@ -51,19 +52,6 @@ export interface FormDefinitionInput {
   is_default?: boolean;
   is_active?: boolean;
   items: FormItemInput[];
-}
-
-/** An item resolved against the catalog and the terms, as it is written. */
-export interface ResolvedItem {
-  id?: number;
-  type: FormItemType;
-  fieldId: number | null;
-  fieldKey: string | null;
-  termId: number | null;
-  channel: FormConsentChannel | null;
-  label: string | null;
-  text: string | null;
-  required: boolean;
 }
 
 const IDENTITY_KEYS: readonly string[] = SYSTEM_FIELD_KEYS;

@@ -1,7 +1,7 @@
 import type { Pool } from '../../sql/pool.js';
 import type { FormSubmissionMailJob, JobQueue } from '../jobs.js';
 import { acceptSend, type SendAccepted, type SendRequest } from '../mail/accept.js';
-import { chooseSender } from '../consent/confirmation-mail.js';
+import { chooseSender } from '../senders/choose.js';
 import { windowEnd } from '../consent/confirmation.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
 import { formConfirmUrl } from './confirm.js';
@@ -18,7 +18,7 @@ import { formConfirmUrl } from './confirm.js';
  *  - team_notice: to the form's team addresses, the answers as text, once confirmed.
  * From the form's auto_reply_sender_id (as named, never swapped: a sender that is unverified or
  * requires consent is reported), else the instance's first verified sender that does not require
- * consent (consent/confirmation-mail.ts chooseSender, as the consent confirmation mail). Sent once: each mail carries custom_msg_id form-<mail>:<submission id>, and a job that
+ * consent (senders/choose.ts chooseSender, as the consent confirmation mail). Sent once: each mail carries custom_msg_id form-<mail>:<submission id>, and a job that
  * finds that mail already accepted (a retry after a crash) sends nothing more.
  */
 

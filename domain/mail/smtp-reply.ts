@@ -1,4 +1,5 @@
-import { classifyFailure, type BounceReason, type SmtpCommand } from '../bounces/reason.js';
+import type { BounceReason } from '../bounces/reason-names.js';
+import { classifyFailure, type SmtpCommand } from '../bounces/reason.js';
 
 /**
  * What an SMTP reply (or its absence) means for a mail. The basic code decides the family

@@ -7,7 +7,7 @@ import { likeContains } from '../text.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { generateDkimKeyPair, insertDkimKey } from '../domains/dkim-keys.js';
-import { normalizeDomainName } from '../domains/domains.js';
+import { normalizeDomainName } from '../domains/domain-name.js';
 import type { KeyRing } from '../domains/key-encryption.js';
 import { isEmailAddress } from '../email-address.js';
 

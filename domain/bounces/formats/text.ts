@@ -1,7 +1,8 @@
 import type { ParsedMail } from 'mailparser';
 import { statusCode, type DsnRecipient } from '../dsn.js';
 import { headerBlock, type FieldBlock } from '../fields.js';
-import { normalize, reasonOfText, smtpCommand, type BounceReason } from '../reason.js';
+import type { BounceReason } from '../reason-names.js';
+import { normalize, reasonOfText, smtpCommand } from '../reason.js';
 
 /**
  * The shared reader of MTA text bounces: mails written for a person, not the RFC 3464 machine

@@ -1,11 +1,12 @@
 import { decodeHTML } from 'entities';
 import { DomUtils, parseDocument } from 'htmlparser2';
-import { htmlToPlainText, RenderLimitExceeded } from '../../mail/render.js';
+import { htmlToPlainText } from '../../mail/plain-text.js';
+import { RenderLimitExceeded } from '../../mail/render-limit-exceeded.js';
 import { DATA_TABLE_CLASS } from './modules/table.js';
 
 /**
  * The text alternative of a rendered template: the mail renderer's own HTML -> text conversion
- * (domain/mail/render.ts: html-to-text, links as `text [url]`, images dropped), run on the
+ * (domain/mail/plain-text.ts: html-to-text, links as `text [url]`, images dropped), run on the
  * template's HTML after three adjustments that only the template renderer can make, because it
  * knows how it wrote the HTML:
  * - the preview block (mj-preview, the hidden preheader right after <body>) is left out: the
@@ -15,7 +16,7 @@ import { DATA_TABLE_CLASS } from './modules/table.js';
  * - each row of a table module becomes one line with ` | ` between cells (html-to-text runs
  *   table cells together, as it must for layout tables).
  * Runs of blank lines (nested layout blocks) are collapsed to one. Past html-to-text's bounds
- * (domain/mail/render.ts RenderLimitExceeded) the text is the HTML's words, a line per block.
+ * (domain/mail/render-limit-exceeded.ts) the text is the HTML's words, a line per block.
  */
 export function templatePlainText(html: string): string {
   const doc = parseDocument(html, PARSE);
