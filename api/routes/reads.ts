@@ -11,11 +11,10 @@ import { collectionSchema } from '../schemas/common.js';
  * here once, so the areas answer alike.
  */
 
-interface ReadShape {
-  path: string;
-  operationId: string;
-  summary: string;
-  description?: string;
+/** What names and documents a route, beside what it does. */
+export type RouteNaming = Pick<ApiKeyRoute, 'path' | 'operationId' | 'summary' | 'description'>;
+
+interface ReadShape extends RouteNaming {
   tag: string;
   scope: Scope;
 }
