@@ -37,7 +37,7 @@
  * The load generator (HTTP client, then the bare loop) runs in this process, on the same two
  * cores as the service, Postgres and the simulator.
  */
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
@@ -55,7 +55,7 @@ import { createPool, type Pool } from '../sql/pool.js';
 import { projectRoot } from '../config/paths.js';
 import { readServices } from '../config/services-file.js';
 import { SEND_DEFAULTS } from '../workers/jobs/send-mail.js';
-import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, machineInfo, runBench, startService, stopService, type CpuSnapshot, type Service } from './service.js';
+import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, machineInfo, runBench, startService, readQueryCounts, stopService, type CpuSnapshot, type QueryCounts, type Service } from './service.js';
 import { coresBetween, cpuSeconds, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -167,19 +167,8 @@ function countEml(dir: string): number {
   }
 }
 
-interface QueryCounts {
-  total: number;
-  checkouts: number;
-  by_statement: Record<string, number>;
-}
 async function queryCounts(service: Service, pid: number): Promise<QueryCounts | undefined> {
-  if (!COUNT_QUERIES) return undefined;
-  const file = join(service.dataDir, `pg-queries.${pid}.json`);
-  rmSync(file, { force: true });
-  process.kill(pid, 'SIGUSR2');
-  for (let i = 0; i < 100 && !existsSync(file); i++) await sleep(20);
-  await sleep(20);
-  return JSON.parse(readFileSync(file, 'utf8')) as QueryCounts;
+  return COUNT_QUERIES ? readQueryCounts(service, pid) : undefined;
 }
 function perMail(a: QueryCounts | undefined, b: QueryCounts | undefined, n: number) {
   if (!a || !b) return undefined;

@@ -22,7 +22,7 @@
  * autocannon runs inside this process, on the same two cores as the service: the figures are
  * for service + load generator sharing the machine, a lower bound for the service alone.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -33,7 +33,7 @@ import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { createSender } from '../domain/senders/senders.js';
 import type { Pool } from '../sql/pool.js';
 import { projectRoot } from '../config/paths.js';
-import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, machineInfo, runBench, servicePool, startService, stopService, type Service } from './service.js';
+import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, machineInfo, runBench, servicePool, startService, readQueryCounts, stopService, type QueryCounts, type Service } from './service.js';
 import { coresBetween, machineLoad, memoryMiB, round, sleep } from './proc.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
@@ -118,21 +118,9 @@ interface Row {
   pg_per_request?: { round_trips: number; pool_checkouts: number; by_statement: Record<string, number> };
 }
 
-interface QueryCounts {
-  total: number;
-  checkouts: number;
-  by_statement: Record<string, number>;
-}
-
 /** Ask the web process's preloaded counter for its counts (BENCH_COUNT_QUERIES=1 only). */
 async function queryCounts(service: Service): Promise<QueryCounts | undefined> {
-  if (!COUNT_QUERIES) return undefined;
-  const file = join(service.dataDir, `pg-queries.${service.webPid}.json`);
-  rmSync(file, { force: true });
-  process.kill(service.webPid, 'SIGUSR2');
-  for (let i = 0; i < 50 && !existsSync(file); i++) await sleep(20);
-  await sleep(20);
-  return JSON.parse(readFileSync(file, 'utf8')) as QueryCounts;
+  return COUNT_QUERIES ? readQueryCounts(service, service.webPid) : undefined;
 }
 
 async function measure(
