@@ -32,7 +32,7 @@
  *   BENCH_COUNT_QUERIES=1  count the web's Postgres round trips per submission, by statement (runs 1 and 2)
  *   BENCH_KEEP_DATA=1  keep the temp DATA_DIR (printed)
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPurpose } from '../domain/consent/purposes.js';
 import { addTermVersion, createTerm, setCurrentVersion } from '../domain/consent/terms.js';
@@ -44,10 +44,10 @@ import { createSender } from '../domain/senders/senders.js';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import type { Tenant } from '../domain/tenancy/context.js';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { projectRoot } from '../config/paths.js';
 import type { Pool } from '../sql/pool.js';
 import { coresBetween, loadavg, percentile, round, sleep } from './proc.js';
 import {
+  assertBuilt,
   benchPreloads,
   checkStopped,
   cleanUp,
@@ -279,7 +279,7 @@ async function drainConfirmations(pool: Pool, service: Service, tenant: Tenant, 
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
-  if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
+  assertBuilt();
   const busyBefore = await loadBeforeStart();
   const loadavgBefore = loadavg();
   const service = await startService({ prefix: 'cartero-bench-forms-', nodeOptions: benchPreloads({ cpuProfile: false, countQueries: COUNT_QUERIES }) });

@@ -75,6 +75,11 @@ export async function readQueryCounts(service: Service, pid: number): Promise<Qu
   return JSON.parse(readFileSync(file, 'utf8')) as QueryCounts;
 }
 
+/** Every bench runs the built service (dist/runtime/start.js): say so at once when it is not built. */
+export function assertBuilt(): void {
+  if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
+}
+
 /** `--import` flags for the service's processes: profiler and query counter when asked for. */
 export function benchPreloads(opts: { cpuProfile: boolean; countQueries: boolean }): string[] {
   const preload = (file: string) => `--import=${pathToFileURL(join(projectRoot, 'dist', 'bench', file)).href}`;
