@@ -46,35 +46,36 @@ export const STATUS_EVENT: Record<number, string> = {
  * One multi-row JSONEachRow insert per batch. async_insert is off: the pump marks the rows shipped
  * in Postgres only after ClickHouse acknowledged them as written.
  */
+async function pumpInsert(ch: ClickHouseClient, table: string, values: Array<Record<string, unknown>>): Promise<void> {
+  if (!values.length) return;
+  await ch.insert({ table, format: 'JSONEachRow', values, clickhouse_settings: { async_insert: 0, log_comment: 'event pump' } });
+}
+
 export async function insertMailEvents(ch: ClickHouseClient, rows: readonly MailEventRow[]): Promise<void> {
-  if (!rows.length) return;
-  await ch.insert({
-    table: 'mail_events',
-    format: 'JSONEachRow',
-    values: rows.map((r) => ({
+  await pumpInsert(
+    ch,
+    'mail_events',
+    rows.map((r) => ({
       ...r,
       occurred_at: chDateTime(r.occurred_at),
       mail_received_at: chDateTime(r.mail_received_at),
       sent_at: r.sent_at ? chDateTime(r.sent_at) : null,
     })),
-    clickhouse_settings: { async_insert: 0, log_comment: 'event pump' },
-  });
+  );
 }
 
 /** One row of ClickHouse's mails mirror: the snapshot the pump reads (domain/outbox/pump.ts). */
 export type MailMirrorRow = MailSnapshot;
 
 export async function insertMailSnapshots(ch: ClickHouseClient, rows: readonly MailMirrorRow[]): Promise<void> {
-  if (!rows.length) return;
-  await ch.insert({
-    table: 'mails',
-    format: 'JSONEachRow',
-    values: rows.map((r) => ({
+  await pumpInsert(
+    ch,
+    'mails',
+    rows.map((r) => ({
       ...r,
       received_at: chDateTime(r.received_at),
       queued_at: r.queued_at ? chDateTime(r.queued_at) : null,
       sent_at: r.sent_at ? chDateTime(r.sent_at) : null,
     })),
-    clickhouse_settings: { async_insert: 0, log_comment: 'event pump' },
-  });
+  );
 }

@@ -70,10 +70,9 @@ import type { Tenant } from '../domain/tenancy/context.js';
 import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { createSender } from '../domain/senders/senders.js';
 import { createPool, type Pool } from '../sql/pool.js';
-import { projectRoot } from '../config/paths.js';
 import { freePort } from '../config/ports.js';
 import { readServices } from '../config/services-file.js';
-import { checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type CpuSnapshot, type Service } from './service.js';
+import { assertBuilt, checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type CpuSnapshot, type Service, type Stopped } from './service.js';
 import { coresBetween, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -939,7 +938,7 @@ function markdown(meta: Meta, fx: Fixture, load: Load, pgLoad: PgLoad | undefine
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
-  if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
+  assertBuilt();
   let loadBefore = await machineLoad(3_000);
   for (const until = Date.now() + intEnv('BENCH_WAIT_IDLE', 0) * 1000; loadBefore > 0.3 && Date.now() < until; ) {
     log(`machine busy (${loadBefore} cores); waiting for it to be idle`);
@@ -948,7 +947,7 @@ async function main(): Promise<void> {
   if (loadBefore > 0.2) log(`warning: the machine is already busy (${loadBefore} of ${cpus().length} cores) before the benchmark; figures will be low`);
   const service = await startService({ prefix: 'cartero-bench-analytics-' });
   let pool: Pool | undefined;
-  let stopped: Awaited<ReturnType<typeof stopService>> | undefined;
+  let stopped: Stopped | undefined;
   let compare: (Web & { child: ChildProcess }) | undefined;
   try {
     const services = readServices(service.dataDir);

@@ -21,9 +21,7 @@
  * Environment (all optional): BENCH_DURATION (default 20), BENCH_CONNECTIONS (default 4),
  * BENCH_MAILS (default 5000), BENCH_KEEP_DATA=1.
  */
-import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
 import nodemailer, { type Transporter } from 'nodemailer';
 import { reportKeys } from '../domain/bounces/report-keys.js';
 import { reportTag } from '../domain/bounces/report-tag.js';
@@ -32,12 +30,11 @@ import { newId } from '../domain/mail/ids.js';
 import { createSender } from '../domain/senders/senders.js';
 import type { Tenant } from '../domain/tenancy/context.js';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { projectRoot } from '../config/paths.js';
 import { readServices } from '../config/services-file.js';
 import type { Pool } from '../sql/pool.js';
 import { loadBounceCorpus, sampleBytes } from '../test/helpers/bounce-corpus.js';
 import { loadavg, percentile, round } from './proc.js';
-import { checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, runBench, servicePool, startService, stopService, type Stopped } from './service.js';
+import { assertBuilt, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, runBench, servicePool, startService, stopService, type Stopped } from './service.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
@@ -73,7 +70,7 @@ async function seed(pool: Pool): Promise<string[]> {
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
+  assertBuilt();
   const corpus = loadBounceCorpus();
   const samples = corpus.samples.map((s) => sampleBytes(corpus, s));
   const loadBefore = await loadBeforeStart();

@@ -36,7 +36,6 @@
  *   BENCH_CHECK        contacts checked against the independent SQL first (default 300)
  *   BENCH_KEEP_DATA=1  keep the temp DATA_DIR (printed)
  */
-import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { resolveConsent } from '../domain/consent/resolve.js';
@@ -45,10 +44,9 @@ import type { Tenant } from '../domain/tenancy/context.js';
 import { createInstance } from '../domain/tenancy/instances.js';
 import { createPurpose } from '../domain/consent/purposes.js';
 import { addTermVersion, createTerm, setCurrentVersion } from '../domain/consent/terms.js';
-import { projectRoot } from '../config/paths.js';
 import type { Pool } from '../sql/pool.js';
 import { coresBetween, machineLoad, percentile, round } from './proc.js';
-import { checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, runBench, servicePool, startService, stopService, type Service } from './service.js';
+import { assertBuilt, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, runBench, servicePool, startService, stopService, type Service, type Stopped } from './service.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 400_000);
@@ -224,11 +222,11 @@ async function closedLoop(
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
+  assertBuilt();
   const loadBefore = await loadBeforeStart();
   const service = await startService({ prefix: 'cartero-bench-consent-' });
   let pool: Pool | undefined;
-  let stopped: Awaited<ReturnType<typeof stopService>> | undefined;
+  let stopped: Stopped | undefined;
   try {
     pool = servicePool(service, 4);
     const seeded = await seed(pool);

@@ -26,7 +26,7 @@
  *   BENCH_KEEP_DATA=1  keep the temp DATA_DIR (printed)
  */
 import { execFile } from 'node:child_process';
-import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -43,7 +43,7 @@ import { projectRoot } from '../config/paths.js';
 import { readServices } from '../config/services-file.js';
 import type { Pool } from '../sql/pool.js';
 import { coresBetween, percentile, round } from './proc.js';
-import { checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, runBench, servicePool, startService, stopService, type CpuSnapshot, type Service } from './service.js';
+import { assertBuilt, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, runBench, servicePool, startService, stopService, type CpuSnapshot, type Service, type Stopped } from './service.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 2);
@@ -158,11 +158,11 @@ async function contactBatches(service: Service, url: string, headers: Record<str
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
+  assertBuilt();
   const loadBefore = await loadBeforeStart();
   const service = await startService({ prefix: 'cartero-bench-datasets-' });
   let pool: Pool | undefined;
-  let stopped: Awaited<ReturnType<typeof stopService>> | undefined;
+  let stopped: Stopped | undefined;
   try {
     pool = servicePool(service, 4);
     const instance = await createInstance(pool, { slug: 'bench', name: 'Benchmark' });

@@ -32,7 +32,7 @@
  *   BENCH_COUNT_QUERIES=1  count the web's Postgres round trips per submission, by statement (runs 1 and 2)
  *   BENCH_KEEP_DATA=1  keep the temp DATA_DIR (printed)
  */
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPurpose } from '../domain/consent/purposes.js';
 import { addTermVersion, createTerm, setCurrentVersion } from '../domain/consent/terms.js';
@@ -44,10 +44,10 @@ import { createSender } from '../domain/senders/senders.js';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import type { Tenant } from '../domain/tenancy/context.js';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { projectRoot } from '../config/paths.js';
 import type { Pool } from '../sql/pool.js';
 import { coresBetween, loadavg, percentile, round, sleep } from './proc.js';
 import {
+  assertBuilt,
   benchPreloads,
   checkStopped,
   cleanUp,
@@ -56,8 +56,10 @@ import {
   machineInfo,
   runBench,
   servicePool,
+  readQueryCounts,
   startService,
   stopService,
+  type QueryCounts,
   type Service,
   type Stopped,
 } from './service.js';
@@ -227,21 +229,9 @@ async function closedLoop(service: Service, name: string, expect: number, call: 
   return run;
 }
 
-interface QueryCounts {
-  total: number;
-  checkouts: number;
-  by_statement: Record<string, number>;
-}
-
-/** The web's round-trip counts so far (bench/pg-query-counter.ts, on SIGUSR2). */
+/** The web's round-trip counts so far (with BENCH_COUNT_QUERIES=1). */
 async function webQueries(service: Service): Promise<QueryCounts | undefined> {
-  if (!COUNT_QUERIES) return undefined;
-  const file = join(service.dataDir, `pg-queries.${service.webPid}.json`);
-  rmSync(file, { force: true });
-  process.kill(service.webPid, 'SIGUSR2');
-  for (let i = 0; i < 100 && !existsSync(file); i++) await sleep(20);
-  await sleep(20);
-  return JSON.parse(readFileSync(file, 'utf8')) as QueryCounts;
+  return COUNT_QUERIES ? readQueryCounts(service, service.webPid) : undefined;
 }
 
 /** Round trips per request between two counts, by statement (the 60 first characters). */
@@ -289,7 +279,7 @@ async function drainConfirmations(pool: Pool, service: Service, tenant: Tenant, 
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
-  if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
+  assertBuilt();
   const busyBefore = await loadBeforeStart();
   const loadavgBefore = loadavg();
   const service = await startService({ prefix: 'cartero-bench-forms-', nodeOptions: benchPreloads({ cpuProfile: false, countQueries: COUNT_QUERIES }) });

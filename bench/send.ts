@@ -37,7 +37,7 @@
  * The load generator (HTTP client, then the bare loop) runs in this process, on the same two
  * cores as the service, Postgres and the simulator.
  */
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
@@ -52,10 +52,9 @@ import { newId } from '../domain/mail/ids.js';
 import { recipientVariables, renderText } from '../domain/mail/merge-tags.js';
 import { renderMail, type RenderedMail } from '../domain/mail/render.js';
 import { createPool, type Pool } from '../sql/pool.js';
-import { projectRoot } from '../config/paths.js';
 import { readServices } from '../config/services-file.js';
 import { SEND_DEFAULTS } from '../workers/jobs/send-mail/index.js';
-import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, machineInfo, runBench, startService, stopService, type CpuSnapshot, type Service } from './service.js';
+import { assertBuilt, benchPreloads, checkStopped, cleanUp, cpuSnapshot, machineInfo, runBench, startService, readQueryCounts, stopService, type CpuSnapshot, type QueryCounts, type Service, type Stopped } from './service.js';
 import { coresBetween, cpuSeconds, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -167,19 +166,8 @@ function countEml(dir: string): number {
   }
 }
 
-interface QueryCounts {
-  total: number;
-  checkouts: number;
-  by_statement: Record<string, number>;
-}
 async function queryCounts(service: Service, pid: number): Promise<QueryCounts | undefined> {
-  if (!COUNT_QUERIES) return undefined;
-  const file = join(service.dataDir, `pg-queries.${pid}.json`);
-  rmSync(file, { force: true });
-  process.kill(pid, 'SIGUSR2');
-  for (let i = 0; i < 100 && !existsSync(file); i++) await sleep(20);
-  await sleep(20);
-  return JSON.parse(readFileSync(file, 'utf8')) as QueryCounts;
+  return COUNT_QUERIES ? readQueryCounts(service, pid) : undefined;
 }
 function perMail(a: QueryCounts | undefined, b: QueryCounts | undefined, n: number) {
   if (!a || !b) return undefined;
@@ -523,7 +511,7 @@ async function runBaseline(service: Service, smtpUrl: string, secret: string, ra
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
-  if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
+  assertBuilt();
   let loadBefore = await machineLoad(3_000);
   // BENCH_WAIT_IDLE=SECONDS: on a shared machine, wait (up to that long) for other work to stop.
   const waitIdle = intEnv('BENCH_WAIT_IDLE', 0);
@@ -547,7 +535,7 @@ async function main(): Promise<void> {
     log('restarted with pg_stat_statements preloaded');
   }
   let pool: Pool | undefined;
-  let stopped: Awaited<ReturnType<typeof stopService>> | undefined;
+  let stopped: Stopped | undefined;
   try {
     const services = readServices(service.dataDir);
     if (!services.postgres?.url || !services.smtp?.url) throw new Error(`no embedded Postgres or simulator in ${service.dataDir}/services.json`);

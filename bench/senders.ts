@@ -22,9 +22,7 @@
  * autocannon runs inside this process, on the same two cores as the service: the figures are
  * for service + load generator sharing the machine, a lower bound for the service alone.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
@@ -32,8 +30,7 @@ import type { Tenant } from '../domain/tenancy/context.js';
 import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { createSender } from '../domain/senders/senders.js';
 import type { Pool } from '../sql/pool.js';
-import { projectRoot } from '../config/paths.js';
-import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, machineInfo, runBench, servicePool, startService, stopService, type Service } from './service.js';
+import { assertBuilt, benchPreloads, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, machineInfo, runBench, servicePool, startService, readQueryCounts, stopService, type QueryCounts, type Service, type Stopped } from './service.js';
 import { coresBetween, machineLoad, memoryMiB, round, sleep } from './proc.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
@@ -118,21 +115,9 @@ interface Row {
   pg_per_request?: { round_trips: number; pool_checkouts: number; by_statement: Record<string, number> };
 }
 
-interface QueryCounts {
-  total: number;
-  checkouts: number;
-  by_statement: Record<string, number>;
-}
-
 /** Ask the web process's preloaded counter for its counts (BENCH_COUNT_QUERIES=1 only). */
 async function queryCounts(service: Service): Promise<QueryCounts | undefined> {
-  if (!COUNT_QUERIES) return undefined;
-  const file = join(service.dataDir, `pg-queries.${service.webPid}.json`);
-  rmSync(file, { force: true });
-  process.kill(service.webPid, 'SIGUSR2');
-  for (let i = 0; i < 50 && !existsSync(file); i++) await sleep(20);
-  await sleep(20);
-  return JSON.parse(readFileSync(file, 'utf8')) as QueryCounts;
+  return COUNT_QUERIES ? readQueryCounts(service, service.webPid) : undefined;
 }
 
 async function measure(
@@ -206,14 +191,14 @@ async function measure(
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
+  assertBuilt();
   const loadBefore = await loadBeforeStart();
   const service = await startService({
     prefix: 'cartero-bench-',
     nodeOptions: [process.env.BENCH_CHILD_NODE_OPTIONS ?? '', ...benchPreloads({ cpuProfile: !!CPU_PROF_DIR, countQueries: COUNT_QUERIES })],
   });
   let pool: Pool | undefined;
-  let stopped: Awaited<ReturnType<typeof stopService>> | undefined;
+  let stopped: Stopped | undefined;
   try {
     pool = servicePool(service, 2);
     const { slug, key } = await seed(pool);

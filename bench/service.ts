@@ -7,7 +7,7 @@ import { projectRoot } from '../config/paths.js';
 import { freePort } from '../config/ports.js';
 import { readServices } from '../config/services-file.js';
 import { createPool, type Pool } from '../sql/pool.js';
-import { childrenOf, cpuSeconds, machineJiffies, machineLoad, postgresCpuSeconds, type Jiffies } from './proc.js';
+import { childrenOf, cpuSeconds, machineJiffies, machineLoad, postgresCpuSeconds, sleep, type Jiffies } from './proc.js';
 
 /**
  * The service as a user starts it, for the benchmarks: `node dist/runtime/start.js` (embedded
@@ -53,6 +53,31 @@ export function servicePool(service: Service, max: number): Pool {
   const url = readServices(service.dataDir).postgres?.url;
   if (!url) throw new Error(`no embedded Postgres recorded in ${service.dataDir}/services.json`);
   return createPool(url, { max, application: 'cartero-bench' });
+}
+
+/** A process's Postgres round trips and pool checkouts so far, by statement (bench/pg-query-counter.ts). */
+export interface QueryCounts {
+  total: number;
+  checkouts: number;
+  by_statement: Record<string, number>;
+}
+
+/**
+ * Asks one process of the service (started with benchPreloads countQueries) for its counts: SIGUSR2
+ * makes the preloaded counter write them to $DATA_DIR/pg-queries.<pid>.json, read once it is there.
+ */
+export async function readQueryCounts(service: Service, pid: number): Promise<QueryCounts> {
+  const file = join(service.dataDir, `pg-queries.${pid}.json`);
+  rmSync(file, { force: true });
+  process.kill(pid, 'SIGUSR2');
+  for (let i = 0; i < 100 && !existsSync(file); i++) await sleep(20);
+  await sleep(20);
+  return JSON.parse(readFileSync(file, 'utf8')) as QueryCounts;
+}
+
+/** Every bench runs the built service (dist/runtime/start.js): say so at once when it is not built. */
+export function assertBuilt(): void {
+  if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
 }
 
 /** `--import` flags for the service's processes: profiler and query counter when asked for. */

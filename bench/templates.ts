@@ -23,7 +23,7 @@ import { createApiKey } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
 import type { Pool } from '../sql/pool.js';
 import { corpusPath } from '../test/helpers/corpus.js';
-import { checkStopped, cleanUp, loadBeforeStart, machineInfo, runBench, servicePool, startService, stopService } from './service.js';
+import { checkStopped, cleanUp, loadBeforeStart, machineInfo, runBench, servicePool, startService, stopService, type Stopped } from './service.js';
 import { percentile, round } from './proc.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
@@ -170,7 +170,7 @@ async function main(): Promise<void> {
   const loadBefore = await loadBeforeStart();
   const service = await startService({ prefix: 'cartero-bench-templates-' });
   let pool: Pool | undefined;
-  let stopped: Awaited<ReturnType<typeof stopService>> | undefined;
+  let stopped: Stopped | undefined;
   try {
     pool = servicePool(service, 2);
     const { slug, key } = await seed(pool);

@@ -51,7 +51,6 @@
  * Postgres, ClickHouse): the figures are for service + load generator sharing the machine, a
  * lower bound for the service alone.
  */
-import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import autocannonUntyped from 'autocannon';
@@ -64,9 +63,8 @@ import { newId } from '../domain/mail/ids.js';
 import { clickToken, openToken } from '../domain/tracking/tokens.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { createPool, type Pool } from '../sql/pool.js';
-import { projectRoot } from '../config/paths.js';
 import { readServices } from '../config/services-file.js';
-import { benchPreloads, checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type CpuSnapshot, type Service } from './service.js';
+import { assertBuilt, benchPreloads, checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type CpuSnapshot, type Service, type Stopped } from './service.js';
 import { coresBetween, machineLoad, percentile, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -501,7 +499,7 @@ function markdown(rows: Row[], meta: { date: string; nproc: number; cpu: string;
 // ---------------------------------------------------------------- main
 
 async function main(): Promise<void> {
-  if (!existsSync(join(projectRoot, 'dist', 'runtime', 'start.js'))) throw new Error('dist/ is missing: run npx tsc -p tsconfig.json first');
+  assertBuilt();
   if (!CONNECTIONS.length) throw new Error('BENCH_CONNECTIONS names no connection count');
   let loadBefore = await machineLoad(3_000);
   // BENCH_WAIT_IDLE=SECONDS: on a shared machine, wait (up to that long) for other work to stop.
@@ -516,7 +514,7 @@ async function main(): Promise<void> {
   });
   let pool: Pool | undefined;
   let ch: ClickHouseClient | undefined;
-  let stopped: Awaited<ReturnType<typeof stopService>> | undefined;
+  let stopped: Stopped | undefined;
   try {
     const services = readServices(service.dataDir);
     if (!services.postgres?.url || !services.clickhouse?.url) throw new Error(`no embedded Postgres or ClickHouse recorded in ${service.dataDir}/services.json`);

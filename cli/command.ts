@@ -42,3 +42,28 @@ export function defineCommand<F extends Record<string, Flag<any>>>(command: CliC
 export function usageOf(command: CliCommand): string {
   return command.usage ?? Object.entries(command.flags).map(([name, flag]) => flag.usage(name)).join(' ');
 }
+
+/**
+ * `<area> deactivate` and `<area> activate`: the same flags (the instance and what names the
+ * thing), one setter told which way; each prints what the setter returns. The area lists the two
+ * where it wants them among its commands.
+ */
+export function activationCommands<F extends { instance: Flag<string> } & Record<string, Flag<any>>>(
+  area: string,
+  spec: {
+    flags: F;
+    set: (tenant: Tenant, pool: Pool, flags: FlagValues<F>, active: boolean) => Promise<unknown>;
+    /** The one-line summaries of the two commands. */
+    deactivate: string;
+    activate: string;
+  },
+): { deactivate: CliCommand; activate: CliCommand } {
+  const command = (active: boolean) =>
+    defineCommand({
+      name: `${area} ${active ? 'activate' : 'deactivate'}`,
+      summary: active ? spec.activate : spec.deactivate,
+      flags: spec.flags,
+      run: async (ctx, f) => spec.set(await ctx.tenant(f.instance as string), ctx.pool, f, active),
+    });
+  return { deactivate: command(false), activate: command(true) };
+}

@@ -6,11 +6,11 @@ import { unopenedQuery } from '../../analytics/activities/unopened.js';
 import { EXPORT_FORMATS, streamExport, type ExportFormat } from '../../analytics/export/stream.js';
 import { defineRoute } from '../http/route.js';
 import type { RouteContext } from '../http/route.js';
+import type { RouteNaming } from './reads.js';
 import { eventActivityQuerySchema } from '../schemas/activities.js';
 import { activityFilterQuery, sentFilterQuery } from '../schemas/mails.js';
 import type { JsonSchema } from '../../domain/validation.js';
 import type { ActivityQuery } from '../../analytics/activities/query.js';
-import type { Response } from 'express';
 
 /**
  * The four activity exports (spec: GET /v1/activities/opens/export; the sent, clicks and unopened
@@ -47,76 +47,73 @@ const STREAMING =
   'No pagination: the whole range, streamed as ClickHouse produces it; a client that disconnects stops the query. ' +
   'An error after the first byte cuts the connection (the download never ends properly), never an error text in the file.';
 
-function send<F>(
-  basename: string,
-  build: (ctx: RouteContext<Exported<F>, unknown, unknown>) => ActivityQuery,
-  columns?: (query: Exported<F>) => readonly string[] | undefined,
-) {
-  return async (ctx: RouteContext<Exported<F>, unknown, unknown>, res: Response): Promise<undefined> => {
-    await streamExport(ctx.deps.clickhouse, build(ctx), res, {
-      format: ctx.query.format,
-      basename,
-      requestId: ctx.requestId,
-      logger: ctx.deps.logger,
-      columns: columns?.(ctx.query),
-    });
-    return undefined;
-  };
+/** One export: its listing's query and rows (build, and the CSV columns where they are not the rows' fields), streamed as basename.csv or .json. */
+function exportRoute<F>(route: RouteNaming & {
+  /** The listing's query parameters (exportQuery drops its pagination and adds format). */
+  listing: Record<string, JsonSchema>;
+  basename: string;
+  build: (ctx: RouteContext<Exported<F>, unknown, unknown>) => ActivityQuery;
+  columns?: (query: Exported<F>) => readonly string[] | undefined;
+}) {
+  const { listing, basename, build, columns, ...shape } = route;
+  return defineRoute<Exported<F>>({
+    method: 'get',
+    ...shape,
+    tag: 'Activities',
+    auth: { kind: 'api_key', scope: 'mail:read' },
+    query: exportQuery(listing),
+    success,
+    handler: async (ctx, res) => {
+      await streamExport(ctx.deps.clickhouse, build(ctx), res, {
+        format: ctx.query.format,
+        basename,
+        requestId: ctx.requestId,
+        logger: ctx.deps.logger,
+        columns: columns?.(ctx.query),
+      });
+      return undefined;
+    },
+  });
 }
 
 export const activityExportRoutes = [
-  defineRoute<Exported<SentActivityFilter>>({
-    method: 'get',
+  exportRoute<SentActivityFilter>({
     path: '/v1/activities/sent/export',
     operationId: 'exportSentActivity',
     summary: 'Export sent mails (CSV or JSON)',
     description: `The rows of GET /v1/activities/sent for the same filters, with its fields in its order. ${STREAMING}`,
-    tag: 'Activities',
-    auth: { kind: 'api_key', scope: 'mail:read' },
-    query: exportQuery(sentFilterQuery),
-    success,
-    handler: send<SentActivityFilter>('sent', ({ tenant, query }) => sentQuery(tenant, query)),
+    listing: sentFilterQuery,
+    basename: 'sent',
+    build: ({ tenant, query }) => sentQuery(tenant, query),
   }),
-  defineRoute<Exported<EventActivityFilter>>({
-    method: 'get',
+  exportRoute<EventActivityFilter>({
     path: '/v1/activities/opens/export',
     operationId: 'exportOpens',
     summary: 'Export opens, per open, per recipient or per message (CSV or JSON)',
     description:
       `CSV columns by group_by are the spec's: ${(['none', 'mail_id', 'msg_id'] as const).map((g) => `${g}: ${opensCsvColumns(g).join(', ')}`).join('; ')}. ` +
       `JSON: the rows of GET /v1/activities/opens. ${STREAMING}`,
-    tag: 'Activities',
-    auth: { kind: 'api_key', scope: 'mail:read' },
-    query: exportQuery(eventActivityQuerySchema),
-    success,
-    handler: send<EventActivityFilter>(
-      'opens',
-      ({ tenant, query }) => opensQuery(tenant, query),
-      (query) => (query.format === 'csv' ? opensCsvColumns(query.group_by ?? 'none') : undefined),
-    ),
+    listing: eventActivityQuerySchema,
+    basename: 'opens',
+    build: ({ tenant, query }) => opensQuery(tenant, query),
+    columns: (query) => (query.format === 'csv' ? opensCsvColumns(query.group_by ?? 'none') : undefined),
   }),
-  defineRoute<Exported<EventActivityFilter>>({
-    method: 'get',
+  exportRoute<EventActivityFilter>({
     path: '/v1/activities/clicks/export',
     operationId: 'exportClicks',
     summary: 'Export clicks, per click, per recipient or per message (CSV or JSON)',
     description: `The rows of GET /v1/activities/clicks for the same filters and group_by, with its fields in its order. ${STREAMING}`,
-    tag: 'Activities',
-    auth: { kind: 'api_key', scope: 'mail:read' },
-    query: exportQuery(eventActivityQuerySchema),
-    success,
-    handler: send<EventActivityFilter>('clicks', ({ tenant, query }) => clicksQuery(tenant, query)),
+    listing: eventActivityQuerySchema,
+    basename: 'clicks',
+    build: ({ tenant, query }) => clicksQuery(tenant, query),
   }),
-  defineRoute<Exported<ActivityFilter>>({
-    method: 'get',
+  exportRoute<ActivityFilter>({
     path: '/v1/activities/unopened/export',
     operationId: 'exportUnopened',
     summary: 'Export delivered mails with no recorded open (CSV or JSON)',
     description: `The rows of GET /v1/activities/unopened for the same filters, with its fields in its order. ${STREAMING}`,
-    tag: 'Activities',
-    auth: { kind: 'api_key', scope: 'mail:read' },
-    query: exportQuery(activityFilterQuery),
-    success,
-    handler: send<ActivityFilter>('unopened', ({ tenant, query }) => unopenedQuery(tenant, query)),
+    listing: activityFilterQuery,
+    basename: 'unopened',
+    build: ({ tenant, query }) => unopenedQuery(tenant, query),
   }),
 ];

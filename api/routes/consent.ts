@@ -1,13 +1,13 @@
-import { listEvents, registerEvent, type ConsentEventInput, type EventFilter } from '../../domain/consent/events.js';
+import { listEvents, registerEvent, type ConsentEventInput } from '../../domain/consent/events.js';
 import { consentProof } from '../../domain/consent/proof.js';
 import { listPurposes } from '../../domain/consent/purposes.js';
 import { resolveConsent, type ResolveQuery } from '../../domain/consent/resolve.js';
 import { listTerms } from '../../domain/consent/terms.js';
 import { CONSENT_CHANNELS, CONTACT_TYPES, EVENT_STATUSES, MAX_CONTACT_LENGTH, type ConsentChannel, type ContactType } from '../../domain/consent/vocabulary.js';
 import { RuleViolation, ValidationFailed, type FieldError } from '../../domain/errors.js';
-import type { PageRequest } from '../../domain/pagination.js';
 import { defineRoute } from '../http/route.js';
-import { collectionSchema, paginationQuery } from '../schemas/common.js';
+import { listRoute } from './reads.js';
+import { paginationQuery } from '../schemas/common.js';
 import { eventCreateSchema, eventSchema, proofSchema, purposeSchema, resolveSchema, termSchema } from '../schemas/consent.js';
 
 /** Most identifiers and purposes one resolve call asks about (100 × 20 = 2,000 verdicts at most). */
@@ -68,30 +68,27 @@ function resolveQuery(q: ResolveParams): ResolveQuery {
 }
 
 export const consentRoutes = [
-  defineRoute<PageRequest>({
-    method: 'get',
+  listRoute({
     path: '/v1/consent-purposes',
     operationId: 'listConsentPurposes',
     summary: 'List consent purposes',
     tag: 'Consent',
-    auth: { kind: 'api_key', scope: 'consent:read' },
+    scope: 'consent:read',
     query: paginationQuery,
-    success: { status: 200, description: 'A page of purposes, oldest first', schema: collectionSchema(purposeSchema) },
-    handler: ({ tenant, query, deps }) => listPurposes(tenant, deps.pool, query),
+    page: { description: 'A page of purposes, oldest first', item: purposeSchema },
+    list: listPurposes,
   }),
-  defineRoute<PageRequest>({
-    method: 'get',
+  listRoute({
     path: '/v1/consent-terms',
     operationId: 'listConsentTerms',
     summary: 'List consent terms with their versions',
     tag: 'Consent',
-    auth: { kind: 'api_key', scope: 'consent:read' },
+    scope: 'consent:read',
     query: paginationQuery,
-    success: { status: 200, description: 'A page of terms, oldest first, each with its versions in publishing order', schema: collectionSchema(termSchema) },
-    handler: ({ tenant, query, deps }) => listTerms(tenant, deps.pool, query),
+    page: { description: 'A page of terms, oldest first, each with its versions in publishing order', item: termSchema },
+    list: listTerms,
   }),
-  defineRoute<EventFilter>({
-    method: 'get',
+  listRoute({
     path: '/v1/consent-events',
     operationId: 'listConsentEvents',
     summary: 'Consent history, newest first, with rules embedded',
@@ -99,7 +96,7 @@ export const consentRoutes = [
       'History, not the current state (that is GET /v1/consent-rules/resolve): a grant and its later revocation both appear. ' +
       'total_items is null (histories run to millions of events); paginate with has_more.',
     tag: 'Consent',
-    auth: { kind: 'api_key', scope: 'consent:read' },
+    scope: 'consent:read',
     query: {
       ...paginationQuery,
       term_id: { type: 'integer', minimum: 1, maximum: 9007199254740991 },
@@ -110,8 +107,8 @@ export const consentRoutes = [
         description: "Exact match against an identifier of any of the event's rules, in stored form: emails are stored lowercased, so a mixed-case email matches nothing.",
       },
     },
-    success: { status: 200, description: 'A page of events', schema: collectionSchema(eventSchema) },
-    handler: ({ tenant, query, deps }) => listEvents(tenant, deps.pool, query),
+    page: { description: 'A page of events', item: eventSchema },
+    list: listEvents,
   }),
   defineRoute<{ contact?: string }>({
     method: 'get',

@@ -1,9 +1,9 @@
 import { addContact, addContacts } from '../../domain/datasets/contacts.js';
 import { getDataset, listDatasets } from '../../domain/datasets/datasets.js';
 import { ValidationFailed } from '../../domain/errors.js';
-import type { PageRequest } from '../../domain/pagination.js';
 import { IDENTIFIER_OPERATORS, listRecords, type RecordSearch } from '../../domain/datasets/records.js';
 import { defineRoute } from '../http/route.js';
+import { listRoute, readRoute } from './reads.js';
 import { collectionSchema, paginationQuery } from '../schemas/common.js';
 import { contactBatchSchema, contactsBodySchema, datasetDetailSchema, datasetSchema, recordSchema } from '../schemas/datasets.js';
 
@@ -13,29 +13,26 @@ const datasetId = { id: { type: 'integer', minimum: 1, maximum: 9007199254740991
 const CONTACTS_BODY_MAX_BYTES = 8 * 1024 * 1024;
 
 export const datasetRoutes = [
-  defineRoute<PageRequest>({
-    method: 'get',
+  listRoute({
     path: '/v1/datasets',
     operationId: 'listDatasets',
     summary: 'List datasets',
     description: 'Oldest first. The listing omits the identifier and the columns (GET /v1/datasets/{id} has them).',
     tag: 'Datasets',
-    auth: { kind: 'api_key', scope: 'dataset:read' },
+    scope: 'dataset:read',
     query: paginationQuery,
-    success: { status: 200, description: 'A page of datasets', schema: collectionSchema(datasetSchema) },
-    handler: ({ tenant, query, deps }) => listDatasets(tenant, deps.pool, query),
+    page: { description: 'A page of datasets', item: datasetSchema },
+    list: listDatasets,
   }),
-  defineRoute<Record<string, never>, { id: number }>({
-    method: 'get',
+  readRoute<{ id: number }>({
     path: '/v1/datasets/{id}',
     operationId: 'getDataset',
     summary: 'Read a dataset with its identifier and columns',
     tag: 'Datasets',
-    auth: { kind: 'api_key', scope: 'dataset:read' },
+    scope: 'dataset:read',
     params: datasetId,
-    success: { status: 200, description: 'The dataset', schema: datasetDetailSchema },
-    errors: [404],
-    handler: ({ tenant, params, deps }) => getDataset(tenant, deps.pool, params.id),
+    found: { description: 'The dataset', schema: datasetDetailSchema },
+    read: ({ tenant, params, deps }) => getDataset(tenant, deps.pool, params.id),
   }),
   defineRoute<Record<string, never>, { id: number }, { values?: Record<string, unknown>; contacts?: unknown[] }>({
     method: 'post',

@@ -1,8 +1,9 @@
 import { NotFoundError, ValidationFailed } from '../../domain/errors.js';
-import { FORM_KINDS, FORM_TYPES, getForm, listForms, type FormFilter } from '../../domain/forms/read.js';
+import { FORM_KINDS, FORM_TYPES, getForm, listForms } from '../../domain/forms/read.js';
 import { MAX_IDEMPOTENCY_KEY, submitForm, type SubmissionInput } from '../../domain/forms/submit.js';
 import { defineRoute } from '../http/route.js';
-import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
+import { listRoute, readRoute } from './reads.js';
+import { paginationQuery, resourceId } from '../schemas/common.js';
 import { formSchema, submissionBodySchema, submissionResultSchema } from '../schemas/forms.js';
 
 /**
@@ -32,13 +33,12 @@ function idempotencyKey(raw: string | undefined): string | undefined {
 }
 
 export const formRoutes = [
-  defineRoute<FormFilter>({
-    method: 'get',
+  listRoute({
     path: '/v1/forms',
     operationId: 'listForms',
     summary: 'List forms, each with its items in display order',
     tag: 'Forms',
-    auth: { kind: 'api_key', scope: 'form:read' },
+    scope: 'form:read',
     query: {
       ...paginationQuery,
       kind: { type: 'string', enum: [...FORM_KINDS] },
@@ -48,21 +48,19 @@ export const formRoutes = [
       requires_confirmation: { type: 'boolean', description: 'Whether the form requires double confirmation.' },
       auto_reply_sender_id: { ...resourceId, description: 'Sender of the auto-reply and the confirmation mail.' },
     },
-    success: { status: 200, description: 'A page of forms, oldest first; each as GET /v1/forms/{id} shows it', schema: collectionSchema(formSchema) },
-    handler: ({ tenant, query, deps }) => listForms(tenant, deps.pool, query),
+    page: { description: 'A page of forms, oldest first; each as GET /v1/forms/{id} shows it', item: formSchema },
+    list: listForms,
   }),
-  defineRoute<Record<string, never>, { id: number }>({
-    method: 'get',
+  readRoute<{ id: number }>({
     path: '/v1/forms/{id}',
     operationId: 'getForm',
     summary: 'Read a form: its items with the ids and term versions a submission sends',
     description: 'Read it before each submission: a consent item’s term_version_id is the term’s current version, which the submission must send.',
     tag: 'Forms',
-    auth: { kind: 'api_key', scope: 'form:read' },
+    scope: 'form:read',
     params: formId,
-    success: { status: 200, description: 'The form', schema: formSchema },
-    errors: [404],
-    handler: async ({ tenant, params, deps }) => {
+    found: { description: 'The form', schema: formSchema },
+    read: async ({ tenant, params, deps }) => {
       const form = await getForm(tenant, deps.pool, params.id);
       if (!form) throw new NotFoundError('form', params.id);
       return form;

@@ -1,7 +1,8 @@
 import { acceptSend, type SendRequest } from '../../domain/mail/accept.js';
-import { getMail, listMailLogs, listMails, type MailFilter } from '../../domain/mail/mails.js';
+import { getMail, listMailLogs, listMails } from '../../domain/mail/mails.js';
 import type { PageRequest } from '../../domain/pagination.js';
 import { defineRoute } from '../http/route.js';
+import { listRoute, readRoute } from './reads.js';
 import { collectionSchema, paginationQuery } from '../schemas/common.js';
 import { mailLogSchema, mailSchema, sendAcceptedSchema, sendBodySchema, sentFilterQuery } from '../schemas/mails.js';
 
@@ -25,29 +26,26 @@ export const mailRoutes = [
     errors: [404, 409, 413, 429],
     handler: ({ tenant, body, deps }) => acceptSend(tenant, deps.pool, deps.queue, body, deps.config.render),
   }),
-  defineRoute<MailFilter>({
-    method: 'get',
+  listRoute({
     path: '/v1/mails',
     operationId: 'listMails',
     summary: 'List mails of the last 3 months',
     description: 'Same query and rows as GET /v1/activities/sent, with the 3-month online window applied as a filter. total_items is null.',
     tag: 'Mails',
-    auth: { kind: 'api_key', scope: 'mail:read' },
+    scope: 'mail:read',
     query: sentFilterQuery,
-    success: { status: 200, description: 'A page of mails, newest first', schema: collectionSchema(mailSchema) },
-    handler: ({ tenant, query, deps }) => listMails(tenant, deps.pool, query),
+    page: { description: 'A page of mails, newest first', item: mailSchema },
+    list: listMails,
   }),
-  defineRoute<Record<string, never>, { mail_id: string }>({
-    method: 'get',
+  readRoute<{ mail_id: string }>({
     path: '/v1/mails/{mail_id}',
     operationId: 'getMail',
     summary: 'Read a mail',
     tag: 'Mails',
-    auth: { kind: 'api_key', scope: 'mail:read' },
+    scope: 'mail:read',
     params: mailIdParam,
-    success: { status: 200, description: 'The mail', schema: mailSchema },
-    errors: [404],
-    handler: ({ tenant, params, deps }) => getMail(tenant, deps.pool, params.mail_id),
+    found: { description: 'The mail', schema: mailSchema },
+    read: ({ tenant, params, deps }) => getMail(tenant, deps.pool, params.mail_id),
   }),
   defineRoute<PageRequest, { mail_id: string }>({
     method: 'get',

@@ -1,11 +1,9 @@
-import { listRestrictions, type RestrictionFilter } from '../../domain/restrictions/list.js';
-import { defineRoute } from '../http/route.js';
-import { collectionSchema } from '../schemas/common.js';
+import { listRestrictions } from '../../domain/restrictions/list.js';
+import { listRoute } from './reads.js';
 import { restrictionFilterQuery, restrictionSchema } from '../schemas/restrictions.js';
 
 export const restrictionRoutes = [
-  defineRoute<RestrictionFilter>({
-    method: 'get',
+  listRoute({
     path: '/v1/mail-restrictions',
     operationId: 'listMailRestrictions',
     summary: 'List sending restrictions',
@@ -14,9 +12,9 @@ export const restrictionRoutes = [
       'or by unsubscribes and bounces). Ordered by restricted_at descending; not bounded by the retention window. ' +
       'total_items is null.',
     tag: 'Restrictions',
-    auth: { kind: 'api_key', scope: 'mail:read' },
+    scope: 'mail:read',
     query: restrictionFilterQuery,
-    success: { status: 200, description: 'A page of restrictions, newest first', schema: collectionSchema(restrictionSchema) },
-    handler: ({ tenant, query, deps }) => listRestrictions(tenant, deps.pool, query),
+    page: { description: 'A page of restrictions, newest first', item: restrictionSchema },
+    list: listRestrictions,
   }),
 ];

@@ -7,12 +7,12 @@ import {
   validateTemplate,
   type EditorSetting,
   type TemplateFields,
-  type TemplateFilter,
 } from '../../domain/templates/templates.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { formatDescriptionJson, formatEtag, moduleDetail, type Lang } from '../../domain/templates/format/description.js';
 import { defineRoute, type AppDeps } from '../http/route.js';
-import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
+import { listRoute, readRoute } from './reads.js';
+import { paginationQuery, resourceId } from '../schemas/common.js';
 import {
   templateCreateSchema,
   templateFormatSchema,
@@ -128,21 +128,20 @@ export const templateRoutes = [
       return detail;
     },
   }),
-  defineRoute<TemplateFilter>({
-    method: 'get',
+  listRoute({
     path: '/v1/mail-templates',
     operationId: 'listMailTemplates',
     summary: 'List mail templates',
     description: 'Without html, config and findings; oldest first. Deleted templates are not listed.',
     tag: 'Mail templates',
-    auth: { kind: 'api_key', scope: 'templates:read' },
+    scope: 'templates:read',
     query: {
       ...paginationQuery,
       name: { type: 'string', maxLength: 255, description: 'Partial, case-insensitive.' },
       status: { type: 'string', enum: [...TEMPLATE_STATUSES] },
     },
-    success: { status: 200, description: 'A page of templates', schema: collectionSchema(templateSummarySchema) },
-    handler: ({ tenant, query, deps }) => listTemplates(tenant, deps.pool, query),
+    page: { description: 'A page of templates', item: templateSummarySchema },
+    list: listTemplates,
   }),
   defineRoute<Record<string, never>, Record<string, never>, TemplateFields>({
     method: 'post',
@@ -158,17 +157,15 @@ export const templateRoutes = [
     errors: [409, 413],
     handler: ({ body, deps }) => validateTemplate(body, templateSetting(deps)),
   }),
-  defineRoute<Record<string, never>, { template_id: number }>({
-    method: 'get',
+  readRoute<{ template_id: number }>({
     path: '/v1/mail-templates/{template_id}',
     operationId: 'getMailTemplate',
     summary: 'Read a mail template',
     tag: 'Mail templates',
-    auth: { kind: 'api_key', scope: 'templates:read' },
+    scope: 'templates:read',
     params: templateId,
-    success: { status: 200, description: 'The template, with html, config and findings', schema: templateSchema },
-    errors: [404],
-    handler: ({ tenant, params, deps }) => getTemplate(tenant, deps.pool, params.template_id),
+    found: { description: 'The template, with html, config and findings', schema: templateSchema },
+    read: ({ tenant, params, deps }) => getTemplate(tenant, deps.pool, params.template_id),
   }),
   defineRoute<Record<string, never>, Record<string, never>, TemplateFields & { name: string }>({
     method: 'post',

@@ -1,12 +1,10 @@
-import { listUnsubscribes, type UnsubscribeFilter } from '../../domain/unsubscribes/list.js';
-import { defineRoute } from '../http/route.js';
-import { collectionSchema } from '../schemas/common.js';
+import { listUnsubscribes } from '../../domain/unsubscribes/list.js';
+import { listRoute } from './reads.js';
 import { mailEventFilterQuery } from '../schemas/mail-events.js';
 import { unsubscribeSchema } from '../schemas/unsubscribes.js';
 
 export const unsubscribeRoutes = [
-  defineRoute<UnsubscribeFilter>({
-    method: 'get',
+  listRoute({
     path: '/v1/mail-unsubscribes',
     operationId: 'listMailUnsubscribes',
     summary: 'List unsubscribe events',
@@ -15,9 +13,9 @@ export const unsubscribeRoutes = [
       'are completed if they arrive later. Bounded by the retention of the mail: rows leave with it after 3 months. ' +
       'Each unsubscribe also restricted the address (see GET /v1/mail-restrictions). total_items is null.',
     tag: 'Restrictions',
-    auth: { kind: 'api_key', scope: 'mail:read' },
+    scope: 'mail:read',
     query: mailEventFilterQuery,
-    success: { status: 200, description: 'A page of unsubscribe events, newest first', schema: collectionSchema(unsubscribeSchema) },
-    handler: ({ tenant, query, deps }) => listUnsubscribes(tenant, deps.pool, query),
+    page: { description: 'A page of unsubscribe events, newest first', item: unsubscribeSchema },
+    list: listUnsubscribes,
   }),
 ];

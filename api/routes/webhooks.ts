@@ -11,8 +11,8 @@ import {
   type WebhookPatch,
 } from '../../domain/webhooks/webhooks.js';
 import { receiverPolicy } from '../../domain/webhooks/receiver-address.js';
-import type { PageRequest } from '../../domain/pagination.js';
 import { defineRoute } from '../http/route.js';
+import { listRoute, readRoute } from './reads.js';
 import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
 import {
   attemptFilterQuery,
@@ -32,29 +32,26 @@ const read = { kind: 'api_key', scope: 'webhooks:read' } as const;
 const write = { kind: 'api_key', scope: 'webhooks:write' } as const;
 
 export const webhookRoutes = [
-  defineRoute<PageRequest>({
-    method: 'get',
+  listRoute({
     path: '/v1/webhooks',
     operationId: 'listWebhooks',
     summary: 'List webhooks',
     description: 'In creation order. The signing secret is never included.',
     tag,
-    auth: read,
+    scope: read.scope,
     query: paginationQuery,
-    success: { status: 200, description: 'A page of webhooks', schema: collectionSchema(webhookSchema) },
-    handler: ({ tenant, query, deps }) => listWebhooks(tenant, deps.pool, query),
+    page: { description: 'A page of webhooks', item: webhookSchema },
+    list: listWebhooks,
   }),
-  defineRoute<Record<string, never>, { id: number }>({
-    method: 'get',
+  readRoute<{ id: number }>({
     path: '/v1/webhooks/{id}',
     operationId: 'getWebhook',
     summary: 'Read a webhook',
     tag,
-    auth: read,
+    scope: read.scope,
     params: byId,
-    success: { status: 200, description: 'The webhook', schema: webhookSchema },
-    errors: [404],
-    handler: ({ tenant, params, deps }) => getWebhook(tenant, deps.pool, params.id),
+    found: { description: 'The webhook', schema: webhookSchema },
+    read: ({ tenant, params, deps }) => getWebhook(tenant, deps.pool, params.id),
   }),
   defineRoute<Record<string, never>, Record<string, never>, WebhookInput>({
     method: 'post',

@@ -13,6 +13,14 @@ export function objectSchema(properties: Record<string, JsonSchema>, required: s
   return { type: 'object', properties, required, ...extra };
 }
 
+/**
+ * An object whose every property is always there and nothing else is: `required` lists them all,
+ * in their order (most response rows; a body whose fields are all required).
+ */
+export function closedObject(properties: Record<string, JsonSchema>): JsonSchema {
+  return { type: 'object', required: Object.keys(properties), additionalProperties: false, properties };
+}
+
 export const paginationSchema: JsonSchema = {
   type: 'object',
   required: ['page', 'page_size', 'has_more', 'total_items', 'total_pages'],

@@ -1,6 +1,6 @@
 import { DATASET_CHANNELS } from '../../domain/datasets/declaration.js';
 import type { JsonSchema } from '../../domain/validation.js';
-import { dateTime } from './common.js';
+import { closedObject, dateTime } from './common.js';
 
 const summaryProperties: Record<string, JsonSchema> = {
   id: { type: 'integer', description: 'The {id} contacts are added to and records read from.' },
@@ -51,23 +51,18 @@ export const datasetDetailSchema: JsonSchema = {
 const storedValue: JsonSchema = { type: ['string', 'number', 'boolean'] };
 
 /** A dataset contact (record) as the contacts and records endpoints answer it (docs/datasets.md). */
-export const recordSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['id', 'dataset_id', 'identifier', 'values', 'created_at', 'updated_at'],
-  properties: {
-    id: { type: 'integer' },
-    dataset_id: { type: 'integer' },
-    identifier: { type: 'string', description: "The identity field's value as stored (emails lower-case, phones E.164): contacts are upserted on it." },
-    values: {
-      type: 'object',
-      additionalProperties: storedValue,
-      description: 'Every column the contact carries by field_key, typed as its field says (number, boolean, text; dates as YYYY-MM-DD).',
-    },
-    created_at: dateTime,
-    updated_at: { ...dateTime, description: 'Last change of the values; a write that changes nothing leaves it.' },
+export const recordSchema: JsonSchema = closedObject({
+  id: { type: 'integer' },
+  dataset_id: { type: 'integer' },
+  identifier: { type: 'string', description: "The identity field's value as stored (emails lower-case, phones E.164): contacts are upserted on it." },
+  values: {
+    type: 'object',
+    additionalProperties: storedValue,
+    description: 'Every column the contact carries by field_key, typed as its field says (number, boolean, text; dates as YYYY-MM-DD).',
   },
-};
+  created_at: dateTime,
+  updated_at: { ...dateTime, description: 'Last change of the values; a write that changes nothing leaves it.' },
+});
 
 const fieldErrorSchema: JsonSchema = {
   type: 'object',
@@ -76,31 +71,26 @@ const fieldErrorSchema: JsonSchema = {
 };
 
 /** The answer to a batch: one result per contact, in order, each as that contact alone would have been answered. */
-export const contactBatchSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['results', 'created', 'updated', 'rejected'],
-  properties: {
-    results: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['index', 'status'],
-        properties: {
-          index: { type: 'integer', description: 'Position of the contact in contacts[].' },
-          status: { type: 'integer', enum: [200, 201, 409, 422], description: '201 new, 200 updated (or already so), 409/422 refused.' },
-          record: recordSchema,
-          code: { type: 'string', description: 'A refusal: the 409 rule, or validation_error for a 422.' },
-          detail: { type: 'string' },
-          errors: { type: 'array', items: fieldErrorSchema, description: 'A 422: each value refused, at /contacts/<index>/values/<field_key>.' },
-        },
+export const contactBatchSchema: JsonSchema = closedObject({
+  results: {
+    type: 'array',
+    items: {
+      type: 'object',
+      required: ['index', 'status'],
+      properties: {
+        index: { type: 'integer', description: 'Position of the contact in contacts[].' },
+        status: { type: 'integer', enum: [200, 201, 409, 422], description: '201 new, 200 updated (or already so), 409/422 refused.' },
+        record: recordSchema,
+        code: { type: 'string', description: 'A refusal: the 409 rule, or validation_error for a 422.' },
+        detail: { type: 'string' },
+        errors: { type: 'array', items: fieldErrorSchema, description: 'A 422: each value refused, at /contacts/<index>/values/<field_key>.' },
       },
     },
-    created: { type: 'integer' },
-    updated: { type: 'integer' },
-    rejected: { type: 'integer' },
   },
-};
+  created: { type: 'integer' },
+  updated: { type: 'integer' },
+  rejected: { type: 'integer' },
+});
 
 /** POST /v1/datasets/{id}/contacts: one contact ({values}) or a batch ({contacts: [{values}, ...]}). */
 export const contactsBodySchema: JsonSchema = {

@@ -1,18 +1,13 @@
-import { dateTime } from './common.js';
+import { closedObject, dateTime } from './common.js';
 import type { JsonSchema } from '../../domain/validation.js';
 
 const checkState: JsonSchema = { type: 'string', enum: ['pending', 'approved', 'failed'] };
 
-export const domainStatusSchema: JsonSchema = {
-  type: 'object',
-  required: ['id', 'domain', 'is_verified'],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'integer' },
-    domain: { type: 'string' },
-    is_verified: { type: 'boolean', description: 'True only when MX, SPF, DKIM and DMARC are all approved.' },
-  },
-};
+export const domainStatusSchema: JsonSchema = closedObject({
+  id: { type: 'integer' },
+  domain: { type: 'string' },
+  is_verified: { type: 'boolean', description: 'True only when MX, SPF, DKIM and DMARC are all approved.' },
+});
 
 export const domainSchema: JsonSchema = {
   type: 'object',

@@ -2,7 +2,7 @@ import { MAX_PROOF_USER_AGENT } from '../../domain/consent/events.js';
 import { FORM_ITEM_TYPES, FORM_KINDS, FORM_TYPES } from '../../domain/forms/read.js';
 import { MAX_IDEMPOTENCY_KEY } from '../../domain/forms/submit.js';
 import type { JsonSchema } from '../../domain/validation.js';
-import { dateTime, resourceId as id } from './common.js';
+import { closedObject, dateTime, resourceId as id } from './common.js';
 import { formChannelSchema as channel, settingsSchema } from '../../domain/forms/definition-schema.js';
 
 
@@ -27,30 +27,22 @@ export const formItemSchema: JsonSchema = {
 };
 
 /** Spec: Form. */
-export const formSchema: JsonSchema = {
-  type: 'object',
-  required: [
-    'id', 'name', 'kind', 'type', 'dataset_id', 'public_token', 'is_default', 'is_active', 'requires_confirmation', 'auto_reply_sender_id',
-    'settings', 'created_at', 'updated_at', 'items',
-  ],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'integer' },
-    name: { type: 'string', description: 'Unique ignoring case and accents.' },
-    kind: { type: 'string', enum: [...FORM_KINDS] },
-    type: { type: 'string', enum: [...FORM_TYPES] },
-    dataset_id: { type: ['integer', 'null'] },
-    public_token: { type: 'string', description: 'Names the form’s hosted page, /f/{public_token}.' },
-    is_default: { type: 'boolean' },
-    is_active: { type: 'boolean', description: 'A deactivated form answers submissions 404 form_not_found.' },
-    requires_confirmation: { type: 'boolean' },
-    auto_reply_sender_id: { type: ['integer', 'null'], description: 'Sender of the auto-reply and of the confirmation mail.' },
-    settings: settingsSchema,
-    created_at: dateTime,
-    updated_at: dateTime,
-    items: { type: 'array', items: formItemSchema, description: 'In display order.' },
-  },
-};
+export const formSchema: JsonSchema = closedObject({
+  id: { type: 'integer' },
+  name: { type: 'string', description: 'Unique ignoring case and accents.' },
+  kind: { type: 'string', enum: [...FORM_KINDS] },
+  type: { type: 'string', enum: [...FORM_TYPES] },
+  dataset_id: { type: ['integer', 'null'] },
+  public_token: { type: 'string', description: 'Names the form’s hosted page, /f/{public_token}.' },
+  is_default: { type: 'boolean' },
+  is_active: { type: 'boolean', description: 'A deactivated form answers submissions 404 form_not_found.' },
+  requires_confirmation: { type: 'boolean' },
+  auto_reply_sender_id: { type: ['integer', 'null'], description: 'Sender of the auto-reply and of the confirmation mail.' },
+  settings: settingsSchema,
+  created_at: dateTime,
+  updated_at: dateTime,
+  items: { type: 'array', items: formItemSchema, description: 'In display order.' },
+});
 
 /** POST /v1/forms/{id}/submissions. */
 export const submissionBodySchema: JsonSchema = {
@@ -78,14 +70,9 @@ export const submissionBodySchema: JsonSchema = {
   },
 };
 
-export const submissionResultSchema: JsonSchema = {
-  type: 'object',
-  required: ['id', 'status'],
-  additionalProperties: false,
-  properties: {
-    id: { type: 'integer' },
-    status: { type: 'string', enum: ['confirmed', 'pending'], description: 'pending: the confirmation mail is on its way and the consents are not in force until confirmed.' },
-  },
-};
+export const submissionResultSchema: JsonSchema = closedObject({
+  id: { type: 'integer' },
+  status: { type: 'string', enum: ['confirmed', 'pending'], description: 'pending: the confirmation mail is on its way and the consents are not in force until confirmed.' },
+});
 
 export const idempotencyKeySchema: JsonSchema = { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY };

@@ -1,5 +1,5 @@
 import type { JsonSchema } from '../../domain/validation.js';
-import { dateFilterQuery, nullableDateTime, paginationQuery } from './common.js';
+import { closedObject, dateFilterQuery, nullableDateTime, paginationQuery } from './common.js';
 
 const email: JsonSchema = { type: 'string', format: 'email', maxLength: 320 };
 const shortText = (max: number): JsonSchema => ({ type: 'string', maxLength: max });
@@ -69,16 +69,11 @@ export const sendBodySchema: JsonSchema = {
     attachments: {
       type: 'array',
       maxItems: 20,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['filename', 'content_type', 'content'],
-        properties: {
-          filename: { type: 'string', minLength: 1, maxLength: 255 },
-          content_type: { type: 'string', pattern: '^[\\w.+-]+/[\\w.+-]+$', maxLength: 127 },
-          content: { type: 'string', pattern: '^[A-Za-z0-9+/\\r\\n]*={0,2}$', description: 'Base64' },
-        },
-      },
+      items: closedObject({
+        filename: { type: 'string', minLength: 1, maxLength: 255 },
+        content_type: { type: 'string', pattern: '^[\\w.+-]+/[\\w.+-]+$', maxLength: 127 },
+        content: { type: 'string', pattern: '^[A-Za-z0-9+/\\r\\n]*={0,2}$', description: 'Base64' },
+      }),
     },
   },
 };
@@ -99,50 +94,39 @@ export const sendAcceptedSchema: JsonSchema = {
   },
 };
 
-export const mailSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['mail_id', 'msg_id', 'to', 'subject', 'sender', 'status', 'opens', 'clicks', 'received_at', 'queued_at', 'sent_at',
-    'schedule_at', 'delay', 'custom_msg_id', 'custom_group_code'],
-  properties: {
-    mail_id: { type: 'string' },
-    msg_id: { type: ['string', 'null'] },
-    to: { type: 'string' },
-    subject: { type: 'string' },
-    sender: { type: ['string', 'null'] },
-    status: { type: ['integer', 'null'], minimum: 1, maximum: 7, description: '1 received, 2 queued, 3 sent, 4 dropped, 5 deferred, 6 bounced, 7 onhold' },
-    opens: { type: 'integer' },
-    clicks: { type: 'integer' },
-    received_at: nullableDateTime,
-    queued_at: nullableDateTime,
-    sent_at: nullableDateTime,
-    schedule_at: { type: 'null', description: 'Always null: scheduled sending is unavailable.' },
-    delay: { type: ['number', 'null'], description: 'Seconds from reception to sent_at.' },
-    custom_msg_id: { type: ['string', 'null'] },
-    custom_group_code: { type: ['string', 'null'] },
-  },
-};
+export const mailSchema: JsonSchema = closedObject({
+  mail_id: { type: 'string' },
+  msg_id: { type: ['string', 'null'] },
+  to: { type: 'string' },
+  subject: { type: 'string' },
+  sender: { type: ['string', 'null'] },
+  status: { type: ['integer', 'null'], minimum: 1, maximum: 7, description: '1 received, 2 queued, 3 sent, 4 dropped, 5 deferred, 6 bounced, 7 onhold' },
+  opens: { type: 'integer' },
+  clicks: { type: 'integer' },
+  received_at: nullableDateTime,
+  queued_at: nullableDateTime,
+  sent_at: nullableDateTime,
+  schedule_at: { type: 'null', description: 'Always null: scheduled sending is unavailable.' },
+  delay: { type: ['number', 'null'], description: 'Seconds from reception to sent_at.' },
+  custom_msg_id: { type: ['string', 'null'] },
+  custom_group_code: { type: ['string', 'null'] },
+});
 
-export const mailLogSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['status', 'created_at', 'reason', 'smtp_code', 'smtp_enhanced', 'smtp_reply', 'attempt', 'bounce_reason'],
-  properties: {
-    status: { type: 'integer' },
-    created_at: { type: 'string', format: 'date-time' },
-    reason: { type: ['string', 'null'], description: 'Why the mail moved, when not an SMTP reply (e.g. accepted, restricted:hard_bounce).' },
-    smtp_code: { type: ['integer', 'null'] },
-    smtp_enhanced: { type: ['string', 'null'] },
-    smtp_reply: { type: ['string', 'null'] },
-    attempt: { type: ['integer', 'null'] },
-    bounce_reason: {
-      type: ['string', 'null'],
-      description:
-        'Beyond the spec: why the mail bounced, on the row of a move to bounced (and on a delay report\'s note), in the bounce classifier\'s vocabulary ' +
-        '(userunknown, hostunknown, mailboxfull, blocked, spamdetected, policyviolation, expired, ...; docs/bounces.md). Null on other rows.',
-    },
+export const mailLogSchema: JsonSchema = closedObject({
+  status: { type: 'integer' },
+  created_at: { type: 'string', format: 'date-time' },
+  reason: { type: ['string', 'null'], description: 'Why the mail moved, when not an SMTP reply (e.g. accepted, restricted:hard_bounce).' },
+  smtp_code: { type: ['integer', 'null'] },
+  smtp_enhanced: { type: ['string', 'null'] },
+  smtp_reply: { type: ['string', 'null'] },
+  attempt: { type: ['integer', 'null'] },
+  bounce_reason: {
+    type: ['string', 'null'],
+    description:
+      'Beyond the spec: why the mail bounced, on the row of a move to bounced (and on a delay report\'s note), in the bounce classifier\'s vocabulary ' +
+      '(userunknown, hostunknown, mailboxfull, blocked, spamdetected, policyviolation, expired, ...; docs/bounces.md). Null on other rows.',
   },
-};
+});
 
 /** The common filters of the activity listings (spec: Common filters of the activity listings). */
 export const activityFilterQuery = {

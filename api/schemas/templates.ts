@@ -1,6 +1,6 @@
 import { TEMPLATE_LIMITS, TEMPLATE_STATUSES } from '../../domain/templates/templates.js';
 import type { JsonSchema } from '../../domain/validation.js';
-import { dateTime } from './common.js';
+import { closedObject, dateTime } from './common.js';
 
 const nullableText = (max: number, description: string): JsonSchema => ({ type: ['string', 'null'], maxLength: max, description });
 
@@ -85,15 +85,10 @@ export const templateValidateSchema: JsonSchema = {
   properties: { subject: writableProperties.subject!, preheader: writableProperties.preheader!, config: writableProperties.config! },
 };
 
-export const templateValidationSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['findings', 'html'],
-  properties: {
-    findings: { type: 'array', items: findingSchema },
-    html: { type: ['string', 'null'], description: 'What a create with this body would store.' },
-  },
-};
+export const templateValidationSchema: JsonSchema = closedObject({
+  findings: { type: 'array', items: findingSchema },
+  html: { type: ['string', 'null'], description: 'What a create with this body would store.' },
+});
 
 /** GET /v1/mail-templates/format (spec: Template format description). */
 export const templateFormatSchema: JsonSchema = {

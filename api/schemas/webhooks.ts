@@ -1,6 +1,6 @@
 import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks/event-types.js';
 import type { JsonSchema } from '../../domain/validation.js';
-import { dateTime, nullableDateTime, paginationQuery } from './common.js';
+import { closedObject, dateTime, nullableDateTime, paginationQuery } from './common.js';
 
 const events: JsonSchema = {
   type: ['array', 'null'],
@@ -10,30 +10,22 @@ const events: JsonSchema = {
 };
 
 /** The Webhook resource of the spec, field for field; the secret is never part of it. */
-export const webhookSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: [
-    'id', 'name', 'url', 'events', 'is_active', 'last_success_at', 'last_failure_at', 'last_status_code', 'consecutive_failures',
-    'failing_since', 'auto_paused_at', 'previous_secret_expires_at', 'created_at', 'updated_at',
-  ],
-  properties: {
-    id: { type: 'integer' },
-    name: { type: 'string' },
-    url: { type: 'string', description: 'Endpoint that receives deliveries.' },
-    events,
-    is_active: { type: 'boolean', description: 'false when paused.' },
-    last_success_at: { ...nullableDateTime, description: 'Last delivery answered 2xx.' },
-    last_failure_at: { ...nullableDateTime, description: 'Last failed delivery.' },
-    last_status_code: { type: ['integer', 'null'], description: 'HTTP code of the last delivery; null if no response (timeout or connection error).' },
-    consecutive_failures: { type: 'integer', description: 'Failed deliveries in a row since the last success.' },
-    failing_since: { ...nullableDateTime, description: 'First failure of the current streak; null if the last delivery succeeded.' },
-    auto_paused_at: { ...nullableDateTime, description: 'When it was paused for persistent failures; null if not auto-paused.' },
-    previous_secret_expires_at: { ...nullableDateTime, description: 'Until when the secret before the last rotation still signs; null if none in force.' },
-    created_at: dateTime,
-    updated_at: { ...dateTime, description: 'Last change of the configuration; a delivery does not change it.' },
-  },
-};
+export const webhookSchema: JsonSchema = closedObject({
+  id: { type: 'integer' },
+  name: { type: 'string' },
+  url: { type: 'string', description: 'Endpoint that receives deliveries.' },
+  events,
+  is_active: { type: 'boolean', description: 'false when paused.' },
+  last_success_at: { ...nullableDateTime, description: 'Last delivery answered 2xx.' },
+  last_failure_at: { ...nullableDateTime, description: 'Last failed delivery.' },
+  last_status_code: { type: ['integer', 'null'], description: 'HTTP code of the last delivery; null if no response (timeout or connection error).' },
+  consecutive_failures: { type: 'integer', description: 'Failed deliveries in a row since the last success.' },
+  failing_since: { ...nullableDateTime, description: 'First failure of the current streak; null if the last delivery succeeded.' },
+  auto_paused_at: { ...nullableDateTime, description: 'When it was paused for persistent failures; null if not auto-paused.' },
+  previous_secret_expires_at: { ...nullableDateTime, description: 'Until when the secret before the last rotation still signs; null if none in force.' },
+  created_at: dateTime,
+  updated_at: { ...dateTime, description: 'Last change of the configuration; a delivery does not change it.' },
+});
 
 /** Creation and rotation answers: the webhook plus its signing secret, shown only there. */
 export const webhookWithSecretSchema: JsonSchema = {

@@ -6,7 +6,7 @@ import { createPurpose } from '../../domain/consent/purposes.js';
 import { addTermVersion, createTerm, setCurrentVersion, setTermActive } from '../../domain/consent/terms.js';
 import { CONSENT_CHANNELS, TERM_TYPES, type ConsentChannel } from '../../domain/consent/vocabulary.js';
 import { AppError } from '../../domain/errors.js';
-import { defineCommand } from '../command.js';
+import { activationCommands, defineCommand } from '../command.js';
 import { oneOf, optional, positiveInteger, required, UsageError, type Parse } from '../flags.js';
 import { readText } from '../read-text.js';
 
@@ -22,6 +22,13 @@ function listOf<V>(item: Parse<V>): Parse<V[]> {
     return values;
   };
 }
+
+const activation = activationCommands('term', {
+  flags: { instance, 'term-id': termId },
+  set: (tenant, pool, f, active) => setTermActive(tenant, pool, f['term-id'], active),
+  deactivate: 'Deactivate a term: it receives no new consents (409 consent_term_inactive); prints the term',
+  activate: 'Activate a term again; prints the term',
+});
 
 /**
  * The panel-only consent operations: purposes, terms and their versions (each printed as GET
@@ -72,18 +79,8 @@ export const consentCommands = [
     flags: { instance, 'term-id': termId, version: required('label', 'the version label') },
     run: async (ctx, f) => setCurrentVersion(await ctx.tenant(f.instance), ctx.pool, f['term-id'], f.version),
   }),
-  defineCommand({
-    name: 'term deactivate',
-    summary: 'Deactivate a term: it receives no new consents (409 consent_term_inactive); prints the term',
-    flags: { instance, 'term-id': termId },
-    run: async (ctx, f) => setTermActive(await ctx.tenant(f.instance), ctx.pool, f['term-id'], false),
-  }),
-  defineCommand({
-    name: 'term activate',
-    summary: 'Activate a term again; prints the term',
-    flags: { instance, 'term-id': termId },
-    run: async (ctx, f) => setTermActive(await ctx.tenant(f.instance), ctx.pool, f['term-id'], true),
-  }),
+  activation.deactivate,
+  activation.activate,
   defineCommand({
     name: 'consent proof',
     summary: 'Export the proof of consent of one contact (GDPR Art. 7(1)): the JSON of GET /v1/consent-events/proof',

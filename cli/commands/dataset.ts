@@ -2,7 +2,7 @@ import { createDataset, setDatasetActive, updateDataset } from '../../domain/dat
 import { DATASET_CHANNELS, type ColumnInput, type DatasetChannel } from '../../domain/datasets/declaration.js';
 import { CONNECTED_FORMS_CHOICES } from '../../domain/forms/dataset-columns.js';
 import type { ImportColumn } from '../../domain/datasets/import.js';
-import { defineCommand } from '../command.js';
+import { activationCommands, defineCommand } from '../command.js';
 import { runCsvFile } from '../csv-run.js';
 import { oneOf, optional, positiveInteger, required, UsageError, type Parse } from '../flags.js';
 
@@ -36,6 +36,13 @@ const columnMap: Parse<ImportColumn[]> = (text, flag) =>
   });
 
 const CHANNEL_HELP = `${DATASET_CHANNELS.join('|')}[,...]|none`;
+
+const activation = activationCommands('dataset', {
+  flags: { instance, id },
+  set: (tenant, pool, f, active) => setDatasetActive(tenant, pool, f.id, active),
+  deactivate: 'Deactivate a dataset: no longer offered to forms; it still receives contacts',
+  activate: 'Reactivate a dataset',
+});
 
 export const datasetCommands = [
   defineCommand({
@@ -88,18 +95,8 @@ export const datasetCommands = [
         connectedForms: f['connected-forms'],
       }),
   }),
-  defineCommand({
-    name: 'dataset deactivate',
-    summary: 'Deactivate a dataset: no longer offered to forms; it still receives contacts',
-    flags: { instance, id },
-    run: async (ctx, f) => setDatasetActive(await ctx.tenant(f.instance), ctx.pool, f.id, false),
-  }),
-  defineCommand({
-    name: 'dataset activate',
-    summary: 'Reactivate a dataset',
-    flags: { instance, id },
-    run: async (ctx, f) => setDatasetActive(await ctx.tenant(f.instance), ctx.pool, f.id, true),
-  }),
+  activation.deactivate,
+  activation.activate,
   defineCommand({
     name: 'dataset import',
     summary: 'Import a CSV file of contacts into a dataset (one transaction: all or nothing)',

@@ -1,6 +1,6 @@
 import { createField, deleteField, setFieldActive } from '../../domain/fields/catalog.js';
 import { FIELD_TYPES } from '../../domain/fields/types.js';
-import { defineCommand } from '../command.js';
+import { activationCommands, defineCommand } from '../command.js';
 import { oneOf, optional, positiveInteger, required, UsageError, type Parse } from '../flags.js';
 
 const instance = required('slug', 'the instance');
@@ -14,6 +14,13 @@ const finiteNumber: Parse<number> = (text, flag) => {
 
 /** a,b,c: each option as written between the commas (a select's values are exact). */
 const commaList: Parse<string[]> = (text) => text.split(',');
+
+const activation = activationCommands('field', {
+  flags: { instance, key },
+  set: (tenant, pool, f, active) => setFieldActive(tenant, pool, f.key, active),
+  deactivate: 'Deactivate a field: it keeps validating the columns that declare it, but cannot be declared anew',
+  activate: 'Reactivate a deactivated field',
+});
 
 export const fieldCommands = [
   defineCommand({
@@ -45,18 +52,8 @@ export const fieldCommands = [
         options: f.options,
       }),
   }),
-  defineCommand({
-    name: 'field deactivate',
-    summary: 'Deactivate a field: it keeps validating the columns that declare it, but cannot be declared anew',
-    flags: { instance, key },
-    run: async (ctx, f) => setFieldActive(await ctx.tenant(f.instance), ctx.pool, f.key, false),
-  }),
-  defineCommand({
-    name: 'field activate',
-    summary: 'Reactivate a deactivated field',
-    flags: { instance, key },
-    run: async (ctx, f) => setFieldActive(await ctx.tenant(f.instance), ctx.pool, f.key, true),
-  }),
+  activation.deactivate,
+  activation.activate,
   defineCommand({
     name: 'field delete',
     summary: 'Delete a field: its name is free again, its key reserved forever (not a system field, nor one a dataset or list declares)',

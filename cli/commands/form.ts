@@ -2,7 +2,7 @@ import { compile } from '../../domain/validation.js';
 import { formDefinitionSchema } from '../../domain/forms/definition-schema.js';
 import { AppError } from '../../domain/errors.js';
 import { createForm, deleteForm, setFormActive, updateForm, type FormDefinitionInput } from '../../domain/forms/definition.js';
-import { defineCommand } from '../command.js';
+import { activationCommands, defineCommand } from '../command.js';
 import { positiveInteger, required, toggle } from '../flags.js';
 import { readText } from '../read-text.js';
 
@@ -24,6 +24,13 @@ async function readDefinition(path: string): Promise<FormDefinitionInput> {
   }
   return checkDefinition(json);
 }
+
+const activation = activationCommands('form', {
+  flags: { instance, id },
+  set: (tenant, pool, f, active) => setFormActive(tenant, pool, f.id, active),
+  deactivate: 'Deactivate a form: submissions answer 404 form_not_found, as for a missing form',
+  activate: 'Activate a form: it accepts submissions again',
+});
 
 /** The panel-only form operations; each prints the form as GET /v1/forms/{id} shows it. */
 export const formCommands = [
@@ -51,18 +58,8 @@ export const formCommands = [
       return updateForm(tenant, ctx.pool, f.id, await readDefinition(f.file), { alignDatasetColumns: f['align-dataset-columns'] });
     },
   }),
-  defineCommand({
-    name: 'form activate',
-    summary: 'Activate a form: it accepts submissions again',
-    flags: { instance, id },
-    run: async (ctx, f) => setFormActive(await ctx.tenant(f.instance), ctx.pool, f.id, true),
-  }),
-  defineCommand({
-    name: 'form deactivate',
-    summary: 'Deactivate a form: submissions answer 404 form_not_found, as for a missing form',
-    flags: { instance, id },
-    run: async (ctx, f) => setFormActive(await ctx.tenant(f.instance), ctx.pool, f.id, false),
-  }),
+  activation.activate,
+  activation.deactivate,
   defineCommand({
     name: 'form delete',
     summary: 'Delete a form: gone from listings, no submissions; its submissions and consent events keep naming it',
