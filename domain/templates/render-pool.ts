@@ -60,7 +60,7 @@ export interface RenderPool extends DocumentProcessor {
 
 export function renderPool(options: RenderPoolOptions): RenderPool {
   const pool = new Piscina<RenderTask, ProcessedDocument>({
-    filename: new URL('./render-worker.js', import.meta.url).href,
+    filename: new URL('./render-thread.cjs', import.meta.url).href,
     minThreads: options.threads,
     maxThreads: options.threads,
     // Never idle out: a thread's first document pays for loading MJML.
