@@ -13,23 +13,9 @@ import { kindOfType } from '../format/nodes.js';
  * the descriptor of a module of a known kind is then checked with that kind's schema, its
  * pointers rebased onto the module.
  */
-let validators: { document: ValidateFunction; descriptor: Map<string, ValidateFunction> } | undefined;
-
-/**
- * Compiled on the first check, not when the module is loaded: the CLI and the web's main thread
- * load this module for its neighbours and never check a document (the render threads do), and
- * compiling every kind's schema took about a fifth of each CLI command's start.
- */
-function compiled(): NonNullable<typeof validators> {
-  if (!validators) {
-    const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictTypes: false });
-    validators = {
-      document: ajv.compile(documentSchema()),
-      descriptor: new Map(Object.keys(KINDS).map((k) => [k, ajv.compile(descriptorSchema(k))])),
-    };
-  }
-  return validators;
-}
+const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictTypes: false });
+const validateDocument: ValidateFunction = ajv.compile(documentSchema());
+const validateDescriptor = new Map<string, ValidateFunction>(Object.keys(KINDS).map((k) => [k, ajv.compile(descriptorSchema(k))]));
 
 const jsonType = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' && Number.isInteger(v) ? 'integer' : typeof v);
 
@@ -50,7 +36,6 @@ function toFinding(doc: unknown, e: ErrorObject, base: string): Finding | undefi
 
 export function checkSchema(doc: unknown): Finding[] {
   const out: Finding[] = [];
-  const { document: validateDocument, descriptor: validateDescriptor } = compiled();
   if (!validateDocument(doc)) {
     for (const e of validateDocument.errors ?? []) {
       const f = toFinding(doc, e, '');
