@@ -8,15 +8,10 @@ import type { ProcessedDocument } from './document.js';
  * terminated in the middle of that (a web dyno stopped while its threads still load MJML, which
  * takes seconds on a loaded machine) aborted the whole process with a V8 fatal error
  * ("IsGraphAsync must be used on an instantiated module"), seen as a test file killed by SIGABRT.
- * Here the ES module is loaded by import(), asynchronously, starting when the thread starts (so
- * the first document does not wait for MJML), and a thread terminated meanwhile just ends.
+ * Here the ES module is loaded by import(), asynchronously, and a thread terminated meanwhile
+ * just ends. The default export is the promise of the handler: piscina awaits it before it calls
+ * the thread ready, so no document is handed to a thread still loading (its time limit would
+ * count the load).
  */
-const loading = import('./render-worker.js');
-// Awaited by every task below; this only keeps a failed load from being an unhandled rejection
-// of the thread before the first task reports it.
-loading.catch(() => {});
-
-export = async function renderThread(task: RenderTask): Promise<ProcessedDocument> {
-  const worker = await loading;
-  return worker.default(task);
-};
+const handler: Promise<(task: RenderTask) => Promise<ProcessedDocument>> = import('./render-worker.js').then((m) => m.default);
+export default handler;
