@@ -17,11 +17,17 @@ export function runDyno(
   if (!isMain(moduleUrl)) return;
   const config = loadConfigOrExit(name);
   const logger = createLogger(config.logLevel, name);
-  start(config, logger).then(
-    (dyno) => {
-      logger.info(dyno.describe, `${name} started`);
-      onShutdown(logger, () => dyno.stop());
-    },
+  const started = start(config, logger);
+  // The stop handler goes in before start finishes: a worker consumes jobs before its last
+  // piece (the event pump, inbound SMTP) is up, and a SIGTERM in that window must still stop it
+  // gracefully (exit 0), not kill it by the signal's default action. A stop asked for while
+  // starting waits for the start, then stops what started.
+  onShutdown(logger, async () => {
+    const dyno = await started.catch(() => undefined);
+    await dyno?.stop();
+  });
+  started.then(
+    (dyno) => logger.info(dyno.describe, `${name} started`),
     (err) => {
       // The reason in the message itself: an operator reads this line first (a schema migrated by
       // newer code names both versions and what to do).

@@ -183,6 +183,27 @@ t.test('web and worker run as separate processes against the same databases', as
   t.notOk(alive(web.pid) || alive(worker.pid), 'no process left');
 });
 
+t.test('a worker stopped while it is still starting stops gracefully (exit 0)', async (t) => {
+  // The stop handler is installed before start finishes (runtime/main.ts): a worker consumes
+  // jobs before its last pieces are up, and a platform may stop a dyno at any moment.
+  const dbs = await testDatabases(t, 'earlystop');
+  const env = childEnv({ DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, LOG_LEVEL: 'warn' }, DB_ENV);
+  const worker = spawnNode(t, 'dist/runtime/worker.js', { env });
+  const database = new URL(dbs.databaseUrl).pathname.slice(1);
+  // Its first connection (the schema check) is the first step of its start: stop it right there.
+  const deadline = Date.now() + 30_000;
+  let connected = false;
+  while (!connected && !worker.exit() && Date.now() < deadline) {
+    const rows = await dbs.pool.query("SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name = 'cartero-worker'", [database]);
+    connected = rows.rowCount! > 0;
+    if (!connected) await sleep(5);
+  }
+  t.ok(connected, 'the worker connected');
+  worker.signal('SIGTERM');
+  const exit = await worker.waitExit(20_000);
+  if (!t.same(exit, { code: 0, signal: null }, 'exits 0, not killed by the signal')) t.comment(worker.stdout() + worker.stderr());
+});
+
 t.test('web on SIGTERM answers a request in flight and still exits promptly with 0', async (t) => {
   // Behind a router, connections are kept alive: the one that carried the last request stays
   // open after its response. Stopping must not wait for the client to close it.
