@@ -72,7 +72,7 @@ import { createSender } from '../domain/senders/senders.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { freePort } from '../config/ports.js';
 import { readServices } from '../config/services-file.js';
-import { assertBuilt, checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type CpuSnapshot, type Service, type Stopped } from './service.js';
+import { assertBuilt, checkStopped, cleanUp, cpuSnapshot, partsBetween, runBench, startService, stopService, type CpuSnapshot, type Service, type Stopped } from './service.js';
 import { coresBetween, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -130,6 +130,8 @@ interface CpuCores {
   bench: number;
   machine_busy: number;
   other: number;
+  /** CPU seconds per dyno / shard when there are several (bench/service.ts). */
+  cpu_seconds_by_part: Record<string, number>;
 }
 function coresUsed(a: CpuSnapshot, b: CpuSnapshot): CpuCores {
   const wall = (b.at - a.at) / 1000 || 1;
@@ -144,6 +146,7 @@ function coresUsed(a: CpuSnapshot, b: CpuSnapshot): CpuCores {
     machine_busy: round(busy, 2),
     // Busy cores charged to none of the above (worker, supervisor, other sessions, the kernel).
     other: round(busy - ours, 2),
+    cpu_seconds_by_part: partsBetween(a, b),
   };
 }
 

@@ -54,7 +54,7 @@ import { renderMail, type RenderedMail } from '../domain/mail/render.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { readServices } from '../config/services-file.js';
 import { SEND_DEFAULTS } from '../workers/jobs/send-mail/index.js';
-import { assertBuilt, benchPreloads, checkStopped, cleanUp, cpuSnapshot, machineInfo, runBench, startService, readQueryCounts, stopService, type CpuSnapshot, type QueryCounts, type Service, type Stopped } from './service.js';
+import { assertBuilt, benchPreloads, checkStopped, cleanUp, cpuSnapshot, partsBetween, machineInfo, runBench, startService, readQueryCounts, stopService, type CpuSnapshot, type QueryCounts, type Service, type Stopped } from './service.js';
 import { coresBetween, cpuSeconds, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -135,6 +135,8 @@ function cpuBetween(a: CpuSnapshot, b: CpuSnapshot) {
     machine_busy_cores: machine,
     other_cores: round(machine - ours, 2),
     steal_cores: round(coresBetween(a.machine, b.machine).steal, 2),
+    /** Per dyno and per shard when there are several (WORKER_DYNOS, WEB_DYNOS, CLICKHOUSE_SHARDS). */
+    cpu_seconds_by_part: partsBetween(a, b),
   };
 }
 

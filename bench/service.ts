@@ -7,7 +7,7 @@ import { projectRoot } from '../config/paths.js';
 import { freePort } from '../config/ports.js';
 import { readServices } from '../config/services-file.js';
 import { createPool, type Pool } from '../sql/pool.js';
-import { childrenOf, cpuSeconds, machineJiffies, machineLoad, postgresCpuSeconds, sleep, type Jiffies } from './proc.js';
+import { childrenOf, cpuSeconds, machineJiffies, machineLoad, postgresCpuSeconds, round, sleep, type Jiffies } from './proc.js';
 
 /**
  * The service as a user starts it, for the benchmarks: `node dist/runtime/start.js` (embedded
@@ -221,16 +221,48 @@ export interface CpuSnapshot {
   /** This process: the load generator (autocannon, the HTTP client, the bare loop). */
   bench: number;
   machine: Jiffies;
+  /**
+   * CPU seconds of each dyno (`web.1`, `worker.2`: services.json's `dynos`) and of each embedded
+   * ClickHouse shard (`clickhouse.1`: its `clickhouse_shards`), when the service runs several:
+   * how the work splits between them (bench/scale.ts). Empty with one web, one worker, one server.
+   */
+  parts: Record<string, number>;
   /** performance.now() of the snapshot. */
   at: number;
+}
+
+/** The dynos and shards services.json lists, by name, when there is more than one of a kind. */
+function partPids(s: Service): Record<string, number> {
+  // Written by runtime/start.ts: dynos since issue 26, clickhouse_shards with CLICKHOUSE_SHARDS.
+  const services = readServices(s.dataDir) as { dynos?: Array<{ name: string; pid: number }>; clickhouse_shards?: Array<{ pid?: number }> };
+  const parts: Record<string, number> = {};
+  const dynos = services.dynos ?? [];
+  for (const kind of ['web', 'worker']) {
+    const ofKind = dynos.filter((d) => d.name.startsWith(`${kind}.`));
+    if (ofKind.length > 1) for (const d of ofKind) parts[d.name] = d.pid;
+  }
+  const shards = services.clickhouse_shards ?? [];
+  if (shards.length > 1) shards.forEach((sh, i) => sh.pid && (parts[`clickhouse.${i + 1}`] = sh.pid));
+  return parts;
+}
+
+/** CPU seconds of each part (CpuSnapshot.parts) between two snapshots. */
+export function partsBetween(a: CpuSnapshot, b: CpuSnapshot): Record<string, number> {
+  return Object.fromEntries(Object.keys(b.parts).map((k) => [k, round((b.parts[k] ?? 0) - (a.parts[k] ?? 0), 2)]));
 }
 
 /** One snapshot for every benchmark; each divides the difference of two by the wall time. */
 export function cpuSnapshot(s: Service): CpuSnapshot {
   const bench = process.cpuUsage();
+  const pids = partPids(s);
+  const parts = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
+  const sumOf = (kind: string, single: number) => {
+    const names = Object.keys(parts).filter((n) => n.startsWith(`${kind}.`));
+    return names.length > 0 ? names.reduce((sum, n) => sum + parts[n]!, 0) : cpuSeconds(single);
+  };
   return {
-    web: cpuSeconds(s.webPid),
-    worker: cpuSeconds(s.workerPid),
+    web: sumOf('web', s.webPid),
+    worker: sumOf('worker', s.workerPid),
     postgres: s.postgresPid ? postgresCpuSeconds(s.postgresPid) : 0,
     clickhouse: childrenOf(s.child.pid!)
       .filter((c) => /clickhouse|chlauncher/.test(c.args))
@@ -238,6 +270,7 @@ export function cpuSnapshot(s: Service): CpuSnapshot {
     supervisor: cpuSeconds(s.child.pid!),
     bench: (bench.user + bench.system) / 1e6,
     machine: machineJiffies(),
+    parts,
     at: performance.now(),
   };
 }

@@ -64,7 +64,7 @@ import { clickToken, openToken } from '../domain/tracking/tokens.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { readServices } from '../config/services-file.js';
-import { assertBuilt, benchPreloads, checkStopped, cleanUp, cpuSnapshot, runBench, startService, stopService, type CpuSnapshot, type Service, type Stopped } from './service.js';
+import { assertBuilt, benchPreloads, checkStopped, cleanUp, cpuSnapshot, partsBetween, runBench, startService, stopService, type CpuSnapshot, type Service, type Stopped } from './service.js';
 import { coresBetween, machineLoad, percentile, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -130,7 +130,7 @@ const autocannon = autocannonUntyped as unknown as (opts: CannonOptions) => Prom
 
 // ---------------------------------------------------------------- process accounting (/proc)
 
-type CpuCores = { web: number; worker: number; postgres: number; clickhouse: number; supervisor: number; bench_autocannon: number; machine_busy: number; other: number; steal: number };
+type CpuCores = { web: number; worker: number; postgres: number; clickhouse: number; supervisor: number; bench_autocannon: number; machine_busy: number; other: number; steal: number; cpu_seconds_by_part: Record<string, number> };
 function coresUsed(a: CpuSnapshot, b: CpuSnapshot): CpuCores {
   const wall = (b.at - a.at) / 1000;
   const keys = ['web', 'worker', 'postgres', 'clickhouse', 'supervisor', 'bench'] as const;
@@ -148,6 +148,8 @@ function coresUsed(a: CpuSnapshot, b: CpuSnapshot): CpuCores {
     // Busy cores charged to none of the above: kernel work outside processes, other sessions.
     other: round(machine.busy - ours, 2),
     steal: round(machine.steal, 2),
+    // Per dyno / shard when there are several (bench/service.ts).
+    cpu_seconds_by_part: partsBetween(a, b),
   };
 }
 
