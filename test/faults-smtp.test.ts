@@ -107,7 +107,7 @@ async function allSent(ids: string[], worker: Proc): Promise<void> {
  * deferrals (the expected reply) then one hand-off that was sent; the tries spaced by the
  * backoff; nothing claimed, no job left.
  */
-async function recovered(t: Test, ids: string[], dir: string, reply: RegExp, minDeferrals: number): Promise<void> {
+async function recovered(t: Test, ids: string[], dir: string, reply: RegExp, minDeferrals: number, minTryMs = 0): Promise<void> {
   const { rows } = await dbs.pool.query<{ status: number; held_by: string | null }>('SELECT status, held_by FROM mails WHERE mail_id = ANY ($1)', [ids]);
   t.same(
     rows.filter((r) => r.status !== 3 || r.held_by !== null),
@@ -133,6 +133,7 @@ async function recovered(t: Test, ids: string[], dir: string, reply: RegExp, min
   const badReply: string[] = [];
   const badAttempts: string[] = [];
   const tooSoon: string[] = [];
+  const cutShort: string[] = [];
   let deferrals = 0;
   for (const [mailId, rs] of byMail) {
     const shape = rs.map((r) => r.status).join(',');
@@ -145,6 +146,11 @@ async function recovered(t: Test, ids: string[], dir: string, reply: RegExp, min
     if (handed.map((r) => r.attempt).join(',') !== handed.map((_, i) => i + 1).join(',')) badAttempts.push(`${mailId}: ${handed.map((r) => r.attempt).join(',')}`);
     // pg-boss's backoff: the k-th retry comes at least 2^(k-1) x SEND_RETRY_DELAY_SECONDS (1 s)
     // after the failure before it (less 100 ms of clock slack between the worker's statements).
+    // A refused try took at least minTryMs, from its hand-off to its deferral (the timeout waited).
+    for (let k = 0; k < deferred.length; k++) {
+      const took = deferred[k]!.at.getTime() - handed[k]!.at.getTime();
+      if (took < minTryMs - 100) cutShort.push(`${mailId}: try ${k + 1} deferred after ${took} ms`);
+    }
     for (let k = 1; k < handed.length; k++) {
       const failedAt = deferred[k - 1]!.at.getTime();
       if (handed[k]!.at.getTime() - failedAt < 2 ** (k - 1) * 1000 - 100) tooSoon.push(`${mailId}: retry ${k} after ${handed[k]!.at.getTime() - failedAt} ms`);
@@ -154,6 +160,7 @@ async function recovered(t: Test, ids: string[], dir: string, reply: RegExp, min
   t.same(badReply, [], `every deferral records the refusal (${reply})`);
   t.same(badAttempts, [], 'the tries are numbered 1, 2, 3... in the log');
   t.same(tooSoon, [], 'each retry waited the backoff: 1 s, then 2 s, then 4 s... at least');
+  if (minTryMs) t.same(cutShort, [], `each refused try lasted its timeout (${minTryMs} ms) at least`);
   t.comment(`${deferrals} deferred tries for ${ids.length} mails before the relay recovered`);
 
   await waitFor(
@@ -221,9 +228,10 @@ t.test('a mute relay (connection accepted, no greeting): each try ends at the gr
   };
   t.teardown(() => (mute.listening ? stopMute() : undefined));
 
+  const GREETING_TIMEOUT_MS = 1000;
   const a = await tenant();
   // The greeting timeout is what bounds a try against a mute server (15 s by default; short here).
-  const worker = spawnWorker(t, { SMTP_URL: `smtp://127.0.0.1:${port}`, SMTP_GREETING_TIMEOUT_MS: '1000' });
+  const worker = spawnWorker(t, { SMTP_URL: `smtp://127.0.0.1:${port}`, SMTP_GREETING_TIMEOUT_MS: String(GREETING_TIMEOUT_MS) });
   const ids = await sendMails(a, 'mute');
   await waitFor('every mail deferred by the greeting timeout', async () => ((await deferredAtLeast(ids, 1, '%Greeting never received%')) === N ? true : undefined), 60_000, 200);
   // The mute server holds no send job: none is active for long (each try ends at its timeout).
@@ -237,5 +245,5 @@ t.test('a mute relay (connection accepted, no greeting): each try ends at the gr
   await stopMute();
   const { dir } = await simulatorOn(t, port);
   await allSent(ids, worker);
-  await recovered(t, ids, dir, /^ETIMEDOUT: Greeting never received$/, 1);
+  await recovered(t, ids, dir, /^ETIMEDOUT: Greeting never received$/, 1, GREETING_TIMEOUT_MS);
 });
