@@ -1,7 +1,10 @@
 // Queue settings are read when testDatabases creates the queues (the release step): set first.
-// A job left active by the killed worker is retried after 5 s (+ the 1 s retry delay), found by
-// pg-boss's maintenance every 2 s; its mails' send lease lapses after a quarter of that.
-process.env.SEND_JOB_EXPIRE_SECONDS = '5';
+// A job left active by the killed worker is retried after 30 s (+ the 1 s retry delay), found by
+// pg-boss's maintenance every 2 s; its mails' send lease lapses after a quarter of that. Not
+// shorter: pg-boss stops waiting for a batch at its jobs' expiry (it fails them and the loop
+// fetches another batch while the first still runs), and on a loaded machine a batch of 50 took
+// longer than 5 s, which put more than a batch per loop in flight and burnt the jobs' retries.
+process.env.SEND_JOB_EXPIRE_SECONDS = '30';
 process.env.SEND_RETRY_DELAY_SECONDS = '1';
 process.env.QUEUE_MAINTENANCE_SECONDS = '2';
 
@@ -29,6 +32,8 @@ const PER_SEND = 100;
 const TOTAL = SENDS * PER_SEND;
 /** Killed once at least this many are sent (and before all are). */
 const KILL_AFTER = 600;
+/** ...and while the victim holds at least this many mails queued (at SMTP). */
+const MID_BATCH = 20;
 
 const stack = await startSendStack(t, { label: 'faultkill', publicUrl: 'https://track.faultkill.test' });
 const { dbs } = stack;
@@ -92,11 +97,13 @@ t.test('two workers, one SIGKILLed mid-send of 2,000 mails and restarted: none l
       alive(victim, 'the victim');
       alive(survivor, 'the survivor');
       const holders = await queuedByHolder(ids);
-      if (heldBy(holders, victim).length) seenBefore.add('victim');
+      const victimHolds = heldBy(holders, victim).length;
+      if (victimHolds) seenBefore.add('victim');
       if (heldBy(holders, survivor).length) seenBefore.add('survivor');
       holdersSeen = [...new Set([...holdersSeen, ...holders.keys()])];
       const n = (lastSent = await sentCount());
-      return n >= KILL_AFTER && seenBefore.size === 2 ? n : undefined;
+      // In the middle of a batch: the victim has mails at SMTP right now.
+      return n >= KILL_AFTER && seenBefore.size === 2 && victimHolds >= MID_BATCH ? n : undefined;
     },
     300_000,
     100,
@@ -113,7 +120,10 @@ t.test('two workers, one SIGKILLed mid-send of 2,000 mails and restarted: none l
   const atKill = await byStatus(ids);
   t.comment(`killed after ${Date.now() - started} ms with ${sentAtKill} seen sent; statuses at kill ${JSON.stringify(atKill)}`);
   t.ok((atKill['3'] ?? 0) > 0 && (atKill['3'] ?? 0) < TOTAL, `some but not all sent at the kill (${atKill['3']}/${TOTAL})`);
-  t.ok(victimQueued.size <= IN_FLIGHT, `at most ${IN_FLIGHT} mails caught queued by the kill in the victim: ${victimQueued.size}`);
+  t.ok(victimQueued.size >= MID_BATCH, `the victim was killed with mails at SMTP: ${victimQueued.size} queued and held by it`);
+  // At most IN_FLIGHT while every batch ends within its jobs' expiry; a batch that outlives it is
+  // no longer waited for by pg-boss, and its loop takes another (docs/operations.md, Faults).
+  t.comment(`the victim's mails in flight at the kill: ${victimQueued.size} (its loops' batches: ${IN_FLIGHT})`);
   const storedAtKill = new Set(readMailbox(stack.mailboxDir).map((m) => m.mailId));
   const deliveredUnrecorded = [...victimQueued].filter((id) => storedAtKill.has(id));
   t.comment(`at kill: the victim held ${victimQueued.size} queued (${deliveredUnrecorded.length} already stored: 250 not recorded); the survivor ${survivorQueued.length}`);
@@ -181,7 +191,7 @@ t.test('two workers, one SIGKILLed mid-send of 2,000 mails and restarted: none l
   const extra = duplicated.reduce((s, id) => s + copies.get(id)! - 1, 0);
   t.equal(stored.length, TOTAL + extra, 'messages = mails + extra copies');
   t.comment(`DUPLICATES: ${duplicated.length} mails delivered twice or more (${extra} extra messages in ${stored.length} for ${TOTAL} mails); the victim had ${victimQueued.size} in flight, ${deliveredUnrecorded.length} of them stored but unrecorded`);
-  t.ok(extra <= victimQueued.size, `extra messages (${extra}) <= the victim's mails in flight at the kill (${victimQueued.size}) <= ${IN_FLIGHT}`);
+  t.ok(extra <= victimQueued.size, `extra messages (${extra}) <= the victim's mails in flight at the kill (${victimQueued.size})`);
   t.same(duplicated.filter((id) => !victimQueued.has(id)), [], "only the victim's in-flight mails were sent twice (none of the survivor's)");
   t.same(deliveredUnrecorded.filter((id) => !duplicated.includes(id)), [], 'every mail stored but unrecorded at the kill was sent again (at-least-once)');
 
