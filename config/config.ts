@@ -19,6 +19,7 @@ export type Config = Omit<ConfigValues, 'dataDir' | 'publicUrl'> & {
 export type WebLimits = Config['webLimits'];
 export type InboundLimits = Config['inboundLimits'];
 export type SendSettings = Config['send'];
+export type SmtpTimeouts = Config['smtpTimeouts'];
 
 /** Defaults of a group of the schema, e.g. the inbound listener's for code started without a Config. */
 function defaultsOf<G extends Record<string, { default: unknown }>>(group: G): { [K in keyof G]: NonNullable<G[K]['default']> } {
@@ -27,6 +28,7 @@ function defaultsOf<G extends Record<string, { default: unknown }>>(group: G): {
 
 export const WEB_LIMIT_DEFAULTS: WebLimits = defaultsOf(CONFIG_SCHEMA.webLimits);
 export const INBOUND_LIMIT_DEFAULTS: InboundLimits = defaultsOf(CONFIG_SCHEMA.inboundLimits);
+export const SMTP_TIMEOUT_DEFAULTS: SmtpTimeouts = defaultsOf(CONFIG_SCHEMA.smtpTimeouts);
 
 /** Some variables are not allowed: `problems` has one line per variable (name, value, what is allowed). */
 export class ConfigError extends Error {

@@ -212,6 +212,14 @@ export const CONFIG_SCHEMA = {
   databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:', 'socket:'], 'embedded', 'Postgres; without it `npm start` runs one under DATA_DIR/postgres'),
   clickhouseUrl: url('CLICKHOUSE_URL', ['http:', 'https:'], 'embedded', 'ClickHouse HTTP URL; its path names the database (default cartero)'),
   smtpUrl: url('SMTP_URL', ['smtp:', 'smtps:'], 'simulator', 'outgoing SMTP relay (nodemailer URL options); without it `npm start` runs the mailbox simulator'),
+  // Each bounds one phase of an SMTP try; past it the try is deferred (4xx-like) and retried by
+  // the queue's backoff. Without them a relay that accepts the connection and never speaks would
+  // hold the mail, its pooled connection and its send job (test/faults-smtp.test.ts).
+  smtpTimeouts: {
+    connectionMs: integer('SMTP_CONNECTION_TIMEOUT_MS', 15_000, { min: 1, max: 600_000 }, 'ms to open a connection to the relay (DNS, TCP, TLS); past it the try is deferred. An option in SMTP_URL wins'),
+    greetingMs: integer('SMTP_GREETING_TIMEOUT_MS', 15_000, { min: 1, max: 600_000 }, 'ms the relay has to greet (220) once connected; a server that accepts the connection and says nothing defers the try then. An option in SMTP_URL wins'),
+    socketMs: integer('SMTP_SOCKET_TIMEOUT_MS', 60_000, { min: 1, max: 600_000 }, "ms of silence from the relay within a session (after a command, during DATA) before the try is dropped and deferred; keep it well under SEND_JOB_EXPIRE_SECONDS. An option in SMTP_URL wins"),
+  },
   publicUrl: url('PUBLIC_URL', ['http:', 'https:'], 'http://localhost:$PORT', 'base of links put in mails and of the OpenAPI servers entry'),
   trustProxy,
   logLevel: oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info', 'pino level: 2xx requests are logged at debug, 4xx at info, 5xx at error'),

@@ -33,7 +33,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
   await boss.start();
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   // One pooled SMTP client per process, shared by every send job.
-  const smtp = config.smtpUrl ? createSmtpTransport(config.smtpUrl) : undefined;
+  const smtp = config.smtpUrl ? createSmtpTransport(config.smtpUrl, { timeouts: config.smtpTimeouts }) : undefined;
   const lease = smtp ? await startSendLease(pool, workerId, logger, config.send.jobExpireSeconds) : undefined;
   const stopJobs = await registerJobs(boss, { pool, config, logger, workerId, send: smtp && lease ? { smtp, lease } : undefined });
   // The event pump counts tracking events and ships them to ClickHouse (workers/jobs/event-pump.ts).

@@ -4,6 +4,7 @@ import type { RenderedMail } from '../domain/mail/render.js';
 import { outcomeOfError, outcomeOfInfo, type SendOutcome } from '../domain/mail/smtp-reply.js';
 import type { SigningKey } from '../domain/domains/dkim-keys.js';
 import { dkimSign } from './dkim-sign.js';
+import { SMTP_TIMEOUT_DEFAULTS, type SmtpTimeouts } from '../config/config.js';
 
 /**
  * The worker's one SMTP client: a nodemailer pool (up to `maxConnections` connections reused
@@ -58,17 +59,19 @@ function signed(input: Readable, key: SigningKey): Readable {
   return output;
 }
 
-export function createSmtpTransport(smtpUrl: string, opts: { maxConnections?: number } = {}): SmtpTransport {
+export function createSmtpTransport(smtpUrl: string, opts: { maxConnections?: number; /** SMTP_CONNECTION_TIMEOUT_MS, SMTP_GREETING_TIMEOUT_MS, SMTP_SOCKET_TIMEOUT_MS. */ timeouts?: SmtpTimeouts } = {}): SmtpTransport {
+  const timeouts = opts.timeouts ?? SMTP_TIMEOUT_DEFAULTS;
   const transport = nodemailer.createTransport({
     pool: true,
     url: smtpUrl,
     maxConnections: opts.maxConnections ?? 5,
     maxMessages: 1000,
     // Well under the send job's expiry (SEND_JOB_EXPIRE_SECONDS, 600 s by default, the send job in workers/jobs/send-mail/):
-    // a stalled server becomes a deferral of this try, not an expired job.
-    connectionTimeout: 15_000,
-    greetingTimeout: 15_000,
-    socketTimeout: 60_000,
+    // a stalled server (no connection, no greeting, silence mid-session) becomes a deferral of
+    // this try, not an expired job.
+    connectionTimeout: timeouts.connectionMs,
+    greetingTimeout: timeouts.greetingMs,
+    socketTimeout: timeouts.socketMs,
     // Content comes only from the message rows; never let an attachment name a file or URL.
     disableFileAccess: true,
     disableUrlAccess: true,
