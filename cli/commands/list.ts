@@ -50,7 +50,7 @@ export const listCommands = [
     },
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);
-      return runCsvFile(f.file, f.rejects, 'uploading', async (run) => {
+      return runCsvFile(f.file, f.rejects, 'uploading', ctx.terminal, async (run) => {
         // Loaded here: the CSV and COPY machinery is not needed to start any other command.
         const { uploadList } = await import('../../domain/lists/upload.js');
         return uploadList(tenant, ctx.pool, f.id, {
