@@ -1,3 +1,4 @@
+import type { WriteStream } from 'node:tty';
 import type { Pool } from '../sql/pool.js';
 import type { JobQueue } from '../domain/jobs.js';
 import type { Tenant } from '../domain/tenancy/context.js';
@@ -10,6 +11,8 @@ export interface CliContext {
   config: Config;
   pool: Pool;
   queue: JobQueue;
+  /** The terminal a CSV command's progress bar goes to: stderr when it is one, else none. */
+  terminal?: WriteStream;
   /** The instance with this slug, as the tenant that domain functions take first. */
   tenant(slug: string): Promise<Tenant>;
 }

@@ -1,4 +1,5 @@
 import { createReadStream, createWriteStream, type ReadStream, type WriteStream } from 'node:fs';
+import type { WriteStream as Terminal } from 'node:tty';
 import { stat, unlink } from 'node:fs/promises';
 import { AppError } from '../domain/errors.js';
 
@@ -14,7 +15,7 @@ export interface CsvRun {
 
 /**
  * A CSV command (dataset import, list upload) around its work: the file's size for the progress
- * bar (on a terminal only, on stderr, so stdout stays the one JSON summary), the rejects file
+ * bar (on `terminal` only, the CLI's stderr when it is one, so stdout stays the one JSON summary), the rejects file
  * (`<file>.rejected.csv` unless given), removed when nothing was refused or the work failed,
  * and `rejects_file` in the summary. The CSV machinery itself is the caller's, loaded on use.
  */
@@ -22,6 +23,7 @@ export async function runCsvFile<S extends { rejected: number }>(
   file: string,
   rejectsPath: string | undefined,
   verb: string,
+  terminal: Terminal | undefined,
   work: (run: CsvRun) => Promise<S>,
 ): Promise<S & { rejects_file: string | null }> {
   const size = await stat(file).then(
@@ -31,7 +33,7 @@ export async function runCsvFile<S extends { rejected: number }>(
     },
   );
   const rejectsFile = rejectsPath ?? `${file}.rejected.csv`;
-  const bar = await progressBar(size, verb);
+  const bar = terminal && (await progressBar(terminal, size, verb));
   try {
     const summary = await work({
       open: () => createReadStream(file, { highWaterMark: 1 << 20 }),
@@ -49,11 +51,10 @@ export async function runCsvFile<S extends { rejected: number }>(
   }
 }
 
-async function progressBar(size: number, verb: string) {
-  if (!process.stderr.isTTY) return undefined;
+async function progressBar(terminal: Terminal, size: number, verb: string) {
   const { default: cliProgress } = await import('cli-progress');
   const bar = new cliProgress.SingleBar(
-    { stream: process.stderr, format: `${verb} [{bar}] {percentage}% | {value}/{total} bytes | {eta_formatted} left`, hideCursor: true },
+    { stream: terminal, format: `${verb} [{bar}] {percentage}% | {value}/{total} bytes | {eta_formatted} left`, hideCursor: true },
     cliProgress.Presets.shades_classic,
   );
   bar.start(size, 0);
@@ -66,7 +67,7 @@ async function progressBar(size: number, verb: string) {
     onProgress: (bytes: number) => bar.update(bytes),
     onMerge: (rows: number) => {
       stop();
-      process.stderr.write(`merging ${rows} rows...\n`);
+      terminal.write(`merging ${rows} rows...\n`);
     },
     stop,
   };

@@ -3,11 +3,9 @@ import pg from 'pg';
 import type { Config } from '../config/config.js';
 import { readServices } from '../config/services-file.js';
 import { preferredPort } from '../config/ports.js';
-import { startEmbeddedPostgres } from '../sql/embedded.js';
 import { migratePostgres } from '../sql/migrate.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import type { JobQueue } from '../domain/jobs.js';
-import { jobQueue } from '../workers/machinery/queue.js';
 
 async function reachable(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
@@ -19,6 +17,23 @@ async function reachable(url: string): Promise<boolean> {
   } finally {
     await client.end().catch(() => {});
   }
+}
+
+/**
+ * The job queue, loaded when a command first enqueues (instance set-limits releasing mails on
+ * hold): workers/machinery/queue.js brings pg-boss and the list of every job, so with it most
+ * of the domain (rendering, webhooks), about half a second of CPU that no other command needs.
+ * Nothing to enqueue loads nothing, as the queue itself inserts nothing then.
+ */
+function queueOnUse(url: string): JobQueue {
+  let queue: Promise<JobQueue> | undefined;
+  return {
+    async insert(client, jobs) {
+      if (!jobs.length) return;
+      queue ??= import('../workers/machinery/queue.js').then((m) => m.jobQueue(url));
+      await (await queue).insert(client, jobs);
+    },
+  };
 }
 
 /**
@@ -34,6 +49,8 @@ export async function openDatabase(config: Config): Promise<{ pool: Pool; queue:
     if (recorded && (await reachable(recorded.url))) {
       url = recorded.url;
     } else {
+      // Loaded here: with DATABASE_URL or a running service (every test) no command needs it.
+      const { startEmbeddedPostgres } = await import('../sql/embedded.js');
       const server = await startEmbeddedPostgres({ dir: join(config.dataDir, 'postgres'), port: await preferredPort(recorded?.port) });
       url = server.url;
       if (!server.adopted) stop = server.stop;
@@ -43,7 +60,7 @@ export async function openDatabase(config: Config): Promise<{ pool: Pool; queue:
   await migratePostgres(pool);
   return {
     pool,
-    queue: jobQueue(url),
+    queue: queueOnUse(url),
     async close() {
       await pool.end();
       await stop?.();

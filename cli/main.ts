@@ -1,70 +1,9 @@
-import { loadConfig } from '../config/config.js';
-import { AppError, ValidationFailed } from '../domain/errors.js';
-import { getInstanceBySlug } from '../domain/tenancy/instances.js';
-import type { CliContext } from './command.js';
-import { commands } from './commands/index.js';
-import { openDatabase } from './database.js';
-import { UsageError } from './flags.js';
-import { commandUsage, parseCommandLine } from './program.js';
+import { runCli } from './run.js';
 
-/**
- * `cartero <area> <action> --flags`: the panel-only operations. Prints one JSON object on
- * stdout and exits 0, or a message on stderr and exits non-zero (2 for usage, 1 otherwise).
- */
-async function main(argv: string[]): Promise<number> {
-  const parsed = await parseCommandLine(commands, argv);
-  if ('helped' in parsed) return 0;
-  if ('mistake' in parsed) {
-    process.stderr.write(parsed.mistake + '\n');
-    return 2;
-  }
-  const { command, flags } = parsed.chosen;
-  const config = loadConfig();
-  const db = await openDatabase(config);
-  const ctx: CliContext = {
-    config,
-    pool: db.pool,
-    queue: db.queue,
-    async tenant(slug) {
-      const instance = await getInstanceBySlug(db.pool, slug);
-      return { instanceId: instance.id, slug: instance.slug, tz: instance.tz };
-    },
-  };
-  try {
-    const result = await command.run(ctx, flags);
-    process.stdout.write(JSON.stringify(result) + '\n');
-    return 0;
-  } catch (err) {
-    process.stderr.write(`cartero ${command.name}: ${describeError(err)}\n`);
-    if (err instanceof UsageError) process.stderr.write(commandUsage(command) + '\n');
-    return err instanceof UsageError ? 2 : 1;
-  } finally {
-    await db.close();
-  }
-}
-
-/**
- * A refusal as the API would answer it: its status, code and message (`409 code: message`; the
- * status tells a business rule from malformed input, as the API's does), and for a 422 each error on a line
- * of its own (pointer, code, message and params: a form file's unresolved reference, a template's
- * rule and node uuid), where the API's body has its `errors`.
- */
-function describeError(err: unknown): string {
-  if (err instanceof ValidationFailed) {
-    const lines = err.errors.map((e) => {
-      const params = Object.entries(e.params ?? {}).map(([k, v]) => `${k} ${typeof v === 'string' ? v : JSON.stringify(v)}`);
-      return `${e.pointer || '(input)'}: ${e.code}: ${e.message}${params.length ? ` [${params.join(', ')}]` : ''}`;
-    });
-    return `${err.status} ${err.code}: the input was refused:\n  ${lines.join('\n  ')}`;
-  }
-  if (err instanceof AppError) return `${err.status} ${err.code}: ${err.message}`;
-  return (err as Error)?.message ?? String(err);
-}
-
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err) => {
-    process.stderr.write(`cartero: ${describeError(err)}\n`);
-    process.exit(1);
-  },
-);
+/** bin/cartero.js: the CLI (cli/run.ts) on this process's arguments, environment and output; its exit code. */
+runCli(process.argv.slice(2), {
+  env: process.env,
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  terminal: process.stderr.isTTY ? process.stderr : undefined,
+}).then((code) => process.exit(code));

@@ -10,8 +10,11 @@ import { parseCommandLine } from '../cli/program.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
- * The admin CLI as a user runs it (`node bin/cartero.js ...`), against this file's database via
- * DATABASE_URL, with its effects checked over HTTP on the real web app.
+ * The admin CLI as a user runs it, against this file's database via DATABASE_URL, with its
+ * effects checked over HTTP on the real web app. Commands run in this process through the
+ * function bin/cartero.js calls (cli/run.ts), which spares a node start per command; `binary`
+ * runs `node bin/cartero.js ...` itself for the entry point's checks: a success, help, a usage
+ * mistake (exit 2) and a refusal (exit 1).
  */
 
 const dbs = await testDatabases(t, 'cli');
@@ -22,7 +25,9 @@ const unusedDataDir = join(tmpdir(), `cartero-cli-unused-${randomBytes(4).toStri
 const cli = cliRunner(
   t,
   childEnv({ DATABASE_URL: dbs.databaseUrl, DATA_DIR: unusedDataDir, DKIM_KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex') }, ['CLICKHOUSE_URL', 'PORT', 'NODE_OPTIONS']),
+  { inProcess: true },
 );
+const binary = cli.spawned;
 
 /** Runs a command that must succeed and returns its one JSON object. */
 async function ok(...args: string[]): Promise<Record<string, any>> {
@@ -48,7 +53,7 @@ function failed(t: Test, r: CliResult, message: RegExp, what: string): void {
 const slug = `cli-${randomBytes(3).toString('hex')}`;
 
 t.test('instance create prints the instance; defaults for name and tz', async (t) => {
-  const full = await ok('instance', 'create', '--slug', slug, '--name', 'CLI Shop', '--tz', 'Europe/Madrid');
+  const full = oneJsonObject(await binary('instance', 'create', '--slug', slug, '--name', 'CLI Shop', '--tz', 'Europe/Madrid'));
   t.match(full, { slug, name: 'CLI Shop', tz: 'Europe/Madrid', enabled: true, allowed_cidrs: [] });
   t.type(full.id, 'number');
   const bare = await ok('instance', 'create', '--slug', `${slug}-b`);
@@ -210,7 +215,9 @@ t.test('errors: non-zero exit, empty stdout, a clear message on stderr', async (
   failed(t, await cli('key', 'create', '--instance', slug, '--scopes', ','), /^cartero key create: 409 api_key_scope_required: /m, 'no scope');
   failed(t, await cli('sender', 'set-consent-required', '--instance', slug, '--id', String(senderId), '--value', 'yes'), /--value must be true or false/, 'bad --value');
   failed(t, await cli('domain', 'set-checks', '--instance', slug, '--name', 'shop.example', '--mx', 'ok'), /--mx must be approved, pending or failed/, 'bad check state');
-  failed(t, await cli('domain', 'add', '--instance', 'no-such-instance', '--name', 'x.example'), /instance.*no-such-instance.*not found/, 'unknown instance');
+  const unknown = await binary('domain', 'add', '--instance', 'no-such-instance', '--name', 'x.example');
+  failed(t, unknown, /instance.*no-such-instance.*not found/, 'unknown instance');
+  t.equal(unknown.code, 1, 'the binary: a refusal exits 1');
   failed(t, await cli('instance', 'create', '--slug', slug), new RegExp(`instance_slug_taken.*${slug}`), 'duplicate slug');
 
   // The failures changed nothing.
@@ -233,7 +240,7 @@ function listedCommands(help: string): string[] {
 }
 
 t.test('cartero --help lists every command; each has --help, and cartero help <command> says the same', async (t) => {
-  const top = await cli('--help');
+  const top = await binary('--help');
   t.equal(top.code, 0, 'exit 0');
   t.equal(top.stderr, '', 'nothing on stderr');
   t.match(top.stdout, /^Usage: cartero <command> \[flags\]\n/, 'starts with the usage');
@@ -261,9 +268,10 @@ t.test('cartero --help lists every command; each has --help, and cartero help <c
     t.match(options, /--help/, `${name} --help: lists --help`);
     t.equal(await helpOf('help', ...name.split(' ')), help, `cartero help ${name} prints the same`);
   }
-  const spawned = await cli('sender', 'create', '--help');
+  const spawned = await binary('sender', 'create', '--help');
   t.same(spawned, { code: 0, stdout: await helpOf('sender', 'create', '--help'), stderr: '' }, 'the binary: a command\'s --help, exit 0, nothing on stderr');
-  t.same(await cli('help', 'sender', 'create'), spawned, 'the binary: cartero help <command> prints the same');
+  t.same(await binary('help', 'sender', 'create'), spawned, 'the binary: cartero help <command> prints the same');
+  t.same(await cli('help', 'sender', 'create'), spawned, 'in process: the same');
   const create = await cli('help', 'instance', 'create');
   t.match(create.stdout, /^Usage: cartero instance create --slug <slug> \[--name <name>\] \[--tz <zone>\]$/m);
   t.match(create.stdout, /^  --slug <slug> +lowercase letters/m, 'a flag with what it is for');
@@ -281,6 +289,7 @@ function mistake(t: Test, r: CliResult, line: string, usage: RegExp, what: strin
 t.test('usage mistakes: exit 2, one line on stderr, then the usage', async (t) => {
   const top = /^usage: cartero <command> \[flags\]$/;
   const create = /^usage: cartero instance create --slug <slug> \[--name <name>\] \[--tz <zone>\]$/;
+  mistake(t, await binary('frobnicate', 'now'), 'cartero: unknown command: frobnicate now', top, 'the binary: unknown command');
   mistake(t, await cli('frobnicate', 'now'), 'cartero: unknown command: frobnicate now', top, 'unknown command');
   mistake(t, await cli('instance', 'frobnicate'), 'cartero: unknown command: instance frobnicate', top, 'unknown action');
   mistake(t, await cli('instance'), 'cartero: unknown command: instance', top, 'an area alone');
@@ -289,6 +298,7 @@ t.test('usage mistakes: exit 2, one line on stderr, then the usage', async (t) =
   mistake(t, await cli('help', 'frobnicate'), 'cartero: unknown command: frobnicate', top, 'help on an unknown command');
   t.match((await cli('frobnicate')).stderr, /^  cartero instance create --slug <slug> \[--name <name>\] \[--tz <zone>\]$/m, 'the usage lists the commands');
 
+  mistake(t, await binary('instance', 'create', '--slug', 'x', '--colour', 'red'), "cartero instance create: unknown option '--colour'", create, 'the binary: unknown flag');
   mistake(t, await cli('instance', 'create', '--slug', 'x', '--colour', 'red'), "cartero instance create: unknown option '--colour'", create, 'unknown flag');
   mistake(t, await cli('instance', 'create', '--colour', 'red', '--slug', 'x'), "cartero instance create: unknown option '--colour'", create,
     'unknown flag before a required one');

@@ -13,14 +13,15 @@ import { startTestWeb } from './helpers/web.js';
 
 /**
  * The panel-only consent operations as a user runs them (`node bin/cartero.js purpose|term|consent
- * ...`) against this file's database, their effects checked over HTTP on the real web app: each
- * command prints what GET /v1/consent-purposes or /v1/consent-terms shows, and `consent proof`
- * the document of GET /v1/consent-events/proof.
+ * ...`, in this process but for the first: test/helpers/spawn.ts's cliRunner) against this file's
+ * database, their effects checked over HTTP on the real web app: each command prints what GET
+ * /v1/consent-purposes or /v1/consent-terms shows, and `consent proof` the document of GET
+ * /v1/consent-events/proof.
  */
 
 const dbs = await testDatabases(t, 'consentcli');
 const { url } = await startTestWeb(t, dbs);
-const cli = cliRunner(t, childEnv({ DATABASE_URL: dbs.databaseUrl }, ['CLICKHOUSE_URL', 'PORT', 'NODE_OPTIONS']));
+const cli = cliRunner(t, childEnv({ DATABASE_URL: dbs.databaseUrl }, ['CLICKHOUSE_URL', 'PORT', 'NODE_OPTIONS']), { inProcess: true });
 const a = await makeTenant(dbs.pool, { scopes: ['consent:read', 'consent:write'] });
 const b = await makeTenant(dbs.pool, { scopes: ['consent:read', 'consent:write'] });
 const term = compile(termSchema, 'json');
@@ -60,7 +61,8 @@ function failed(t: Test, r: CliResult, message: RegExp, what: string, code?: num
 const listedTerm = async (id: number) => (await call('GET', '/v1/consent-terms?page_size=100')).body.data.find((x: any) => x.id === id);
 
 t.test('purpose create: prints the purpose with its id, as GET lists it', async (t) => {
-  const p = await ok('purpose', 'create', '--instance', a.slug, '--name', 'Newsletter');
+  // Through `node bin/cartero.js` itself, once: the other commands of this file run in process (test/helpers/spawn.ts's cliRunner).
+  const p = oneJsonObject(await cli.spawned('purpose', 'create', '--instance', a.slug, '--name', 'Newsletter'));
   purpose(p);
   t.match(p, { id: Number, name: 'Newsletter' });
   t.same((await call('GET', '/v1/consent-purposes')).body.data, [p]);

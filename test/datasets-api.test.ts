@@ -3,14 +3,14 @@ import { datasetDetailSchema, datasetSchema } from '../api/schemas/datasets.js';
 import { compile } from '../domain/validation.js';
 import { cliTest, failed } from './helpers/cli-test.js';
 import { makeTenant } from './helpers/fixtures.js';
-import type { CliResult } from './helpers/spawn.js';
+import { oneJsonObject, type CliResult } from './helpers/spawn.js';
 
 /**
  * Datasets (issue 14): created and changed in the panel (`cartero dataset ...`, run as a user
  * runs it), read over HTTP with GET /v1/datasets and /v1/datasets/{id}.
  */
 
-const { dbs, cli, a, b, call, ok } = await cliTest(t, 'datasetsapi', ['dataset:read']);
+const { dbs, cli, binary, a, b, call, ok } = await cliTest(t, 'datasetsapi', ['dataset:read']);
 const summary = compile(datasetSchema, 'json');
 const detail = compile(datasetDetailSchema, 'json');
 
@@ -25,8 +25,9 @@ await ok('field', 'create', '--instance', a.slug, '--key', 'member_code', '--nam
 await ok('field', 'create', '--instance', a.slug, '--key', 'subscribed', '--name', 'Subscribed', '--type', 'boolean');
 
 t.test('create: one channel decides the identifier; shown as GET /v1/datasets/{id} shows it', async (t) => {
-  const mail = await ok('dataset', 'create', '--instance', a.slug, '--name', 'Newsletter', '--channel', 'mail', '--columns', 'email:required,first_name',
-    '--description', 'Monthly news');
+  // Through `node bin/cartero.js` itself, once: the other commands of this file run in process (test/helpers/spawn.ts's cliRunner).
+  const mail = oneJsonObject(await binary('dataset', 'create', '--instance', a.slug, '--name', 'Newsletter', '--channel', 'mail', '--columns', 'email:required,first_name',
+    '--description', 'Monthly news'));
   detail(mail);
   t.match(mail, { name: 'Newsletter', channel: ['mail'], identity_field: 'email', is_active: true, description: 'Monthly news',
     columns: [{ field_key: 'email', required: true }, { field_key: 'first_name', required: false }] });

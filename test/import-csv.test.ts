@@ -25,7 +25,8 @@ import { startTestWeb } from './helpers/web.js';
 const dbs = await testDatabases(t, 'importcsv');
 const { url } = await startTestWeb(t, dbs);
 const env = childEnv({ DATABASE_URL: dbs.databaseUrl }, ['CLICKHOUSE_URL', 'PORT', 'NODE_OPTIONS']);
-const cli = cliRunner(t, env);
+// In this process but for the binary's own checks: one import (its stderr off a terminal) and the killed one.
+const cli = cliRunner(t, env, { inProcess: true });
 const a = await makeTenant(dbs.pool, { scopes: ['dataset:read'] });
 const dir = mkdtempSync(join(tmpdir(), 'cartero-import-'));
 t.teardown(() => rm(dir, { recursive: true, force: true }));
@@ -143,7 +144,9 @@ t.test('a second file merges into the stored contacts, rows of one identifier in
   const target = await dataset('Merge');
   const path = join(dir, 'merge.csv');
   writeFileSync(path, 'email,first_name,age\nann@example.com,Ann,30\n');
-  await cli('dataset', 'import', '--instance', a.slug, '--id', String(target.id), '--file', path);
+  const first = await cli.spawned('dataset', 'import', '--instance', a.slug, '--id', String(target.id), '--file', path);
+  t.match(oneJsonObject(first), { rows: 1, created: 1 }, 'the binary imports');
+  t.equal(first.stderr, '', 'the binary: no progress bar off a terminal');
   writeFileSync(path, '\uFEFFemail,first_name,age\nANN@example.com,Annie,\nbob@example.com,Bob,40\nann@example.com,Annie,30\n');
   const summary = oneJsonObject(await cli('dataset', 'import', '--instance', a.slug, '--id', String(target.id), '--file', path));
   t.match(summary, { rows: 3, accepted: 3, created: 1, updated: 1, unchanged: 0, duplicates: 1, rejected: 0, rejects_file: null });

@@ -5,13 +5,15 @@ import { templateSchema } from '../api/schemas/templates.js';
 import { compile } from '../domain/validation.js';
 import { cliTest, failed } from './helpers/cli-test.js';
 import { corpusPath } from './helpers/corpus.js';
+import { oneJsonObject } from './helpers/spawn.js';
 
 /**
- * The panel-only template operations as a user runs them (`node bin/cartero.js template ...`)
- * against this file's database, their effects checked over HTTP on the real web app.
+ * The panel-only template operations as a user runs them (`node bin/cartero.js template ...`, in
+ * this process but for the first: test/helpers/cli-test.ts) against this file's database, their
+ * effects checked over HTTP on the real web app.
  */
 
-const { dbs, cli, a, b, dir, file, call, ok } = await cliTest(t, 'templatescli', ['templates:read', 'templates:write']);
+const { dbs, cli, binary, a, b, dir, file, call, ok } = await cliTest(t, 'templatescli', ['templates:read', 'templates:write']);
 const template = compile(templateSchema, 'json');
 
 const CORPUS = corpusPath('templates', 'beefree', 'samples');
@@ -19,7 +21,8 @@ const skeleton = (await call('GET', '/v1/mail-templates/format')).body.skeleton;
 
 t.test('import: a native draft from a Beefree document file, printed as GET shows it', async (t) => {
   const path = join(CORPUS, 'examples-sample.json');
-  const imported = await ok('template', 'import', '--instance', a.slug, '--name', 'Sample', '--file', path);
+  // Through `node bin/cartero.js` itself, once: the other commands of this file run in process (test/helpers/spawn.ts's cliRunner).
+  const imported = oneJsonObject(await binary('template', 'import', '--instance', a.slug, '--name', 'Sample', '--file', path));
   template(imported);
   t.match(imported, { name: 'Sample', status: 'draft', provider: 'native' });
   t.same(imported.config, JSON.parse(readFileSync(path, 'utf8')), 'the file document, unchanged');

@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { consentProof } from '../../domain/consent/proof.js';
-import { createPurpose } from '../../domain/consent/purposes.js';
-import { addTermVersion, createTerm, setCurrentVersion, setTermActive } from '../../domain/consent/terms.js';
 import { CONSENT_CHANNELS, TERM_TYPES, type ConsentChannel } from '../../domain/consent/vocabulary.js';
 import { AppError } from '../../domain/errors.js';
 import { activationCommands, defineCommand } from '../command.js';
@@ -12,6 +9,11 @@ import { readText } from '../read-text.js';
 
 const instance = required('slug', 'the instance');
 const termId = required('id', 'the term id', positiveInteger);
+
+/** The consent rules, loaded by the command that runs: a command's start loads only its own (cli/commands/index.ts). */
+const terms = () => import('../../domain/consent/terms.js');
+const purposes = () => import('../../domain/consent/purposes.js');
+const proofs = () => import('../../domain/consent/proof.js');
 
 /** A comma-separated list of distinct values, each read by `item` (`--purposes 1,2`). */
 function listOf<V>(item: Parse<V>): Parse<V[]> {
@@ -25,7 +27,7 @@ function listOf<V>(item: Parse<V>): Parse<V[]> {
 
 const activation = activationCommands('term', {
   flags: { instance, 'term-id': termId },
-  set: (tenant, pool, f, active) => setTermActive(tenant, pool, f['term-id'], active),
+  set: async (tenant, pool, f, active) => (await terms()).setTermActive(tenant, pool, f['term-id'], active),
   deactivate: 'Deactivate a term: it receives no new consents (409 consent_term_inactive); prints the term',
   activate: 'Activate a term again; prints the term',
 });
@@ -40,7 +42,7 @@ export const consentCommands = [
     summary: 'Create a consent purpose (what a consent is for); prints it with its id',
     description: 'Purposes are never edited or deleted: terms and past consents name them. Names are unique ignoring case and accents.',
     flags: { instance, name: required('name', 'the purpose name') },
-    run: async (ctx, f) => createPurpose(await ctx.tenant(f.instance), ctx.pool, { name: f.name }),
+    run: async (ctx, f) => (await purposes()).createPurpose(await ctx.tenant(f.instance), ctx.pool, { name: f.name }),
   }),
   defineCommand({
     name: 'term create',
@@ -54,7 +56,7 @@ export const consentCommands = [
       channels: required('list', `comma-separated channels among ${CONSENT_CHANNELS.join(', ')}`, listOf(oneOf(CONSENT_CHANNELS))),
     },
     run: async (ctx, f) =>
-      createTerm(await ctx.tenant(f.instance), ctx.pool, { name: f.name, type: f.type, purposeIds: f.purposes, channels: f.channels as ConsentChannel[] }),
+      (await terms()).createTerm(await ctx.tenant(f.instance), ctx.pool, { name: f.name, type: f.type, purposeIds: f.purposes, channels: f.channels as ConsentChannel[] }),
   }),
   defineCommand({
     name: 'term add-version',
@@ -67,7 +69,7 @@ export const consentCommands = [
       'document-url': optional('url', 'where the text is published (http or https)'),
     },
     run: async (ctx, f) =>
-      addTermVersion(await ctx.tenant(f.instance), ctx.pool, f['term-id'], {
+      (await terms()).addTermVersion(await ctx.tenant(f.instance), ctx.pool, f['term-id'], {
         version: f.version,
         body: await readText(f['body-file'], '--body-file'),
         documentUrl: f['document-url'],
@@ -77,7 +79,7 @@ export const consentCommands = [
     name: 'term set-current',
     summary: 'Make a published version the current one (the one new consents freeze); prints the term',
     flags: { instance, 'term-id': termId, version: required('label', 'the version label') },
-    run: async (ctx, f) => setCurrentVersion(await ctx.tenant(f.instance), ctx.pool, f['term-id'], f.version),
+    run: async (ctx, f) => (await terms()).setCurrentVersion(await ctx.tenant(f.instance), ctx.pool, f['term-id'], f.version),
   }),
   activation.deactivate,
   activation.activate,
@@ -93,7 +95,7 @@ export const consentCommands = [
       out: optional('file', 'write the document to this new file'),
     },
     run: async (ctx, f) => {
-      const proof = await consentProof(await ctx.tenant(f.instance), ctx.pool, f.contact);
+      const proof = await (await proofs()).consentProof(await ctx.tenant(f.instance), ctx.pool, f.contact);
       if (f.out === undefined) return proof;
       const text = JSON.stringify(proof, null, 2) + '\n';
       try {

@@ -1,4 +1,3 @@
-import { createDataset, setDatasetActive, updateDataset } from '../../domain/datasets/datasets.js';
 import { DATASET_CHANNELS, type ColumnInput, type DatasetChannel } from '../../domain/datasets/declaration.js';
 import { CONNECTED_FORMS_CHOICES } from '../../domain/forms/dataset-columns.js';
 import type { ImportColumn } from '../../domain/datasets/import.js';
@@ -8,6 +7,9 @@ import { oneOf, optional, positiveInteger, required, UsageError, type Parse } fr
 
 const instance = required('slug', 'the instance');
 const id = required('id', 'the dataset id', positiveInteger);
+
+/** The dataset rules, loaded by the command that runs: a command's start loads only its own (cli/commands/index.ts). */
+const datasets = () => import('../../domain/datasets/datasets.js');
 
 /** mail,sms: the channels; `none` declares no channel (the identity field must then be given). */
 const channels: Parse<DatasetChannel[] | null> = (text, flag) => {
@@ -39,7 +41,7 @@ const CHANNEL_HELP = `${DATASET_CHANNELS.join('|')}[,...]|none`;
 
 const activation = activationCommands('dataset', {
   flags: { instance, id },
-  set: (tenant, pool, f, active) => setDatasetActive(tenant, pool, f.id, active),
+  set: async (tenant, pool, f, active) => (await datasets()).setDatasetActive(tenant, pool, f.id, active),
   deactivate: 'Deactivate a dataset: no longer offered to forms; it still receives contacts',
   activate: 'Reactivate a dataset',
 });
@@ -60,7 +62,7 @@ export const datasetCommands = [
       description: optional('text', 'free text'),
     },
     run: async (ctx, f) =>
-      createDataset(await ctx.tenant(f.instance), ctx.pool, {
+      (await datasets()).createDataset(await ctx.tenant(f.instance), ctx.pool, {
         name: f.name,
         channel: f.channel ?? null,
         identityField: f['identity-field'] ?? null,
@@ -86,7 +88,7 @@ export const datasetCommands = [
       'connected-forms': optional(CONNECTED_FORMS_CHOICES.join('|'), 'connected forms left short by the change: align them or keep them as they are', oneOf(CONNECTED_FORMS_CHOICES)),
     },
     run: async (ctx, f) =>
-      updateDataset(await ctx.tenant(f.instance), ctx.pool, f.id, {
+      (await datasets()).updateDataset(await ctx.tenant(f.instance), ctx.pool, f.id, {
         name: f.name,
         channel: f.channel,
         identityField: f['identity-field'],
@@ -113,7 +115,7 @@ export const datasetCommands = [
     },
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);
-      return runCsvFile(f.file, f.rejects, 'reading', async (run) => {
+      return runCsvFile(f.file, f.rejects, 'reading', ctx.terminal, async (run) => {
         // Loaded here: the CSV and COPY machinery is not needed to start any other command.
         const { importContacts } = await import('../../domain/datasets/import.js');
         return importContacts(tenant, ctx.pool, f.id, { input: run.open(), map: f.map, rejects: run.rejects, onProgress: run.onProgress, onMerge: run.onMerge });

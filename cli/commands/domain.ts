@@ -1,10 +1,4 @@
 import { DNS_CHECK_STATES } from '../../domain/domains/check-states.js';
-import { addDomain, setDomainChecks } from '../../domain/domains/domains.js';
-import { rotateDkimKey } from '../../domain/domains/dkim-keys.js';
-import { getDomainWithRecords } from '../../domain/domains/domain-records.js';
-import { dnsSettings } from '../../domain/domains/dns-records.js';
-import { resolverLookups, verifyDomain } from '../../domain/domains/dns-verify.js';
-import { configuredKeyRing } from '../../domain/domains/key-encryption.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
 import type { CliContext } from '../command.js';
 import { defineCommand } from '../command.js';
@@ -18,8 +12,16 @@ const target = {
   name: required('domain', 'the domain name'),
 };
 
+/** The domain rules, loaded by the domain command that runs: a command's start loads only its own (cli/commands/index.ts). */
+const domains = () => import('../../domain/domains/domains.js');
+const dkimKeys = () => import('../../domain/domains/dkim-keys.js');
+const dnsRecords = () => import('../../domain/domains/dns-records.js');
+const dnsVerify = () => import('../../domain/domains/dns-verify.js');
+const keyEncryption = () => import('../../domain/domains/key-encryption.js');
+
 /** The domain as `GET /v1/domains/{id}` shows it: checks and the records to publish (never a private key). */
 async function show(ctx: CliContext, tenant: Tenant, name: string) {
+  const [{ getDomainWithRecords }, { dnsSettings }] = await Promise.all([import('../../domain/domains/domain-records.js'), dnsRecords()]);
   return getDomainWithRecords(tenant, ctx.pool, { name }, dnsSettings(ctx.config));
 }
 
@@ -33,6 +35,7 @@ export const domainCommands = [
     flags: target,
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);
+      const [{ addDomain }, { configuredKeyRing }] = await Promise.all([domains(), keyEncryption()]);
       await addDomain(tenant, ctx.pool, f.name, { ring: configuredKeyRing(ctx.config) });
       return show(ctx, tenant, f.name);
     },
@@ -52,6 +55,7 @@ export const domainCommands = [
     flags: target,
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);
+      const [{ resolverLookups, verifyDomain }, { dnsSettings }] = await Promise.all([dnsVerify(), dnsRecords()]);
       await verifyDomain(tenant, ctx.pool, f.name, resolverLookups(ctx.config.domains.dnsServers), dnsSettings(ctx.config));
       return show(ctx, tenant, f.name);
     },
@@ -63,6 +67,7 @@ export const domainCommands = [
     flags: target,
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);
+      const [{ rotateDkimKey }, { configuredKeyRing }] = await Promise.all([dkimKeys(), keyEncryption()]);
       await rotateDkimKey(tenant, ctx.pool, configuredKeyRing(ctx.config), f.name);
       return show(ctx, tenant, f.name);
     },
@@ -81,6 +86,7 @@ export const domainCommands = [
     },
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);
+      const { setDomainChecks } = await domains();
       await setDomainChecks(tenant, ctx.pool, f.name, { mx: f.mx, spf: f.spf, dkim: f.dkim, dmarc: f.dmarc });
       return show(ctx, tenant, f.name);
     },

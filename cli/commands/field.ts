@@ -1,10 +1,12 @@
-import { createField, deleteField, setFieldActive } from '../../domain/fields/catalog.js';
 import { FIELD_TYPES } from '../../domain/fields/types.js';
 import { activationCommands, defineCommand } from '../command.js';
 import { oneOf, optional, positiveInteger, required, UsageError, type Parse } from '../flags.js';
 
 const instance = required('slug', 'the instance');
 const key = required('key', 'the field_key');
+
+/** The field catalog rules, loaded by the command that runs: a command's start loads only its own (cli/commands/index.ts). */
+const catalog = () => import('../../domain/fields/catalog.js');
 
 const finiteNumber: Parse<number> = (text, flag) => {
   const n = Number(text);
@@ -17,7 +19,7 @@ const commaList: Parse<string[]> = (text) => text.split(',');
 
 const activation = activationCommands('field', {
   flags: { instance, key },
-  set: (tenant, pool, f, active) => setFieldActive(tenant, pool, f.key, active),
+  set: async (tenant, pool, f, active) => (await catalog()).setFieldActive(tenant, pool, f.key, active),
   deactivate: 'Deactivate a field: it keeps validating the columns that declare it, but cannot be declared anew',
   activate: 'Reactivate a deactivated field',
 });
@@ -41,7 +43,7 @@ export const fieldCommands = [
       options: optional('a,b', 'the values of a select field', commaList),
     },
     run: async (ctx, f) =>
-      createField(await ctx.tenant(f.instance), ctx.pool, {
+      (await catalog()).createField(await ctx.tenant(f.instance), ctx.pool, {
         key: f.key,
         name: f.name,
         type: f.type,
@@ -59,6 +61,6 @@ export const fieldCommands = [
     summary: 'Delete a field: its name is free again, its key reserved forever (not a system field, nor one a dataset or list declares)',
     description: 'Prints the field as it was.',
     flags: { instance, key },
-    run: async (ctx, f) => deleteField(await ctx.tenant(f.instance), ctx.pool, f.key),
+    run: async (ctx, f) => (await catalog()).deleteField(await ctx.tenant(f.instance), ctx.pool, f.key),
   }),
 ];

@@ -1,7 +1,6 @@
-import { compile } from '../../domain/validation.js';
-import { formDefinitionSchema } from '../../domain/forms/definition-schema.js';
 import { AppError } from '../../domain/errors.js';
-import { createForm, deleteForm, setFormActive, updateForm, type FormDefinitionInput } from '../../domain/forms/definition.js';
+import type { FormDefinitionInput } from '../../domain/forms/definition.js';
+import type { Validator } from '../../domain/validation.js';
 import { activationCommands, defineCommand } from '../command.js';
 import { positiveInteger, required, toggle } from '../flags.js';
 import { readText } from '../read-text.js';
@@ -11,8 +10,21 @@ const id = required('id', 'the form id', positiveInteger);
 const file = required('path', 'the form definition, a JSON file (docs/forms.md)');
 const align = toggle('make the items the dataset requires required (adding those absent) instead of refusing (form_dataset_columns_not_collected)');
 
-/** The definition file's shape is checked by the same JSON Schema machinery as the API's bodies. */
-const checkDefinition = compile<FormDefinitionInput>(formDefinitionSchema, 'json');
+/** The form rules, loaded by the form command that runs (cli/commands/index.ts). */
+const forms = () => import('../../domain/forms/definition.js');
+
+/**
+ * The definition file's shape is checked by the same JSON Schema machinery as the API's bodies,
+ * compiled when a command reads a file: Ajv and the compile are no part of any other command's start.
+ */
+let checkDefinition: Validator<FormDefinitionInput> | undefined;
+async function definitionChecker(): Promise<Validator<FormDefinitionInput>> {
+  if (!checkDefinition) {
+    const [{ compile }, { formDefinitionSchema }] = await Promise.all([import('../../domain/validation.js'), import('../../domain/forms/definition-schema.js')]);
+    checkDefinition = compile<FormDefinitionInput>(formDefinitionSchema, 'json');
+  }
+  return checkDefinition;
+}
 
 async function readDefinition(path: string): Promise<FormDefinitionInput> {
   const text = await readText(path, '--file');
@@ -22,12 +34,12 @@ async function readDefinition(path: string): Promise<FormDefinitionInput> {
   } catch (err) {
     throw new AppError('file_not_json', `--file ${path}: ${(err as Error).message}`);
   }
-  return checkDefinition(json);
+  return (await definitionChecker())(json);
 }
 
 const activation = activationCommands('form', {
   flags: { instance, id },
-  set: (tenant, pool, f, active) => setFormActive(tenant, pool, f.id, active),
+  set: async (tenant, pool, f, active) => (await forms()).setFormActive(tenant, pool, f.id, active),
   deactivate: 'Deactivate a form: submissions answer 404 form_not_found, as for a missing form',
   activate: 'Activate a form: it accepts submissions again',
 });
@@ -45,7 +57,7 @@ export const formCommands = [
     flags: { instance, file, 'align-dataset-columns': align },
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);
-      return createForm(tenant, ctx.pool, await readDefinition(f.file), { alignDatasetColumns: f['align-dataset-columns'] });
+      return (await forms()).createForm(tenant, ctx.pool, await readDefinition(f.file), { alignDatasetColumns: f['align-dataset-columns'] });
     },
   }),
   defineCommand({
@@ -55,7 +67,7 @@ export const formCommands = [
     flags: { instance, id, file, 'align-dataset-columns': align },
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);
-      return updateForm(tenant, ctx.pool, f.id, await readDefinition(f.file), { alignDatasetColumns: f['align-dataset-columns'] });
+      return (await forms()).updateForm(tenant, ctx.pool, f.id, await readDefinition(f.file), { alignDatasetColumns: f['align-dataset-columns'] });
     },
   }),
   activation.activate,
@@ -64,6 +76,6 @@ export const formCommands = [
     name: 'form delete',
     summary: 'Delete a form: gone from listings, no submissions; its submissions and consent events keep naming it',
     flags: { instance, id },
-    run: async (ctx, f) => deleteForm(await ctx.tenant(f.instance), ctx.pool, f.id),
+    run: async (ctx, f) => (await forms()).deleteForm(await ctx.tenant(f.instance), ctx.pool, f.id),
   }),
 ];

@@ -1,4 +1,3 @@
-import { releaseOnHold } from '../../domain/mail/onhold.js';
 import {
   createInstance,
   isSendLimitValue,
@@ -12,6 +11,9 @@ import { defineCommand } from '../command.js';
 import { optional, repeatable, required, toggle, UsageError, type Parse } from '../flags.js';
 
 const slug = required('slug', 'the instance');
+
+/** The release of mails on hold, loaded by the command that runs: a command's start loads only its own (cli/commands/index.ts). */
+const onHold = () => import('../../domain/mail/onhold.js');
 
 /** A limit's value as the domain allows it, or none/unlimited to remove the limit. */
 function sendLimit(limit: SendLimit): Parse<number | null> {
@@ -80,7 +82,7 @@ export const instanceCommands = [
         monthly_quota: f['monthly-quota'],
       });
       // A raised quota frees mails on hold now rather than at the worker's next sweep.
-      const released = await releaseOnHold({ instanceId: instance.id, slug: instance.slug, tz: instance.tz }, ctx.pool, ctx.queue);
+      const released = await (await onHold()).releaseOnHold({ instanceId: instance.id, slug: instance.slug, tz: instance.tz }, ctx.pool, ctx.queue);
       return { ...instance, released_from_hold: released };
     },
   }),

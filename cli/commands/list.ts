@@ -1,5 +1,4 @@
 import { basename } from 'node:path';
-import { createList, deleteList, getList } from '../../domain/lists/lists.js';
 import { UPLOAD_MODES } from '../../domain/lists/modes.js';
 import { defineCommand } from '../command.js';
 import { runCsvFile } from '../csv-run.js';
@@ -7,6 +6,9 @@ import { oneOf, optional, positiveInteger, required, toggle, UsageError, type Pa
 
 const instance = required('slug', 'the instance');
 const id = required('id', 'the list id', positiveInteger);
+
+/** The list rules, loaded by the command that runs: a command's start loads only its own (cli/commands/index.ts). */
+const lists = () => import('../../domain/lists/lists.js');
 
 /** email:1,first_name:2: each column's field_key and its 1-based position in the CSV. */
 const positioned: Parse<Array<{ key: string; position: number }>> = (text, flag) =>
@@ -30,7 +32,7 @@ export const listCommands = [
       'max-rows': optional('n', 'the most rows the list may hold (default 1000000)', positiveInteger),
     },
     run: async (ctx, f) =>
-      createList(await ctx.tenant(f.instance), ctx.pool, { name: f.name, columns: f.columns ?? [], maxRows: f['max-rows'] }),
+      (await lists()).createList(await ctx.tenant(f.instance), ctx.pool, { name: f.name, columns: f.columns ?? [], maxRows: f['max-rows'] }),
   }),
   defineCommand({
     name: 'list upload',
@@ -48,7 +50,7 @@ export const listCommands = [
     },
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);
-      return runCsvFile(f.file, f.rejects, 'uploading', async (run) => {
+      return runCsvFile(f.file, f.rejects, 'uploading', ctx.terminal, async (run) => {
         // Loaded here: the CSV and COPY machinery is not needed to start any other command.
         const { uploadList } = await import('../../domain/lists/upload.js');
         return uploadList(tenant, ctx.pool, f.id, {
@@ -66,13 +68,13 @@ export const listCommands = [
     name: 'list show',
     summary: 'Show a list: its columns, row count and live uploads',
     flags: { instance, id },
-    run: async (ctx, f) => getList(await ctx.tenant(f.instance), ctx.pool, f.id),
+    run: async (ctx, f) => (await lists()).getList(await ctx.tenant(f.instance), ctx.pool, f.id),
   }),
   defineCommand({
     name: 'list delete',
     summary: 'Delete a list and its rows (its name is free again)',
     description: 'Prints the list as it was.',
     flags: { instance, id },
-    run: async (ctx, f) => deleteList(await ctx.tenant(f.instance), ctx.pool, f.id),
+    run: async (ctx, f) => (await lists()).deleteList(await ctx.tenant(f.instance), ctx.pool, f.id),
   }),
 ];

@@ -1,5 +1,7 @@
-import { rotateReportKey } from '../../domain/bounces/report-keys.js';
 import { defineCommand } from '../command.js';
+
+/** The report keys, loaded by the command that runs: a command's start loads only its own (cli/commands/index.ts). */
+const reportKeys = () => import('../../domain/bounces/report-keys.js');
 
 export const reportKeyCommands = [
   defineCommand({
@@ -8,6 +10,6 @@ export const reportKeyCommands = [
     name: 'report-key rotate',
     summary: 'Start a new key for tagging bounce reports (older keys keep verifying)',
     flags: {},
-    run: (ctx) => rotateReportKey(ctx.pool),
+    run: async (ctx) => (await reportKeys()).rotateReportKey(ctx.pool),
   }),
 ];

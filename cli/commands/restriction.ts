@@ -1,11 +1,13 @@
 import { AppError } from '../../domain/errors.js';
 import { lift, restrict, restrictionAddress, RESTRICTION_REASONS } from '../../domain/restrictions/restrictions.js';
-import { withTenant } from '../../domain/tenancy/context.js';
 import { defineCommand } from '../command.js';
 import { emailAddress, oneOf, required } from '../flags.js';
 
 const instance = required('slug', 'the instance');
 const recipient = required('address', 'the recipient address', emailAddress);
+
+/** The tenant transaction, loaded by the command that runs: a command's start loads only its own (cli/commands/index.ts). */
+const tenancy = () => import('../../domain/tenancy/context.js');
 
 export const restrictionCommands = [
   defineCommand({
@@ -20,6 +22,7 @@ export const restrictionCommands = [
     },
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);
+      const { withTenant } = await tenancy();
       const { restriction, created } = await withTenant(ctx.pool, tenant, (c) => restrict(tenant, c, f.recipient, f.reason));
       return { ...restriction, created };
     },
@@ -30,6 +33,7 @@ export const restrictionCommands = [
     flags: { instance, recipient },
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);
+      const { withTenant } = await tenancy();
       const lifted = await withTenant(ctx.pool, tenant, (c) => lift(tenant, c, f.recipient));
       if (!lifted) throw new AppError('restriction_not_found', `no restriction in force for ${restrictionAddress(f.recipient)}`);
       return lifted;

@@ -1,7 +1,9 @@
-import { configuredKeyRing } from '../../domain/domains/key-encryption.js';
-import { createSender, setSenderConsentRequired } from '../../domain/senders/senders.js';
 import { defineCommand } from '../command.js';
 import { positiveInteger, required, toggle, trueOrFalse } from '../flags.js';
+
+/** The sender rules, loaded by the command that runs: a command's start loads only its own (cli/commands/index.ts). */
+const senders = () => import('../../domain/senders/senders.js');
+const keyEncryption = () => import('../../domain/domains/key-encryption.js');
 
 export const senderCommands = [
   defineCommand({
@@ -13,13 +15,15 @@ export const senderCommands = [
       name: required('name', 'the From name'),
       'consent-required': toggle('send only to recipients who gave consent'),
     },
-    run: async (ctx, f) =>
-      createSender(
+    run: async (ctx, f) => {
+      const [{ createSender }, { configuredKeyRing }] = await Promise.all([senders(), keyEncryption()]);
+      return createSender(
         await ctx.tenant(f.instance),
         ctx.pool,
         { email: f.email, name: f.name, consentRequired: f['consent-required'] },
         { ring: () => configuredKeyRing(ctx.config) },
-      ),
+      );
+    },
   }),
   defineCommand({
     name: 'sender set-consent-required',
@@ -29,6 +33,6 @@ export const senderCommands = [
       id: required('id', 'the sender id', positiveInteger),
       value: required('true|false', 'whether consent is required', trueOrFalse),
     },
-    run: async (ctx, f) => setSenderConsentRequired(await ctx.tenant(f.instance), ctx.pool, f.id, f.value),
+    run: async (ctx, f) => (await senders()).setSenderConsentRequired(await ctx.tenant(f.instance), ctx.pool, f.id, f.value),
   }),
 ];

@@ -6,20 +6,24 @@ import type { Test } from 'tap';
 import { testDatabases, type TestDatabases } from './databases.js';
 import { makeTenant, type TestTenant } from './fixtures.js';
 import { jsonCall, type JsonReply } from './http.js';
-import { childEnv, cliRunner, oneJsonObject, type CliResult } from './spawn.js';
+import { childEnv, cliRunner, oneJsonObject, type CliResult, type CliRun } from './spawn.js';
 import { startTestWeb } from './web.js';
 
 /**
  * What a test of panel-only CLI commands works with: its own database, the real web app on it
- * (to check a command's effects over HTTP as a client sees them), `node bin/cartero.js` run
- * against that database, two instances `a` and `b` with the given scopes (b to show a command
- * never reaches across instances), and a scratch folder for input files, removed at teardown.
+ * (to check a command's effects over HTTP as a client sees them), the CLI run against that
+ * database (in this process through the function bin/cartero.js calls; `binary` spawns
+ * `node bin/cartero.js`, which each file does at least once: spawn.ts's cliRunner), two
+ * instances `a` and `b` with the given scopes (b to show a command never reaches across
+ * instances), and a scratch folder for input files, removed at teardown.
  */
 export interface CliTest {
   dbs: TestDatabases;
   /** The web app's base URL. */
   url: string;
-  cli: (...args: string[]) => Promise<CliResult>;
+  cli: CliRun;
+  /** `node bin/cartero.js ...args` itself. */
+  binary: CliRun;
   a: TestTenant;
   b: TestTenant;
   dir: string;
@@ -34,7 +38,7 @@ export interface CliTest {
 export async function cliTest(t: Test, label: string, scopes: string[]): Promise<CliTest> {
   const dbs = await testDatabases(t, label);
   const { url } = await startTestWeb(t, dbs);
-  const cli = cliRunner(t, childEnv({ DATABASE_URL: dbs.databaseUrl }, ['CLICKHOUSE_URL', 'PORT', 'NODE_OPTIONS']));
+  const cli = cliRunner(t, childEnv({ DATABASE_URL: dbs.databaseUrl }, ['CLICKHOUSE_URL', 'PORT', 'NODE_OPTIONS']), { inProcess: true });
   const a = await makeTenant(dbs.pool, { scopes });
   const b = await makeTenant(dbs.pool, { scopes });
   const dir = mkdtempSync(join(tmpdir(), `cartero-${label}-`));
@@ -43,6 +47,7 @@ export async function cliTest(t: Test, label: string, scopes: string[]): Promise
     dbs,
     url,
     cli,
+    binary: cli.spawned,
     a,
     b,
     dir,
