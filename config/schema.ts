@@ -238,7 +238,7 @@ export const CONFIG_SCHEMA = {
     maxConnections: integer('INBOUND_MAX_CONNECTIONS', 100, { min: 1 }, 'simultaneous SMTP connections to one inbound listener; one more is answered 421'),
     maxRecipients: integer('INBOUND_MAX_RECIPIENTS', 50, { min: 1 }, 'RCPT TO per inbound message; one more is answered 452 4.5.3'),
     maxMessagesPerConnection: integer('INBOUND_MAX_MESSAGES_PER_CONNECTION', 100, { min: 1 }, 'messages per inbound connection; one more is answered 421 and closed'),
-    ratePerMinute: integer('INBOUND_RATE_PER_MINUTE', 600, { min: 1 }, 'inbound messages per client address per minute; past it 421 4.7.0'),
+    ratePerMinute: integer('INBOUND_RATE_PER_MINUTE', 600, { min: 1 }, 'inbound messages per client address per minute, one budget shared by every worker dyno\'s listener (counted in Postgres, table rate_limits; in each process while Postgres is unreachable); past it 421 4.7.0'),
   },
   trackingSecret: secret('TRACKING_SECRET', 1, 'generated', 'key that signs open, click, unsubscribe and consent confirmation links; unset, one is generated once into Postgres (service_secrets)'),
   trackingFastPath: oneOf('TRACKING_FAST_PATH', ['on', 'off'], 'on', 'on: the web dyno answers opens and clicks with a plain node:http handler ahead of Express, the same answers for less CPU (docs/tracking.md); off: Express answers them'),
@@ -279,7 +279,7 @@ export const CONFIG_SCHEMA = {
     confirmDays: integer('CONSENT_CONFIRM_DAYS', 7, { min: 1, max: 365 }, 'days a double opt-in consent event waits for its confirmation from its creation; past them it is expired and its link confirms nothing (docs/consent.md)'),
   },
   formPage: {
-    ratePerMinute: integer('FORM_PAGE_RATE_PER_MINUTE', 10, { min: 1 }, 'hosted form submissions (POST /f/{public_token}) per client address per minute, counted by each web process; past it 429 with Retry-After (docs/forms.md, Hosted page)'),
+    ratePerMinute: integer('FORM_PAGE_RATE_PER_MINUTE', 10, { min: 1 }, 'hosted form submissions (POST /f/{public_token}) per client address per minute, one budget shared by every web dyno (counted in Postgres, table rate_limits; in each process while Postgres is unreachable); past it 429 with Retry-After (docs/forms.md, Hosted page)'),
   },
 } as const;
 

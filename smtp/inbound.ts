@@ -1,6 +1,5 @@
 import type { ParsedMail } from 'mailparser';
 import type { Logger } from 'pino';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { applyDsn } from '../domain/bounces/apply.js';
 import { authenticMails } from '../domain/bounces/authentic.js';
@@ -14,6 +13,7 @@ import { recordComplaint } from '../domain/complaints/record.js';
 import { withTenant } from '../domain/tenancy/context.js';
 import { INBOUND_LIMIT_DEFAULTS, type InboundLimits } from '../config/config.js';
 import type { Pool } from '../sql/pool.js';
+import { sharedRateLimiter } from '../sql/rate-limits.js';
 
 /**
  * The inbound SMTP listener: where remote MTAs send bounces to a mail's VERP return path
@@ -36,7 +36,8 @@ import type { Pool } from '../sql/pool.js';
  *    sent to no VERP address, gets 550 5.1.1 (no such mailbox here).
  *  - Postgres unreachable (or any failure while applying): 451 4.3.0, and the sender retries.
  *  - Past INBOUND_MAX_CONNECTIONS, INBOUND_MAX_MESSAGES_PER_CONNECTION or
- *    INBOUND_RATE_PER_MINUTE (messages per client address): 421, and the connection closes.
+ *    INBOUND_RATE_PER_MINUTE (messages per client address, counted over all worker dynos in
+ *    Postgres): 421, and the connection closes.
  *
  * Plain SMTP without AUTH or STARTTLS: what MTAs delivering bounces speak to an MX. TLS, when
  * wanted, is terminated in front of it.
@@ -81,8 +82,9 @@ export async function startInboundSmtp(opts: InboundSmtpOptions): Promise<Inboun
   const log = opts.logger.child({ component: 'inbound-smtp' });
   const limits: InboundLimits = { ...INBOUND_LIMIT_DEFAULTS, ...opts.limits };
   const inFlight = new Set<Promise<unknown>>();
-  // Messages per client address per minute, in this process (each listener counts its own).
-  const rate = new RateLimiterMemory({ points: limits.ratePerMinute, duration: 60 });
+  // Messages per client address per minute, one budget for every listener on the database (each
+  // worker dyno runs one): sql/rate-limits.ts, in Postgres (in memory while it is unreachable).
+  const rate = sharedRateLimiter(opts.pool, 'inbound', limits.ratePerMinute);
 
   const onConnect = (session: SMTPServerSession, done: (err?: Error | null) => void) => {
     rate.get(session.remoteAddress).then(

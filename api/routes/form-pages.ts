@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
 import { AppError, RateLimited, ValidationFailed, type FieldError } from '../../domain/errors.js';
 import { hostedPageData } from '../../domain/forms/hosted-page.js';
 import { CHANNEL_FIELD, getFormByPublicToken, type Form } from '../../domain/forms/read.js';
 import { submitForm, type SubmissionItemInput } from '../../domain/forms/submit.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
-import type { Config } from '../../config/config.js';
+import type { Pool } from '../../sql/pool.js';
+import { sharedRateLimiter } from '../../sql/rate-limits.js';
 import { formPage, formRefusedPage, formSentPage, HONEYPOT, type PageForm, type PageState } from '../pages/form-page.js';
 import { sendLinkNotValid, sendPage } from '../pages/public-pages.js';
 import { defineRoute, type AppDeps } from '../http/route.js';
@@ -31,14 +32,18 @@ const SUBMISSION_KEY = /^[A-Za-z0-9_-]{22}$/;
 
 const newSubmissionKey = () => randomBytes(16).toString('base64url');
 
-/** Submissions per client address per minute, in this process: one limiter per configuration (each web app). */
-const limiters = new WeakMap<Config, RateLimiterMemory>();
-function limiterOf(config: Config): RateLimiterMemory {
-  let limiter = limiters.get(config);
-  if (!limiter) {
-    limiter = new RateLimiterMemory({ points: config.formPage.ratePerMinute, duration: 60 });
-    limiters.set(config, limiter);
-  }
+/**
+ * Submissions per client address per minute, one budget for every web dyno on the database
+ * (sql/rate-limits.ts: in Postgres, in memory while Postgres is unreachable). Per address, not per
+ * form, as before it was shared: a bot spraying many forms is held to one budget. One limiter
+ * object per pool and size (each web app; test apps of other sizes count apart).
+ */
+const limiters = new WeakMap<Pool, Map<number, RateLimiterPostgres>>();
+function limiterOf(pool: Pool, perMinute: number): RateLimiterPostgres {
+  let bySize = limiters.get(pool);
+  if (!bySize) limiters.set(pool, (bySize = new Map()));
+  let limiter = bySize.get(perMinute);
+  if (!limiter) bySize.set(perMinute, (limiter = sharedRateLimiter(pool, 'form_page', perMinute)));
   return limiter;
 }
 
@@ -200,7 +205,7 @@ export const formPageRoutes = [
     success: { status: 200, description: 'The page: received, or check your mail', contentType: 'text/html', schema: { type: 'string' } },
     handler: async ({ params, body, deps, client }, res) => {
       try {
-        await limiterOf(deps.config).consume(client.ip ?? 'unknown');
+        await limiterOf(deps.pool, deps.config.formPage.ratePerMinute).consume(client.ip ?? 'unknown');
       } catch (err) {
         if (!(err instanceof RateLimiterRes)) throw err;
         const seconds = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
