@@ -211,6 +211,7 @@ export const CONFIG_SCHEMA = {
   dataDir: path('DATA_DIR', './.data', 'embedded Postgres and ClickHouse data, the mailbox simulator, services.json'),
   databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:', 'socket:'], 'embedded', 'Postgres; without it `npm start` runs one under DATA_DIR/postgres'),
   clickhouseUrl: url('CLICKHOUSE_URL', ['http:', 'https:'], 'embedded', 'ClickHouse HTTP URL; its path names the database (default cartero)'),
+  clickhouseRequestTimeoutMs: integer('CLICKHOUSE_REQUEST_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 }, "ms the web dyno waits on a silent ClickHouse connection (no byte received) before a listing or export answers 503 service_unavailable; counted from the last byte, so a long export that keeps streaming is not cut, and a stall mid-export cuts the download"),
   smtpUrl: url('SMTP_URL', ['smtp:', 'smtps:'], 'simulator', 'outgoing SMTP relay (nodemailer URL options); without it `npm start` runs the mailbox simulator'),
   publicUrl: url('PUBLIC_URL', ['http:', 'https:'], 'http://localhost:$PORT', 'base of links put in mails and of the OpenAPI servers entry'),
   trustProxy,

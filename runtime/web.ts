@@ -86,7 +86,11 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
     await pool.end();
     throw err;
   });
-  const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl));
+  // A bounded wait: a ClickHouse that accepts connections but never answers (stopped, overloaded)
+  // makes a listing answer 503 after CLICKHOUSE_REQUEST_TIMEOUT_MS instead of hanging.
+  const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl), undefined, {
+    requestTimeoutMs: config.clickhouseRequestTimeoutMs,
+  });
   const queue = jobQueue(config.databaseUrl!);
   const templates = renderPool(config.templateRender);
   const deps = { pool, clickhouse, config, logger, queue, templates };
