@@ -78,7 +78,12 @@ function drain(server: Server): Promise<void> {
 
 /** Start the web dyno's HTTP server (also used in-process by tests). */
 export async function startWeb(config: Config, logger: Logger, extraRoutes: Route[] = []): Promise<WebProcess> {
-  const pool = createPool(required('DATABASE_URL', config.databaseUrl), { max: 20, application: 'cartero-web' });
+  // Bounded waits on Postgres: a request answers 503 rather than hang on a server that does not answer.
+  const pool = createPool(required('DATABASE_URL', config.databaseUrl), {
+    max: 20,
+    application: 'cartero-web',
+    queryTimeoutMs: config.databaseQueryTimeoutMs,
+  });
   // A schema migrated by newer code stops the dyno here, before it serves anything (sql/migrate.ts).
   // A Postgres that does not answer does not: the web starts and answers 503 until it does.
   await checkSchemaVersion(pool).catch(async (err) => {
