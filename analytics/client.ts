@@ -54,6 +54,17 @@ export function createClickHouseClient(
   });
 }
 
+/**
+ * Whether err is @clickhouse/client's request timeout: no byte from the server for
+ * `request_timeout` ms (a server stopped or overloaded, whose kernel still accepts the
+ * connection, so nothing is refused). The client throws a plain Error with this message and no
+ * code, so the message is the only mark; api/http/errors.ts answers it 503 like a refused
+ * connection.
+ */
+export function isClickHouseTimeout(err: unknown): boolean {
+  return err instanceof Error && err.message === 'Timeout error.';
+}
+
 /** True when the server answers its /ping endpoint; never throws. */
 export async function pingClickHouse(client: ClickHouseClient): Promise<boolean> {
   try {

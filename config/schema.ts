@@ -210,7 +210,9 @@ export const CONFIG_SCHEMA = {
   port: port('PORT', 3000, "the web dyno's public HTTP port"),
   dataDir: path('DATA_DIR', './.data', 'embedded Postgres and ClickHouse data, the mailbox simulator, services.json'),
   databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:', 'socket:'], 'embedded', 'Postgres; without it `npm start` runs one under DATA_DIR/postgres'),
+  databaseQueryTimeoutMs: integer('DATABASE_QUERY_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 }, "ms a web dyno's Postgres statement may go unanswered (a Postgres that accepts connections but does not answer) before its request answers 503 service_unavailable and the connection is dropped, which rolls its transaction back; a new connection has 5 s"),
   clickhouseUrl: url('CLICKHOUSE_URL', ['http:', 'https:'], 'embedded', 'ClickHouse HTTP URL; its path names the database (default cartero)'),
+  clickhouseRequestTimeoutMs: integer('CLICKHOUSE_REQUEST_TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }, "ms the web dyno waits on a silent ClickHouse connection (no byte received) before a listing or export answers 503 service_unavailable (a stall mid-export cuts the download); counted from the last byte, so it must exceed the slowest export's time to its first byte"),
   smtpUrl: url('SMTP_URL', ['smtp:', 'smtps:'], 'simulator', 'outgoing SMTP relay (nodemailer URL options); without it `npm start` runs the mailbox simulator'),
   // Each bounds one phase of an SMTP try; past it the try is deferred (4xx-like) and retried by
   // the queue's backoff. Without them a relay that accepts the connection and never speaks would

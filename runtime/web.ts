@@ -78,7 +78,12 @@ function drain(server: Server): Promise<void> {
 
 /** Start the web dyno's HTTP server (also used in-process by tests). */
 export async function startWeb(config: Config, logger: Logger, extraRoutes: Route[] = []): Promise<WebProcess> {
-  const pool = createPool(required('DATABASE_URL', config.databaseUrl), { max: 20, application: 'cartero-web' });
+  // Bounded waits on Postgres: a request answers 503 rather than hang on a server that does not answer.
+  const pool = createPool(required('DATABASE_URL', config.databaseUrl), {
+    max: 20,
+    application: 'cartero-web',
+    queryTimeoutMs: config.databaseQueryTimeoutMs,
+  });
   // A schema migrated by newer code stops the dyno here, before it serves anything (sql/migrate.ts).
   // A Postgres that does not answer does not: the web starts and answers 503 until it does.
   await checkSchemaVersion(pool).catch(async (err) => {
@@ -86,7 +91,11 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
     await pool.end();
     throw err;
   });
-  const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl));
+  // A bounded wait: a ClickHouse that accepts connections but never answers (stopped, overloaded)
+  // makes a listing answer 503 after CLICKHOUSE_REQUEST_TIMEOUT_MS instead of hanging.
+  const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl), undefined, {
+    requestTimeoutMs: config.clickhouseRequestTimeoutMs,
+  });
   const queue = jobQueue(config.databaseUrl!);
   const templates = renderPool(config.templateRender);
   const deps = { pool, clickhouse, config, logger, queue, templates };

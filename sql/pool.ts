@@ -15,11 +15,18 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
  * delivery): a generic plan cached while a table was empty kept scanning all of it once it
  * held hundreds of thousands of rows, while a custom plan sees the table's current size.
  */
-export function createPool(connectionString: string, opts: { max?: number; application?: string; customPlans?: boolean } = {}): Pool {
+export function createPool(
+  connectionString: string,
+  opts: { max?: number; application?: string; customPlans?: boolean; queryTimeoutMs?: number } = {},
+): Pool {
   const pool = new pg.Pool({
     connectionString,
     max: opts.max ?? 10,
     connectionTimeoutMillis: 5_000,
+    // pg's own client-side bound on a statement's answer: a server that is stopped (or behind a
+    // dead network path) keeps pooled connections open and silent, and a statement sent on one
+    // waited for as long as the outage. Unset: wait (the worker's jobs resume when it answers).
+    ...(opts.queryTimeoutMs ? { query_timeout: opts.queryTimeoutMs } : {}),
     idleTimeoutMillis: 30_000,
     application_name: opts.application ?? 'cartero',
     ...(opts.customPlans ? { options: '-c plan_cache_mode=force_custom_plan' } : {}),
@@ -42,7 +49,7 @@ export function asDependencyError(err: unknown): unknown {
   if (
     isConnectionFailure(err) ||
     isUnavailableSqlState(code) ||
-    /timeout exceeded when trying to connect|Connection terminated/i.test(message)
+    /timeout exceeded when trying to connect|Connection terminated|Query read timeout/i.test(message)
   ) {
     return new DependencyUnavailable('postgres', err);
   }
@@ -60,16 +67,24 @@ export async function withTransaction<T>(pool: Pool, fn: (c: Client) => Promise<
   } catch (err) {
     throw asDependencyError(err);
   }
+  let unusable: unknown;
   try {
     await client.query(begin);
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw asDependencyError(err);
+    const mapped = asDependencyError(err);
+    // A connection that did not answer is dropped, not rolled back: a ROLLBACK would wait
+    // behind the unanswered statement as long again, and a closed connection rolls back an
+    // open transaction anyway (if the unanswered statement was the COMMIT, the server may
+    // still apply it: the one case a 503 cannot tell apart; an Idempotency-Key retry can).
+    if (mapped instanceof DependencyUnavailable) unusable = err;
+    else await client.query('ROLLBACK').catch(() => {});
+    throw mapped;
   } finally {
-    client.release();
+    // release(err) ends the client (pg destroys the socket of one with a statement in flight).
+    client.release(unusable as Error | undefined);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { AppError, ValidationFailed } from '../../domain/errors.js';
+import { isClickHouseTimeout } from '../../analytics/client.js';
 import { isConnectionFailure } from '../../errors/connection.js';
 import { problem, sendProblem } from './problem.js';
 import { requestIdOf } from './request-context.js';
@@ -78,6 +79,14 @@ export function errorHandler(logger: Logger) {
     if (isConnectionFailure(err)) {
       logger.warn({ err, traceId }, 'dependency unavailable');
       sendProblem(res, problem('service_unavailable', 'Service temporarily unavailable', traceId), { 'Retry-After': '1' });
+      return;
+    }
+    // ClickHouse accepted the connection and then said nothing for CLICKHOUSE_REQUEST_TIMEOUT_MS
+    // (a stopped or overloaded server): as transient as a refusal, but it already cost the
+    // client that long, so a longer Retry-After.
+    if (isClickHouseTimeout(err)) {
+      logger.warn({ err, traceId }, 'dependency unavailable: ClickHouse did not answer in time');
+      sendProblem(res, problem('service_unavailable', 'Service temporarily unavailable', traceId), { 'Retry-After': '5' });
       return;
     }
     logger.error({ err, traceId, method: req.method, path: req.path }, 'unhandled error');

@@ -17,7 +17,7 @@ export interface TestDatabases {
   clickhouseUrl: string;
   pool: Pool;
   /** This file's own ClickHouse server: tests may stop and restart it (outage tests). */
-  clickhouse: { url: string; dir: string; stop(): Promise<void> };
+  clickhouse: { url: string; dir: string; pid: number; stop(): Promise<void> };
 }
 
 // Destructive helpers refuse any database whose name does not say it is a test one.
@@ -79,5 +79,5 @@ export async function testDatabases(t: Teardown, label = 'db'): Promise<TestData
     await ch.stop();
     await rm(chDir, { recursive: true, force: true });
   });
-  return { databaseUrl, clickhouseUrl, pool, clickhouse: { url: ch.url, dir: chDir, stop: ch.stop } };
+  return { databaseUrl, clickhouseUrl, pool, clickhouse: { url: ch.url, dir: chDir, pid: ch.pid, stop: ch.stop } };
 }

@@ -56,6 +56,8 @@ export interface SendStackOptions {
    * queues are created, and so passed on to the workers.
    */
   fastRetries?: boolean;
+  /** More variables for the web app (in this process), e.g. CLICKHOUSE_REQUEST_TIMEOUT_MS. */
+  webEnv?: Record<string, string>;
 }
 
 /** Two retries a second apart, queue maintenance every 5 s: a deferred mail settles within seconds. */
@@ -69,7 +71,7 @@ export async function startSendStack(t: Teardown, opts: SendStackOptions): Promi
     ...(inboundUrl ? { inboundUrl } : {}),
     ...(opts.simulatorSlowMs ? { slowMs: opts.simulatorSlowMs } : {}),
   });
-  const { url, internalUrl } = await startTestWeb(t, dbs, { env: { SMTP_URL: simulator.url, PUBLIC_URL: opts.publicUrl } });
+  const { url, internalUrl } = await startTestWeb(t, dbs, { env: { ...opts.webEnv, SMTP_URL: simulator.url, PUBLIC_URL: opts.publicUrl } });
   const workerEnv = (extra: Record<string, string> = {}) =>
     childEnv(
       {

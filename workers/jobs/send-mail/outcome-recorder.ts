@@ -8,8 +8,8 @@ import type { Pool } from '../../../sql/pool.js';
  * Transaction B, as group commit: a reply is written at once when no write for its instance is
  * in flight; replies arriving meanwhile wait for that write and then go together in one
  * statement. No timer: under light load every reply is its own write, under heavy load writes
- * grow instead of queueing up. Connection failures are retried in-process a few times, because
- * giving up means the job's retry sends the mail again.
+ * grow instead of queueing up. Connection failures are retried in-process for up to two minutes
+ * (RECORD_RETRY_MS), because giving up means the job's retry sends the mail again.
  */
 export class OutcomeRecorder {
   private readonly pending = new Map<number, { tenant: Tenant; items: Array<{ move: Move; done: (err?: unknown) => void }> }>();
@@ -49,18 +49,28 @@ export class OutcomeRecorder {
   }
 
   private async write(tenant: Tenant, moves: Move[]): Promise<void> {
-    for (const pause of [250, 1_000, 4_000, 0]) {
+    const deadline = Date.now() + RECORD_RETRY_MS;
+    for (let attempt = 0; ; attempt++) {
       try {
         const moved = await withTenant(this.pool, tenant, (c) => moveMails(tenant, c, moves));
         if (moved.some((m) => m.status === MailStatus.bounced && m.bounce_class === 'soft')) this.onSoftBounce(tenant.instanceId);
         return;
       } catch (err) {
-        if (!(err instanceof DependencyUnavailable || isTransientConflict(err)) || pause === 0) throw err;
-        await new Promise((r) => setTimeout(r, pause));
+        if (!(err instanceof DependencyUnavailable || isTransientConflict(err)) || Date.now() >= deadline) throw err;
+        await new Promise((r) => setTimeout(r, RECORD_RETRY_PAUSES_MS[attempt] ?? RECORD_RETRY_PAUSES_MS.at(-1)!));
       }
     }
   }
 }
+
+/**
+ * How long a reply's write is retried through a Postgres outage. A few seconds (the budget until
+ * the faults suite) sent the mails whose 250 arrived during a 20 s outage a second time
+ * (test/faults-postgres.test.ts). Waiting is safe: this worker's send lease keeps other workers
+ * off the mail and pg-boss expires the job only after SEND_JOB_EXPIRE_SECONDS (10 minutes).
+ */
+const RECORD_RETRY_MS = 120_000;
+const RECORD_RETRY_PAUSES_MS = [250, 1_000, 2_000, 5_000];
 
 /** Deadlock or serialization failure: the transaction was rolled back whole and can simply rerun. */
 function isTransientConflict(err: unknown): boolean {
