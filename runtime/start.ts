@@ -130,11 +130,18 @@ async function main(): Promise<void> {
     env,
     logger,
     // Kept current on every fork and exit, so an operator (or a check) finds each dyno's pid.
-    onChange: (list) => writeServices(config.dataDir, { ...services, dynos: list }),
+    onChange: (list) => {
+      try {
+        writeServices(config.dataDir, { ...services, dynos: list });
+      } catch (err) {
+        // A full disk must not take the supervisor down with the file.
+        logger.error({ err }, 'could not rewrite services.json');
+      }
+    },
   });
 
-  // The banner waits for a web dyno to answer. No deadline stops everything any more: a web that
-  // fails to start is restarted with backoff (its own log line says why), as any dyno is.
+  // The banner waits for a web dyno to answer, without a deadline: a web dyno that fails to start
+  // is restarted with backoff (its own log line says why), so waiting is all there is to do.
   const waitingSince = Date.now();
   let warnedAt = waitingSince;
   for (;;) {
