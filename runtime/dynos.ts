@@ -28,6 +28,11 @@ export function restartDelay(streak: number, backoff: Backoff = DEFAULT_BACKOFF)
   return Math.min(backoff.capMs, backoff.firstMs * 2 ** Math.max(0, streak - 1));
 }
 
+/** Restarts in a row after a death that follows a run of upMs: a stable run starts the count again. */
+export function nextStreak(streak: number, upMs: number, backoff: Backoff = DEFAULT_BACKOFF): number {
+  return (upMs >= backoff.stableMs ? 0 : streak) + 1;
+}
+
 export interface DynoSupervisor {
   /** Every dyno, in start order (web.1..N, then worker.1..N). */
   list(): DynoEntry[];
@@ -101,8 +106,7 @@ export function superviseDynos(opts: {
           resolve();
           if (stopping) return;
           const upMs = Date.now() - slot.startedAt;
-          if (upMs >= backoff.stableMs) slot.streak = 0;
-          slot.streak += 1;
+          slot.streak = nextStreak(slot.streak, upMs, backoff);
           const delay = restartDelay(slot.streak, backoff);
           const how = signal ? `signal ${signal}` : `code ${code}`;
           logger.error(

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { freePort } from '../config/ports.js';
 import { readServices } from '../config/services-file.js';
+import { DEFAULT_BACKOFF, nextStreak, restartDelay } from '../runtime/dynos.js';
 import { createPool } from '../sql/pool.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { alive, childEnv, childrenOf, clickhousePid, postmasterPid, processesOf, sleep, spawnNode, tempDataDir, waitDead } from './helpers/spawn.js';
@@ -56,6 +57,13 @@ function probe(port: number, path: string, requestId: string): Promise<number | 
     req.once('error', (err) => resolve((err as NodeJS.ErrnoException).code ?? err.message));
   });
 }
+
+t.test('the backoff: 1 s doubling to 30 s, from 1 s again after a minute up', async (t) => {
+  t.same([1, 2, 3, 4, 5, 6, 7, 20].map((n) => restartDelay(n)), [1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+  t.equal(nextStreak(0, 10), 1, 'the first death');
+  t.equal(nextStreak(3, DEFAULT_BACKOFF.stableMs - 1), 4, 'dead again within a minute: one more in a row');
+  t.equal(nextStreak(5, DEFAULT_BACKOFF.stableMs), 1, 'after a minute up: the first again');
+});
 
 const dataDir = tempDataDir(t);
 const port = await freePort();
