@@ -58,13 +58,6 @@ function probe(port: number, path: string, requestId: string): Promise<number | 
   });
 }
 
-t.test('the backoff: 1 s doubling to 30 s, from 1 s again after a minute up', async (t) => {
-  t.same([1, 2, 3, 4, 5, 6, 7, 20].map((n) => restartDelay(n)), [1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
-  t.equal(nextStreak(0, 10), 1, 'the first death');
-  t.equal(nextStreak(3, DEFAULT_BACKOFF.stableMs - 1), 4, 'dead again within a minute: one more in a row');
-  t.equal(nextStreak(5, DEFAULT_BACKOFF.stableMs), 1, 'after a minute up: the first again');
-});
-
 const dataDir = tempDataDir(t);
 const port = await freePort();
 const env = childEnv(
@@ -99,6 +92,15 @@ const allUp = await waitFor(() => dynos().length === 4 && dynos().every((d) => d
 t.ok(allUp, `the four dynos started (${Math.round((Date.now() - started) / 1000)} s after npm start)`);
 let probes = 0;
 const nextId = () => `dynos-probe-${++probes}-${process.pid}`;
+
+// Declared after the top-level awaits: a subtest finished before them would end the file's
+// root test, whose teardown stops npm start.
+t.test('the backoff: 1 s doubling to 30 s, from 1 s again after a minute up', async (t) => {
+  t.same([1, 2, 3, 4, 5, 6, 7, 20].map((n) => restartDelay(n)), [1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+  t.equal(nextStreak(0, 10), 1, 'the first death');
+  t.equal(nextStreak(3, DEFAULT_BACKOFF.stableMs - 1), 4, 'dead again within a minute: one more in a row');
+  t.equal(nextStreak(5, DEFAULT_BACKOFF.stableMs), 1, 'after a minute up: the first again');
+});
 
 t.test('services.json lists each dyno by its Heroku name and each server with its pid', async (t) => {
   const svc = readServices(dataDir);
