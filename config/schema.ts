@@ -231,6 +231,11 @@ export const CONFIG_SCHEMA = {
     keepAliveTimeoutMs: integer('WEB_KEEPALIVE_TIMEOUT_MS', 65_000, { min: 1 }, 'ms before an idle keep-alive connection is closed; above the routers\' idle timeout'),
     maxConnections: integer('WEB_MAX_CONNECTIONS', 1_000, { min: 1 }, 'simultaneous connections per web listener; one more is closed at once'),
   },
+  // `npm start` only (runtime/start.ts): on a platform the Procfile's process types are scaled instead.
+  dynos: {
+    web: integer('WEB_DYNOS', 1, { min: 1, max: 64 }, '`npm start` runs this many web dynos, sharing PORT and INTERNAL_PORT (Node cluster; docs/operations.md, Many dynos)'),
+    worker: integer('WORKER_DYNOS', 1, { min: 1, max: 64 }, '`npm start` runs this many worker dynos, sharing INBOUND_SMTP_PORT (docs/operations.md, Many dynos)'),
+  },
   internalPort: port('INTERNAL_PORT', undefined, 'the web dyno also serves /healthz, /readyz and /metrics there; unset, no internal listener', 'unset (`npm start`: a free port)'),
   internalHost: host('INTERNAL_HOST', '127.0.0.1', "the internal listener's address"),
   internalToken: secret('INTERNAL_TOKEN', 32, 'unset', 'when set, /readyz and /metrics are also served on the public port to `Authorization: Bearer <token>`'),

@@ -3,19 +3,28 @@ import { join } from 'node:path';
 
 /**
  * $DATA_DIR/services.json records where the embedded servers of a data dir listen, so the CLI
- * (and a second `npm start`) reach the same databases, and ports are reused across restarts.
+ * (and a second `npm start`) reach the same databases, and ports are reused across restarts,
+ * and the pid of every process `npm start` runs.
  * Their URLs carry their credentials, so the file is mode 0600 (writeServices).
  */
 export interface ServicesFile {
-  postgres?: { port: number; url: string };
-  clickhouse?: { port: number; url: string };
-  /** The mailbox simulator (smtp/simulator.ts), when SMTP_URL is not set. */
-  smtp?: { port: number; url: string };
-  /** The worker's inbound SMTP listener for bounces and complaints (INBOUND_SMTP_PORT). */
+  /** The embedded Postgres (its postmaster's pid). */
+  postgres?: { port: number; url: string; pid?: number };
+  /** The embedded ClickHouse (its launcher's pid). */
+  clickhouse?: { port: number; url: string; pid?: number };
+  /** The mailbox simulator (smtp/simulator.ts), when SMTP_URL is not set; it runs in `npm start`'s process. */
+  smtp?: { port: number; url: string; pid?: number };
+  /** The worker's inbound SMTP listener for bounces and complaints (INBOUND_SMTP_PORT), shared by every worker dyno. */
   inbound_smtp?: { port: number; url: string };
+  /** The public URL; pid: `npm start`'s process, which holds the socket every web dyno serves. */
   web?: { port: number; url: string; pid: number };
-  /** The web dyno's internal listener on loopback (/healthz, /readyz, /metrics: INTERNAL_PORT). */
+  /** The web dynos' internal listener on loopback (/healthz, /readyz, /metrics: INTERNAL_PORT). */
   web_internal?: { port: number; url: string };
+  /**
+   * Every dyno `npm start` runs, named as Heroku names them (web.1, worker.2), rewritten when one
+   * exits (pid null until it is restarted) and when it is restarted (its new pid).
+   */
+  dynos?: Array<{ name: string; pid: number | null }>;
 }
 
 export function servicesPath(dataDir: string): string {

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../analytics/embedded/server.js';
 import { DEFAULT_DATABASE } from '../analytics/client.js';
@@ -8,10 +7,10 @@ import { dataDirKeySecret } from '../domain/domains/key-encryption.js';
 import { loadConfigOrExit } from '../config/config.js';
 import { createLogger } from './logger.js';
 import { runMigrations } from './migrations.js';
-import { projectRoot } from '../config/paths.js';
 import { preferredPort } from '../config/ports.js';
 import { secretFile } from '../config/secret-file.js';
-import { readServices, writeServices } from '../config/services-file.js';
+import { readServices, writeServices, type ServicesFile } from '../config/services-file.js';
+import { superviseDynos, type DynoSupervisor } from './dynos.js';
 
 /** The mailbox simulator's AUTH password (user `cartero`), generated once. */
 const SIMULATOR_PASSWORD_FILE = 'mailbox-simulator.password';
@@ -19,9 +18,10 @@ const SIMULATOR_PASSWORD_FILE = 'mailbox-simulator.password';
 /**
  * `npm start`: the embedded default. Postgres and ClickHouse under DATA_DIR unless DATABASE_URL /
  * CLICKHOUSE_URL name real ones, the mailbox simulator (DATA_DIR/mailbox) unless SMTP_URL names a
- * real relay, then migrations, then the web and worker dynos as child processes (the same entry
- * points the Procfile runs). On SIGINT/SIGTERM the dynos stop first, then the simulator, then
- * ClickHouse, then Postgres, so no writer outlives what it writes to.
+ * real relay, then migrations, then WEB_DYNOS web and WORKER_DYNOS worker dynos as cluster
+ * workers of this process (the same entry points the Procfile runs; runtime/dynos.ts), each
+ * restarted with backoff when it dies. On SIGINT/SIGTERM the dynos stop first, then the
+ * simulator, then ClickHouse, then Postgres, so no writer outlives what it writes to.
  */
 async function main(): Promise<void> {
   const config = loadConfigOrExit('start');
@@ -29,21 +29,12 @@ async function main(): Promise<void> {
   const recorded = readServices(config.dataDir);
   const stops: Array<() => Promise<void>> = [];
   let shuttingDown = false;
-  const children: ChildProcess[] = [];
+  let dynos: DynoSupervisor | undefined;
 
   const shutdown = async (code: number) => {
     if (shuttingDown) return;
     shuttingDown = true;
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            child.once('exit', () => resolve());
-            child.kill('SIGTERM');
-          }),
-      ),
-    );
+    await dynos?.stop();
     for (const stop of stops.reverse()) await stop().catch((err) => logger.error({ err }, 'stop failed'));
     logger.info('stopped');
     process.exit(code);
@@ -98,14 +89,18 @@ async function main(): Promise<void> {
   // /readyz and /metrics on loopback only, on a port of their own (api/internal.ts).
   const internalPort = config.internalPort ?? (await preferredPort(recorded.web_internal?.port, picked));
   const internalUrl = `http://${config.internalHost}:${internalPort}`;
-  writeServices(config.dataDir, {
-    ...(pgServer ? { postgres: { port: pgServer.port, url: databaseUrl } } : {}),
-    ...(chServer ? { clickhouse: { port: chServer.port, url: clickhouseUrl } } : {}),
-    ...(simulator ? { smtp: { port: simulator.port, url: smtpUrl } } : {}),
+  const services: ServicesFile = {
+    ...(pgServer ? { postgres: { port: pgServer.port, url: databaseUrl, pid: pgServer.pid } } : {}),
+    ...(chServer ? { clickhouse: { port: chServer.port, url: clickhouseUrl, pid: chServer.pid } } : {}),
+    // The simulator runs inside this process.
+    ...(simulator ? { smtp: { port: simulator.port, url: smtpUrl, pid: process.pid } } : {}),
     inbound_smtp: { port: inboundPort, url: `smtp://127.0.0.1:${inboundPort}` },
+    // This process: it holds the listening sockets the web dynos share.
     web: { port: config.port, url, pid: process.pid },
     web_internal: { port: internalPort, url: internalUrl },
-  });
+    dynos: [],
+  };
+  writeServices(config.dataDir, services);
 
   try {
     await runMigrations({ databaseUrl, clickhouseUrl, send: config.send }, logger);
@@ -128,17 +123,27 @@ async function main(): Promise<void> {
     // WEBHOOK_ALLOW_PRIVATE is left as the operator set it (default false): the embedded default
     // runs Postgres, ClickHouse and SMTP on loopback, so a tenant's webhook must not reach there.
   };
-  for (const dyno of ['web', 'worker']) {
-    const child = spawn(process.execPath, [join(projectRoot, 'dist', 'runtime', `${dyno}.js`)], { env, stdio: ['ignore', 'inherit', 'inherit'] });
-    child.once('exit', (code, signal) => {
-      if (shuttingDown) return;
-      logger.error({ dyno, code, signal }, 'dyno exited unexpectedly; stopping');
-      void shutdown(1);
-    });
-    children.push(child);
-  }
+  // A stop asked for during the migrations: nothing to fork.
+  if (shuttingDown) return;
+  dynos = superviseDynos({
+    counts: config.dynos,
+    env,
+    logger,
+    // Kept current on every fork and exit, so an operator (or a check) finds each dyno's pid.
+    onChange: (list) => {
+      try {
+        writeServices(config.dataDir, { ...services, dynos: list });
+      } catch (err) {
+        // A full disk must not take the supervisor down with the file.
+        logger.error({ err }, 'could not rewrite services.json');
+      }
+    },
+  });
 
-  const deadline = Date.now() + 30_000;
+  // The banner waits for a web dyno to answer, without a deadline: a web dyno that fails to start
+  // is restarted with backoff (its own log line says why), so waiting is all there is to do.
+  const waitingSince = Date.now();
+  let warnedAt = waitingSince;
   for (;;) {
     try {
       if ((await fetch(`${url}/healthz`)).ok) break;
@@ -146,9 +151,9 @@ async function main(): Promise<void> {
       /* not listening yet */
     }
     if (shuttingDown) return;
-    if (Date.now() > deadline) {
-      logger.error('web did not answer /healthz within 30 s');
-      return shutdown(1);
+    if (Date.now() - warnedAt > 30_000) {
+      warnedAt = Date.now();
+      logger.warn(`no web dyno answers ${url}/healthz after ${Math.round((warnedAt - waitingSince) / 1000)} s; still waiting`);
     }
     await new Promise((r) => setTimeout(r, 200));
   }

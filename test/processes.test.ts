@@ -339,7 +339,8 @@ t.test('npm start: embedded default end to end, two side by side, Ctrl-C, restar
   t.match(svcA.clickhouse?.url, `:${svcA.clickhouse?.port}/`, 'the recorded ClickHouse URL uses the recorded port');
   // Every embedded server recorded (Postgres, ClickHouse, and any later one such as an SMTP simulator).
   const recordedPorts = (svc: Record<string, { port?: number } | undefined>) =>
-    Object.entries(svc).filter(([name]) => name !== 'web').map(([, v]) => v?.port);
+    // (dynos: processes, not servers; they listen on the web's and the inbound listener's ports.)
+    Object.entries(svc).filter(([name]) => name !== 'web' && name !== 'dynos').map(([, v]) => v?.port);
   const ports = [...recordedPorts(svcA as any), ...recordedPorts(svcB as any), portA, portB];
   t.ok(ports.length >= 6 && ports.every((p) => typeof p === 'number'), `ports recorded (${ports})`);
   t.equal(new Set(ports).size, ports.length, `side by side, every server has its own port (${ports})`);
