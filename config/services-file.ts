@@ -8,7 +8,10 @@ import { join } from 'node:path';
  */
 export interface ServicesFile {
   postgres?: { port: number; url: string };
-  clickhouse?: { port: number; url: string };
+  /** The embedded ClickHouse; with CLICKHOUSE_SHARDS > 1, shard 1 of the cluster (the dynos' CLICKHOUSE_URL). */
+  clickhouse?: { port: number; url: string; pid: number; cluster?: string };
+  /** CLICKHOUSE_SHARDS > 1: every shard of the embedded cluster, shard 1 first; each URL queries that shard alone. */
+  clickhouse_shards?: Array<{ port: number; tcp_port: number; url: string; pid: number }>;
   /** The mailbox simulator (smtp/simulator.ts), when SMTP_URL is not set. */
   smtp?: { port: number; url: string };
   /** The worker's inbound SMTP listener for bounces and complaints (INBOUND_SMTP_PORT). */
