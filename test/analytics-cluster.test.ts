@@ -335,3 +335,21 @@ t.test('the comparisons compared something', async (t) => {
   // Most pages hold rows: identical empty answers would prove nothing.
   t.ok(nonEmpty > 60, `${nonEmpty} non-empty pages compared`);
 });
+
+t.test('on a cluster with Keeper: one ON CLUSTER statement each, replicated local tables, backfills once', async (t) => {
+  const { clusterStatements } = await import('../analytics/sharding.js');
+  const target = { cluster: 'prod', database: 'cartero', onCluster: true };
+  const create = clusterStatements('CREATE TABLE IF NOT EXISTS mails (a UInt64, msg_id String, version UInt64) ENGINE = ReplacingMergeTree(version) ORDER BY a', target);
+  t.same(
+    create.map((s) => [s.runs, s.query.replace(/\s+/g, ' ')]),
+    [
+      ['each', 'CREATE TABLE IF NOT EXISTS mails_local ON CLUSTER prod (a UInt64, msg_id String, version UInt64) ENGINE = ReplicatedReplacingMergeTree(version) ORDER BY a'],
+      ['each', "CREATE TABLE IF NOT EXISTS mails ON CLUSTER prod AS mails_local ENGINE = Distributed('prod', 'cartero', 'mails_local', cityHash64(msg_id))"],
+    ],
+  );
+  const alter = clusterStatements('ALTER TABLE mail_events ADD COLUMN IF NOT EXISTS x UInt8', target).map((s) => s.query);
+  t.same(alter, ['ALTER TABLE mail_events_local ON CLUSTER prod ADD COLUMN IF NOT EXISTS x UInt8', 'ALTER TABLE mail_events ON CLUSTER prod ADD COLUMN IF NOT EXISTS x UInt8']);
+  t.same(clusterStatements('ALTER TABLE mail_events ADD INDEX IF NOT EXISTS i x TYPE bloom_filter', target).length, 1, 'an index: the local table only');
+  t.same(clusterStatements('INSERT INTO mail_events_by_msg SELECT * FROM mail_events', target), [{ query: 'INSERT INTO mail_events_by_msg SELECT * FROM mail_events', runs: 'once' }]);
+  t.throws(() => clusterStatements('RENAME TABLE mails TO m2', target), /no rule/, 'a statement kind without a cluster rule stops the release');
+});

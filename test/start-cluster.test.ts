@@ -61,11 +61,11 @@ t.test('npm start with CLICKHOUSE_SHARDS=2', async (t) => {
   const rows = Array.from({ length: 200 }, (_, i) =>
     JSON.stringify({ instance_id: 1, event_type: 'open', occurred_at: '2026-11-01 10:00:00.000', event_id: i + 1, mail_id: `m${i}`, msg_id: `msg${i % 40}`, mail_received_at: '2026-11-01 09:00:00.000' }),
   ).join('\n');
-  await query(shards[0]!.url, `INSERT INTO mail_events SETTINGS distributed_foreground_insert = 1 FORMAT JSONEachRow\n${rows}`);
-  const perShard = await Promise.all(shards.map(async (s) => Number(await query(s.url, 'SELECT count() FROM mail_events_local'))));
+  await query(shards[0]!.url, `INSERT INTO cartero.mail_events SETTINGS distributed_foreground_insert = 1 FORMAT JSONEachRow\n${rows}`);
+  const perShard = await Promise.all(shards.map(async (s) => Number(await query(s.url, 'SELECT count() FROM cartero.mail_events_local'))));
   t.ok(perShard.every((n) => n > 0), `each shard holds part of the rows (${perShard.join(' + ')})`);
   t.equal(perShard[0]! + perShard[1]!, 200, 'and together all of them');
-  t.equal(await query(shards[1]!.url, 'SELECT count() FROM mail_events'), '200', "any shard's Distributed table reads them all");
+  t.equal(await query(shards[1]!.url, 'SELECT count() FROM cartero.mail_events'), '200', "any shard's Distributed table reads them all");
 
   proc.signal('SIGINT');
   const exit = await proc.waitExit(60_000);
