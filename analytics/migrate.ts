@@ -72,6 +72,7 @@ async function migrate(
   try {
     for (const c of clients) await c.command({ query: CREATE_SCHEMA_MIGRATIONS.replace('schema_migrations', `schema_migrations${onClusterClause}`) });
     const done = await recordedVersions(client);
+    if (cluster) await refuseSingleNodeSchema(client, database);
     const applied: string[] = [];
     for (const m of list) {
       if (done.has(m.version)) continue;
@@ -121,6 +122,25 @@ async function ensureDatabase(url: string, database: string, log: (m: string) =>
     });
   } finally {
     await admin.close();
+  }
+}
+
+/**
+ * Cluster mode on a database migrated as a single node would leave its plain tables in place and
+ * record nothing new: refuse, and say how to move (a new database, docs/operations.md).
+ */
+async function refuseSingleNodeSchema(client: ClickHouseClient, database: string): Promise<void> {
+  const rs = await client.query({
+    query: "SELECT engine FROM system.tables WHERE database = {db:String} AND name = 'mail_events'",
+    query_params: { db: database },
+    format: 'JSONEachRow',
+  });
+  const [row] = await rs.json<{ engine: string }>();
+  if (row && row.engine !== 'Distributed') {
+    throw new Error(
+      `CLICKHOUSE_CLUSTER is set but ClickHouse database ${database} holds a single-node schema (mail_events is ${row.engine}); ` +
+        'cluster mode needs a new database: docs/operations.md, "Moving a single-node deployment to a cluster"',
+    );
   }
 }
 

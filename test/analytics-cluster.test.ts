@@ -353,3 +353,9 @@ t.test('on a cluster with Keeper: one ON CLUSTER statement each, replicated loca
   t.same(clusterStatements('INSERT INTO mail_events_by_msg SELECT * FROM mail_events', target), [{ query: 'INSERT INTO mail_events_by_msg SELECT * FROM mail_events', runs: 'once' }]);
   t.throws(() => clusterStatements('RENAME TABLE mails TO m2', target), /no rule/, 'a statement kind without a cluster rule stops the release');
 });
+
+t.test('cluster mode refuses a database migrated as a single node', async (t) => {
+  await t.rejects(migrateClickHouse(singleUrl, { cluster: { name: cluster.name, nodes: [singleUrl] } }), /single-node schema/);
+  // And a cluster migrated again applies nothing.
+  t.same(await migrateClickHouse(shardUrls[0]!, { cluster: { name: cluster.name, nodes: shardUrls } }), { applied: [] });
+});
