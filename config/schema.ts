@@ -232,7 +232,7 @@ export const CONFIG_SCHEMA = {
   dataDir: path('DATA_DIR', './.data', 'embedded Postgres and ClickHouse data, the mailbox simulator, services.json'),
   databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:', 'socket:'], 'embedded', 'Postgres; without it `npm start` runs one under DATA_DIR/postgres'),
   clickhouseUrl: url('CLICKHOUSE_URL', ['http:', 'https:'], 'embedded', 'ClickHouse HTTP URL; its path names the database (default cartero)'),
-  clickhouseCluster: identifier('CLICKHOUSE_CLUSTER', 'unset (single node)', "cluster mode: the cluster's name in ClickHouse's <remote_servers>; migrations create shard-local tables (`<table>_local`) and Distributed tables over them with ON CLUSTER (docs/analytics.md); `npm start` sets it with CLICKHOUSE_SHARDS"),
+  clickhouseCluster: identifier('CLICKHOUSE_CLUSTER', 'unset (single node)', "cluster mode: the cluster's name in ClickHouse's `remote_servers`; migrations create shard-local tables (`<table>_local`) and Distributed tables over them with ON CLUSTER (docs/analytics.md); `npm start` sets it with CLICKHOUSE_SHARDS"),
   clickhouseShards: integer('CLICKHOUSE_SHARDS', 1, { min: 1, max: 16 }, '`npm start` without CLICKHOUSE_URL: the embedded ClickHouse as a cluster of this many shards (more than 1: cluster `cartero`, listed in services.json as clickhouse_shards)'),
   smtpUrl: url('SMTP_URL', ['smtp:', 'smtps:'], 'simulator', 'outgoing SMTP relay (nodemailer URL options); without it `npm start` runs the mailbox simulator'),
   publicUrl: url('PUBLIC_URL', ['http:', 'https:'], 'http://localhost:$PORT', 'base of links put in mails and of the OpenAPI servers entry'),
