@@ -225,7 +225,7 @@ await ch.command({
             {t0:DateTime64(3, 'UTC')}, {t0:DateTime64(3, 'UTC')} + toIntervalSecond(30), NULL, 'Mozilla/5.0', '192.0.2.1', ''
           FROM numbers({rows:UInt64})`,
   query_params: { iid: big.tenant.instanceId, t0: chTime(D0), rows: BIG_ROWS },
-  clickhouse_settings: { async_insert: 0 },
+  clickhouse_settings: { async_insert: 0, distributed_foreground_insert: 1 },
 });
 
 // Every fixture is loaded above, before the first subtest: tap ends the root test once its
