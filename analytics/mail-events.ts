@@ -44,11 +44,19 @@ export const STATUS_EVENT: Record<number, string> = {
 
 /**
  * One multi-row JSONEachRow insert per batch. async_insert is off: the pump marks the rows shipped
- * in Postgres only after ClickHouse acknowledged them as written.
+ * in Postgres only after ClickHouse acknowledged them as written. For the same reason, in cluster
+ * mode (a Distributed table under the same name: analytics/sharding.ts) the insert returns only
+ * once every shard wrote its part, not when the rows are queued on the receiving node
+ * (distributed_foreground_insert; no effect on a single node's MergeTree).
  */
 async function pumpInsert(ch: ClickHouseClient, table: string, values: Array<Record<string, unknown>>): Promise<void> {
   if (!values.length) return;
-  await ch.insert({ table, format: 'JSONEachRow', values, clickhouse_settings: { async_insert: 0, log_comment: 'event pump' } });
+  await ch.insert({
+    table,
+    format: 'JSONEachRow',
+    values,
+    clickhouse_settings: { async_insert: 0, distributed_foreground_insert: 1, log_comment: 'event pump' },
+  });
 }
 
 export async function insertMailEvents(ch: ClickHouseClient, rows: readonly MailEventRow[]): Promise<void> {

@@ -1,5 +1,6 @@
 import { createClickHouseClient, databaseOf, type ClickHouseClient } from './client.js';
 import { migrations as registered, type Migration } from './migrations/index.js';
+import { clusterStatements, type ClusterStatement } from './sharding.js';
 
 export interface MigrateOptions {
   /**
@@ -11,6 +12,15 @@ export interface MigrateOptions {
   log?: (m: string) => void;
   /** The migrations to apply; the registered list by default. For tests of the runner itself. */
   migrations?: readonly Migration[];
+  /**
+   * Cluster mode (CLICKHOUSE_CLUSTER; analytics/sharding.ts): shard-local tables and Distributed
+   * tables over them. With `nodes` (every node's URL, the database in its path, as `url`), each
+   * DDL statement runs on every node in turn: the embedded cluster, which has no Keeper for
+   * ON CLUSTER (analytics/embedded/cluster.ts). Without, each runs once through `url` with
+   * ON CLUSTER, as a real cluster with Keeper wants. Either way the versions are recorded, and
+   * read, on the node of `url` (and, with `nodes`, on every node).
+   */
+  cluster?: { name: string; nodes?: readonly string[] };
 }
 
 /**
@@ -40,41 +50,60 @@ const CREATE_SCHEMA_MIGRATIONS = `
 export async function migrateClickHouse(url: string, opts: MigrateOptions = {}): Promise<{ applied: string[] }> {
   const list = opts.migrations ?? registered;
   checkOrder(list);
-  const run = () => migrate(url, list, opts.log ?? (() => {}));
+  const run = () => migrate(url, list, opts.log ?? (() => {}), opts.cluster);
   return opts.lock ? opts.lock(run) : run();
 }
 
-async function migrate(url: string, list: readonly Migration[], log: (m: string) => void): Promise<{ applied: string[] }> {
+async function migrate(
+  url: string,
+  list: readonly Migration[],
+  log: (m: string) => void,
+  cluster: MigrateOptions['cluster'],
+): Promise<{ applied: string[] }> {
   const database = databaseOf(url);
-  await ensureDatabase(url, database, log);
+  // Per node: the embedded cluster's nodes, each addressed; else the one URL (ON CLUSTER if a cluster).
+  const nodeUrls = cluster?.nodes?.length ? cluster.nodes : [url];
+  const onCluster = cluster !== undefined && !cluster.nodes?.length;
+  const onClusterClause = onCluster ? ` ON CLUSTER ${cluster!.name}` : '';
+  for (const node of nodeUrls) await ensureDatabase(node, databaseOf(node), log, onClusterClause);
 
-  const client = createClickHouseClient(url, database, { requestTimeoutMs: STATEMENT_TIMEOUT_MS });
+  const clients = nodeUrls.map((node) => createClickHouseClient(node, undefined, { requestTimeoutMs: STATEMENT_TIMEOUT_MS }));
+  const [client] = clients as [ClickHouseClient, ...ClickHouseClient[]];
   try {
-    await client.command({ query: CREATE_SCHEMA_MIGRATIONS });
+    for (const c of clients) await c.command({ query: CREATE_SCHEMA_MIGRATIONS.replace('schema_migrations', `schema_migrations${onClusterClause}`) });
     const done = await recordedVersions(client);
+    if (cluster) await refuseSingleNodeSchema(client, database);
     const applied: string[] = [];
     for (const m of list) {
       if (done.has(m.version)) continue;
       const label = `${m.version}_${m.name}`;
       log(`ClickHouse ${database}: applying migration ${label}`);
-      for (const query of m.up) {
+      const statements: ClusterStatement[] = cluster
+        ? m.up.flatMap((q) => clusterStatements(q, { cluster: cluster.name, database, onCluster }))
+        : m.up.map((query) => ({ query, runs: 'once' }));
+      for (const { query, runs } of statements) {
         // log_comment tags the statement in the server's query log with the migration it came from.
-        await client.command({ query, clickhouse_settings: { log_comment: `migration ${label}` } });
+        // A backfill through Distributed tables returns once the shards hold its rows, not when
+        // they are queued on this node.
+        const settings = { log_comment: `migration ${label}`, ...(cluster ? { distributed_foreground_insert: 1 } : {}) };
+        for (const c of runs === 'each' ? clients : [client]) await c.command({ query, clickhouse_settings: settings });
       }
-      await client.command({
-        query: `INSERT INTO schema_migrations (version, name, applied_at)
-                SELECT {version:String}, {name:String}, now64(3, 'UTC')`,
-        query_params: { version: m.version, name: m.name },
-      });
+      for (const c of clients) {
+        await c.command({
+          query: `INSERT INTO schema_migrations (version, name, applied_at)
+                  SELECT {version:String}, {name:String}, now64(3, 'UTC')`,
+          query_params: { version: m.version, name: m.name },
+        });
+      }
       applied.push(m.version);
     }
     return { applied };
   } finally {
-    await client.close();
+    await Promise.all(clients.map((c) => c.close()));
   }
 }
 
-async function ensureDatabase(url: string, database: string, log: (m: string) => void): Promise<void> {
+async function ensureDatabase(url: string, database: string, log: (m: string) => void, onCluster: string): Promise<void> {
   // The target database may not exist yet, and a client bound to it would fail every request.
   const admin = createClickHouseClient(url, 'default');
   try {
@@ -88,11 +117,30 @@ async function ensureDatabase(url: string, database: string, log: (m: string) =>
     if (Number(row?.n) > 0) return;
     log(`ClickHouse: creating database ${database}`);
     await admin.command({
-      query: 'CREATE DATABASE IF NOT EXISTS {db:Identifier}',
+      query: `CREATE DATABASE IF NOT EXISTS {db:Identifier}${onCluster}`,
       query_params: { db: database },
     });
   } finally {
     await admin.close();
+  }
+}
+
+/**
+ * Cluster mode on a database migrated as a single node would leave its plain tables in place and
+ * record nothing new: refuse, and say how to move (a new database, docs/operations.md).
+ */
+async function refuseSingleNodeSchema(client: ClickHouseClient, database: string): Promise<void> {
+  const rs = await client.query({
+    query: "SELECT engine FROM system.tables WHERE database = {db:String} AND name = 'mail_events'",
+    query_params: { db: database },
+    format: 'JSONEachRow',
+  });
+  const [row] = await rs.json<{ engine: string }>();
+  if (row && row.engine !== 'Distributed') {
+    throw new Error(
+      `CLICKHOUSE_CLUSTER is set but ClickHouse database ${database} holds a single-node schema (mail_events is ${row.engine}); ` +
+        'cluster mode needs a new database: docs/operations.md, "Moving a single-node deployment to a cluster"',
+    );
   }
 }
 

@@ -98,6 +98,27 @@ function path(name: string, def: string, description: string): Variable<string> 
   return { name, type: 'path', default: def, allowed: 'a directory path (relative to the working directory or absolute)', description, parse: (raw) => raw };
 }
 
+/**
+ * An optional identifier (letters, digits, underscores; not starting with a digit): a name that
+ * goes into SQL and XML as it is, so nothing that would need quoting there is allowed.
+ */
+function identifier(name: string, defaultText: string, description: string): Variable<string | undefined> {
+  const allowed = 'letters, digits and underscores, not starting with a digit';
+  return {
+    name,
+    type: 'name',
+    default: undefined,
+    defaultText,
+    allowed,
+    description,
+    parse(raw) {
+      const v = raw.trim();
+      if (!/^[A-Za-z_][A-Za-z0-9_]{0,99}$/.test(v)) fail(name, allowed, raw);
+      return v;
+    },
+  };
+}
+
 function secret(name: string, minLength: number, defaultText: string, description: string): Variable<string | undefined> {
   const allowed = minLength > 1 ? `at least ${minLength} characters without spaces (e.g. the output of openssl rand -hex 32)` : 'any string';
   return {
@@ -213,6 +234,8 @@ export const CONFIG_SCHEMA = {
   databaseQueryTimeoutMs: integer('DATABASE_QUERY_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 }, "ms a web dyno's Postgres statement may go unanswered (a Postgres that accepts connections but does not answer) before its request answers 503 service_unavailable and the connection is dropped, which rolls its transaction back; a new connection has 5 s"),
   clickhouseUrl: url('CLICKHOUSE_URL', ['http:', 'https:'], 'embedded', 'ClickHouse HTTP URL; its path names the database (default cartero)'),
   clickhouseRequestTimeoutMs: integer('CLICKHOUSE_REQUEST_TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }, "ms the web dyno waits on a silent ClickHouse connection (no byte received) before a listing or export answers 503 service_unavailable (a stall mid-export cuts the download); counted from the last byte, so it must exceed the slowest export's time to its first byte"),
+  clickhouseCluster: identifier('CLICKHOUSE_CLUSTER', 'unset (single node)', "cluster mode: the cluster's name in ClickHouse's `remote_servers`; migrations create shard-local tables (`<table>_local`) and Distributed tables over them with ON CLUSTER (docs/analytics.md); `npm start` sets it with CLICKHOUSE_SHARDS"),
+  clickhouseShards: integer('CLICKHOUSE_SHARDS', 1, { min: 1, max: 16 }, '`npm start` without CLICKHOUSE_URL: the embedded ClickHouse as a cluster of this many shards (more than 1: cluster `cartero`, listed in services.json as clickhouse_shards)'),
   smtpUrl: url('SMTP_URL', ['smtp:', 'smtps:'], 'simulator', 'outgoing SMTP relay (nodemailer URL options); without it `npm start` runs the mailbox simulator'),
   // Each bounds one phase of an SMTP try; past it the try is deferred (4xx-like) and retried by
   // the queue's backoff. Without them a relay that accepts the connection and never speaks would

@@ -10,8 +10,10 @@ import { join } from 'node:path';
 export interface ServicesFile {
   /** The embedded Postgres (its postmaster's pid). */
   postgres?: { port: number; url: string; pid?: number };
-  /** The embedded ClickHouse (its launcher's pid). */
-  clickhouse?: { port: number; url: string; pid?: number };
+  /** The embedded ClickHouse (its launcher's pid); with CLICKHOUSE_SHARDS > 1, shard 1 of the cluster (the dynos' CLICKHOUSE_URL). */
+  clickhouse?: { port: number; url: string; pid?: number; cluster?: string };
+  /** CLICKHOUSE_SHARDS > 1: every shard of the embedded cluster, shard 1 first; each URL queries that shard alone. */
+  clickhouse_shards?: Array<{ port: number; tcp_port: number; url: string; pid: number }>;
   /** The mailbox simulator (smtp/simulator.ts), when SMTP_URL is not set; it runs in `npm start`'s process. */
   smtp?: { port: number; url: string; pid?: number };
   /** The worker's inbound SMTP listener for bounces and complaints (INBOUND_SMTP_PORT), shared by every worker dyno. */

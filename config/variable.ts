@@ -2,7 +2,7 @@
 export interface Variable<T> {
   name: string;
   /** The kind of value, as docs/configuration.md shows it. */
-  type: 'integer' | 'port' | 'url' | 'enum' | 'host' | 'path' | 'secret' | 'proxy list' | 'server list' | 'duration' | 'duration list';
+  type: 'integer' | 'port' | 'url' | 'enum' | 'host' | 'path' | 'name' | 'secret' | 'proxy list' | 'server list' | 'duration' | 'duration list';
   /** undefined (for optional variables, whose T includes it): unset unless the operator sets it. */
   default: T;
   /** How the default reads in the docs when it is not the value itself. */

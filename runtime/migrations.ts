@@ -11,7 +11,16 @@ import { migrateQueue } from '../workers/machinery/queue.js';
  * lock: two release dynos never apply the same ClickHouse migration at once. The send queue's
  * retry and expiry policy (SEND_RETRY_*, SEND_JOB_EXPIRE_SECONDS) is applied here.
  */
-export async function runMigrations(urls: { databaseUrl: string; clickhouseUrl: string; send: SendSettings }, logger?: Logger): Promise<void> {
+export async function runMigrations(
+  urls: {
+    databaseUrl: string;
+    clickhouseUrl: string;
+    send: SendSettings;
+    /** CLICKHOUSE_CLUSTER; `nodes`: the embedded cluster's node URLs (analytics/migrate.ts). */
+    clickhouseCluster?: { name: string; nodes?: readonly string[] };
+  },
+  logger?: Logger,
+): Promise<void> {
   const pool = createPool(urls.databaseUrl, { max: 2, application: 'cartero-release' });
   try {
     const pgResult = await migratePostgres(pool);
@@ -20,6 +29,7 @@ export async function runMigrations(urls: { databaseUrl: string; clickhouseUrl: 
     const chResult = await migrateClickHouse(urls.clickhouseUrl, {
       lock: (fn) => withMigrationLock(pool, fn),
       log: (m) => logger?.info(m),
+      ...(urls.clickhouseCluster ? { cluster: urls.clickhouseCluster } : {}),
     });
     logger?.info({ applied: chResult.applied }, 'clickhouse migrations');
   } finally {

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../analytics/embedded/server.js';
+import { startEmbeddedClickHouseCluster, type EmbeddedClickHouseCluster } from '../analytics/embedded/cluster.js';
 import { DEFAULT_DATABASE } from '../analytics/client.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../sql/embedded.js';
 import { startMailboxSimulator, type MailboxSimulator } from '../smtp/simulator.js';
@@ -44,6 +45,8 @@ async function main(): Promise<void> {
 
   let pgServer: EmbeddedPostgres | undefined;
   let chServer: EmbeddedClickHouse | undefined;
+  // CLICKHOUSE_SHARDS > 1: an embedded cluster, whose shard 1 serves the dynos (chServer).
+  let chCluster: EmbeddedClickHouseCluster | undefined;
   let simulator: MailboxSimulator | undefined;
   let inboundPort = 0;
   // Every port this process picks for its services and dynos, so no two of them get the same one.
@@ -54,7 +57,18 @@ async function main(): Promise<void> {
       stops.push(pgServer.stop);
       logger.info({ port: pgServer.port, adopted: pgServer.adopted }, 'embedded postgres ready');
     }
-    if (!config.clickhouseUrl) {
+    if (!config.clickhouseUrl && config.clickhouseShards > 1) {
+      chCluster = await startEmbeddedClickHouseCluster({
+        dir: join(config.dataDir, 'clickhouse-shards'),
+        shards: config.clickhouseShards,
+        ports: recorded.clickhouse_shards?.map((s) => ({ http: s.port, tcp: s.tcp_port })),
+        taken: picked,
+        log: (m) => logger.debug(m),
+      });
+      stops.push(chCluster.stop);
+      chServer = chCluster.shards[0];
+      logger.info({ cluster: chCluster.name, ports: chCluster.shards.map((s) => s.port) }, 'embedded clickhouse cluster ready');
+    } else if (!config.clickhouseUrl) {
       chServer = await startEmbeddedClickHouse({
         dir: join(config.dataDir, 'clickhouse'),
         port: await preferredPort(recorded.clickhouse?.port, picked),
@@ -85,13 +99,22 @@ async function main(): Promise<void> {
   const databaseUrl = config.databaseUrl ?? pgServer!.url;
   const clickhouseUrl = config.clickhouseUrl ?? `${chServer!.url}/${DEFAULT_DATABASE}`;
   const smtpUrl = config.smtpUrl ?? simulator!.url;
+  // Cluster mode: the embedded cluster (its DDL run node by node: no Keeper), else CLICKHOUSE_CLUSTER's (ON CLUSTER).
+  const clickhouseCluster = chCluster
+    ? { name: chCluster.name, nodes: chCluster.shards.map((s) => `${s.url}/${DEFAULT_DATABASE}`) }
+    : config.clickhouseCluster
+      ? { name: config.clickhouseCluster }
+      : undefined;
   const url = `http://localhost:${config.port}`;
   // /readyz and /metrics on loopback only, on a port of their own (api/internal.ts).
   const internalPort = config.internalPort ?? (await preferredPort(recorded.web_internal?.port, picked));
   const internalUrl = `http://${config.internalHost}:${internalPort}`;
   const services: ServicesFile = {
     ...(pgServer ? { postgres: { port: pgServer.port, url: databaseUrl, pid: pgServer.pid } } : {}),
-    ...(chServer ? { clickhouse: { port: chServer.port, url: clickhouseUrl, pid: chServer.pid } } : {}),
+    ...(chServer ? { clickhouse: { port: chServer.port, url: clickhouseUrl, pid: chServer.pid, ...(chCluster ? { cluster: chCluster.name } : {}) } } : {}),
+    ...(chCluster
+      ? { clickhouse_shards: chCluster.shards.map((s) => ({ port: s.port, tcp_port: s.tcpPort, url: `${s.url}/${DEFAULT_DATABASE}`, pid: s.pid })) }
+      : {}),
     // The simulator runs inside this process.
     ...(simulator ? { smtp: { port: simulator.port, url: smtpUrl, pid: process.pid } } : {}),
     inbound_smtp: { port: inboundPort, url: `smtp://127.0.0.1:${inboundPort}` },
@@ -103,7 +126,7 @@ async function main(): Promise<void> {
   writeServices(config.dataDir, services);
 
   try {
-    await runMigrations({ databaseUrl, clickhouseUrl, send: config.send }, logger);
+    await runMigrations({ databaseUrl, clickhouseUrl, send: config.send, ...(clickhouseCluster ? { clickhouseCluster } : {}) }, logger);
   } catch (err) {
     logger.error({ err }, `migrations failed: ${(err as Error).message}`);
     return shutdown(1);
@@ -113,6 +136,7 @@ async function main(): Promise<void> {
     ...process.env,
     DATABASE_URL: databaseUrl,
     CLICKHOUSE_URL: clickhouseUrl,
+    ...(clickhouseCluster ? { CLICKHOUSE_CLUSTER: clickhouseCluster.name } : {}),
     SMTP_URL: smtpUrl,
     PORT: String(config.port),
     DATA_DIR: config.dataDir,

@@ -202,7 +202,9 @@ function snapshot(m: Mail, version: number, over: Partial<{ status: number; open
 }
 
 async function insert(table: string, values: object[]): Promise<void> {
-  await ch.insert({ table, values, format: 'JSONEachRow' });
+  // Foreground: in cluster mode (CARTERO_TEST_CLICKHOUSE_SHARDS) the rows are on their shards
+  // when this returns, as the pump's are (analytics/mail-events.ts); no effect on a single node.
+  await ch.insert({ table, values, format: 'JSONEachRow', clickhouse_settings: { distributed_foreground_insert: 1 } });
 }
 
 const shipped = new Date(Date.now() - 60_000);

@@ -337,6 +337,7 @@ t.test('npm start: embedded default end to end, two side by side, Ctrl-C, restar
   t.ok(invA.pg && invA.ch && invB.pg && invB.ch, `each data dir has its own Postgres and ClickHouse (${JSON.stringify({ invA, invB })})`);
   t.equal(Number(readFileSync(join(dirA, 'postgres', 'data', 'postmaster.pid'), 'utf8').split('\n')[3]), svcA.postgres?.port, 'the recorded Postgres port is the one Postgres listens on');
   t.match(svcA.clickhouse?.url, `:${svcA.clickhouse?.port}/`, 'the recorded ClickHouse URL uses the recorded port');
+  t.equal(svcA.clickhouse?.pid, invA.ch, "services.json records the embedded ClickHouse's pid");
   // Every embedded server recorded (Postgres, ClickHouse, and any later one such as an SMTP simulator).
   const recordedPorts = (svc: Record<string, { port?: number } | undefined>) =>
     // (dynos: processes, not servers; they listen on the web's and the inbound listener's ports.)

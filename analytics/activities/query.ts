@@ -32,10 +32,17 @@ export interface ColumnSql extends ResultColumn {
 /**
  * ClickHouse settings every activity query runs with, listing or export: date-times as ISO 8601
  * UTC (2026-11-22T10:00:00.000Z, the API's format) and 64-bit integers as JSON numbers.
+ *
+ * distributed_product_mode only matters in cluster mode (analytics/sharding.ts), where a subquery
+ * over a Distributed table inside a query sent to the shards (unopened's opens of its mails, the
+ * msg_id export's recipients) would otherwise be refused: each shard reads its own local table,
+ * which holds every row that can match, since the sharding key keeps a message's mails and
+ * events together. On a single node there is no Distributed table and it changes nothing.
  */
 export const ACTIVITY_SETTINGS = {
   date_time_output_format: 'iso',
   output_format_json_quote_64bit_integers: 0,
+  distributed_product_mode: 'local',
 } as const;
 
 export const selectList = (columns: readonly ColumnSql[]): string => columns.map((c) => `${c.sql} AS \`${c.name}\``).join(',\n  ');

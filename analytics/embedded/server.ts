@@ -36,6 +36,16 @@ export interface EmbeddedClickHouseOptions {
   dir: string;
   /** Loopback HTTP port; a free one is picked when omitted. */
   port?: number;
+  /**
+   * Loopback port of the native TCP interface, which only a cluster needs (Distributed tables
+   * talk to the other shards over it: cluster.ts); no TCP listener when omitted.
+   */
+  tcpPort?: number;
+  /**
+   * Extra configuration merged over config.xml (written to config.d/cartero-extra.xml, mode 0600:
+   * a cluster's <remote_servers> carries the shards' passwords); removed when omitted.
+   */
+  extraConfig?: string;
   log?: (msg: string) => void;
 }
 
@@ -48,14 +58,15 @@ const CONFIG_FILE = 'config.xml';
 const USERS_FILE = 'users.xml';
 const PASSWORD_FILE = 'password';
 const LOG_FILE = 'clickhouse.log';
+const EXTRA_CONFIG_FILE = 'cartero-extra.xml';
 const START_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 10_000;
 const PORT_ATTEMPTS = 3;
 
 // Starts the HTTP listener, then keeps the clickhouse-local "query" (and so the process) alive.
 // sleepEachRow refuses to sleep more than 3 s per block (TOO_SLOW), hence one row per block.
-const KEEP_ALIVE_QUERY =
-  'SYSTEM START LISTEN HTTP; SELECT sleepEachRow(1) FROM system.numbers SETTINGS max_block_size = 1 FORMAT Null';
+const KEEP_ALIVE = 'SELECT sleepEachRow(1) FROM system.numbers SETTINGS max_block_size = 1 FORMAT Null';
+const keepAliveQuery = (tcp: boolean) => `SYSTEM START LISTEN HTTP; ${tcp ? 'SYSTEM START LISTEN TCP; ' : ''}${KEEP_ALIVE}`;
 
 // Verified against libchdb 26.7: this server creates no system.*_log tables unless the config
 // declares them, so the way to keep them bounded is to declare none. Two traps, both verified:
@@ -65,7 +76,7 @@ const KEEP_ALIVE_QUERY =
 // without a <ttl>. Files in <dir>/config.d/ are merged on top of this one.
 //
 // Authentication, also verified against libchdb 26.7. clickhouse-local authenticates its own
-// session (the one running KEEP_ALIVE_QUERY) as `default` with an empty password from an address
+// session (the one running keepAliveQuery) as `default` with an empty password from an address
 // it counts as localhost, with no option to change either; and ClickHouse files every loopback
 // address under "localhost", so no <networks> rule tells that session from an HTTP request on
 // 127.0.0.1. So `default` must stay passwordless, and the HTTP interface is closed to it twice:
@@ -77,6 +88,8 @@ const KEEP_ALIVE_QUERY =
 //    query needs); the HTTP user `cartero` has the password (stored as its SHA-256 only).
 // The credentials also sit in config.xml, so both files are written mode 0600 like `password`.
 const USER = 'cartero';
+/** The user every embedded server's URL names (cluster.ts: how shards reach each other). */
+export const EMBEDDED_USER = USER;
 
 function configXml(dir: string, password: string): string {
   const basic = `Basic ${Buffer.from(`${USER}:${password}`).toString('base64')}`;
@@ -142,13 +155,22 @@ export async function startEmbeddedClickHouse(opts: EmbeddedClickHouseOptions): 
   const password = secretFile(join(dir, PASSWORD_FILE));
   await writePrivate(join(dir, USERS_FILE), usersXml(password));
   await writePrivate(join(dir, CONFIG_FILE), configXml(dir, password));
+  // Written or removed on every start: a node started once in a cluster and then alone must not
+  // keep the cluster's configuration.
+  const extra = join(dir, 'config.d', EXTRA_CONFIG_FILE);
+  if (opts.extraConfig !== undefined) {
+    await mkdir(dirname(extra), { recursive: true });
+    await writePrivate(extra, opts.extraConfig);
+  } else {
+    await rm(extra, { force: true });
+  }
   // Keep the previous run's log (crash evidence) but no more, so restarts cannot grow it forever.
   await rename(join(dir, LOG_FILE), join(dir, `${LOG_FILE}.1`)).catch(ignoreMissing);
 
   for (let attempt = 1; ; attempt++) {
     const port = opts.port ?? (await freeLoopbackPort());
     try {
-      return await launch(launcher, dir, port, password, opts.log);
+      return await launch(launcher, dir, port, opts.tcpPort, password, opts.log);
     } catch (err) {
       // A picked port can be taken between our probe and the server's bind (parallel tests).
       if (err instanceof PortTakenError && opts.port === undefined && attempt < PORT_ATTEMPTS) continue;
@@ -161,6 +183,7 @@ async function launch(
   launcher: string,
   dir: string,
   port: number,
+  tcpPort: number | undefined,
   password: string,
   log: ((msg: string) => void) | undefined,
 ): Promise<EmbeddedClickHouse> {
@@ -180,9 +203,10 @@ async function launch(
         `--path=${dir}`,
         '--listen_host=127.0.0.1',
         `--http_port=${port}`,
+        ...(tcpPort !== undefined ? [`--tcp_port=${tcpPort}`] : []),
         '--multiquery',
         '--query',
-        KEEP_ALIVE_QUERY,
+        keepAliveQuery(tcpPort !== undefined),
       ],
       {
         cwd: dir,
