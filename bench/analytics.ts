@@ -289,6 +289,8 @@ interface Load {
   /** Per table of TABLES. */
   parts_active: Record<string, number>;
   bytes_on_disk: Record<string, number>;
+  /** CLICKHOUSE_SHARDS > 1: the rows of mail_events each shard holds (its mail_events_local). */
+  rows_by_shard?: number[];
 }
 
 /** The service's ClickHouse tables whose parts and size the report gives. */
@@ -302,7 +304,9 @@ async function loadClickHouse(ch: ClickHouse, f: Fixture): Promise<Load> {
     subjects: `[${SUBJECTS.map((s) => `'${s}'`).join(',')}]`,
     from: chTime(f.from),
   };
-  const settings = { max_insert_threads: 2, max_execution_time: 1200 };
+  // In cluster mode (CLICKHOUSE_SHARDS) the INSERTs go through Distributed tables: in the
+  // foreground, so every row is on its shard before anything is measured (as the pump inserts).
+  const settings = { max_insert_threads: 2, max_execution_time: 1200, distributed_foreground_insert: 1 };
   let t = performance.now();
   await chText(ch, `INSERT INTO mail_events (${EVENT_COLUMNS}) ${eventsSelect({ instance: String(f.instanceId), events: String(EVENTS), mails: String(MAILS), prefix: '01JBA', eventIdBase: '1' })}`, params, settings);
   const eventsS = (performance.now() - t) / 1000;
@@ -339,7 +343,7 @@ async function loadClickHouse(ch: ClickHouse, f: Fixture): Promise<Load> {
        FROM mail_events
       GROUP BY instance_id, mail_id`,
     {},
-    { max_execution_time: 1200 },
+    { max_execution_time: 1200, distributed_foreground_insert: 1 },
   );
   const mirrorS = (performance.now() - t) / 1000;
   log(`ClickHouse: ${fmt(noise)} noise events in ${noiseS.toFixed(1)} s, mirror of mails in ${mirrorS.toFixed(1)} s`);
@@ -361,8 +365,9 @@ async function loadClickHouse(ch: ClickHouse, f: Fixture): Promise<Load> {
   const by = Object.fromEntries(counts.map((r) => [r.event_type, Number(r.n)]));
   const parts = await chRows<{ table: string; parts: string; bytes: string }>(
     ch,
-    `SELECT table, count() AS parts, sum(bytes_on_disk) AS bytes FROM system.parts
-      WHERE database = currentDatabase() AND active AND table IN {tables:Array(String)} GROUP BY table`,
+    // A cluster's shard-local tables are <table>_local (this node's part only).
+    `SELECT replaceRegexpOne(table, '_local$', '') AS table, count() AS parts, sum(bytes_on_disk) AS bytes FROM system.parts
+      WHERE database = currentDatabase() AND active AND replaceRegexpOne(table, '_local$', '') IN {tables:Array(String)} GROUP BY table`,
     { tables: `[${TABLES.map((table) => `'${table}'`).join(',')}]` }, // an Array(String) parameter's text form
   );
   const p = Object.fromEntries(parts.map((r) => [r.table, r]));
@@ -965,6 +970,15 @@ async function main(): Promise<void> {
     const cpu: Record<string, CpuCores> = {};
     let c0 = cpuSnapshot(service);
     const load = await loadClickHouse(ch, fx);
+    const shards = services.clickhouse_shards ?? [];
+    if (shards.length > 1) {
+      load.rows_by_shard = [];
+      for (const shard of shards) {
+        const root = new URL(shard.url);
+        root.pathname = '/';
+        load.rows_by_shard.push(await chNumber({ root: root.toString(), database: databaseOf(shard.url) }, 'SELECT count() AS n FROM mail_events_local'));
+      }
+    }
     cpu['ClickHouse load'] = coresUsed(c0, cpuSnapshot(service));
     log(`ClickHouse load: ${JSON.stringify(load)}`);
     let pgLoad: PgLoad | undefined;
