@@ -3,7 +3,7 @@ import { migrateClickHouse } from '../analytics/migrate.js';
 import { migratePostgres, withMigrationLock } from '../sql/migrate.js';
 import { createPool } from '../sql/pool.js';
 import type { SendSettings } from '../config/config.js';
-import { migrateQueue } from '../workers/machinery/queue.js';
+import { migrateQueue } from '../workers/machinery/queue-migration.js';
 
 /**
  * Everything `release` does, idempotently: Postgres schema, pg-boss schema, ClickHouse schema.

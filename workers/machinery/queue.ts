@@ -1,7 +1,5 @@
 import PgBoss from 'pg-boss';
-import { queuePolicies } from '../jobs.js';
 import type { JobQueue } from '../../domain/jobs.js';
-import type { SendSettings } from '../../config/config.js';
 
 /**
  * pg-boss on the service's Postgres. Only the release step migrates its schema; web and worker
@@ -25,24 +23,6 @@ export function createBoss(
     ...(opts.maintenanceIntervalSeconds === undefined ? {} : { maintenanceIntervalSeconds: opts.maintenanceIntervalSeconds }),
   });
   return boss;
-}
-
-/**
- * Install or upgrade pg-boss's schema and create or update the queue of every job of the list
- * (workers/jobs.ts) with its policy (release step); `send` feeds the send queue's policy.
- */
-export async function migrateQueue(databaseUrl: string, send: SendSettings): Promise<void> {
-  const boss = createBoss(databaseUrl, { migrate: true, supervise: false, schedule: false });
-  boss.on('error', () => {});
-  await boss.start();
-  try {
-    for (const { name, ...options } of queuePolicies({ send })) {
-      if (await boss.getQueue(name)) await boss.updateQueue(name, options as PgBoss.Queue);
-      else await boss.createQueue(name, { name, ...options } as PgBoss.Queue);
-    }
-  } finally {
-    await boss.stop({ graceful: false, wait: true });
-  }
 }
 
 /**
