@@ -66,8 +66,9 @@ export class OutcomeRecorder {
 /**
  * How long a reply's write is retried through a Postgres outage. A few seconds (the budget until
  * the faults suite) sent the mails whose 250 arrived during a 20 s outage a second time
- * (test/faults-postgres.test.ts). Waiting is safe: this worker's send lease keeps other workers
- * off the mail and pg-boss expires the job only after SEND_JOB_EXPIRE_SECONDS (10 minutes).
+ * (test/faults-postgres.test.ts). Waiting is safe because the mail's job stays active until
+ * SEND_JOB_EXPIRE_SECONDS (10 minutes), so no other run retries it meanwhile; the send lease
+ * alone would not do (its TTL is at most 60 s, send-lease.ts; it is renewed once Postgres answers).
  */
 const RECORD_RETRY_MS = 120_000;
 const RECORD_RETRY_PAUSES_MS = [250, 1_000, 2_000, 5_000];
