@@ -8,51 +8,137 @@ import { qmailBounce } from './helpers/qmail-bounce.js';
  * The bounce classifier's rules (domain/bounces/reason.ts), one by one, on replies written the way
  * servers write them; and the decoder's refusals to see a bounce where there is none.
  */
-const c = (facts: Parameters<typeof classifyFailure>[0]) => {
+type Facts = Parameters<typeof classifyFailure>[0];
+const c = (facts: Facts) => {
   const r = classifyFailure(facts);
   return `${r.bounceClass}:${r.reason}`;
 };
-
-t.test('the words decide before a generic status', async (t) => {
-  t.equal(c({ code: 550, status: '5.0.0', diagnostic: '550 5.0.0 Blocked - see https://www.spamcop.net/bl.shtml?192.0.2.1' }), 'soft:blocked');
-  t.equal(c({ code: 550, status: '5.0.0', diagnostic: '550 5.0.0 <ann@x.org>... User unknown' }), 'hard:userunknown');
-  t.equal(c({ code: 550, status: '5.7.1', diagnostic: '550 5.7.1 Service unavailable; client host [192.0.2.1] blocked using zen.spamhaus.org' }), 'soft:blocked');
-  t.equal(c({ code: 550, status: '5.7.26', diagnostic: '550-5.7.26 Unauthenticated email from x.org is not accepted due to domain\'s DMARC policy' }), 'soft:authfailure');
-  t.equal(c({ code: 550, status: '5.7.1', diagnostic: '550 5.7.1 Client host rejected: cannot find your reverse hostname' }), 'soft:requireptr');
-  t.equal(c({ code: 552, status: '5.2.2', diagnostic: '552 5.2.2 Mailbox full' }), 'soft:mailboxfull');
-  t.equal(c({ code: 554, status: '5.7.1', diagnostic: '554 5.7.1 Message rejected as spam by Content Filtering' }), 'soft:spamdetected');
+const C = (code: number | undefined, status: string | undefined, diagnostic: string | undefined, extra: Partial<Facts> = {}): Facts => ({
+  ...(code !== undefined ? { code } : {}),
+  ...(status ? { status } : {}),
+  ...(diagnostic ? { diagnostic } : {}),
+  ...extra,
 });
 
-t.test('a status that names the reason, when the words do not', async (t) => {
-  t.equal(c({ code: 550, status: '5.1.1' }), 'hard:userunknown');
-  t.equal(c({ code: 554, status: '5.4.4', diagnostic: '554 5.4.4 unroutable' }), 'hard:hostunknown');
-  t.equal(c({ code: 550, status: '5.1.6' }), 'hard:hasmoved');
-  t.equal(c({ code: 550, status: '5.1.10', diagnostic: '550 5.1.10 null MX' }), 'hard:notaccept');
-  t.equal(c({ code: 552, status: '5.2.2', diagnostic: '552 5.2.2 Requested action not taken: mailbox unavailable' }), 'soft:mailboxfull', 'a full mailbox whose text is a template');
-  t.equal(c({ code: 525, status: '5.7.13', diagnostic: '525 5.7.13 <ann@x.org>... User unknown' }), 'soft:suspend');
-  t.equal(c({ code: 550, status: '5.2.1', diagnostic: '550 5.2.1 <ann@x.org>... User Unknown' }), 'hard:userunknown', '5.2.1 is written for unknown users as often as for disabled ones');
-});
+/**
+ * One family of reasons per test, each with phrasings of different MTAs and providers (written
+ * here, not taken from the corpus): the verdict follows the reason, never the class digit alone.
+ */
 
-t.test('the sender is never the recipient', async (t) => {
-  t.equal(c({ code: 553, status: '5.1.8', diagnostic: '553 5.1.8 <bounce@send.example>: Sender address rejected: Domain not found' }), 'soft:rejected');
-  t.equal(c({ code: 550, status: '5.1.0', diagnostic: '550 5.1.0 <bounce@send.example>: Sender address rejected: Domain not found' }), 'soft:rejected', 'by the words, whatever the status');
-  t.equal(c({ code: 550, status: '5.1.1', diagnostic: '550 5.1.1 User unknown', command: 'MAIL' }), 'soft:rejected', 'refused at MAIL FROM');
+
+const FAMILIES: Record<string, Array<[Facts, string]>> = {
+ 'userunknown, hard whatever the class digit': [
+  [C(550,'5.1.1','550 5.1.1 <ann@x.org>: Recipient address rejected: User unknown in virtual alias table'),'hard:userunknown'],
+  [C(550,'5.1.1',"550-5.1.1 The email account that you tried to reach does not exist. Please try double-checking the recipient's email address"),'hard:userunknown'],
+  [C(550,'5.5.0','550 5.5.0 Requested action not taken: mailbox unavailable, user unknown', {command:'RCPT'}),'hard:userunknown'],
+  [C(450,'4.1.1','450 4.1.1 <ann@x.org>: Recipient address rejected: unverified address: user does not exist', {command:'RCPT'}),'hard:userunknown'],
+  [C(550,'5.0.0','550 5.0.0 <ann@x.org>... No such user here'),'hard:userunknown'],
+  [C(550,undefined,'550 Recipient not found: no mailbox by that name'),'hard:userunknown'],
+  [C(undefined,undefined,'ann@x.org: the recipient name is not recognized'),'hard:userunknown'],
+  [C(554,'5.0.0',"554 delivery error: dd This user doesn't have a x.org account (ann@x.org) [0]", {command:'DATA'}),'hard:userunknown'],
+  [C(550,'5.1.10','550 5.1.10 RESOLVER.ADR.RecipientNotFound; Recipient not found by SMTP address lookup'),'hard:userunknown'],
+ ],
+ 'hostunknown and notaccept, hard': [
+  [C(550,'5.1.2','550 5.1.2 Host unknown (Name server: mx.x.org: host not found)'),'hard:hostunknown'],
+  [C(554,'5.4.4','554 5.4.4 [internal] Domain name not found'),'hard:hostunknown'],
+  [C(undefined,undefined,'Unrouteable address'),'hard:hostunknown'],
+  [C(550,undefined,'550 Host or domain name not found. Name service error for name=x.org type=A: Host not found'),'hard:hostunknown'],
+  [C(556,'5.1.10','556 5.1.10 Recipient address has null MX'),'hard:notaccept'],
+  [C(521,undefined,'521 mx.x.org does not accept mail'),'hard:notaccept'],
+  [C(421,'4.3.2','421 4.3.2 System not accepting network messages'),'soft:notaccept'],
+ ],
+ 'a temporary DNS answer is the network, not a dead domain': [
+  [C(undefined,undefined,'Name service error for domain x.org: Host not found, try again'),'soft:networkerror'],
+  [C(451,'4.4.3',"451 4.4.3 DNS error: temporary failure in name resolution"),'soft:networkerror'],
+ ],
+ 'filtered: an address refused after it was accepted, soft even with 5.x.x': [
+  [C(550,'5.0.0','550 Unknown user ann@x.org', {command:'DATA'}),'soft:filtered'],
+  [C(550,undefined,'550 <ann@x.org>... User unknown'),'soft:filtered'],
+  [C(550,'5.2.1','550 5.2.1 <ann@x.org>... User Unknown'),'soft:filtered'],
+  [C(550,'5.2.1','550 5.2.1 <ann@x.org>... Mailbox disabled, not accepting messages'),'soft:suspend'],
+  [C(550,'5.7.1','550 5.7.1 Message rejected due to user rules'),'soft:filtered'],
+  [C(550,'5.1.1','550 5.1.1 RCP-P2 Refused due to recipient preferences'),'soft:filtered'],
+  [C(554,undefined,'554 Sorry, the recipient refuses to receive mail from you', {command:'DATA'}),'soft:filtered'],
+ ],
+ 'mailbox full, suspended, moved': [
+  [C(552,'5.2.2','552 5.2.2 Mailbox full'),'soft:mailboxfull'],
+  [C(452,'4.2.2','452 4.2.2 <ann@x.org>: user is over quota'),'soft:mailboxfull'],
+  [C(550,'5.1.1','550 5.1.1 <ann@x.org> user unknown: mailbox quota exceeded'),'soft:mailboxfull'],
+  [C(550,'5.2.1','550 5.2.1 This mailbox has been suspended'),'soft:suspend'],
+  [C(525,'5.7.13','525 5.7.13 User account disabled'),'soft:suspend'],
+  [C(550,'5.1.6','550 5.1.6 Recipient has moved; no forwarding address'),'hard:hasmoved'],
+  [C(551,undefined,'551 User not local; please try <ann@y.org>'),'hard:hasmoved'],
+ ],
+ 'the sender refused': [
+  [C(553,'5.1.8','553 5.1.8 <b@send.example>: Sender address rejected: Domain not found'),'soft:rejected'],
+  [C(550,'5.1.0','550 5.1.0 <b@send.example>: Sender address rejected: Domain not found'),'soft:rejected'],
+  [C(550,'5.1.1','550 5.1.1 User unknown', {command:'MAIL'}),'soft:rejected'],
+  [C(550,undefined,'550 sender verify failed', {command:'MAIL'}),'soft:rejected'],
+  [C(550,'5.7.1','550 5.7.1 You are not allowed to post to this mailing list'),'soft:rejected'],
+ ],
+ 'blocks, spam, policy, authentication: soft': [
+  [C(550,'5.0.0','550 5.0.0 Blocked - see https://www.spamcop.net/bl.shtml?192.0.2.1'),'soft:blocked'],
+  [C(550,'5.7.1','550 5.7.1 Service unavailable; client host [192.0.2.1] blocked using zen.spamhaus.org'),'soft:blocked'],
+  [C(554,'5.7.1','554 5.7.1 Message rejected as spam by Content Filtering', {command:'DATA'}),'soft:spamdetected'],
+  [C(550,'5.7.28','550 5.7.28 flood of similar abusive messages'),'soft:spamdetected'],
+  [C(550,'5.7.26',"550-5.7.26 Unauthenticated email from x.org is not accepted due to domain's DMARC policy"),'soft:authfailure'],
+  [C(550,'5.7.1','550 5.7.1 SPF check failed: x.org does not designate 192.0.2.1 as permitted sender'),'soft:authfailure'],
+  [C(550,'5.7.1','550 5.7.1 Client host rejected: cannot find your reverse hostname'),'soft:requireptr'],
+  [C(554,'5.7.1','554 5.7.1 <ann@x.org>: Relay access denied'),'soft:norelaying'],
+  [C(554,'5.7.0','554 5.7.0 Virus found in message'),'soft:virusdetected'],
+ ],
+ 'size, rate, connections': [
+  [C(552,'5.3.4','552 5.3.4 Message size exceeds fixed limit'),'soft:mesgtoobig'],
+  [C(552,'5.2.3','552 5.2.3 Message exceeds maximum size allowed for this user'),'soft:mesgtoobig'],
+  [C(421,'4.7.0','421 4.7.0 Too many concurrent SMTP connections from this IP'),'soft:toomanyconn'],
+  [C(450,'4.7.1','450 4.7.1 Rate limit exceeded, try again slower'),'soft:speeding'],
+ ],
+ 'expired and system errors': [
+  [C(undefined,'4.4.7','Delivery time expired', {action:'expired'}),'soft:expired'],
+  [C(undefined,'5.4.7','550 5.4.7 Message expired: retry timeout exceeded'),'soft:expired'],
+  [C(undefined,undefined,'retry timeout exceeded', {action:'failed'}),'soft:expired'],
+  [C(451,'4.3.0','451 4.3.0 Internal server error'),'soft:systemerror'],
+  [C(undefined,undefined,'Command died with status 1: "/usr/bin/procmail"', {diagnosticType:'x-unix'}),'soft:mailererror'],
+  [C(500,undefined,'500 Syntax error, command unrecognized'),'soft:syntaxerror'],
+ ],
+ 'nothing specific: onhold, soft': [
+  [C(550,undefined,'550 Requested action not taken'),'soft:onhold'],
+  [C(550,'5.0.0','550 5.0.0 Rejected'),'soft:onhold'],
+  [C(undefined,undefined,undefined),'soft:undefined'],
+ ],
+};
+
+for (const [family, rows] of Object.entries(FAMILIES)) {
+  t.test(family, async (t) => {
+    for (const [facts, want] of rows) t.equal(c(facts), want, facts.diagnostic ?? JSON.stringify(facts));
+  });
+}
+
+t.test('a reason the format states stands, unless a more specific probe comes first', async (t) => {
+  t.equal(classifyFailure({ diagnostic: 'You are not a member of this list' }, 'rejected').reason, 'rejected');
+  t.equal(classifyFailure({ diagnostic: 'Unknown user: ann@x.org' }, 'userunknown').bounceClass, 'hard');
+  t.equal(classifyFailure({ diagnostic: 'Unknown user: ann@x.org, mailbox full' }, 'userunknown').reason, 'mailboxfull');
 });
 
 t.test('the refused command', async (t) => {
-  t.equal(c({ code: 550, diagnostic: '550 Unknown user ann@x.org', command: 'DATA' }), 'soft:filtered', 'accepted at RCPT, refused after DATA');
-  t.equal(c({ code: 550, diagnostic: "554 delivery error: dd This user doesn't have a yahoo.com account", command: 'DATA' }), 'hard:userunknown');
   t.equal(smtpCommand('550 Unknown user (in reply to end of DATA\n    command)'), 'DATA');
   t.equal(smtpCommand('SMTP error from remote mail server after MAIL FROM:<a@b> SIZE=1:'), 'MAIL');
   t.equal(smtpCommand('>>> DATA\n<<< 550 5.1.1 <a@b>... User Unknown\n<<< 503 5.0.0 Need RCPT (recipient)'), 'RCPT', 'pipelined: the 550 answered RCPT TO');
-  t.equal(smtpCommand('... while talking to mx.example.org.:\n>>> DATA\n<<< 554 delivery error: dd This user doesn\'t have an account'), 'DATA');
+  t.equal(smtpCommand("... while talking to mx.example.org.:\n>>> DATA\n<<< 554 delivery error: dd This user doesn't have an account"), 'DATA');
+  t.equal(smtpCommand('Sorry, no SMTP connection got far enough; most progress was RCPT TO response'), 'RCPT', 'a command named in capitals');
+  t.equal(smtpCommand('Technical details: SMTP:RCPT host 192.0.2.8: 553 5.3.0 unknown'), 'RCPT');
+  t.equal(smtpCommand('550 User Unknown [RCPT_TO]'), 'RCPT');
+  t.equal(smtpCommand('550 no such user DATABASE@x.org'), undefined, 'not inside an address');
 });
 
-t.test('temporary failures and bare codes are never hard', async (t) => {
-  t.equal(c({ code: 450, status: '4.1.1', diagnostic: '450 4.1.1 user unknown (directory down)' }), 'soft:userunknown');
-  t.equal(c({ code: 550, diagnostic: '550 Requested action not taken' }), 'soft:onhold');
-  t.equal(c({ code: 551, diagnostic: '551 User not local; please try <ann@y.org>' }), 'hard:hasmoved');
-  t.equal(c({ action: 'expired' }), 'soft:expired');
+t.test('a delay that says the queue gave up is a soft bounce; a transient delay stays a delay', async (t) => {
+  const block = (status: string, diag: string) => parseDeliveryStatus(`Reporting-MTA: dns; x\n\nFinal-Recipient: rfc822; ann@example.org\nAction: delayed\nStatus: ${status}\nDiagnostic-Code: smtp; ${diag}\n`).recipients;
+  t.match(dsnVerdict({ recipients: block('4.4.7', '421 4.4.7 Delivery time expired') }, 'ann@example.org'), { kind: 'failed', bounceClass: 'soft', reason: 'expired' });
+  t.match(dsnVerdict({ recipients: block('4.4.1', 'Message expired after 5 days: retry timeout exceeded') }, 'ann@example.org'), { kind: 'failed', bounceClass: 'soft', reason: 'expired' });
+  t.match(dsnVerdict({ recipients: block('4.0.0', 'unable to deliver this message after 3 days; giving up') }, 'ann@example.org'), { kind: 'failed', reason: 'expired' });
+  t.match(dsnVerdict({ recipients: block('4.4.1', 'connect to mx.x.org: Connection timed out; will retry for 4 more days') }, 'ann@example.org'), { kind: 'delayed' });
+  t.match(dsnVerdict({ recipients: block('4.4.7', 'Envelope expired. This is only a temporary failure report') }, 'ann@example.org'), { kind: 'delayed' });
+  t.match(dsnVerdict({ recipients: block('4.2.2', '452 4.2.2 Mailbox full') }, 'ann@example.org'), { kind: 'delayed', reason: 'mailboxfull' });
 });
 
 t.test('no bounce where there is none', async (t) => {

@@ -1,6 +1,7 @@
 import type { ParsedMail } from 'mailparser';
 import { parseSmtpReply } from '../mail/smtp-reply.js';
 import type { BounceReason } from './reason-names.js';
+import { isFinalExpiry } from './expiry.js';
 import { classifyFailure, normalize, reasonOfText, smtpCommand, type SmtpCommand } from './reason.js';
 import { addressOf, field, headerBlock, parseFieldBlocks, untyped, type FieldBlock } from './fields.js';
 
@@ -159,10 +160,22 @@ function blockVerdict(chosen: DsnRecipient): Extract<DsnVerdict, { kind: 'failed
   const smtpCode = code !== undefined && (cls === undefined || String(code)[0] === cls) ? code : undefined;
   const base = { ...(status ? { status } : {}), ...(smtpCode !== undefined ? { smtpCode } : {}), ...(chosen.diagnostic ? { diagnostic: chosen.diagnostic } : {}) };
   const { reason, bounceClass } = classifyFailure(
-    { status, code: smtpCode, diagnostic: chosen.diagnostic, action: chosen.action, command: chosen.command ?? (chosen.diagnostic ? smtpCommand(chosen.diagnostic) : undefined) },
+    {
+      status,
+      code: smtpCode,
+      diagnostic: chosen.diagnostic,
+      action: chosen.action,
+      command: chosen.command ?? (chosen.diagnostic ? smtpCommand(chosen.diagnostic) : undefined),
+      // The human-readable part standing in for a missing Diagnostic-Code is a text without a type.
+      diagnosticType: chosen.diagnosticType && chosen.diagnosticType !== 'x-human' ? chosen.diagnosticType.toLowerCase() : undefined,
+    },
     chosen.reason,
   );
-  if (chosen.action === 'delayed') return { kind: 'delayed', reason, ...base };
+  if (chosen.action === 'delayed') {
+    // A "delay" report that says the queue gave up is the final failure: a soft bounce (expired).
+    if (isFinalExpiry(status, `${chosen.diagnostic ?? ''}\n${chosen.human ?? ''}`)) return { kind: 'failed', bounceClass: 'soft', reason: 'expired', ...base };
+    return { kind: 'delayed', reason, ...base };
+  }
   // Hard needs every signal to agree: a human-readable part that names a specific live-mailbox
   // cause (full, suspended, spam, authentication...) beside fields that say "user unknown" wins.
   const said = bounceClass === 'hard' && chosen.human ? reasonOfText(normalize(chosen.human)) : undefined;

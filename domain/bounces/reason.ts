@@ -1,5 +1,6 @@
 import type { BounceReason } from './reason-names.js';
-import { PHRASES } from './reason-phrases.js';
+import { says, saysNoSuchAccount } from './reason-phrases.js';
+import { REASON_TABLE } from './reason-table.js';
 
 // The rules that turn a failure report into a reason. The vocabulary lives in reason-names.ts so
 // the phrase tables (reason-phrases.ts) can name reasons without importing these rules.
@@ -16,6 +17,8 @@ export interface FailureFacts {
   action?: string;
   /** The SMTP command the remote server refused, when the report says (smtpCommand). */
   command?: SmtpCommand;
+  /** A DSN's Diagnostic-Code type (smtp, x-postfix, x-unix...), lower-cased; undefined for a reply or a text bounce. */
+  diagnosticType?: string;
 }
 
 export type SmtpCommand = 'CONN' | 'HELO' | 'MAIL' | 'RCPT' | 'DATA';
@@ -28,8 +31,26 @@ export type SmtpCommand = 'CONN' | 'HELO' | 'MAIL' | 'RCPT' | 'DATA';
  */
 export function smtpCommand(text: string): SmtpCommand | undefined {
   for (const [command, re] of COMMANDS) if (re.test(text)) return command;
-  return transcriptCommand(text);
+  return transcriptCommand(text) ?? commandToken(text);
 }
+
+/**
+ * A command named in capitals as a word of its own ("most progress was RCPT TO response",
+ * "SMTP:RCPT host", "[RCPT_TO]"), not inside an address or a word (DATABASE@, EHLO.example).
+ * When several are named, the one latest in a session wins: the session got that far.
+ */
+function commandToken(text: string): SmtpCommand | undefined {
+  let found: SmtpCommand | undefined;
+  for (const [command, re] of TOKENS) if (re.test(text)) found = command;
+  return found;
+}
+
+const TOKENS: ReadonlyArray<readonly [SmtpCommand, RegExp]> = [
+  ['HELO', /(?<![A-Za-z0-9@])(?:HELO|EHLO)(?![A-Za-z0-9@.])/],
+  ['MAIL', /(?<![A-Za-z0-9@])MAIL F(?:ROM|rom)/],
+  ['RCPT', /(?<![A-Za-z0-9@])RCPT(?![A-Za-z0-9@.])/],
+  ['DATA', /(?<![A-Za-z0-9@])DATA(?![A-Za-z0-9@.])/],
+];
 
 const COMMANDS: ReadonlyArray<readonly [SmtpCommand, RegExp]> = [
   ['MAIL', /in reply to MAIL FROM\s+command|after MAIL FROM|sender was rejected|did not like our MAIL FROM/i],
@@ -66,150 +87,187 @@ function transcriptCommand(text: string): SmtpCommand | undefined {
 }
 
 /**
- * Enhanced status codes that name the reason by themselves (RFC 3463 and its registry). Generic
- * codes (x.0.0, 5.7.1, 5.5.0...) are missing on purpose: MTAs use them for anything, and only
- * the text says which (a "5.0.0 blocked" is not an unknown user).
+ * What an enhanced status code (RFC 3463 and the IANA registry) says by itself. Generic codes
+ * (x.0.0, x.5.0, x.7.0...) are missing: MTAs use them for anything, and only the words say which.
+ * Aligned with the reference analyser's table, which reads some codes more narrowly than the RFC
+ * titles: 5.2.1 "mailbox disabled" and 5.2.0 are `filtered` (the mailbox exists), 4.4.1 "no
+ * answer from host" is `expired` (an MTA reports it when it gave up retrying). One deliberate
+ * difference: 5.7.27 (the *sender's* domain has a null MX) is `rejected`, a refusal of the sender,
+ * never a dead recipient.
  */
-const STATUS_REASON: Record<string, BounceReason> = {
-  '1.1': 'userunknown',
-  '1.2': 'hostunknown',
-  '1.3': 'userunknown',
-  '1.4': 'userunknown',
-  '1.5': 'userunknown',
-  '1.6': 'hasmoved',
-  '1.7': 'rejected',
-  '1.8': 'rejected',
-  '1.9': 'systemerror',
-  '1.10': 'notaccept',
-  '2.1': 'suspend',
-  '2.2': 'mailboxfull',
-  '2.3': 'exceedlimit',
-  '2.4': 'systemerror',
-  '3.1': 'mailboxfull',
-  '3.2': 'systemerror',
-  '3.3': 'systemerror',
-  '3.4': 'mesgtoobig',
-  '3.5': 'systemerror',
-  '4.1': 'networkerror',
-  '4.2': 'networkerror',
-  '4.3': 'systemerror',
-  '4.4': 'hostunknown',
-  '4.5': 'toomanyconn',
-  '4.6': 'networkerror',
-  '4.7': 'expired',
-  '5.1': 'syntaxerror',
-  '5.2': 'syntaxerror',
-  '5.4': 'syntaxerror',
-  '5.5': 'syntaxerror',
-  '6.0': 'contenterror',
-  '6.1': 'contenterror',
-  '6.2': 'contenterror',
-  '6.3': 'contenterror',
-  '6.5': 'contenterror',
-  '7.4': 'securityerror',
-  '7.5': 'securityerror',
-  '7.6': 'securityerror',
-  '7.7': 'securityerror',
-  '7.8': 'securityerror',
-  '7.9': 'securityerror',
-  '7.10': 'failedstarttls',
-  '7.11': 'failedstarttls',
-  '7.13': 'suspend',
-  '7.14': 'securityerror',
-  '7.15': 'securityerror',
-  '7.16': 'mesgtoobig',
-  '7.17': 'hasmoved',
-  '7.18': 'hasmoved',
-  '7.19': 'hasmoved',
-  '7.20': 'authfailure',
-  '7.21': 'authfailure',
-  '7.22': 'authfailure',
-  '7.23': 'authfailure',
-  '7.24': 'authfailure',
-  '7.25': 'requireptr',
-  '7.26': 'authfailure',
-  // The sender's domain publishes a null MX (RFC 7505): a refusal of the sender, not of the recipient.
-  '7.27': 'rejected',
-  '7.28': 'spamdetected',
-  '7.29': 'authfailure',
-  '7.30': 'failedstarttls',
+const STATUS_NAME: Readonly<Record<string, BounceReason>> = {
+  '4.1.6': 'hasmoved', '4.1.7': 'rejected', '4.1.8': 'rejected', '4.1.9': 'systemerror',
+  '4.2.1': 'blocked', '4.2.2': 'mailboxfull', '4.2.3': 'exceedlimit', '4.2.4': 'filtered',
+  '4.3.1': 'systemfull', '4.3.2': 'notaccept', '4.3.3': 'systemerror', '4.3.5': 'systemerror',
+  '4.4.1': 'expired', '4.4.2': 'networkerror', '4.4.3': 'systemerror', '4.4.4': 'networkerror', '4.4.5': 'systemfull',
+  '4.4.6': 'networkerror', '4.4.7': 'expired', '4.4.8': 'networkerror',
+  '4.5.3': 'systemerror', '4.5.5': 'systemerror',
+  '4.6.0': 'contenterror', '4.6.2': 'contenterror', '4.6.5': 'contenterror',
+  '4.7.1': 'blocked', '4.7.2': 'blocked', '4.7.5': 'securityerror', '4.7.6': 'securityerror', '4.7.7': 'securityerror',
+  '4.7.12': 'securityerror', '4.7.15': 'securityerror', '4.7.16': 'mesgtoobig', '4.7.24': 'authfailure', '4.7.25': 'requireptr',
+  '4.7.26': 'authfailure',
+  '5.1.0': 'userunknown', '5.1.1': 'userunknown', '5.1.2': 'hostunknown', '5.1.3': 'userunknown', '5.1.4': 'filtered',
+  '5.1.6': 'hasmoved', '5.1.7': 'rejected', '5.1.8': 'rejected', '5.1.9': 'systemerror', '5.1.10': 'notaccept',
+  '5.2.0': 'filtered', '5.2.1': 'filtered', '5.2.2': 'mailboxfull', '5.2.3': 'exceedlimit', '5.2.4': 'filtered',
+  '5.3.0': 'systemerror', '5.3.1': 'systemfull', '5.3.2': 'notaccept', '5.3.3': 'systemerror', '5.3.4': 'mesgtoobig', '5.3.5': 'systemerror',
+  '5.4.0': 'networkerror', '5.4.3': 'systemerror', '5.4.4': 'hostunknown', '5.4.7': 'expired',
+  '5.5.2': 'syntaxerror', '5.5.3': 'toomanyconn', '5.5.4': 'systemerror', '5.5.5': 'systemerror', '5.5.6': 'syntaxerror',
+  '5.6.0': 'contenterror', '5.6.1': 'contenterror', '5.6.2': 'contenterror', '5.6.3': 'contenterror', '5.6.5': 'contenterror',
+  '5.6.6': 'contenterror', '5.6.7': 'contenterror', '5.6.8': 'contenterror', '5.6.9': 'contenterror',
+  '5.7.0': 'securityerror', '5.7.1': 'securityerror', '5.7.2': 'securityerror', '5.7.3': 'securityerror', '5.7.4': 'securityerror',
+  '5.7.5': 'securityerror', '5.7.6': 'securityerror', '5.7.7': 'securityerror', '5.7.8': 'securityerror', '5.7.9': 'securityerror',
+  '5.7.10': 'securityerror', '5.7.11': 'securityerror', '5.7.13': 'suspend', '5.7.14': 'securityerror', '5.7.15': 'securityerror',
+  '5.7.16': 'mesgtoobig', '5.7.17': 'hasmoved', '5.7.18': 'hasmoved', '5.7.19': 'securityerror', '5.7.20': 'authfailure',
+  '5.7.21': 'authfailure', '5.7.22': 'authfailure', '5.7.23': 'authfailure', '5.7.24': 'authfailure', '5.7.25': 'requireptr',
+  '5.7.26': 'authfailure', '5.7.27': 'rejected', '5.7.28': 'spamdetected', '5.7.29': 'authfailure', '5.7.30': 'failedstarttls',
 };
 
-/** Reasons that say the address itself is dead: a hard bounce, which restricts the recipient at once. */
-const DEAD_ADDRESS = new Set<BounceReason>(['userunknown', 'hostunknown', 'hasmoved']);
-
-/**
- * Statuses that say the mailbox exists (x.2.2 full, x.2.3 too big, x.2.4, x.7.13 suspended): a
- * generic "user unknown" text beside them is a template. Not x.2.1 ("mailbox disabled"): servers
- * write "550 5.2.1 User unknown" for addresses that do not exist as often as for disabled ones.
- */
-const MAILBOX_EXISTS = /^[45]\.(2\.[2-4]|7\.13)$/;
-
-/** Words that say the account does not exist even when said after DATA (Yahoo's "doesn't have a yahoo.com account"). */
-const EXPLICIT_NO_ACCOUNT = /doesn't have an? [^ ]+ account|invalid recipient|adresse destinataire invalide/;
-
-/** Statuses about the sender (its address, domain or authority), never about the recipient. */
+/** A status about the sender (its address, its domain), never about the recipient. */
 const SENDER_SIDE = /^[45]\.(1\.(7|8)|7\.27)$/;
 
+/** Reasons a status names too loosely to settle alone: the words are read again. */
+const RETRIED = new Set<BounceReason>(['undefined', 'onhold', 'systemerror', 'securityerror', 'expired', 'networkerror', 'hostunknown', 'userunknown']);
+
+/** Commands answered before the message was sent: a refusal there is not about the content. */
+const BEFORE_DATA = new Set<SmtpCommand | undefined>(['CONN', 'HELO', 'MAIL', 'RCPT']);
+
+interface Facts {
+  status?: string;
+  code?: number;
+  text: string;
+  command?: SmtpCommand;
+  named?: BounceReason;
+}
+
 /**
- * Reply codes without an enhanced status. 550-553 are used for everything, so they only decide
- * when nothing else did (and then not as an unknown user: the address is not known to be dead).
+ * The probes, in precedence order: each says whether the failure is its reason, from what the
+ * status names, the refused command and the words. The most specific, live-mailbox causes come
+ * first (full, too big, suspended, moved), then the dead address, which is only believed on
+ * firm ground: a "user unknown" answered to RCPT TO, or a status that says the mailbox does not
+ * exist (x.1.1) without words of another cause. The same words anywhere else (after DATA, or
+ * with no command known) mean the address was accepted and the message refused: `filtered`.
  */
-const CODE_REASON: Record<number, BounceReason> = {
+const PROBES: ReadonlyArray<readonly [Exclude<BounceReason, 'onhold' | 'undefined'>, (f: Facts) => boolean]> = [
+  ['mailboxfull', (f) => f.named === 'mailboxfull' || says('mailboxfull', f.text)],
+  ['mesgtoobig', (f) => f.named === 'mesgtoobig' || says('mesgtoobig', f.text)],
+  ['exceedlimit', (f) => f.named === 'exceedlimit' || says('exceedlimit', f.text)],
+  ['suspend', (f) => f.code === 525 || says('suspend', f.text)],
+  ['hasmoved', (f) => f.named === 'hasmoved' || says('hasmoved', f.text)],
+  ['norelaying', (f) => says('norelaying', f.text)],
+  ['authfailure', (f) => f.named === 'authfailure' || says('authfailure', f.text)],
+  ['userunknown', (f) => {
+    if (f.named === 'userunknown') return !OTHER_THAN_UNKNOWN.some((r) => says(r, f.text));
+    if (saysNoSuchAccount(f.text)) return f.command !== 'MAIL' && !says('hostunknown', f.text);
+    return f.command === 'RCPT' && saysUnknownUser(f.text);
+  }],
+  ['filtered', (f) => {
+    if (f.named === 'filtered') return saysUnknownUser(f.text) || says('filtered', f.text);
+    return !BEFORE_DATA.has(f.command) && (says('filtered', f.text) || saysUnknownUser(f.text));
+  }],
+  ['requireptr', (f) => f.named === 'requireptr' || says('requireptr', f.text)],
+  ['notcompliantrfc', (f) => says('notcompliantrfc', f.text)],
+  ['badreputation', (f) => says('badreputation', f.text)],
+  ['contenterror', (f) => f.named === 'contenterror' || says('contenterror', f.text)],
+  ['rejected', (f) => {
+    if (f.named === 'rejected') return true;
+    if (!says('rejected', f.text)) return false;
+    if (f.command === 'DATA') return f.named !== 'userunknown';
+    // An x.1.x "address" status beside words about the sender is about the sender.
+    return f.command === 'MAIL' || !f.named || f.named === 'securityerror' || f.named === 'systemerror' || f.named === 'userunknown';
+  }],
+  // A DNS answer that may change ("try again", a lookup error) is the network, not a dead domain.
+  ['hostunknown', (f) => (says('networkerror', f.text) ? false : f.named === 'hostunknown' || says('hostunknown', f.text))],
+  ['spamdetected', (f) => !!f.status && (f.named === 'spamdetected' || (!BEFORE_DATA.has(f.command) && says('spamdetected', f.text)))],
+  ['speeding', (f) => says('speeding', f.text)],
+  ['toomanyconn', (f) => f.named === 'toomanyconn' || says('toomanyconn', f.text)],
+  ['blocked', (f) => f.named === 'blocked' || says('blocked', f.text)],
+];
+
+/** Words of another cause beside an x.1.1 status: the status is a template, the words say why. */
+const OTHER_THAN_UNKNOWN = ['norelaying', 'blocked', 'mailboxfull', 'hasmoved', 'notaccept', 'filtered', 'rejected', 'speeding', 'toomanyconn'] as const;
+
+/** "User unknown" words, unless they are about the domain ("domain does not exist"). */
+function saysUnknownUser(text: string): boolean {
+  return says('userunknown', text) && !says('hostunknown', text);
+}
+
+/** When no probe decided: the words of the remaining reasons, in this order, then what the status names. */
+const SECOND_READING = [
+  'mailboxfull', 'authfailure', 'badreputation', 'speeding', 'spamdetected', 'virusdetected', 'policyviolation', 'norelaying',
+  'systemerror', 'networkerror', 'suspend', 'contenterror', 'systemfull', 'notaccept', 'expired', 'failedstarttls', 'securityerror',
+  'suppressed', 'mailererror',
+] as const;
+
+/**
+ * The reason of a failure, by the reference analyser's procedure. `stated`: what the report's
+ * format itself says (a mailing list's "you may not post" is `rejected`), which stands unless it
+ * is one of the loosely named reasons that are read again.
+ *
+ * 1. A status about the sender is `rejected`, whatever the words add.
+ * 2. The probes (above), for an SMTP diagnostic or a text without a type.
+ * 3. A status whose name is firm; else the words of the remaining reasons; else the status's
+ *    name however loose; else its class (x.6 content, x.7 security); a local delivery program's
+ *    failure (X-Unix); a 50x syntax error; a queue that gave up; a refusal at HELO (`blocked`).
+ * 4. `onhold` when there were words that named nothing, `undefined` when there were none.
+ */
+export function bounceReason(facts: FailureFacts, stated?: BounceReason): BounceReason {
+  const status = facts.status;
+  if (status && SENDER_SIDE.test(status)) return 'rejected';
+  if (stated && !RETRIED.has(stated)) return stated;
+  const f: Facts = {
+    ...(status ? { status } : {}),
+    ...(facts.code !== undefined ? { code: facts.code } : {}),
+    text: facts.diagnostic ? normalize(facts.diagnostic) : '',
+    ...(facts.command ? { command: facts.command } : {}),
+    ...(status && STATUS_NAME[status] ? { named: STATUS_NAME[status] } : {}),
+  };
+  const reason = readReason(f, facts, stated);
+  // An address refused at MAIL FROM is the sender's, whatever the words say of an unknown user.
+  return facts.command === 'MAIL' && REASON_TABLE[reason].verdict !== 'soft' ? 'rejected' : reason;
+}
+
+function readReason(f: Facts, facts: FailureFacts, stated: BounceReason | undefined): BounceReason {
+  const type = facts.diagnosticType;
+  if (!type || type === 'smtp') {
+    // A reason the format stated is taken by its own probe's turn: an earlier, more specific one still wins.
+    for (const [reason, probe] of PROBES) if (stated === reason || probe(f)) return reason;
+  }
+  const reason = secondReading(f, facts, type) ?? stated;
+  if (reason) return reason;
+  if (facts.action === 'delayed') return 'expired';
+  return f.text ? 'onhold' : 'undefined';
+}
+
+function secondReading(f: Facts, facts: FailureFacts, type: string | undefined): BounceReason | undefined {
+  if (f.named && !RETRIED.has(f.named) && type === 'smtp') return f.named;
+  for (const r of SECOND_READING) if (says(r, f.text)) return r;
+  if (f.named) return f.named;
+  const subject = f.status?.slice(0, 3);
+  if (subject === '5.6' || subject === '4.6') return 'contenterror';
+  if (subject === '5.7' || subject === '4.7') return 'securityerror';
+  if (type?.startsWith('x-unix')) return 'mailererror';
+  if (f.code !== undefined && f.code >= 500 && f.code <= 504) return 'syntaxerror';
+  if (facts.action === 'delayed' || facts.action === 'expired') return 'expired';
+  if (facts.command === 'HELO' || facts.command === 'CONN') return 'blocked';
+  if (f.code !== undefined && CODE_REASON[f.code]) return CODE_REASON[f.code];
+  return undefined;
+}
+
+/** Reply codes that say something without an enhanced status (RFC 5321). */
+const CODE_REASON: Readonly<Record<number, BounceReason>> = {
   421: 'blocked',
-  450: 'onhold',
-  451: 'systemerror',
   452: 'mailboxfull',
-  500: 'syntaxerror',
-  501: 'syntaxerror',
-  502: 'syntaxerror',
-  503: 'syntaxerror',
-  504: 'syntaxerror',
   521: 'notaccept',
-  // RFC 5321: "User not local; please try <forward-path>": the address moved.
   551: 'hasmoved',
   552: 'mesgtoobig',
   556: 'notaccept',
 };
 
-/**
- * The reason of a failure. The diagnostic's words first; then a specific status; then the reply
- * code. Two signals can overrule the words: a specific status that contradicts a dead address
- * ("550 5.2.1 user unknown" is a disabled mailbox: the status is the server's considered code,
- * the text a generic template), and the refused command: an address refused after MAIL FROM is
- * the sender's, and one refused only after DATA was accepted at RCPT TO, so the refusal is the
- * content being filtered, not the address being dead.
- */
-export function bounceReason(facts: FailureFacts): BounceReason {
-  const status = facts.status;
-  // A refusal of the sender is that whatever the text adds ("5.1.8 ... user unknown" is the sender).
-  if (status && SENDER_SIDE.test(status)) return 'rejected';
-  const text = facts.diagnostic ? normalize(facts.diagnostic) : '';
-  const fromText = text ? reasonOfText(text) : undefined;
-  const fromStatus = status ? STATUS_REASON[status.slice(2)] : undefined;
-  let reason = fromText;
-  if (reason && DEAD_ADDRESS.has(reason) && fromStatus && status && MAILBOX_EXISTS.test(status)) reason = fromStatus;
-  reason ??= fromStatus;
-  if (reason && (DEAD_ADDRESS.has(reason) || reason === 'notaccept')) {
-    if (facts.command === 'MAIL') return 'rejected';
-    if (facts.command === 'DATA' && reason === 'userunknown' && !EXPLICIT_NO_ACCOUNT.test(text)) return 'filtered';
-  }
-  if (reason) return reason;
-  if (facts.action === 'expired' || facts.action === 'delayed') return 'expired';
-  if (facts.code !== undefined && CODE_REASON[facts.code]) return CODE_REASON[facts.code]!;
-  if (status === '5.7.1' || status === '5.7.0') return 'securityerror';
-  if (status?.startsWith('5.') || (facts.code ?? 0) >= 500) return 'onhold';
-  return 'undefined';
-}
-
-/** The first reason whose phrase table matches, tables in order of precedence (reason-phrases.ts). */
+/** The first reason whose words the text holds, probes' order then the rest (formats use it to tell words from noise). */
 export function reasonOfText(text: string): BounceReason | undefined {
-  for (const [reason, table] of PHRASES) {
-    for (const p of table) {
-      if (typeof p === 'string' ? text.includes(p) : p.test(text)) return reason;
-    }
-  }
-  return undefined;
+  for (const [reason] of PROBES) if (reason !== 'filtered' && says(reason, text)) return reason;
+  for (const r of SECOND_READING) if (says(r, text)) return r;
+  return says('filtered', text) ? 'filtered' : says('syntaxerror', text) ? 'syntaxerror' : undefined;
 }
 
 /** Lower case, one space for any run of white space, so phrases match across folded lines. */
@@ -217,19 +275,17 @@ export function normalize(text: string): string {
   return text.toLowerCase().replace(/\s+/g, ' ');
 }
 
-
 /**
- * Hard only when the reason says the address is dead, and the failure is permanent; notaccept (the domain accepts no mail: a
- * null MX, 521/556) only when permanent. Blocks, policy, reputation, authentication, content and
- * a refusal of the sender are soft: they never restrict the recipient at once.
+ * Hard or soft, by the reason (reason-table.ts), never by the class digit alone: a dead address
+ * is hard even as 4.1.1 or with no code; `notaccept` is hard unless the status or reply code says
+ * the failure was temporary (4.x.x, 4xx).
  */
 export function isHardReason(reason: BounceReason, facts: Pick<FailureFacts, 'status' | 'code'>): boolean {
-  if (facts.status && SENDER_SIDE.test(facts.status)) return false;
-  // A temporary failure (4.x.x, 4xx) never says the address is dead: a DNS answer that may change, a directory down.
-  if (facts.status ? facts.status.startsWith('4') : facts.code !== undefined && facts.code < 500) return false;
-  if (DEAD_ADDRESS.has(reason)) return true;
-  if (reason === 'notaccept') return facts.status ? facts.status.startsWith('5') : (facts.code ?? 0) >= 500;
-  return false;
+  const verdict = REASON_TABLE[reason].verdict;
+  if (verdict === 'hard') return true;
+  if (verdict === 'soft') return false;
+  const cls = facts.status?.[0] ?? (facts.code !== undefined ? String(facts.code)[0] : undefined);
+  return cls !== '4';
 }
 
 export interface Classified {
@@ -237,9 +293,8 @@ export interface Classified {
   bounceClass: 'hard' | 'soft';
 }
 
-/** `stated`: a reason the report's format gives when its words name none (used only then). */
+/** `stated`: a reason the report's format gives (see bounceReason). */
 export function classifyFailure(facts: FailureFacts, stated?: BounceReason): Classified {
-  let reason = bounceReason(facts);
-  if (stated && (reason === 'onhold' || reason === 'undefined')) reason = stated;
+  const reason = bounceReason(facts, stated);
   return { reason, bounceClass: isHardReason(reason, facts) ? 'hard' : 'soft' };
 }

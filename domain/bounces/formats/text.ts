@@ -37,6 +37,18 @@ export interface TextFormat {
   delayed?: RegExp;
   /** The family's meaning when its text names no reason of its own (Google Groups: a refused sender). */
   reason?: BounceReason;
+  /**
+   * The family's own notice sentences and the reason each states (IMail's "Unknown user:" is its
+   * directory's answer, not a remote server's terse reply), read in a recipient's text before
+   * `reason`. The classifier takes a stated reason at that reason's turn (reason.ts).
+   */
+  states?: ReadonlyArray<readonly [BounceReason, RegExp]>;
+}
+
+/** The reason the family's own words state for this text, else its fixed meaning. */
+function statedReason(format: TextFormat, text: string): BounceReason | undefined {
+  for (const [reason, re] of format.states ?? []) if (re.test(text)) return reason;
+  return format.reason;
 }
 
 /** What a family's error section says, per recipient. */
@@ -143,16 +155,19 @@ export function readTextBounce(m: InboundText, format: TextFormat): TextBounce {
     // A failure that names nobody (the address was cut, or only the sender is quoted): one
     // recipient block without an address, read by the caller only for a mail it identified otherwise.
     const command = smtpCommand(section);
-    return { recipients: [{ action, ...facts(section), ...(command ? { command } : {}), ...(format.reason ? { reason: format.reason } : {}) }], ...(original ? { original } : {}) };
+    const reason = statedReason(format, section);
+    return { recipients: [{ action, ...facts(section), ...(command ? { command } : {}), ...(reason ? { reason } : {}) }], ...(original ? { original } : {}) };
   }
   const preamble = section.slice(0, named[0]!.index);
   const recipients = named.map((x, i) => {
     const end = i + 1 < named.length ? named[i + 1]!.index : section.length;
     const own = section.slice(x.index + x.address.length, end);
     const enough = STATUS.test(own) || REPLY_CODE.test(own) || !!reasonOfText(normalize(own));
-    const f = facts(enough ? own : `${preamble}\n${own}`);
+    const text = enough ? own : `${preamble}\n${own}`;
+    const f = facts(text);
     const command = smtpCommand(own) ?? smtpCommand(section);
-    return { finalRecipient: x.address, action, ...f, ...(command ? { command } : {}), ...(format.reason ? { reason: format.reason } : {}) };
+    const reason = statedReason(format, text);
+    return { finalRecipient: x.address, action, ...f, ...(command ? { command } : {}), ...(reason ? { reason } : {}) };
   });
   return { recipients, ...(original ? { original } : {}) };
 }
