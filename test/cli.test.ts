@@ -167,10 +167,14 @@ t.test('restriction add and lift, seen over HTTP', async (t) => {
   const listed = async (q = '') => (await get(`/v1/mail-restrictions?recipient=example.org${q}`, auth(mailKey, slug))).body.data;
 
   const added = await ok('restriction', 'add', '--instance', slug, '--recipient', 'Ann@Example.org', '--reason', 'hard_bounce');
-  t.same(Object.keys(added).sort(), ['created', 'deleted_at', 'id', 'reason', 'recipient', 'restricted_at', 'scope']);
+  t.same(Object.keys(added).sort(), ['bounce_class', 'bounce_reason', 'created', 'deleted_at', 'id', 'reason', 'recipient', 'restricted_at', 'scope']);
   t.match(added, { recipient: 'ann@example.org', reason: 'hard_bounce', scope: null, deleted_at: null, created: true });
+  t.strictSame([added.bounce_reason, added.bounce_class], [null, null], 'made in the panel: no bounce caused it, even with reason hard_bounce');
   t.ok(Math.abs(Date.parse(added.restricted_at) - Date.now()) < 60_000, 'restricted_at is now, as an ISO date-time');
-  t.same(await listed(), [{ id: added.id, recipient: 'ann@example.org', reason: 'hard_bounce', scope: null, restricted_at: added.restricted_at, deleted_at: null }]);
+  t.same(await listed(), [{
+    id: added.id, recipient: 'ann@example.org', reason: 'hard_bounce', scope: null, restricted_at: added.restricted_at, deleted_at: null,
+    bounce_reason: null, bounce_class: null,
+  }]);
 
   const again = await ok('restriction', 'add', '--instance', slug, '--recipient', 'ann@example.org', '--reason', 'unsubscribe');
   t.match(again, { id: added.id, reason: 'hard_bounce', restricted_at: added.restricted_at, deleted_at: null, created: false },

@@ -166,7 +166,8 @@ t.test('the OpenAPI document describes the three listings and their rows', async
   const doc = (await get('/v1/openapi.json', {})).body;
   const row = (path: string) => doc.paths[path].get.responses['200'].content['application/json'].schema.properties.data.items;
   const params = (path: string) => doc.paths[path].get.parameters.map((p: any) => p.name).sort();
-  t.same(Object.keys(row('/v1/mail-restrictions').properties).sort(), ['deleted_at', 'id', 'reason', 'recipient', 'restricted_at', 'scope']);
+  t.same(Object.keys(row('/v1/mail-restrictions').properties).sort(),
+    ['bounce_class', 'bounce_reason', 'deleted_at', 'id', 'reason', 'recipient', 'restricted_at', 'scope'], 'the spec fields and the bounce that caused it');
   t.same(params('/v1/mail-restrictions'), ['active', 'page', 'page_size', 'reason', 'recipient']);
   t.same(doc.paths['/v1/mail-restrictions'].get.parameters.find((p: any) => p.name === 'reason').schema.enum,
     ['unspecified', 'unsubscribe', 'soft_bounce', 'hard_bounce']);
@@ -184,14 +185,14 @@ t.test('the OpenAPI document describes the three listings and their rows', async
 // GET /v1/mail-restrictions
 
 
-t.test('rows: exactly the spec fields, scope null, ISO date-times, newest first, no retention cut', async (t) => {
+t.test('rows: the spec fields and the bounce that caused it, scope null, ISO date-times, newest first, no retention cut', async (t) => {
   const r = await get('/v1/mail-restrictions');
   t.equal(r.status, 200);
   restrictionPage(r.body);
   t.same(r.body.data.map((x: any) => x.id), ALL, 'restricted_at desc, then id desc on a tie; two-year-old row included');
   t.same(r.body.pagination, { page: 1, page_size: 20, has_more: false, total_items: null, total_pages: null });
   for (const row of r.body.data) {
-    t.same(Object.keys(row).sort(), ['deleted_at', 'id', 'reason', 'recipient', 'restricted_at', 'scope'], `row ${row.id} keys`);
+    t.same(Object.keys(row).sort(), ['bounce_class', 'bounce_reason', 'deleted_at', 'id', 'reason', 'recipient', 'restricted_at', 'scope'], `row ${row.id} keys`);
     t.equal(row.scope, null, `row ${row.id} scope is null`);
   }
   t.same(r.body.data[1], {
@@ -201,7 +202,9 @@ t.test('rows: exactly the spec fields, scope null, ISO date-times, newest first,
     scope: null,
     restricted_at: daysAgo(2).toISOString(),
     deleted_at: daysAgo(2, 18).toISOString(),
-  }, 'a lifted restriction, address stored lower-case, UTC ISO timestamps');
+    bounce_reason: null,
+    bounce_class: null,
+  }, 'a lifted restriction, address stored lower-case, UTC ISO timestamps; no bounce caused it');
   t.equal(r.body.data[0].deleted_at, null, 'in force: deleted_at null');
 });
 

@@ -126,6 +126,13 @@ export const mailLogSchema: JsonSchema = closedObject({
       'Beyond the spec: why the mail bounced, on the row of a move to bounced (and on a delay report\'s note), in the bounce classifier\'s vocabulary ' +
       '(userunknown, hostunknown, mailboxfull, blocked, spamdetected, policyviolation, expired, ...; docs/bounces.md). Null on other rows.',
   },
+  bounce_class: {
+    type: ['string', 'null'],
+    enum: ['hard', 'soft', null],
+    description:
+      'Beyond the spec: on the row of a move to bounced, whether the bounce was judged hard (the address is restricted at once) ' +
+      'or soft (counted toward the soft-bounce threshold). Null on other rows.',
+  },
 });
 
 /** The common filters of the activity listings (spec: Common filters of the activity listings). */

@@ -2,7 +2,26 @@ import { RESTRICTION_REASONS } from '../../domain/restrictions/restrictions.js';
 import type { JsonSchema } from '../../domain/validation.js';
 import { closedObject, nullableDateTime, paginationQuery } from './common.js';
 
-/** The Restriction resource of the spec, field for field. */
+/**
+ * Beyond the spec (a response addition): the bounce that caused a hard_bounce or soft_bounce
+ * restriction. Shared with the restriction.* webhook events (api/schemas/webhook-events.ts).
+ */
+export const restrictionBounceFields: Record<string, JsonSchema> = {
+  bounce_reason: {
+    type: ['string', 'null'],
+    description:
+      'Beyond the spec: the reason of the bounce that caused the restriction, in the bounce classifier\'s vocabulary ' +
+      '(userunknown, hostunknown, mailboxfull, filtered, expired, ...; docs/bounces.md). For soft_bounce, the bounce that crossed the threshold. ' +
+      'Null when no bounce caused it (unsubscribe, the panel) or its bounce is not known (restrictions older than this field).',
+  },
+  bounce_class: {
+    type: ['string', 'null'],
+    enum: ['hard', 'soft', null],
+    description: 'Beyond the spec: hard or soft, as that bounce was judged. Null when bounce_reason is null for lack of a bounce.',
+  },
+};
+
+/** The Restriction resource of the spec, field for field, and the bounce that caused it. */
 export const restrictionSchema: JsonSchema = closedObject({
   id: { type: 'integer' },
   recipient: { type: 'string', description: 'The restricted address, lower-case.' },
@@ -14,6 +33,7 @@ export const restrictionSchema: JsonSchema = closedObject({
   scope: { type: 'null', description: 'Always null.' },
   restricted_at: { ...nullableDateTime, description: 'When the restriction was applied.' },
   deleted_at: { ...nullableDateTime, description: 'When it was lifted; null while in force.' },
+  ...restrictionBounceFields,
 });
 
 export const restrictionFilterQuery = {

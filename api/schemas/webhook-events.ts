@@ -1,6 +1,7 @@
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/webhooks/event-types.js';
 import type { JsonSchema } from '../../domain/validation.js';
 import { dateTime, nullableDateTime } from './common.js';
+import { restrictionBounceFields } from './restrictions.js';
 
 /**
  * What each event type's delivery carries (docs/webhooks.md says the same in prose), as the
@@ -38,7 +39,11 @@ const DATA: Record<WebhookEventType, { summary: string; properties: Record<strin
   'mail.deferred': { summary: 'A temporary failure; the mail will be retried (status 5).', properties: statusData },
   'mail.bounced': {
     summary: 'The mail bounced (status 6).',
-    properties: { ...statusData, bounce_class: str('hard or soft.') },
+    properties: {
+      ...statusData,
+      bounce_class: str('hard (the address is restricted at once) or soft (counted toward the soft-bounce threshold).'),
+      bounce_reason: str('Why it bounced, in the bounce classifier\'s vocabulary (userunknown, hostunknown, mailboxfull, filtered, expired, ...; docs/bounces.md).'),
+    },
   },
   'mail.dropped': { summary: 'The mail was refused before sending (status 4).', properties: statusData },
   'mail.onhold': { summary: 'The mail is held (status 7).', properties: statusData },
@@ -51,7 +56,13 @@ const DATA: Record<WebhookEventType, { summary: string; properties: Record<strin
   'mail.complained': { summary: 'A feedback-loop complaint about this mail.', properties: { ...mailData, feedback_type: str('ARF Feedback-Type, e.g. abuse.') } },
   'restriction.created': {
     summary: 'An address was put under restriction.',
-    properties: { restriction_id: { type: 'integer' }, recipient: str('The address.'), reason: str('unsubscribe, soft_bounce, hard_bounce...'), restricted_at: nullableDateTime },
+    properties: {
+      restriction_id: { type: 'integer' },
+      recipient: str('The address.'),
+      reason: str('unsubscribe, soft_bounce, hard_bounce...'),
+      restricted_at: nullableDateTime,
+      ...restrictionBounceFields,
+    },
   },
   'restriction.lifted': {
     summary: 'A restriction was lifted.',
@@ -61,6 +72,7 @@ const DATA: Record<WebhookEventType, { summary: string; properties: Record<strin
       reason: str('unsubscribe, soft_bounce, hard_bounce...'),
       restricted_at: nullableDateTime,
       lifted_at: dateTime,
+      ...restrictionBounceFields,
     },
   },
   'form.submission.created': {

@@ -7,6 +7,7 @@ import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { toUtcRange, type LocalDateFilter } from '../time/local-date-range.js';
 import { idTime, retentionStart } from './ids.js';
+import { MailStatus } from './status.js';
 
 /** The Mail resource of the spec, field for field. */
 export interface Mail {
@@ -73,6 +74,8 @@ export interface MailLog {
   attempt: number | null;
   /** Why the mail bounced (domain/bounces/reason.ts), on a bounce's row and a delay report's note. */
   bounce_reason: string | null;
+  /** hard or soft, on the row of the move to bounced; null on every other row. */
+  bounce_class: 'hard' | 'soft' | null;
 }
 
 export async function listMailLogs(tenant: Tenant, pool: Pool, mailId: string, req: PageRequest): Promise<Page<MailLog>> {
@@ -81,9 +84,13 @@ export async function listMailLogs(tenant: Tenant, pool: Pool, mailId: string, r
   return withTenant(pool, tenant, async (c) => {
     const exists = await c.query('SELECT 1 FROM mails WHERE instance_id = $1 AND mail_id = $2', [tenant.instanceId, mailId]);
     if (!exists.rowCount) throw new NotFoundError('mail', mailId);
+    // The class is the mail's: bounced is final, so a mail has at most one move to bounced, and
+    // its row is the one that takes it (a delay report's note, which carries a reason too, not).
     const rows = await c.query<MailLog>(
-      `SELECT status, created_at, reason, smtp_code, smtp_enhanced, smtp_reply, attempt, bounce_reason
-         FROM mail_logs WHERE instance_id = $1 AND mail_id = $2 ORDER BY id LIMIT $3 OFFSET $4`,
+      `SELECT l.status, l.created_at, l.reason, l.smtp_code, l.smtp_enhanced, l.smtp_reply, l.attempt, l.bounce_reason,
+              CASE WHEN l.status = ${MailStatus.bounced} AND l.moved THEN m.bounce_class END AS bounce_class
+         FROM mail_logs l JOIN mails m ON m.mail_id = l.mail_id
+        WHERE l.instance_id = $1 AND l.mail_id = $2 ORDER BY l.id LIMIT $3 OFFSET $4`,
       [tenant.instanceId, mailId, limit, offset],
     );
     const total = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM mail_logs WHERE instance_id = $1 AND mail_id = $2', [

@@ -82,11 +82,12 @@ WITH r AS (
   INSERT INTO mail_bounces (instance_id, mail_id, recipient, class, source, smtp_enhanced, diagnostic, reason)
   SELECT $1, mail_id, lower(to_email), bounce_class, coalesce(bounce_source, 'smtp'), smtp_enhanced, coalesce(smtp_reply, reason), bounce_reason
     FROM moved WHERE status = ${MailStatus.bounced}
-  RETURNING id, recipient, class
+  RETURNING id, recipient, class, reason
 ), hard_restrictions AS (
-  -- The restriction row records the bounce that caused it (its history names why the address went).
-  INSERT INTO mail_restrictions (instance_id, recipient, reason, bounce_id)
-  SELECT DISTINCT ON (recipient) $1::bigint, recipient, 'hard_bounce', id FROM bounces WHERE class = 'hard' ORDER BY recipient, id
+  -- The restriction row records the bounce that caused it, its reason and class (its history
+  -- names why the address went, after the bounce is purged with its mail).
+  INSERT INTO mail_restrictions (instance_id, recipient, reason, bounce_id, bounce_reason, bounce_class)
+  SELECT DISTINCT ON (recipient) $1::bigint, recipient, 'hard_bounce', id, reason, class FROM bounces WHERE class = 'hard' ORDER BY recipient, id
   ON CONFLICT (instance_id, recipient) WHERE deleted_at IS NULL DO NOTHING
 ), logged AS (
   INSERT INTO mail_logs (instance_id, mail_id, status, reason, smtp_code, smtp_enhanced, smtp_reply, attempt, bounce_reason)

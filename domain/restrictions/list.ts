@@ -4,7 +4,7 @@ import { toPage, window } from '../pagination.js';
 import { likeContains } from '../text.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
-import type { RestrictionReason, RestrictionRow } from './restrictions.js';
+import { RESTRICTION_COLUMNS, type RestrictionReason, type RestrictionRow } from './restrictions.js';
 
 export interface RestrictionFilter extends PageRequest {
   /** Partial, case-insensitive (addresses are stored lower-case). */
@@ -25,7 +25,7 @@ export async function listRestrictions(tenant: Tenant, pool: Pool, f: Restrictio
   const { rows } = await withTenant(pool, tenant, (c) =>
     c.query<RestrictionRow>({
       name: 'restrictions-page',
-      text: `SELECT id, recipient, reason, NULL AS scope, restricted_at, deleted_at
+      text: `SELECT ${RESTRICTION_COLUMNS}
                FROM mail_restrictions
               WHERE instance_id = $1
                 AND ($2::text IS NULL OR recipient ILIKE $2)

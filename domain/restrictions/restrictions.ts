@@ -12,6 +12,23 @@ export interface RestrictionRow {
   scope: null;
   restricted_at: Date;
   deleted_at: Date | null;
+  /** Beyond the spec: the reason of the bounce that caused it (domain/bounces/reason-names.ts); null when no bounce did. */
+  bounce_reason: string | null;
+  /** Beyond the spec: hard or soft, as that bounce was judged; null when no bounce did. */
+  bounce_class: 'hard' | 'soft' | null;
+}
+
+/** The columns of a RestrictionRow, for every statement that returns one. */
+export const RESTRICTION_COLUMNS = 'id, recipient, reason, NULL AS scope, restricted_at, deleted_at, bounce_reason, bounce_class';
+
+/**
+ * The bounce that caused a restriction (mail_bounces: its id, reason and class), kept on the row
+ * (sql/migrations/024_restriction_bounce_reason.sql).
+ */
+export interface BounceCause {
+  bounceId: string | number;
+  reason: string | null;
+  class: 'hard' | 'soft';
 }
 
 /** Restrictions are kept per address, compared case-insensitively (stored lower-case). */
@@ -20,20 +37,22 @@ export const restrictionAddress = (recipient: string): string => recipient.trim(
 /**
  * Put an address under restriction, in the caller's tenant transaction. An address has at most
  * one restriction in force (unique partial index): if one is already in force it is kept as it
- * is (its reason and date tell the first cause) and returned with created false.
+ * is (its reason and date tell the first cause) and returned with created false. `cause`: the
+ * bounce that made it, when one did.
  */
 export async function restrict(
   tenant: Tenant,
   client: Client,
   recipient: string,
   reason: RestrictionReason,
+  cause?: BounceCause,
 ): Promise<{ restriction: RestrictionRow; created: boolean }> {
   const address = restrictionAddress(recipient);
   const inserted = await client.query<RestrictionRow>(
-    `INSERT INTO mail_restrictions (instance_id, recipient, reason) VALUES ($1, $2, $3)
+    `INSERT INTO mail_restrictions (instance_id, recipient, reason, bounce_id, bounce_reason, bounce_class) VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (instance_id, recipient) WHERE deleted_at IS NULL DO NOTHING
-     RETURNING id, recipient, reason, NULL AS scope, restricted_at, deleted_at`,
-    [tenant.instanceId, address, reason],
+     RETURNING ${RESTRICTION_COLUMNS}`,
+    [tenant.instanceId, address, reason, cause?.bounceId ?? null, cause?.reason ?? null, cause?.class ?? null],
   );
   if (inserted.rows[0]) return { restriction: inserted.rows[0], created: true };
   const current = await restrictionInForce(tenant, client, address);
@@ -44,7 +63,7 @@ export async function restrict(
 /** The restriction in force on an address (at most one), in the caller's tenant transaction. */
 export async function restrictionInForce(tenant: Tenant, client: Client, recipient: string): Promise<RestrictionRow | undefined> {
   const { rows } = await client.query<RestrictionRow>(
-    `SELECT id, recipient, reason, NULL AS scope, restricted_at, deleted_at FROM mail_restrictions
+    `SELECT ${RESTRICTION_COLUMNS} FROM mail_restrictions
       WHERE instance_id = $1 AND recipient = $2 AND deleted_at IS NULL`,
     [tenant.instanceId, restrictionAddress(recipient)],
   );
@@ -66,7 +85,7 @@ export async function lift(
   const { rows } = await client.query<RestrictionRow>(
     `UPDATE mail_restrictions SET deleted_at = now()
       WHERE instance_id = $1 AND recipient = $2 AND deleted_at IS NULL AND ($3::text IS NULL OR reason = $3)
-      RETURNING id, recipient, reason, NULL AS scope, restricted_at, deleted_at`,
+      RETURNING ${RESTRICTION_COLUMNS}`,
     [tenant.instanceId, restrictionAddress(recipient), onlyReason ?? null],
   );
   return rows[0];

@@ -26,18 +26,22 @@ WITH batch AS (
 UPDATE mail_bounces b SET evaluated = true FROM batch WHERE b.id = batch.id
 RETURNING b.recipient`;
 
+// The addresses at or over the threshold, each with the bounce that crossed it: the
+// threshold-th of the bounces counted, in the order they came. The restriction keeps that
+// bounce's id, reason and class (what integrators see as its cause).
 const OVER_THRESHOLD = `
-SELECT b.recipient
-  FROM mail_bounces b
- WHERE b.instance_id = $1 AND b.class = 'soft' AND b.recipient = ANY ($2::text[])
-   AND b.bounced_at > now() - make_interval(days => $3)
-   AND b.bounced_at > coalesce(
-         (SELECT max(r.deleted_at) FROM mail_restrictions r
-           WHERE r.instance_id = $1 AND r.recipient = b.recipient AND r.deleted_at IS NOT NULL),
-         '-infinity')
- GROUP BY b.recipient
-HAVING count(*) >= $4
- ORDER BY b.recipient`;
+SELECT recipient, id AS bounce_id, reason, class
+  FROM (SELECT b.recipient, b.id, b.reason, b.class,
+               row_number() OVER (PARTITION BY b.recipient ORDER BY b.bounced_at, b.id) AS n
+          FROM mail_bounces b
+         WHERE b.instance_id = $1 AND b.class = 'soft' AND b.recipient = ANY ($2::text[])
+           AND b.bounced_at > now() - make_interval(days => $3)
+           AND b.bounced_at > coalesce(
+                 (SELECT max(r.deleted_at) FROM mail_restrictions r
+                   WHERE r.instance_id = $1 AND r.recipient = b.recipient AND r.deleted_at IS NOT NULL),
+                 '-infinity')) counted
+ WHERE n = $4
+ ORDER BY recipient`;
 
 export interface SoftBounceEvaluation {
   /** Bounce rows marked evaluated. */
@@ -62,10 +66,15 @@ export async function evaluateSoftBounces(
       const { rows } = await c.query<{ recipient: string }>(CLAIM, [tenant.instanceId, batchSize]);
       if (!rows.length) return 0;
       const addresses = [...new Set(rows.map((r) => r.recipient))];
-      const over = await c.query<{ recipient: string }>(OVER_THRESHOLD, [tenant.instanceId, addresses, settings.windowDays, settings.threshold]);
-      for (const { recipient } of over.rows) {
+      const over = await c.query<{ recipient: string; bounce_id: string; reason: string | null; class: 'soft' }>(OVER_THRESHOLD, [
+        tenant.instanceId,
+        addresses,
+        settings.windowDays,
+        settings.threshold,
+      ]);
+      for (const { recipient, bounce_id, reason, class: cls } of over.rows) {
         // restrict() keeps a restriction already in force (its reason tells the first cause).
-        const { created } = await restrict(tenant, c, recipient, 'soft_bounce');
+        const { created } = await restrict(tenant, c, recipient, 'soft_bounce', { bounceId: bounce_id, reason, class: cls });
         if (created) result.restricted.push(recipient);
       }
       return rows.length;

@@ -149,10 +149,10 @@ async function buildBodies(c: Client, events: OutboxRow[]): Promise<Map<string, 
       // Joined from the outbox rows themselves: occurred_at must equal the log's created_at to
       // the microsecond, which a round trip through a JS Date would lose.
       text: `SELECT x.id AS event_id, m.msg_id, m.to_email, m.sender_id, m.sender, m.subject, m.custom_msg_id, m.custom_group_code,
-                    m.bounce_class, l.reason, l.smtp_code, l.smtp_enhanced, l.smtp_reply, l.attempt, k.feedback_type
+                    m.bounce_class, l.reason, l.smtp_code, l.smtp_enhanced, l.smtp_reply, l.attempt, l.bounce_reason, k.feedback_type
                FROM event_outbox x
                LEFT JOIN mails m ON m.mail_id = x.mail_id
-               LEFT JOIN LATERAL (SELECT g.reason, g.smtp_code, g.smtp_enhanced, g.smtp_reply, g.attempt FROM mail_logs g
+               LEFT JOIN LATERAL (SELECT g.reason, g.smtp_code, g.smtp_enhanced, g.smtp_reply, g.attempt, g.bounce_reason FROM mail_logs g
                                    WHERE x.kind = 'status' AND g.mail_id = x.mail_id AND g.status = x.status AND g.created_at = x.occurred_at AND g.moved
                                    ORDER BY g.id DESC LIMIT 1) l ON true
                LEFT JOIN mail_complaints k ON x.kind = 'complaint' AND k.mail_id = x.mail_id
@@ -181,7 +181,7 @@ async function buildBodies(c: Client, events: OutboxRow[]): Promise<Map<string, 
           smtp_reply: r.smtp_reply ?? null,
           attempt: r.attempt ?? null,
         });
-        if (e.status === 6) data.bounce_class = r.bounce_class ?? null;
+        if (e.status === 6) Object.assign(data, { bounce_class: r.bounce_class ?? null, bounce_reason: r.bounce_reason ?? null });
       } else if (e.kind === 'open' || e.kind === 'click') {
         Object.assign(data, e.kind === 'click' ? { url: e.url } : {}, { user_agent: e.user_agent, ip: e.ip });
       } else if (e.kind === 'complaint') {
@@ -190,13 +190,16 @@ async function buildBodies(c: Client, events: OutboxRow[]): Promise<Map<string, 
       out.set(e.id, data);
     }
   }
-  for (const [e, r] of await entityRows(c, events, 'restriction.', 'SELECT id::text, recipient, reason, restricted_at, deleted_at FROM mail_restrictions')) {
+  const restrictionSelect = 'SELECT id::text, recipient, reason, restricted_at, deleted_at, bounce_reason, bounce_class FROM mail_restrictions';
+  for (const [e, r] of await entityRows(c, events, 'restriction.', restrictionSelect)) {
     out.set(e.id, {
       restriction_id: Number(e.entity_id),
       recipient: r?.recipient ?? null,
       reason: r?.reason ?? null,
       restricted_at: r?.restricted_at ?? null,
       ...(e.kind === 'restriction.lifted' ? { lifted_at: e.occurred_at } : {}),
+      bounce_reason: r?.bounce_reason ?? null,
+      bounce_class: r?.bounce_class ?? null,
     });
   }
   const consentSelect = `SELECT id::text, term_id, term_version_id, status, method, source, submission_id, form_id, created_at, confirmed_at, expired_at
