@@ -10,6 +10,7 @@ import { domino } from './domino.js';
 import { dragonfly } from './dragonfly.js';
 import { exchange2003 } from './exchange2003.js';
 import { exim } from './exim.js';
+import { fml } from './fml.js';
 import { gmail } from './gmail.js';
 import { googlegroups } from './googlegroups.js';
 import { imail } from './imail.js';
@@ -41,9 +42,11 @@ export type DecodedReport =
 /**
  * Text families, most specific first: a family whose markers are a subset of another's comes
  * before it (Mail.Ru and Zoho write Exim's sentences; Google Groups comes from Gmail's daemon).
+ * fml is recognised by its own headers, which no MTA's text bounce has, and its notices may
+ * quote an MTA's words, so it comes first.
  */
 export const TEXT_FORMATS: readonly TextFormat[] = [
-  amazonworkmail, qmail, yahoo, googlegroups, gmail, dragonfly, zoho, mailru, exim, exchange2003, imail, v5sendmail, opensmtpd, domino, au,
+  fml, amazonworkmail, qmail, yahoo, googlegroups, gmail, dragonfly, zoho, mailru, exim, exchange2003, imail, v5sendmail, opensmtpd, domino, au,
   interscan, mfilter,
 ];
 
