@@ -4,12 +4,14 @@ import type { DeliveryStatusReport } from '../dsn.js';
 import { parseReportMessage } from '../report-message.js';
 import { amazonworkmail } from './amazonworkmail.js';
 import { detectSes, readSes } from './amazonses.js';
+import { apachejames } from './apachejames.js';
 import { au } from './au.js';
 import { isAutoReply } from './auto-reply.js';
 import { domino } from './domino.js';
 import { dragonfly } from './dragonfly.js';
 import { exchange2003 } from './exchange2003.js';
 import { exim } from './exim.js';
+import { fml } from './fml.js';
 import { gmail } from './gmail.js';
 import { googlegroups } from './googlegroups.js';
 import { imail } from './imail.js';
@@ -41,9 +43,11 @@ export type DecodedReport =
 /**
  * Text families, most specific first: a family whose markers are a subset of another's comes
  * before it (Mail.Ru and Zoho write Exim's sentences; Google Groups comes from Gmail's daemon).
+ * fml and Apache James are recognised by their own headers and layout, which no MTA's text
+ * bounce has, and quote other systems' words (a list's notice may quote an MTA's error), so they come first.
  */
 export const TEXT_FORMATS: readonly TextFormat[] = [
-  amazonworkmail, qmail, yahoo, googlegroups, gmail, dragonfly, zoho, mailru, exim, exchange2003, imail, v5sendmail, opensmtpd, domino, au,
+  fml, apachejames, amazonworkmail, qmail, yahoo, googlegroups, gmail, dragonfly, zoho, mailru, exim, exchange2003, imail, v5sendmail, opensmtpd, domino, au,
   interscan, mfilter,
 ];
 

@@ -43,12 +43,22 @@ export interface TextFormat {
    * `reason`. The classifier takes a stated reason at that reason's turn (reason.ts).
    */
   states?: ReadonlyArray<readonly [BounceReason, RegExp]>;
+  /** The same, read from the notice itself when the family's notices differ (fml: a non-member's post, a loop, a security alert). */
+  reasonOf?(m: InboundText, section: string): BounceReason | undefined;
+  /**
+   * Where the family writes a recipient, its address in group 1 (global flag): only those
+   * addresses are recipients, not the others its section names (a list's help address, the
+   * original's To). Absent: every address in the section that is not the sender's.
+   */
+  recipientAt?: RegExp;
+  /** The reason is written above the recipients (Apache James: "Error message below:", then "Message details:"), so it is every recipient's diagnostic. */
+  reasonFirst?: boolean;
 }
 
-/** The reason the family's own words state for this text, else its fixed meaning. */
-function statedReason(format: TextFormat, text: string): BounceReason | undefined {
+/** The reason the family's own words state for this text (`states`, then `reasonOf`), else its fixed meaning. */
+function statedReason(format: TextFormat, m: InboundText, section: string, text: string): BounceReason | undefined {
   for (const [reason, re] of format.states ?? []) if (re.test(text)) return reason;
-  return format.reason;
+  return format.reasonOf?.(m, section) ?? format.reason;
 }
 
 /** What a family's error section says, per recipient. */
@@ -139,7 +149,7 @@ export function readTextBounce(m: InboundText, format: TextFormat): TextBounce {
     for (const v of original?.get(name) ?? []) for (const a of addressesIn(v)) senders.add(a.address.toLowerCase());
   }
   const mentions: { address: string; index: number }[] = [];
-  for (const found of addressesIn(section)) {
+  for (const found of candidates(section, format.recipientAt)) {
     const address = found.address.toLowerCase();
     const before = trimEndOf(section.slice(Math.max(0, found.index - 20), found.index), ' \t\n<"[');
     if (SENDER_CONTEXT.test(before) || BOILERPLATE_ADDRESS.test(address)) {
@@ -155,21 +165,35 @@ export function readTextBounce(m: InboundText, format: TextFormat): TextBounce {
     // A failure that names nobody (the address was cut, or only the sender is quoted): one
     // recipient block without an address, read by the caller only for a mail it identified otherwise.
     const command = smtpCommand(section);
-    const reason = statedReason(format, section);
+    const reason = statedReason(format, m, section, section);
     return { recipients: [{ action, ...facts(section), ...(command ? { command } : {}), ...(reason ? { reason } : {}) }], ...(original ? { original } : {}) };
   }
   const preamble = section.slice(0, named[0]!.index);
   const recipients = named.map((x, i) => {
     const end = i + 1 < named.length ? named[i + 1]!.index : section.length;
     const own = section.slice(x.index + x.address.length, end);
-    const enough = STATUS.test(own) || REPLY_CODE.test(own) || !!reasonOfText(normalize(own));
-    const text = enough ? own : `${preamble}\n${own}`;
+    const enough = !format.reasonFirst && (STATUS.test(own) || REPLY_CODE.test(own) || !!reasonOfText(normalize(own)));
+    // Where the family says where recipients are written, the line naming one is part of what it says about it.
+    const mention = format.recipientAt ? section.slice(x.index, end) : own;
+    const text = enough ? own : format.reasonFirst ? preamble : format.recipientAt ? `${preamble}${mention}` : `${preamble}\n${own}`;
     const f = facts(text);
-    const command = smtpCommand(own) ?? smtpCommand(section);
-    const reason = statedReason(format, text);
+    const command = format.reasonFirst ? smtpCommand(preamble) : smtpCommand(own) ?? smtpCommand(section);
+    const reason = statedReason(format, m, section, text);
     return { finalRecipient: x.address, action, ...f, ...(command ? { command } : {}), ...(reason ? { reason } : {}) };
   });
   return { recipients, ...(original ? { original } : {}) };
+}
+
+/** The addresses of a section that may be recipients: all of them, or those where the family writes a recipient. */
+function candidates(section: string, at: RegExp | undefined): Array<{ address: string; index: number }> {
+  if (!at) return addressesIn(section);
+  const out: Array<{ address: string; index: number }> = [];
+  for (const match of section.matchAll(at)) {
+    const inner = match[1] ?? '';
+    const offset = match.index! + match[0].indexOf(inner);
+    for (const found of addressesIn(inner)) out.push({ address: found.address, index: offset + found.index });
+  }
+  return out;
 }
 
 /** The status, reply code and diagnostic text of one recipient's part of a section. */
