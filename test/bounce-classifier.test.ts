@@ -131,6 +131,13 @@ t.test('the refused command', async (t) => {
   t.equal(smtpCommand('550 no such user DATABASE@x.org'), undefined, 'not inside an address');
 });
 
+t.test("a generic Status field gives way to the remote server's own code", async (t) => {
+  const block = (status: string, diag: string) => parseDeliveryStatus(`Reporting-MTA: dns; x\n\nFinal-Recipient: rfc822; ann@example.org\nAction: failed\nStatus: ${status}\nDiagnostic-Code: smtp; ${diag}\n`).recipients;
+  t.match(dsnVerdict({ recipients: block('5.0.0', '550 5.1.1 <ann@example.org>... User unknown') }, 'ann@example.org'), { bounceClass: 'hard', reason: 'userunknown', status: '5.1.1' });
+  t.match(dsnVerdict({ recipients: block('5.3.0', '552 5.2.2 Quota exceeded (mailbox for user is full)') }, 'ann@example.org'), { bounceClass: 'soft', reason: 'mailboxfull', status: '5.2.2' });
+  t.match(dsnVerdict({ recipients: block('5.1.1', '550 5.0.0 Refused due to recipient preferences') }, 'ann@example.org'), { bounceClass: 'soft', reason: 'filtered', status: '5.1.1' });
+});
+
 t.test('a delay that says the queue gave up is a soft bounce; a transient delay stays a delay', async (t) => {
   const block = (status: string, diag: string) => parseDeliveryStatus(`Reporting-MTA: dns; x\n\nFinal-Recipient: rfc822; ann@example.org\nAction: delayed\nStatus: ${status}\nDiagnostic-Code: smtp; ${diag}\n`).recipients;
   t.match(dsnVerdict({ recipients: block('4.4.7', '421 4.4.7 Delivery time expired') }, 'ann@example.org'), { kind: 'failed', bounceClass: 'soft', reason: 'expired' });

@@ -2,6 +2,7 @@ import type { ParsedMail } from 'mailparser';
 import { parseSmtpReply } from '../mail/smtp-reply.js';
 import type { BounceReason } from './reason-names.js';
 import { isFinalExpiry } from './expiry.js';
+import { preferredStatus, statusInText } from './status-choice.js';
 import { classifyFailure, normalize, reasonOfText, smtpCommand, type SmtpCommand } from './reason.js';
 import { addressOf, field, headerBlock, parseFieldBlocks, untyped, type FieldBlock } from './fields.js';
 
@@ -154,9 +155,10 @@ export function dsnVerdict(report: DeliveryStatusReport, mailRecipient: string, 
 
 function blockVerdict(chosen: DsnRecipient): Extract<DsnVerdict, { kind: 'failed' | 'delayed' }> {
   const reply = chosen.diagnostic && (chosen.diagnosticType === undefined || chosen.diagnosticType === 'smtp') ? parseSmtpReply(chosen.diagnostic) : undefined;
-  const status = chosen.status ?? reply?.enhanced;
-  const cls = status?.[0];
   const code = chosen.code ?? reply?.code;
+  const fromWords = chosen.diagnosticType === undefined || chosen.diagnosticType === 'smtp' ? reply?.enhanced ?? statusInText(chosen.diagnostic) : undefined;
+  const status = preferredStatus(chosen.status, fromWords, code);
+  const cls = status?.[0];
   const smtpCode = code !== undefined && (cls === undefined || String(code)[0] === cls) ? code : undefined;
   const base = { ...(status ? { status } : {}), ...(smtpCode !== undefined ? { smtpCode } : {}), ...(chosen.diagnostic ? { diagnostic: chosen.diagnostic } : {}) };
   const { reason, bounceClass } = classifyFailure(

@@ -200,7 +200,8 @@ export function says(reason: keyof typeof PHRASES, text: string): boolean {
 export const NO_SUCH_ACCOUNT: readonly Phrase[] = [
   /\b(?:account|mailbox|e-?mail address|address|recipient)(?: [^ ]+)? (?:does not|doesn't|doesn’t|did not) exist/,
   /(?:doesn't|does not|doesn’t) have an? [^ ]+ account/, 'invalid recipient', 'recipient not found', 'recipientnotfound', 'recipnotfound',
-  "address couldn't be found", 'address could not be found', 'address not found', 'not listed in', 'recipient name is not recognized',
+  "address couldn't be found", 'address could not be found', 'address not found', /not listed in (?:the )?(?:[a-z]+ )?(?:directory|name and address book)/,
+  'recipient name is not recognized', 'account that you tried to reach does not exist',
   'no such user here', 'no mailbox here by that name', 'is not a valid mailbox', 'mailbox not found', 'no such mailbox', 'no such recipient',
   'recipient address rejected: access denied', /recipient address rejected: user unknown in \S+ (?:recipient|mailbox) table/,
   'invalid final delivery userid', 'no valid recipients', 'not our customer', 'adresse destinataire invalide', 'addressee unknown',

@@ -95,7 +95,7 @@ function transcriptCommand(text: string): SmtpCommand | undefined {
  * difference: 5.7.27 (the *sender's* domain has a null MX) is `rejected`, a refusal of the sender,
  * never a dead recipient.
  */
-const STATUS_NAME: Readonly<Record<string, BounceReason>> = {
+export const STATUS_NAME: Readonly<Record<string, BounceReason>> = {
   '4.1.6': 'hasmoved', '4.1.7': 'rejected', '4.1.8': 'rejected', '4.1.9': 'systemerror',
   '4.2.1': 'blocked', '4.2.2': 'mailboxfull', '4.2.3': 'exceedlimit', '4.2.4': 'filtered',
   '4.3.1': 'systemfull', '4.3.2': 'notaccept', '4.3.3': 'systemerror', '4.3.5': 'systemerror',
@@ -157,7 +157,8 @@ const PROBES: ReadonlyArray<readonly [Exclude<BounceReason, 'onhold' | 'undefine
   ['authfailure', (f) => f.named === 'authfailure' || says('authfailure', f.text)],
   ['userunknown', (f) => {
     if (f.named === 'userunknown') return !OTHER_THAN_UNKNOWN.some((r) => says(r, f.text));
-    if (saysNoSuchAccount(f.text)) return f.command !== 'MAIL' && !says('hostunknown', f.text);
+    // Stated outright, the account's absence is believed at any command; not when the words are about the sender or the domain.
+    if (saysNoSuchAccount(f.text)) return f.command !== 'MAIL' && !says('hostunknown', f.text) && !says('rejected', f.text);
     return f.command === 'RCPT' && saysUnknownUser(f.text);
   }],
   ['filtered', (f) => {
