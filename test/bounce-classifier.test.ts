@@ -1,7 +1,11 @@
 import t from 'tap';
 import { dsnVerdict, parseDeliveryStatus } from '../domain/bounces/dsn.js';
 import { decodeInbound } from '../domain/bounces/formats/index.js';
+import { readFileSync } from 'node:fs';
 import { classifyFailure, smtpCommand } from '../domain/bounces/reason.js';
+import { generatedReasonPart, REASONS_DOC, reasonTable } from '../domain/bounces/reason-doc.js';
+import { BOUNCE_REASONS } from '../domain/bounces/reason-names.js';
+import { REASON_TABLE } from '../domain/bounces/reason-table.js';
 import { qmailBounce } from './helpers/qmail-bounce.js';
 
 /**
@@ -123,7 +127,11 @@ t.test('a reason the format states stands, unless a more specific probe comes fi
 t.test('the refused command', async (t) => {
   t.equal(smtpCommand('550 Unknown user (in reply to end of DATA\n    command)'), 'DATA');
   t.equal(smtpCommand('SMTP error from remote mail server after MAIL FROM:<a@b> SIZE=1:'), 'MAIL');
-  t.equal(smtpCommand('>>> DATA\n<<< 550 5.1.1 <a@b>... User Unknown\n<<< 503 5.0.0 Need RCPT (recipient)'), 'RCPT', 'pipelined: the 550 answered RCPT TO');
+  t.equal(smtpCommand('>>> DATA\n<<< 550 5.1.1 <a@b>... User Unknown\n<<< 503 5.0.0 Need RCPT (recipient)'), 'DATA', "a transcript's first command, as the reference analyser reads it");
+  t.equal(c({ code: 550, status: '5.1.1', diagnostic: '550 5.1.1 <a@b>... User Unknown', command: 'DATA' }), 'hard:userunknown', 'an x.1.1 status is believed at any command');
+  t.equal(smtpCommand('Connected to 192.0.2.1 but my name was rejected.'), 'HELO');
+  t.equal(smtpCommand('Connected to 192.0.2.1 but greeting failed.'), 'CONN');
+  t.equal(smtpCommand('host mx.x.org[192.0.2.1] refused to talk to me: 554 blocked'), 'HELO');
   t.equal(smtpCommand("... while talking to mx.example.org.:\n>>> DATA\n<<< 554 delivery error: dd This user doesn't have an account"), 'DATA');
   t.equal(smtpCommand('Sorry, no SMTP connection got far enough; most progress was RCPT TO response'), 'RCPT', 'a command named in capitals');
   t.equal(smtpCommand('Technical details: SMTP:RCPT host 192.0.2.8: 553 5.3.0 unknown'), 'RCPT');
@@ -190,4 +198,55 @@ t.test('a DSN whose MIME structure is damaged is read from its text', async (t) 
 t.test('Action: expired is a failure (the MTA gave up), soft', async (t) => {
   const { recipients } = parseDeliveryStatus('Reporting-MTA: dns; x\n\nFinal-Recipient: rfc822; ann@example.org\nAction: expired\nStatus: 4.4.7\n');
   t.match(dsnVerdict({ recipients }, 'ann@example.org'), { kind: 'failed', bounceClass: 'soft', reason: 'expired', status: '4.4.7' });
+});
+
+t.test("docs/bounces.md's reason table is the one the classifier reads", async (t) => {
+  t.equal(generatedReasonPart(readFileSync(REASONS_DOC.file, 'utf8')), reasonTable(), 'run `node dist/domain/bounces/reason-doc.js --write`');
+  for (const reason of BOUNCE_REASONS) {
+    const hard = classifyFailure({ status: '5.0.0' }, reason);
+    if (REASON_TABLE[reason].verdict === 'soft') t.equal(hard.bounceClass, 'soft', `${reason} is soft`);
+  }
+  t.equal(classifyFailure({ code: 550 }, 'notaccept').bounceClass, 'hard');
+  t.equal(classifyFailure({ code: 450 }, 'notaccept').bounceClass, 'soft');
+});
+
+/** A text bounce of a family whose own sentence (not a remote reply) names the reason. */
+async function ownSentence(raw: string[]): Promise<string> {
+  const d = await decodeInbound(raw.join('\r\n'));
+  if (d.kind !== 'bounce') return `not a bounce (${d.kind})`;
+  const v = dsnVerdict(d.report, 'ann@example.org', true);
+  return v.kind === 'failed' ? `${v.bounceClass}:${v.reason}` : v.kind;
+}
+
+t.test("a family's own sentences state the reason (qmail-send, Exim's routers, dma)", async (t) => {
+  const qmail = (lines: string[]) => [
+    'From: MAILER-DAEMON@mx.example.org', 'Subject: failure notice', '',
+    'Hi. This is the qmail-send program at mx.example.org.',
+    "I'm afraid I wasn't able to deliver your message to the following addresses.", '',
+    '<ann@example.org>:', ...lines, '', '--- Below this line is a copy of the message.', '', 'Subject: Hello', '',
+  ];
+  t.equal(await ownSentence(qmail(["Sorry, I couldn't find any host named example.org. (#4.1.2)"])), 'hard:hostunknown', 'even as #4.1.2');
+  t.equal(await ownSentence(qmail(["Sorry, I wasn't able to establish an SMTP connection. (#4.4.1)", "I'm not going to try again; this message has been in the queue too long."])), 'soft:networkerror');
+  t.equal(await ownSentence(qmail(['Sorry, the mailbox of this user is over its disk quota exceeded limit. (#5.2.2)'])), 'soft:mailboxfull');
+  const exim = (lines: string[]) => [
+    'From: Mail Delivery System <Mailer-Daemon@mx.example.org>', 'Subject: Mail delivery failed: returning message to sender', '',
+    'This message was created automatically by mail delivery software.', '',
+    'A message that you sent could not be delivered to one or more of its', 'recipients. This is a permanent error. The following address(es) failed:', '',
+    '  ann@example.org', ...lines.map((l) => `    ${l}`), '', '------ This is a copy of the message, including all the headers. ------', '', 'Subject: Hello', '',
+  ];
+  t.equal(await ownSentence(exim(['all relevant MX records point to non-existent hosts'])), 'hard:hostunknown');
+  t.equal(await ownSentence(exim(['an MX or SRV record indicated no SMTP service'])), 'hard:notaccept');
+  t.equal(await ownSentence(exim(['retry timeout exceeded'])), 'soft:expired');
+  t.equal(
+    await ownSentence(exim(['SMTP error from remote mail server after end of data:', 'host mx.example.org [192.0.2.1]: 550 Unknown user ann@example.org'])),
+    'soft:filtered',
+    "a quoted remote reply after DATA decides by its own words, not Exim's",
+  );
+  const dma = (lines: string[]) => [
+    'From: MAILER-DAEMON@mx.example.org', 'Subject: Mail delivery failed', '',
+    'This is the DragonFly Mail Agent at mx.example.org.', '', 'There was an error delivering your mail to <ann@example.org>.', '',
+    ...lines, '', 'Message headers follow.', '', 'Subject: Hello', '',
+  ];
+  t.equal(await ownSentence(dma(['DNS lookup failure: host example.org not found'])), 'hard:hostunknown');
+  t.equal(await ownSentence(dma(['Could not deliver for the last 345600 seconds. Giving up.'])), 'soft:expired');
 });

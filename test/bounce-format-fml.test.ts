@@ -74,7 +74,6 @@ const samples: Array<{ name: string; raw: string; stated: string; verdict?: stri
       body: ['The list server for <elist@lists.example.jp> found this mail had already passed through it', 'and stopped it to break a mail loop.'],
     }),
     stated: 'systemerror',
-    verdict: 'networkerror',
   },
   {
     name: 'fml: a command mail refused by its security check',

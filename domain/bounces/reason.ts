@@ -55,35 +55,29 @@ const TOKENS: ReadonlyArray<readonly [SmtpCommand, RegExp]> = [
 const COMMANDS: ReadonlyArray<readonly [SmtpCommand, RegExp]> = [
   ['MAIL', /in reply to MAIL FROM\s+command|after MAIL FROM|sender was rejected|did not like our MAIL FROM/i],
   ['RCPT', /in reply to RCPT TO\s+command|after RCPT TO|does not like recipient|did not like our RCPT TO|after RCPT command/i],
-  ['DATA', /in reply to end of DATA\s+command|after end of data|did not like our final DATA|failed after I sent the message|after DATA\s+command|for (?:TEXT|DATA)\s+command/i],
-  ['CONN', /after initial connection|while connected to|in reply to (?:HELO|EHLO) command/i],
+  ['DATA', /in reply to end of DATA\s+command|after end of data|did not like our final DATA|failed after I sent the message|after DATA\s+command|for (?:TEXT|DATA)\s+command|failed on DATA command/i],
+  ['CONN', /after initial connection|while connected to|but greeting failed/i],
+  ['HELO', /in reply to (?:HELO|EHLO) command|refused to talk to me|but my name was rejected/i],
 ];
 
 /**
  * A session transcript (sendmail, Courier: ">>> RCPT To:<...>" then "<<< 550 ..."): the command
- * whose replies include the first failure. Read line by line (no regular expression spans lines):
- * a "<<< 503" among DATA's replies means the session was pipelined and the failure answered RCPT.
+ * of its first ">>>" line, as the reference analyser reads it (a pipelined session's transcript
+ * starts at the command whose reply came back first). Read line by line: no regular expression
+ * spans lines. Replies without a command say nothing: the text may be a fragment of the transcript.
  */
 function transcriptCommand(text: string): SmtpCommand | undefined {
   if (!text.includes('>>> ')) return undefined;
-  let current: SmtpCommand | undefined;
-  let failed = false;
-  let pipelined = false;
-  const verdict = () => (current === 'DATA' && pipelined ? 'RCPT' : current);
   for (const raw of text.split('\n')) {
     const line = raw.trimStart();
-    if (line.startsWith('>>> ')) {
-      if (failed) return verdict();
-      const word = line.slice(4, 8).toUpperCase();
-      current = word === 'MAIL' ? 'MAIL' : word === 'RCPT' ? 'RCPT' : word === 'DATA' ? 'DATA' : word === 'EHLO' || word === 'HELO' ? 'HELO' : undefined;
-      continue;
-    }
-    if (!line.startsWith('<<< ') || !current) continue;
-    const code = line.slice(4, 7);
-    if (code === '503') pipelined = true;
-    else if (code[0] === '4' || code[0] === '5') failed = true;
+    if (!line.startsWith('>>> ')) continue;
+    const word = line.slice(4, 8).toUpperCase();
+    if (word === 'MAIL') return 'MAIL';
+    if (word === 'RCPT') return 'RCPT';
+    if (word === 'DATA') return 'DATA';
+    if (word === 'EHLO' || word === 'HELO') return 'HELO';
   }
-  return failed ? verdict() : undefined;
+  return undefined;
 }
 
 /**
@@ -228,12 +222,14 @@ export function bounceReason(facts: FailureFacts, stated?: BounceReason): Bounce
 }
 
 function readReason(f: Facts, facts: FailureFacts, stated: BounceReason | undefined): BounceReason {
-  const type = facts.diagnosticType;
+  // Postfix's own diagnostics (X-Postfix) are read like a remote server's.
+  const type = facts.diagnosticType === 'x-postfix' ? 'smtp' : facts.diagnosticType;
   if (!type || type === 'smtp') {
     // A reason the format stated is taken by its own probe's turn: an earlier, more specific one still wins.
     for (const [reason, probe] of PROBES) if (stated === reason || probe(f)) return reason;
   }
-  const reason = secondReading(f, facts, type) ?? stated;
+  // A reason the format stated, however loose, before the second reading of the words.
+  const reason = (stated && stated !== 'onhold' && stated !== 'undefined' ? stated : undefined) ?? secondReading(f, facts, type);
   if (reason) return reason;
   if (facts.action === 'delayed') return 'expired';
   return f.text ? 'onhold' : 'undefined';

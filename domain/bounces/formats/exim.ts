@@ -14,4 +14,17 @@ export const exim: TextFormat = {
   startSkipsLine: true,
   end: [/^-{3,} ?This is a copy of (?:the|your) message/im, /^-{3} The header of the original message is following/im, /^-{3,} ?The body of the message is/im, /^-{3,} Original message/im],
   delayed: /has not yet been delivered|^Warning: message \S+ delayed|Mail delivery delayed|No action is required on your part/i,
+  // Exim's own verdicts (router and transport messages), used when no remote server's reply to a
+  // named command is quoted: then the remote server's words decide.
+  statesWithoutCommand: true,
+  states: [
+    ['userunknown', /^\s*user not found|unknown user|no such user/im],
+    ['hostunknown', /all host address lookups failed permanently|all relevant MX records point to non-existent hosts|unrout(?:e)?able address/i],
+    ['notaccept', /an MX or SRV record indicated no SMTP service|no host found for existing SMTP connection/i],
+    ['mailboxfull', /mailbox is full|error: quota exceed/i],
+    ['mailererror', /pipe to \|/i],
+    ['systemerror', /delivery to (?:file|pipe) forbidden|local delivery failed|LMTP error after/i],
+    ['contenterror', /too many "received" headers/i],
+    ['expired', /retry timeout exceeded|retry time not reached|all hosts have been failing|delay reason:|\bfrozen\b/i],
+  ],
 };

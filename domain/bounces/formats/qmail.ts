@@ -7,4 +7,15 @@ export const qmail: TextFormat = {
   start: /I'm afraid I wasn't able to deliver/,
   startSkipsLine: true,
   end: [/^--- Below this line is a copy of the message/m, /^--- Enclosed is a copy of the message/m, /^--- Below this line is the original message/m],
+  // qmail-send's own sentences (not a remote server's reply) and what each means.
+  states: [
+    ['hostunknown', /couldn't find any host (?:named|by that name)/i],
+    ['networkerror', /wasn't able to establish an SMTP connection|listed as a best-preference MX/i],
+    ['mailboxfull', /disk quota exceeded/i],
+    ['mesgtoobig', /message size exceeds fixed maximum message size/i],
+    ['suspend', /administrat\w*ly disabled/i],
+    ['exceedlimit', /exc?eeded the maximum size the user accepts/i],
+    // "in the queue too long" is the queue's verdict only when no remote server refused the recipient.
+    ['expired', /^(?![\s\S]*does not like recipient)[\s\S]*in the queue too long/i],
+  ],
 };

@@ -2,7 +2,7 @@ import type { ParsedMail } from 'mailparser';
 import { statusCode, type DsnRecipient } from '../dsn.js';
 import { headerBlock, type FieldBlock } from '../fields.js';
 import type { BounceReason } from '../reason-names.js';
-import { normalize, reasonOfText, smtpCommand } from '../reason.js';
+import { normalize, reasonOfText, smtpCommand, type SmtpCommand } from '../reason.js';
 
 /**
  * The shared reader of MTA text bounces: mails written for a person, not the RFC 3464 machine
@@ -43,6 +43,8 @@ export interface TextFormat {
    * `reason`. The classifier takes a stated reason at that reason's turn (reason.ts).
    */
   states?: ReadonlyArray<readonly [BounceReason, RegExp]>;
+  /** `states` speak only when the text names no refused command (Exim: a quoted remote reply to RCPT TO decides by its own words). */
+  statesWithoutCommand?: boolean;
   /** The same, read from the notice itself when the family's notices differ (fml: a non-member's post, a loop, a security alert). */
   reasonOf?(m: InboundText, section: string): BounceReason | undefined;
   /**
@@ -56,8 +58,9 @@ export interface TextFormat {
 }
 
 /** The reason the family's own words state for this text (`states`, then `reasonOf`), else its fixed meaning. */
-function statedReason(format: TextFormat, m: InboundText, section: string, text: string): BounceReason | undefined {
-  for (const [reason, re] of format.states ?? []) if (re.test(text)) return reason;
+function statedReason(format: TextFormat, m: InboundText, section: string, text: string, command: SmtpCommand | undefined): BounceReason | undefined {
+  const own = format.statesWithoutCommand && command ? [] : (format.states ?? []);
+  for (const [reason, re] of own) if (re.test(text)) return reason;
   return format.reasonOf?.(m, section) ?? format.reason;
 }
 
@@ -165,7 +168,7 @@ export function readTextBounce(m: InboundText, format: TextFormat): TextBounce {
     // A failure that names nobody (the address was cut, or only the sender is quoted): one
     // recipient block without an address, read by the caller only for a mail it identified otherwise.
     const command = smtpCommand(section);
-    const reason = statedReason(format, m, section, section);
+    const reason = statedReason(format, m, section, section, command);
     return { recipients: [{ action, ...facts(section), ...(command ? { command } : {}), ...(reason ? { reason } : {}) }], ...(original ? { original } : {}) };
   }
   const preamble = section.slice(0, named[0]!.index);
@@ -178,7 +181,7 @@ export function readTextBounce(m: InboundText, format: TextFormat): TextBounce {
     const text = enough ? own : format.reasonFirst ? preamble : format.recipientAt ? `${preamble}${mention}` : `${preamble}\n${own}`;
     const f = facts(text);
     const command = format.reasonFirst ? smtpCommand(preamble) : smtpCommand(own) ?? smtpCommand(section);
-    const reason = statedReason(format, m, section, text);
+    const reason = statedReason(format, m, section, text, command);
     return { finalRecipient: x.address, action, ...f, ...(command ? { command } : {}), ...(reason ? { reason } : {}) };
   });
   return { recipients, ...(original ? { original } : {}) };
