@@ -250,3 +250,15 @@ t.test("a family's own sentences state the reason (qmail-send, Exim's routers, d
   t.equal(await ownSentence(dma(['DNS lookup failure: host example.org not found'])), 'hard:hostunknown');
   t.equal(await ownSentence(dma(['Could not deliver for the last 345600 seconds. Giving up.'])), 'soft:expired');
 });
+
+t.test("a local delivery agent's own refusal, quoted after the message was accepted", async (t) => {
+  t.equal(c({ diagnostic: "Your message to <ann@x.org> was automatically rejected: Mailbox doesn't exist: ann" }), 'hard:userunknown', 'dovecot');
+  t.equal(c({ diagnostic: 'Your message to <ann@x.org> was automatically rejected: Quota exceeded (mailbox for user is full)' }), 'soft:mailboxfull');
+  t.equal(c({ code: 550, diagnostic: '550 mail.local: unknown user: ann', command: 'DATA' }), 'hard:userunknown', 'mail.local after DATA');
+  t.equal(c({ diagnostic: 'maildrop: Cannot find system user ann' }), 'hard:userunknown');
+  t.equal(c({ diagnostic: 'vdelivermail: Sorry, no mailbox here by that name. vpopmail (#5.1.1)' }), 'hard:userunknown');
+  t.equal(c({ diagnostic: 'vdelivermail: user does not exist, but will deliver to /home/vpopmail/domains/x.org/postmaster/' }), 'soft:filtered');
+  t.equal(c({ diagnostic: 'vdeliver: Invalid or unknown virtual user ann' }), 'hard:userunknown');
+  t.equal(c({ diagnostic: 'maildrop: signal 0x09' }), 'soft:mailererror', "an agent's other failure");
+  t.equal(c({ code: 550, diagnostic: '550 unknown user ann', command: 'DATA' }), 'soft:filtered', 'a remote server, not an agent: filtered after DATA');
+});

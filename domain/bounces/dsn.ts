@@ -167,7 +167,8 @@ function blockVerdict(chosen: DsnRecipient): Extract<DsnVerdict, { kind: 'failed
       code: smtpCode,
       diagnostic: chosen.diagnostic,
       action: chosen.action,
-      command: chosen.command ?? (chosen.diagnostic ? smtpCommand(chosen.diagnostic) : undefined),
+      // The server's own words name the command first; else what the report's text said (rfc3464.ts, a text family).
+      command: (chosen.diagnostic ? smtpCommand(chosen.diagnostic) : undefined) ?? chosen.command,
       // The human-readable part standing in for a missing Diagnostic-Code is a text without a type.
       diagnosticType: chosen.diagnosticType && chosen.diagnosticType !== 'x-human' ? chosen.diagnosticType.toLowerCase() : undefined,
     },

@@ -1,4 +1,5 @@
 import type { BounceReason } from './reason-names.js';
+import { localAgentReason } from './local-agents.js';
 import { says, saysNoSuchAccount } from './reason-phrases.js';
 import { REASON_TABLE } from './reason-table.js';
 
@@ -224,6 +225,9 @@ export function bounceReason(facts: FailureFacts, stated?: BounceReason): Bounce
 function readReason(f: Facts, facts: FailureFacts, stated: BounceReason | undefined): BounceReason {
   // Postfix's own diagnostics (X-Postfix) are read like a remote server's.
   const type = facts.diagnosticType === 'x-postfix' ? 'smtp' : facts.diagnosticType;
+  // A local delivery agent's own refusal, quoted after the message was accepted.
+  const agent = !facts.command || facts.command === 'DATA' ? localAgentReason(f.text) : undefined;
+  if (agent) return agent;
   if (!type || type === 'smtp') {
     // A reason the format stated is taken by its own probe's turn: an earlier, more specific one still wins.
     for (const [reason, probe] of PROBES) if (stated === reason || probe(f)) return reason;
