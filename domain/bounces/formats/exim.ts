@@ -18,7 +18,7 @@ export const exim: TextFormat = {
   // named command is quoted: then the remote server's words decide.
   statesWithoutCommand: true,
   states: [
-    ['userunknown', /^\s*user not found|unknown user|no such user/im],
+    ['userunknown', /^[ \t]*user not found|unknown user|no such user/im],
     ['hostunknown', /all host address lookups failed permanently|all relevant MX records point to non-existent hosts|unrout(?:e)?able address/i],
     ['notaccept', /an MX or SRV record indicated no SMTP service|no host found for existing SMTP connection/i],
     ['mailboxfull', /mailbox is full|error: quota exceed/i],

@@ -53,7 +53,7 @@ export const fml: TextFormat = {
   name: 'FML',
   detect: (m) => LIST_AUTHOR.test(m.from) && fromListSoftware(m) && (isFml(m) || REFUSAL.test(m.subject) || REFUSAL.test(m.text)),
   end: [/^Original mail as follows:/m, /^-{2,} ?(?:Original message|Returned message|Your message)/im, /^Message-Id: ?</im],
-  recipientAt: /<([^<>\s]+@[^<>\s]+)>/g,
+  recipientAt: /<([^<>\s@]+@[^<>\s]+)>/g,
   reasonOf: listReason,
   reason: 'rejected',
 };

@@ -7,7 +7,7 @@ export const imail: TextFormat = {
   end: [/^Original message follows\./m, /^Save to the following Address Book/m],
   // Its notice names the cause before the address; these are its own directory's answers.
   states: [
-    ['userunknown', /^\s*(?:unknown user|invalid final delivery userid|user not found)\s*:/im],
-    ['mailboxfull', /^\s*(?:user mailbox exceeds allowed size|mailbox full)\s*:/im],
+    ['userunknown', /^[ \t]*(?:unknown user|invalid final delivery userid|user not found)[ \t]*:/im],
+    ['mailboxfull', /^[ \t]*(?:user mailbox exceeds allowed size|mailbox full)[ \t]*:/im],
   ],
 };

@@ -13,7 +13,7 @@ export const qmail: TextFormat = {
     ['networkerror', /wasn't able to establish an SMTP connection|listed as a best-preference MX/i],
     ['mailboxfull', /disk quota exceeded/i],
     ['mesgtoobig', /message size exceeds fixed maximum message size/i],
-    ['suspend', /administrat\w*ly disabled/i],
+    ['suspend', /administrat[a-z]{0,6}ly disabled/i],
     ['exceedlimit', /exc?eeded the maximum size the user accepts/i],
     // "in the queue too long" is the queue's verdict only when no remote server refused the recipient.
     ['expired', /^(?![\s\S]*does not like recipient)[\s\S]*in the queue too long/i],
