@@ -7,6 +7,7 @@ import { reportTag } from '../domain/bounces/report-tag.js';
 import { startInboundSmtp } from '../smtp/inbound.js';
 import { buildDeliveryStatusNotification, type DsnOptions } from '../smtp/simulator.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
+import { deliverReport } from './helpers/notice-listener.js';
 import { mailApi, startSendStack, waitFor } from './helpers/send-stack.js';
 import { qmailBounce } from './helpers/qmail-bounce.js';
 
@@ -47,16 +48,7 @@ const original = (local: string) => ({
 });
 const dsn = (local: string, opts?: DsnOptions) => buildDeliveryStatusNotification(original(local), opts);
 
-async function deliver(to: string, raw: string): Promise<string> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: inbound.port, secure: false, ignoreTLS: true });
-  try {
-    return (await transport.sendMail({ envelope: { from: '', to: [to] }, raw })).response;
-  } catch (err) {
-    return (err as { response?: string }).response ?? String(err);
-  } finally {
-    transport.close();
-  }
-}
+const deliver = (to: string, raw: string) => deliverReport(inbound.port, to, raw);
 
 const mail = async (local: string) =>
   (await dbs.pool.query<{ status: number; bounce_class: string | null }>('SELECT status, bounce_class FROM mails WHERE mail_id = $1', [ids[local]])).rows[0]!;

@@ -41,16 +41,7 @@ export async function noticeListener(t: Test, label: string): Promise<NoticeList
       await withTenant(dbs.pool, a.tenant, (c) => moveMail(a.tenant, c, mailId, MailStatus.sent));
       return { mailId, verp: `bounce+${mailId}.${reportTag(keys.current, mailId)}@send.example` };
     },
-    async deliver(to, raw) {
-      const transport = nodemailer.createTransport({ host: '127.0.0.1', port: inbound.port, secure: false, ignoreTLS: true });
-      try {
-        return (await transport.sendMail({ envelope: { from: '', to: [to] }, raw })).response;
-      } catch (err) {
-        return (err as { response?: string }).response ?? String(err);
-      } finally {
-        transport.close();
-      }
-    },
+    deliver: (to, raw) => deliverReport(inbound.port, to, raw),
     async state(mailId) {
       const { rows } = await dbs.pool.query<{ status: number; bounce_class: string | null; reason: string | null }>(
         `SELECT m.status, m.bounce_class,
@@ -61,4 +52,16 @@ export async function noticeListener(t: Test, label: string): Promise<NoticeList
       return rows[0]!;
     },
   };
+}
+
+/** Delivers `raw` over SMTP to a listener on loopback `port`, with the null sender of a bounce; the listener's reply (or refusal). */
+export async function deliverReport(port: number, to: string, raw: string): Promise<string> {
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
+  try {
+    return (await transport.sendMail({ envelope: { from: '', to: [to] }, raw })).response;
+  } catch (err) {
+    return (err as { response?: string }).response ?? String(err);
+  } finally {
+    transport.close();
+  }
 }
