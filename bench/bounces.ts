@@ -34,7 +34,7 @@ import { readServices } from '../config/services-file.js';
 import type { Pool } from '../sql/pool.js';
 import { loadBounceCorpus, sampleBytes } from '../test/helpers/bounce-corpus.js';
 import { loadavg, percentile, round } from './proc.js';
-import { assertBuilt, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, runBench, servicePool, startService, stopService, type Stopped } from './service.js';
+import { assertBuilt, benchPreloads, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, runBench, servicePool, startService, stopService, type Stopped } from './service.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
@@ -78,7 +78,8 @@ async function main(): Promise<void> {
   // Inherited by the service's worker: the load generator is one client address on one connection each.
   process.env.INBOUND_RATE_PER_MINUTE = '100000000';
   process.env.INBOUND_MAX_MESSAGES_PER_CONNECTION = '100000000';
-  const service = await startService({ prefix: 'cartero-bench-bounces-' });
+  // BENCH_CPU_PROF_DIR=DIR: each process of the service writes a CPU profile there when it stops (bench/cpu-profiler.ts).
+  const service = await startService({ prefix: 'cartero-bench-bounces-', nodeOptions: benchPreloads({ cpuProfile: !!process.env.BENCH_CPU_PROF_DIR, countQueries: false }) });
   let pool: Pool | undefined;
   let stopped: Stopped | undefined;
   const transports: Transporter[] = [];

@@ -101,10 +101,7 @@ export async function startService(opts: { dataDir?: string; prefix: string; nod
   if (nodeOptions) env.NODE_OPTIONS = nodeOptions;
   else delete env.NODE_OPTIONS;
 
-  // BENCH_CPU_PROF=<dir>: every process of the service (the primary and, through cluster's
-  // execArgv, each dyno) writes a V8 CPU profile there when it stops (--cpu-prof is refused in NODE_OPTIONS).
-  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-  const child = spawn(process.execPath, [...profile, join(projectRoot, 'dist', 'runtime', 'start.js')], {
+  const child = spawn(process.execPath, [join(projectRoot, 'dist', 'runtime', 'start.js')], {
     cwd: projectRoot,
     env,
     detached: true,
