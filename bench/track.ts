@@ -82,6 +82,10 @@ const MESSAGES = 100;
 const POLL_MS = 50;
 const DRAIN_TIMEOUT_MS = 60_000;
 const PROBE_TIMEOUT_MS = 30_000;
+// Issue 28: the rate target is a share of the same host's bare /healthz rate (the HTTP stack
+// alone, no auth, no SQL) at the same connection count, measured in the same run: absolute rates
+// move with the host. The absolute 5,000 hits/s of issue 4 is still printed for history.
+const TARGET_SHARE_OF_HEALTHZ = 0.5;
 const TARGET_HITS_PER_S = 5_000;
 const TARGET_P99_MS = 20;
 const TARGET_LAG_MS = 2_000;
@@ -460,6 +464,12 @@ async function sanity(service: Service, secret: string, mail: string): Promise<v
 
 const fmt = (n: number | null | undefined) => (n === null || n === undefined || Number.isNaN(n) ? '—' : n.toLocaleString('en-US'));
 
+/** A tracking row's hits/s over the /healthz row's at the same connection count (null without one). */
+function shareOfHealthz(rows: Row[], r: Row): number | null {
+  const reference = rows.find((x) => !x.drain && x.name.startsWith('GET /healthz') && x.connections === r.connections);
+  return reference && reference.ok_per_s > 0 ? Math.round((100 * r.ok_per_s) / reference.ok_per_s) / 100 : null;
+}
+
 function markdown(rows: Row[], meta: { date: string; nproc: number; cpu: string; node: string; loadBefore: number; loadAfter: number }, checks: Record<string, unknown>): string {
   const lines = [
     `## bench/track (${meta.date})`,
@@ -485,11 +495,17 @@ function markdown(rows: Row[], meta: { date: string; nproc: number; cpu: string;
     );
   }
   const track = rows.filter((r) => r.drain);
-  lines.push('', `Target: ≥ ${fmt(TARGET_HITS_PER_S)} hits/s with p99 < ${TARGET_P99_MS} ms, lag < ${fmt(TARGET_LAG_MS)} ms.`);
+  lines.push(
+    '',
+    `Target: hits/s ≥ ${TARGET_SHARE_OF_HEALTHZ} × this run's GET /healthz at the same connections, with p99 < ${TARGET_P99_MS} ms; lag < ${fmt(TARGET_LAG_MS)} ms (issue 4's absolute ${fmt(TARGET_HITS_PER_S)} hits/s shown for history).`,
+  );
   for (const r of track) {
     const lag = Math.max(r.drain!.lag_ms ?? Infinity, r.probes!.lag_ms_max);
+    const share = shareOfHealthz(rows, r);
     lines.push(
-      `- ${r.connections} connections: ${fmt(r.ok_per_s)} hits/s ${r.ok_per_s >= TARGET_HITS_PER_S ? 'meets' : 'misses'} the rate, p99 ${r.latency_ms.p99} ms ` +
+      `- ${r.connections} connections: ${fmt(r.ok_per_s)} hits/s` +
+        (share === null ? ' (no /healthz row)' : ` = ${share} × /healthz, ${share >= TARGET_SHARE_OF_HEALTHZ ? 'meets' : 'misses'} the share`) +
+        ` (absolute ${r.ok_per_s >= TARGET_HITS_PER_S ? 'meets' : 'misses'}), p99 ${r.latency_ms.p99} ms ` +
         `${r.latency_ms.p99 < TARGET_P99_MS ? 'meets' : 'misses'} the latency, lag ≤ ${fmt(lag)} ms ${lag < TARGET_LAG_MS ? 'meets' : 'misses'} the lag target; ` +
         `outbox received ${fmt(r.outbox!.received)} hits (${fmt(r.outbox!.opens)} opens, ${fmt(r.outbox!.clicks)} clicks) + ${r.outbox!.probes} probes.`,
     );
@@ -606,7 +622,8 @@ async function main(): Promise<void> {
         cpu_profile_dir: CPU_PROF_DIR ?? null,
         tracking_fast_path: process.env.TRACKING_FAST_PATH || 'on',
       },
-      targets: { hits_per_s: TARGET_HITS_PER_S, p99_ms: TARGET_P99_MS, lag_ms: TARGET_LAG_MS },
+      targets: { share_of_healthz: TARGET_SHARE_OF_HEALTHZ, p99_ms: TARGET_P99_MS, lag_ms: TARGET_LAG_MS, absolute_hits_per_s_issue_4: TARGET_HITS_PER_S },
+      share_of_healthz: Object.fromEntries(rows.filter((r) => r.drain).map((r) => [r.connections, shareOfHealthz(rows, r)])),
       sanity_lag_ms: sane.lag_ms,
       warmup: { ok_per_s: round(warmOk / warm.duration), p99_ms: warm.latency.p99, drain: warmDrain },
       rows,

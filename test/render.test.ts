@@ -217,8 +217,17 @@ t.test('SMTP replies: 2xx sent, 4xx deferred, 5xx hard or soft by the reason (do
   t.equal(kind('550 5.1.1 user unknown'), 'bounced:hard');
   t.equal(kind('550 5.1.10 null MX'), 'bounced:hard');
   t.equal(kind('553 5.1.3 bad syntax'), 'bounced:hard');
-  t.equal(kind('550 5.0.0 no such user'), 'bounced:hard');
-  t.equal(kind('501 5.5.4 invalid address'), 'bounced:hard');
+  // Terse "no such user" words with no command known: the reference analyser's `filtered` (soft);
+  // the send worker always knows the command (nodemailer's err.command, below).
+  t.equal(kind('550 5.0.0 no such user'), 'bounced:soft');
+  t.equal(kind('501 5.5.4 invalid address'), 'bounced:soft');
+  const atRcpt = (reply: string) => {
+    const o = classifyReply({ ...parseSmtpReply(reply), command: 'RCPT' });
+    return o.kind === 'bounced' ? `bounced:${o.bounceClass}` : o.kind;
+  };
+  t.equal(atRcpt('550 5.0.0 no such user'), 'bounced:hard', 'refused at RCPT TO: the address is dead');
+  t.equal(atRcpt('501 5.5.4 invalid address'), 'bounced:hard');
+  t.equal(atRcpt('550 No such user here'), 'bounced:hard');
   t.equal(kind('552 5.2.2 mailbox full'), 'bounced:soft');
   t.equal(kind('550 5.7.1 policy'), 'bounced:soft');
   t.equal(kind('554 5.4.4 unroutable'), 'bounced:hard', '5.4.4: no route to the domain (hostunknown)');
@@ -231,8 +240,10 @@ t.test('SMTP replies: 2xx sent, 4xx deferred, 5xx hard or soft by the reason (do
   t.match(classifyReply({ code: 551, text: '' }), { bounceClass: 'hard' }, '551 user not local: moved');
   t.match(classifyReply({ code: 552, text: '' }), { bounceClass: 'soft' }, '552 storage exceeded');
 
-  const rcpt = outcomeOfError(Object.assign(new Error("Can't send mail - all recipients were rejected"), { code: 'EENVELOPE', responseCode: 550, response: '550 5.1.1 <bounce@x>: User unknown' }));
-  t.same(rcpt, { kind: 'bounced', bounceClass: 'hard', reason: 'userunknown', reply: { code: 550, enhanced: '5.1.1', text: '550 5.1.1 <bounce@x>: User unknown' } });
+  const rcpt = outcomeOfError(Object.assign(new Error("Can't send mail - all recipients were rejected"), { code: 'EENVELOPE', command: 'RCPT TO', responseCode: 550, response: '550 5.1.1 <bounce@x>: User unknown' }));
+  t.same(rcpt, { kind: 'bounced', bounceClass: 'hard', reason: 'userunknown', reply: { code: 550, enhanced: '5.1.1', text: '550 5.1.1 <bounce@x>: User unknown', command: 'RCPT' } });
+  const bareRcpt = outcomeOfError(Object.assign(new Error("Can't send mail - all recipients were rejected"), { code: 'EENVELOPE', command: 'RCPT TO', responseCode: 550, response: '550 unknown user' }));
+  t.match(bareRcpt, { kind: 'bounced', bounceClass: 'hard', reason: 'userunknown' }, "nodemailer's EENVELOPE names RCPT TO: a terse reply there is a dead address");
   const afterData = outcomeOfError(Object.assign(new Error('Message failed'), { code: 'EMESSAGE', command: 'DATA', responseCode: 550, response: '550 Unknown user ann@x' }));
   t.match(afterData, { kind: 'bounced', bounceClass: 'soft', reason: 'filtered', reply: { command: 'DATA' } }, 'refused after DATA: accepted at RCPT, so the content was filtered');
   const conn = outcomeOfError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ESOCKET' }));
