@@ -36,8 +36,9 @@ function fromListSoftware(m: InboundText): boolean {
 
 /**
  * Why the list refused, in fml's words (its notice's subject names the error when the body
- * does not: "NOT MEMBER article from ...", "Loop Alert: ..."). Stated only when the classifier
- * finds no reason in the text.
+ * does not: "NOT MEMBER article from ...", "Loop Alert: ..."). The classifier takes a firm stated
+ * reason (rejected, notcompliantrfc) as it is, a loose one (systemerror, securityerror) at its
+ * probe's turn or before reading the remaining words (reason.ts).
  */
 function listReason(m: InboundText, section: string): BounceReason | undefined {
   const text = `${m.subject}\n${section}`;
