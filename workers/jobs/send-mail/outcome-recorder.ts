@@ -52,12 +52,7 @@ export class OutcomeRecorder {
     const deadline = Date.now() + RECORD_RETRY_MS;
     for (let attempt = 0; ; attempt++) {
       try {
-        const moved = await withTenant(this.pool, tenant, async (c) => {
-          // The move is a named statement, yet Postgres re-planned it at every call (custom plans:
-          // 13 % of its time in bench/send); its generic plan (index lookups by mail_id) serves any batch.
-          await c.query('SET LOCAL plan_cache_mode = force_generic_plan');
-          return moveMails(tenant, c, moves);
-        });
+        const moved = await withTenant(this.pool, tenant, (c) => moveMails(tenant, c, moves));
         if (moved.some((m) => m.status === MailStatus.bounced && m.bounce_class === 'soft')) this.onSoftBounce(tenant.instanceId);
         return;
       } catch (err) {
