@@ -14,7 +14,7 @@ import t, { type Test } from 'tap';
 import { SMTPServer } from 'smtp-server';
 import { startMailboxSimulator, type MailboxSimulator } from '../smtp/simulator.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
-import { mailApi, readMailbox, startSendStack, waitFor, type MailApi } from './helpers/send-stack.js';
+import { type MailApi, mailApi, readMailbox, settledSendJobs, startSendStack, waitFor } from './helpers/send-stack.js';
 import type { Proc } from './helpers/spawn.js';
 
 /**
@@ -163,23 +163,7 @@ async function recovered(t: Test, ids: string[], dir: string, reply: RegExp, min
   if (minTryMs) t.same(cutShort, [], `each refused try lasted its timeout (${minTryMs} ms) at least`);
   t.comment(`${deferrals} deferred tries for ${ids.length} mails before the relay recovered`);
 
-  await waitFor(
-    'no send job left to run',
-    async () =>
-      (await count(`SELECT count(*) AS n FROM pgboss.job WHERE name = 'mail.send' AND data->>'mail_id' = ANY ($1) AND state < 'completed'`, [ids])) === 0
-        ? true
-        : undefined,
-    30_000,
-    250,
-  );
-  const jobs = await dbs.pool.query<{ state: string; n: number }>(
-    `SELECT state, count(*)::int AS n FROM (
-       SELECT state::text, data FROM pgboss.job WHERE name = 'mail.send'
-       UNION ALL SELECT state::text, data FROM pgboss.archive WHERE name = 'mail.send'
-     ) j WHERE data->>'mail_id' = ANY ($1) GROUP BY state ORDER BY state`,
-    [ids],
-  );
-  t.same(jobs.rows, [{ state: 'completed', n: ids.length }], 'one job per mail, completed (retried, never failed or left active)');
+  t.same(await settledSendJobs(dbs.pool, ids), [{ state: 'completed', n: ids.length }], 'one job per mail, completed (retried, never failed or left active)');
 }
 
 t.test('a relay answering 421 for a while, then accepting: deferred, retried with backoff, sent once; nothing stuck', async (t) => {

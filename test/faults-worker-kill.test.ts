@@ -11,7 +11,7 @@ process.env.QUEUE_MAINTENANCE_SECONDS = '2';
 import { hostname } from 'node:os';
 import t from 'tap';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
-import { mailApi, readMailbox, sleep, startSendStack, waitFor } from './helpers/send-stack.js';
+import { logShapes, mailApi, mailboxCopies, readMailbox, settledSendJobs, sleep, startSendStack, waitFor } from './helpers/send-stack.js';
 import type { Proc } from './helpers/spawn.js';
 
 /**
@@ -159,31 +159,10 @@ t.test('two workers, one SIGKILLed mid-send of 2,000 mails and restarted: none l
   );
 
   // No job left to run or failed (the victim's expired jobs were retried, not failed).
-  await waitFor(
-    'no send job pending',
-    async () =>
-      (await count(
-        `SELECT count(*) AS n FROM pgboss.job WHERE name = 'mail.send' AND data->>'mail_id' = ANY ($1) AND state IN ('created', 'retry', 'active')`,
-        [ids],
-      )) === 0
-        ? true
-        : undefined,
-    30_000,
-    250,
-  );
-  const jobs = await dbs.pool.query<{ state: string; n: number }>(
-    `SELECT state, count(*)::int AS n FROM (
-       SELECT state::text, data FROM pgboss.job WHERE name = 'mail.send'
-       UNION ALL SELECT state::text, data FROM pgboss.archive WHERE name = 'mail.send'
-     ) j WHERE data->>'mail_id' = ANY ($1) GROUP BY state ORDER BY state`,
-    [ids],
-  );
-  t.same(jobs.rows, [{ state: 'completed', n: TOTAL }], 'one job per mail, all completed, none failed');
+  t.same(await settledSendJobs(dbs.pool, ids), [{ state: 'completed', n: TOTAL }], 'one job per mail, all completed, none failed');
 
   // ---- the mailbox: none lost, duplicates counted and bounded ---------------------------------
-  const stored = readMailbox(stack.mailboxDir);
-  const copies = new Map<string, number>();
-  for (const m of stored) if (m.mailId) copies.set(m.mailId, (copies.get(m.mailId) ?? 0) + 1);
+  const { stored, copies } = mailboxCopies(stack.mailboxDir);
   const idSet = new Set(ids);
   t.same([...copies.keys()].filter((id) => !idSet.has(id)), [], 'no message for a mail outside the send');
   t.same(ids.filter((id) => !copies.has(id)), [], 'none lost: every mail has a message in the mailbox');
@@ -196,14 +175,8 @@ t.test('two workers, one SIGKILLed mid-send of 2,000 mails and restarted: none l
   t.same(deliveredUnrecorded.filter((id) => !duplicated.includes(id)), [], 'every mail stored but unrecorded at the kill was sent again (at-least-once)');
 
   // The logs: a mail sent twice was handed to SMTP twice, and ends sent once.
-  const { rows: logRows } = await dbs.pool.query<{ mail_id: string; statuses: number[] }>(
-    'SELECT mail_id, array_agg(status ORDER BY id) AS statuses FROM mail_logs WHERE mail_id = ANY ($1) GROUP BY mail_id',
-    [ids],
-  );
-  const shapes = new Map<string, number>();
-  for (const r of logRows) shapes.set(r.statuses.join(','), (shapes.get(r.statuses.join(',')) ?? 0) + 1);
+  const { shapes, handedTwice } = await logShapes(dbs.pool, ids);
   t.comment(`log shapes: ${JSON.stringify(Object.fromEntries(shapes))}`);
   t.ok([...shapes.keys()].every((s) => s === '1,2,3' || s === '1,2,2,3'), 'every mail logged 1,2,3 (or 1,2,2,3 when handed again after the kill)');
-  const handedTwice = logRows.filter((r) => r.statuses.length === 4).map((r) => r.mail_id);
   t.same(handedTwice.filter((id) => !victimQueued.has(id)), [], "only the victim's mails were handed to SMTP again");
 });

@@ -20,7 +20,7 @@ import { createForm } from '../domain/forms/definition.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { startTestMailbox } from './helpers/mailbox.js';
-import { mailApi, readMailbox, waitFor, type MailApi } from './helpers/send-stack.js';
+import { type MailApi, mailApi, mailboxCopies, readMailbox, waitFor } from './helpers/send-stack.js';
 import { childEnv, sleep, spawnNode, type Proc } from './helpers/spawn.js';
 import { startReceiver } from './helpers/webhook-receiver.js';
 
@@ -268,9 +268,7 @@ t.test('2 web + 2 worker dynos, one worker killed: every mail, hit, delivery and
   t.ok(confirmations.every((r) => r.n === 1 && r.sent === 1), 'exactly one confirmation mail row per submission, sent');
 
   // ---- mails: none lost, duplicates only from the kill ------------------------------------------
-  const stored = readMailbox(mailboxDir);
-  const copies = new Map<string, number>();
-  for (const m of stored) if (m.mailId) copies.set(m.mailId, (copies.get(m.mailId) ?? 0) + 1);
+  const { stored, copies } = mailboxCopies(mailboxDir);
   t.same(ids.filter((id) => !copies.has(id)), [], 'none lost: every mail of the send is in the mailbox');
   const duplicated = [...copies].filter(([, n]) => n > 1).map(([id]) => id);
   const extra = [...copies.values()].reduce((s, n) => s + n - 1, 0);

@@ -7,7 +7,7 @@ process.env.QUEUE_MAINTENANCE_SECONDS = '2';
 
 import t from 'tap';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
-import { mailApi, readMailbox, sleep, startSendStack, waitFor } from './helpers/send-stack.js';
+import { logShapes, mailApi, mailboxCopies, readMailbox, settledSendJobs, sleep, startSendStack, waitFor } from './helpers/send-stack.js';
 
 /**
  * At-least-once under a crash: 1,000 mails accepted over HTTP, a worker process SIGKILLed in the
@@ -112,35 +112,11 @@ t.test('a worker killed during a batch of 1,000 mails loses none; duplicates are
   if (secondLog) t.comment(`second worker logged:\n${secondLog.slice(-2000)}`);
 
   // No job left to run or failed for these mails (an expired job was retried, not failed).
-  await waitFor(
-    'no send job pending',
-    async () =>
-      (await count(
-        `SELECT count(*) AS n FROM pgboss.job WHERE name = 'mail.send' AND data->>'mail_id' = ANY ($1) AND state IN ('created', 'retry', 'active')`,
-        [ids],
-      )) === 0
-        ? true
-        : undefined,
-    30_000,
-    250,
-  );
-  const jobs = await dbs.pool.query<{ state: string; n: number }>(
-    `SELECT state, count(*)::int AS n FROM (
-       SELECT state::text, data FROM pgboss.job WHERE name = 'mail.send'
-       UNION ALL SELECT state::text, data FROM pgboss.archive WHERE name = 'mail.send'
-     ) j WHERE data->>'mail_id' = ANY ($1) GROUP BY state ORDER BY state`,
-    [ids],
-  );
-  t.same(jobs.rows, [{ state: 'completed', n: TOTAL }], 'one job per mail, all completed, none failed');
+  t.same(await settledSendJobs(dbs.pool, ids), [{ state: 'completed', n: TOTAL }], 'one job per mail, all completed, none failed');
 
   // ---- the mailbox: none lost, duplicates counted ---------------------------------------------
-  const stored = readMailbox(stack.mailboxDir);
-  const copies = new Map<string, number>();
-  let mismatched = 0;
-  for (const m of stored) {
-    if (!m.mailId || !m.messageId?.includes(m.mailId)) mismatched++;
-    if (m.mailId) copies.set(m.mailId, (copies.get(m.mailId) ?? 0) + 1);
-  }
+  const { stored, copies } = mailboxCopies(stack.mailboxDir);
+  const mismatched = stored.filter((m) => !m.mailId || !m.messageId?.includes(m.mailId)).length;
   t.equal(mismatched, 0, 'every stored message names its mail in X-Cartero-Mail-Id and Message-ID');
   const idSet = new Set(ids);
   t.same([...copies.keys()].filter((id) => !idSet.has(id)), [], 'no message for a mail outside the batch');
@@ -155,15 +131,10 @@ t.test('a worker killed during a batch of 1,000 mails loses none; duplicates are
   t.same(deliveredUnrecorded.filter((id) => !duplicated.includes(id)), [], 'every mail stored but unrecorded at the kill was sent again');
 
   // The logs tell the same story: a mail sent twice was handed to SMTP twice, and ends sent once.
-  const { rows: logRows } = await dbs.pool.query<{ mail_id: string; statuses: number[] }>(
-    'SELECT mail_id, array_agg(status ORDER BY id) AS statuses FROM mail_logs WHERE mail_id = ANY ($1) GROUP BY mail_id',
-    [ids],
-  );
-  const shapes = new Map<string, number>();
-  for (const r of logRows) shapes.set(r.statuses.join(','), (shapes.get(r.statuses.join(',')) ?? 0) + 1);
+  const { shapes, handedTwice } = await logShapes(dbs.pool, ids);
   t.comment(`log shapes: ${JSON.stringify(Object.fromEntries(shapes))}`);
   t.ok([...shapes.keys()].every((s) => s === '1,2,3' || s === '1,2,2,3'), 'every mail logged 1,2,3 (or 1,2,2,3 when retried after the kill)');
-  const retried = new Set(logRows.filter((r) => r.statuses.length === 4).map((r) => r.mail_id));
+  const retried = new Set(handedTwice);
   t.same(duplicated.filter((id) => !retried.has(id)), [], 'every duplicate shows its second hand-off in the logs');
   t.same([...retried].filter((id) => !queuedAtKill.has(id)), [], 'only mails queued at the kill were handed to SMTP again');
 });

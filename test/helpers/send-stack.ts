@@ -255,3 +255,50 @@ export async function storedOne(t: Test, dir: string, mailId: string): Promise<{
   const raw = readFileSync(files[0]!.file);
   return { raw, parsed: await simpleParser(raw), msg: files[0]! };
 }
+
+/** The mailbox's messages counted per mail (X-Cartero-Mail-Id): the at-least-once tests' ledger. */
+export function mailboxCopies(dir: string): { stored: StoredMessage[]; copies: Map<string, number> } {
+  const stored = readMailbox(dir);
+  const copies = new Map<string, number>();
+  for (const m of stored) if (m.mailId) copies.set(m.mailId, (copies.get(m.mailId) ?? 0) + 1);
+  return { stored, copies };
+}
+
+/**
+ * Waits until none of these mails' send jobs is left to run (created, retry or active), then
+ * their jobs' final states, live and archived together: `[{ state: 'completed', n }]` when each
+ * mail's one job completed.
+ */
+export async function settledSendJobs(pool: Pool, mailIds: readonly string[], ms = 30_000): Promise<Array<{ state: string; n: number }>> {
+  await waitFor(
+    'no send job left to run',
+    async () => {
+      const { rows } = await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'mail.send' AND data->>'mail_id' = ANY ($1) AND state IN ('created', 'retry', 'active')`,
+        [mailIds],
+      );
+      return rows[0]!.n === 0 ? true : undefined;
+    },
+    ms,
+    250,
+  );
+  const { rows } = await pool.query<{ state: string; n: number }>(
+    `SELECT state, count(*)::int AS n FROM (
+       SELECT state::text, data FROM pgboss.job WHERE name = 'mail.send'
+       UNION ALL SELECT state::text, data FROM pgboss.archive WHERE name = 'mail.send'
+     ) j WHERE data->>'mail_id' = ANY ($1) GROUP BY state ORDER BY state`,
+    [mailIds],
+  );
+  return rows;
+}
+
+/** How many of these mails have each log shape ("1,2,3": received, queued, sent), the kill tests' check that a resend was handed to SMTP again. */
+export async function logShapes(pool: Pool, mailIds: readonly string[]): Promise<{ shapes: Map<string, number>; handedTwice: string[] }> {
+  const { rows } = await pool.query<{ mail_id: string; statuses: number[] }>(
+    'SELECT mail_id, array_agg(status ORDER BY id) AS statuses FROM mail_logs WHERE mail_id = ANY ($1) GROUP BY mail_id',
+    [mailIds],
+  );
+  const shapes = new Map<string, number>();
+  for (const r of rows) shapes.set(r.statuses.join(','), (shapes.get(r.statuses.join(',')) ?? 0) + 1);
+  return { shapes, handedTwice: rows.filter((r) => r.statuses.length === 4).map((r) => r.mail_id) };
+}
