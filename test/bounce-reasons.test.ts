@@ -32,7 +32,7 @@ stack.spawnWorker();
 const api = mailApi(stack.url, a.headers);
 const keys = await reportKeys(dbs.pool);
 
-const locals = ['bounce-sync', 'late-hard', 'late-blocked', 'late-sender', 'delayed', 'vacation', 'forged-domain'];
+const locals = ['bounce-sync', 'late-hard', 'late-blocked', 'late-sender', 'delayed', 'vacation', 'forged-domain', 'expired-final', 'late-411', 'late-filtered'];
 const sent = await api.send({ from: 'news@send.example', to: locals.map((l) => ({ email: `${l}@example.org` })), subject: 'Hello', text: 'Hello' });
 // No assertion before the subtests: tap may end the root test at the first one while fixtures still load.
 if (sent.status !== 202) throw new Error(`send: ${sent.status} ${JSON.stringify(sent.body)}`);
@@ -91,6 +91,28 @@ t.test('a delay-only DSN stays a delay: a note with its reason, no bounce', asyn
   t.same(await mail('delayed'), { status: 3, bounce_class: null });
   t.same(await bounce('delayed'), []);
   t.match(await lastLog('delayed'), { status: 3, reason: 'dsn_delayed', bounce_reason: 'networkerror' });
+});
+
+t.test('a delay report that says the queue gave up is a soft bounce, reason expired (issue 27)', async (t) => {
+  const raw = dsn('expired-final', { action: 'delayed', status: '4.4.7', diagnostic: '421 4.4.7 Message expired: retry timeout exceeded' });
+  t.equal(await deliver(verp('expired-final'), raw), '250 2.0.0 Ok: delivery status recorded');
+  t.same(await mail('expired-final'), { status: 6, bounce_class: 'soft' });
+  t.match(await bounce('expired-final'), [{ class: 'soft', source: 'dsn', reason: 'expired' }]);
+  t.match(await lastLog('expired-final'), { status: 6, bounce_reason: 'expired', bounce_class: 'soft' });
+  t.same(await restriction('expired-final'), [], 'soft: no restriction at once');
+});
+
+t.test('the reason decides hard or soft, not the class digit (issue 27)', async (t) => {
+  // A dead address stated with a 4.1.1: hard all the same.
+  await deliver(verp('late-411'), dsn('late-411', { status: '4.1.1', diagnostic: '450 4.1.1 <late-411@example.org>: Recipient address rejected: User unknown in local recipient table' }));
+  t.same(await mail('late-411'), { status: 6, bounce_class: 'hard' });
+  t.match(await lastLog('late-411'), { bounce_reason: 'userunknown', bounce_class: 'hard' });
+  t.match(await restriction('late-411'), [{ reason: 'hard_bounce' }]);
+  // A recipient's filter with a 5.x.x: soft, the address is alive.
+  await deliver(verp('late-filtered'), dsn('late-filtered', { status: '5.7.1', diagnostic: '550 5.7.1 Message rejected due to user rules' }));
+  t.same(await mail('late-filtered'), { status: 6, bounce_class: 'soft' });
+  t.match(await lastLog('late-filtered'), { bounce_reason: 'filtered', bounce_class: 'soft' });
+  t.same(await restriction('late-filtered'), []);
 });
 
 t.test('an auto-reply (RFC 3834) to the return path changes nothing', async (t) => {
