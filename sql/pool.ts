@@ -36,6 +36,9 @@ export function createPool(
   return pool;
 }
 
+/** The SQLSTATE of a COMMIT refused for arriving after its request stopped waiting (migration 025). */
+export const COMMIT_TOO_LATE = 'CR503';
+
 /**
  * Connection-level failures (errors/connection.ts: socket errors, SQLSTATE classes 08, 57P0x,
  * 53) and pg's own connect timeout or lost connection become one retriable 503; anything else (a
@@ -49,6 +52,7 @@ export function asDependencyError(err: unknown): unknown {
   if (
     isConnectionFailure(err) ||
     isUnavailableSqlState(code) ||
+    code === COMMIT_TOO_LATE ||
     /timeout exceeded when trying to connect|Connection terminated|Query read timeout/i.test(message)
   ) {
     return new DependencyUnavailable('postgres', err);
@@ -57,8 +61,21 @@ export function asDependencyError(err: unknown): unknown {
 }
 
 /**
+ * How long after BEGIN a COMMIT may still apply, for a pool whose statements have a client-side
+ * bound (a web dyno's): 90 % of that bound. A request gives up on its COMMIT at least the bound
+ * after BEGIN, so a COMMIT the server reads later than this is one its request may have stopped
+ * waiting for; migration 025's deferred triggers fail it rather than apply a mail answered 503.
+ * The tenth left over is the time for a COMMIT that passed the check to be written and answered.
+ */
+export function commitWithinMs(pool: Pool): number | undefined {
+  const bound = (pool.options as { query_timeout?: number }).query_timeout;
+  return bound ? Math.floor(bound * 0.9) : undefined;
+}
+
+/**
  * Run fn in a transaction; connection failures become DependencyUnavailable. `begin` replaces the
- * plain BEGIN (tenant transactions send BEGIN and their settings in one round trip).
+ * plain BEGIN (tenant transactions send BEGIN and their settings in one round trip); on a pool
+ * with a statement bound, the commit deadline rides in the same round trip.
  */
 export async function withTransaction<T>(pool: Pool, fn: (c: Client) => Promise<T>, begin = 'BEGIN'): Promise<T> {
   let client: Client;
@@ -68,8 +85,9 @@ export async function withTransaction<T>(pool: Pool, fn: (c: Client) => Promise<
     throw asDependencyError(err);
   }
   let unusable: unknown;
+  const within = commitWithinMs(pool);
   try {
-    await client.query(begin);
+    await client.query(within ? `${begin}; SELECT set_config('cartero.commit_within_ms', '${within}', true)` : begin);
     const result = await fn(client);
     await client.query('COMMIT');
     return result;

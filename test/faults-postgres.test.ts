@@ -9,7 +9,9 @@ import { loadConfig } from '../config/config.js';
 import { createForm } from '../domain/forms/definition.js';
 import { runMigrations } from '../runtime/migrations.js';
 import { startEmbeddedPostgres } from '../sql/embedded.js';
-import { createPool } from '../sql/pool.js';
+import { DependencyUnavailable } from '../errors/app-error.js';
+import { withTenant } from '../domain/tenancy/context.js';
+import { createPool, type Client } from '../sql/pool.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { startTestMailbox } from './helpers/mailbox.js';
 import { readMailbox, waitFor } from './helpers/send-stack.js';
@@ -284,6 +286,58 @@ t.test('Postgres stopped for 20 s: 503 or success in bounded time, nothing lost 
   // Same processes throughout: nothing was restarted, and both still run.
   t.equal(web.exit(), undefined, `web (pid ${web.pid}) never exited`);
   t.equal(worker.exit(), undefined, `worker (pid ${worker.pid}) never exited`);
+});
+
+// The case the outage above meets only by chance, made certain: Postgres stops (here: the one
+// backend of the transaction) right after the send's last statement is answered, so its COMMIT
+// waits unread in the socket while the request gives up; the COMMIT is read once the backend
+// resumes. Migration 025 fails it there, so a 503 leaves no mail behind.
+t.test('a COMMIT read after its request answered 503 is not applied; one read in time is', async (t) => {
+  const bound = 1_500;
+  const web = createPool(databaseUrl, { max: 1, application: 'cartero-test-web', queryTimeoutMs: bound });
+  t.teardown(() => web.end());
+  const message = (c: Client, msgId: string) =>
+    c.query('INSERT INTO messages (instance_id, msg_id, sender_id, from_email, subject) VALUES ($1, $2, $3, $4, $5)', [
+      a.tenant.instanceId, msgId, senderId, 'news@faults.example', 'Late commit',
+    ]);
+  const stored = async (msgId: string) => (await pool.query('SELECT count(*)::int AS n FROM messages WHERE msg_id = $1', [msgId])).rows[0].n;
+
+  await withTenant(web, a.tenant, (c) => message(c, 'commit-in-time'));
+  t.equal(await stored('commit-in-time'), 1, 'a COMMIT answered in time applies');
+
+  let backend = 0;
+  const started = performance.now();
+  const outcome = await withTenant(web, a.tenant, async (c) => {
+    await message(c, 'commit-too-late');
+    backend = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    process.kill(backend, 'SIGSTOP');
+  }).then(
+    () => 'committed',
+    (err: unknown) => err,
+  );
+  const waited = performance.now() - started;
+  t.ok(outcome instanceof DependencyUnavailable, `the request gets 503's error (${String(outcome)})`);
+  t.ok(waited >= bound && waited < bound + 3_000, `after the statement bound (${Math.round(waited)} ms)`);
+  await sleep(500);
+  process.kill(backend, 'SIGCONT');
+  // The resumed backend reads the COMMIT, then the closed socket; wait for it to be gone.
+  await waitFor('the resumed backend to finish', async () =>
+    (await pool.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1', [backend])).rows[0].n === 0 || undefined, 10_000, 100);
+  t.equal(await stored('commit-too-late'), 0, 'the COMMIT it read after the request gave up applied nothing');
+
+  // The same rule without a stop: a transaction whose COMMIT comes later than 90 % of the bound.
+  const late = await withTenant(web, a.tenant, async (c) => {
+    await message(c, 'commit-slow');
+    await sleep(bound);
+  }).then(() => 'committed', (err: unknown) => err);
+  t.ok(late instanceof DependencyUnavailable, 'a COMMIT read past the deadline fails as 503, not 500');
+  t.equal(await stored('commit-slow'), 0, 'and applies nothing');
+  // A pool without a statement bound (a worker's) sets no deadline.
+  await withTenant(pool, a.tenant, async (c) => {
+    await message(c, 'commit-unbounded');
+    await sleep(bound);
+  });
+  t.equal(await stored('commit-unbounded'), 1, 'a worker transaction is not bounded');
 });
 
 /** For a failed assertion's context: the dynos' last output. */
