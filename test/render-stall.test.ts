@@ -87,9 +87,11 @@ t.test('the inbound banner is answered promptly while 1 MB hostile mails render'
   });
   t.ok(done.allSent, `all 10 mails sent (${Math.round(done.elapsed)} ms)`);
   t.ok(latencies.length >= 3, `the banner was asked for while they were processed (${latencies.length} times)`);
-  // A prompt banner takes a few ms; 2 s is hundreds of times that, and minutes under the old code.
+  // A prompt banner takes a few ms, under the old code minutes (the probe gives up at 10 s). The
+  // bound is half the probe's: a CI machine shared with other test files once took 2.1 s, which
+  // is the load, not a stall of this worker's loop.
   const worst = Math.max(...latencies);
-  t.ok(worst < 2_000, `the slowest banner took ${Math.round(worst)} ms`);
+  t.ok(worst < 5_000, `the slowest banner took ${Math.round(worst)} ms`);
 });
 
 /** Processes a batch like whileProcessed, with the age of the worker's oldest open transaction, as Postgres sees it, sampled meanwhile. */
