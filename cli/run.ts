@@ -42,6 +42,12 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   }
   const { command, flags } = parsed.chosen;
   const config = loadConfig(io.env);
+  try {
+    await command.precheck?.(config);
+  } catch (err) {
+    io.stderr(`cartero ${command.name}: ${describeError(err)}\n`);
+    return 1;
+  }
   // Loaded once a command is chosen: help and usage mistakes open no database.
   const { openDatabase } = await import('./database.js');
   const db = await openDatabase(config);

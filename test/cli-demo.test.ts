@@ -67,6 +67,11 @@ t.test('npx cartero demo seeds a running service and every printed command answe
   const dataDir = tempDataDir(t);
   const port = await freePort();
   const env = childEnv({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' }, ['DATABASE_URL', 'CLICKHOUSE_URL', 'SMTP_URL', 'INTERNAL_PORT', 'INBOUND_SMTP_PORT', 'WEBHOOK_ALLOW_PRIVATE']);
+  const early = await sh('node bin/cartero.js demo', env);
+  t.equal(early.code, 1, 'before npm start: exit 1');
+  t.match(early.stderr, /no Cartero service answers at http:\/\/localhost:\d+ .*npm start/, 'saying to start the service first');
+  t.same(readdirSync(dataDir), [], 'without starting a database for it');
+
   // `npm start` is its build (prestart) then this; the suite is already built.
   const service = spawnNode(t, 'dist/runtime/start.js', { env, detached: true });
   await service.waitForStdout(new RegExp(`Cartero is running at http://localhost:${port}\\b`), 120_000);

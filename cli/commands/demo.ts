@@ -20,6 +20,9 @@ export const demoCommands = [
       'webhook-url': optional('url', 'where the demo webhook points (default: a loopback receiver of the run if the service allows private receivers, else a public URL that is no receiver)'),
     },
     output: 'text',
+    precheck: async (config) => {
+      await (await import('../demo/service.js')).findService(config);
+    },
     run: async (ctx, f) => (await import('../demo/run.js')).runDemo(ctx, { reset: f.reset, webhookUrl: f['webhook-url'] }),
   }),
 ];
