@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { projectRoot } from '../config/paths.js';
 import { freePort } from '../config/ports.js';
+import { DESIGN_FILE } from '../cli/demo/seed.js';
+import { processDocument } from '../domain/templates/document.js';
 import { childEnv, sleep, spawnNode, tempDataDir } from './helpers/spawn.js';
 
 /**
@@ -62,6 +64,14 @@ async function answerOf(line: string, env: NodeJS.ProcessEnv, ok: (body: any) =>
   } while (Date.now() < deadline);
   return body;
 }
+
+t.test("the demo's design document checks clean: no error, no warning", async (t) => {
+  const config = JSON.parse(readFileSync(DESIGN_FILE, 'utf8'));
+  const { findings, html } = await processDocument(config, { subject: "November's roasts are here, {{first_name}}", preheader: 'Three new coffees' });
+  t.same(findings.filter((f) => f.level !== 'suggestion'), [], 'no error or warning');
+  t.ok(html && html.includes('Shop the November roasts'), 'rendered, its button included');
+  t.ok((html?.match(/href="https:\/\/shop\./g) ?? []).length >= 4, 'with links to track');
+});
 
 t.test('npx cartero demo seeds a running service and every printed command answers 200', async (t) => {
   const dataDir = tempDataDir(t);
