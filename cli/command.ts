@@ -15,6 +15,8 @@ export interface CliContext {
   terminal?: WriteStream;
   /** The instance with this slug, as the tenant that domain functions take first. */
   tenant(slug: string): Promise<Tenant>;
+  /** A progress line for the person at the terminal (stderr): stdout keeps only the result. */
+  progress(line: string): void;
 }
 
 type FlagValues<F> = { [K in keyof F]: F[K] extends Flag<infer V> ? V : never };
@@ -33,6 +35,13 @@ export interface CliCommand<F extends Record<string, Flag<unknown>> = Record<str
   flags: F;
   /** The flags part of the usage line, when the flags' own cannot say it (e.g. "one of two"). */
   usage?: string;
+  /**
+   * Checked before the database is opened (which, with no service running, starts the data dir's
+   * embedded Postgres): a command that needs the running service says so at once.
+   */
+  precheck?(config: Config): Promise<void>;
+  /** `text`: `run` returns the text to print as it is (a guide for a person), not a JSON value. */
+  output?: 'json' | 'text';
   run(ctx: CliContext, flags: FlagValues<F>): Promise<unknown>;
 }
 

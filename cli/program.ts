@@ -43,9 +43,10 @@ export async function parseCommandLine(
     });
 
   for (const command of commands) {
-    const [area, action] = command.name.split(' ') as [string, string];
-    const parent = program.commands.find((c) => c.name() === area) ?? program.command(area).usage('<action> [flags]').helpCommand(false);
-    const leaf = parent.command(action).summary(command.summary).usage(usageOf(command));
+    const [area, action] = command.name.split(' ') as [string, string | undefined];
+    // A command of one word (`cartero demo`) is a leaf of the program itself.
+    const parent = action === undefined ? program : (program.commands.find((c) => c.name() === area) ?? program.command(area).usage('<action> [flags]').helpCommand(false));
+    const leaf = parent.command(action ?? area).summary(command.summary).usage(usageOf(command));
     leaf.description(command.description ? `${command.summary}.\n${command.description}` : `${command.summary}.`);
     const options = Object.entries(command.flags).map(([name, flag]) => [name, flag, flag.option(name)] as const);
     for (const [, , option] of options) leaf.addOption(option);

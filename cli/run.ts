@@ -42,6 +42,12 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   }
   const { command, flags } = parsed.chosen;
   const config = loadConfig(io.env);
+  try {
+    await command.precheck?.(config);
+  } catch (err) {
+    io.stderr(`cartero ${command.name}: ${describeError(err)}\n`);
+    return 1;
+  }
   // Loaded once a command is chosen: help and usage mistakes open no database.
   const { openDatabase } = await import('./database.js');
   const db = await openDatabase(config);
@@ -50,6 +56,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     pool: db.pool,
     queue: db.queue,
     terminal: io.terminal,
+    progress: (line) => io.stderr(line + '\n'),
     async tenant(slug) {
       const instance = await getInstanceBySlug(db.pool, slug);
       return { instanceId: instance.id, slug: instance.slug, tz: instance.tz };
@@ -57,7 +64,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   };
   try {
     const result = await command.run(ctx, flags);
-    io.stdout(JSON.stringify(result) + '\n');
+    io.stdout(command.output === 'text' ? String(result) : JSON.stringify(result) + '\n');
     return 0;
   } catch (err) {
     io.stderr(`cartero ${command.name}: ${describeError(err)}\n`);

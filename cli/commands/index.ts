@@ -1,6 +1,7 @@
 import type { CliCommand } from '../command.js';
 import { consentCommands } from './consent.js';
 import { datasetCommands } from './dataset.js';
+import { demoCommands } from './demo.js';
 import { domainCommands } from './domain.js';
 import { fieldCommands } from './field.js';
 import { formCommands } from './form.js';
@@ -26,4 +27,5 @@ export const commands: readonly CliCommand[] = [
   ...formCommands,
   ...listCommands,
   ...reportKeyCommands,
+  ...demoCommands,
 ];

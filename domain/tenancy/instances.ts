@@ -54,6 +54,21 @@ export async function setInstanceEnabled(pool: Pool, slug: string, enabled: bool
   return rows[0];
 }
 
+/**
+ * Sets an instance aside under a new slug, disabled (every request 403): its data stays (consent
+ * events and mails are records to keep), and the old slug is free for a new instance. What
+ * `cartero demo --reset` does with the previous demo.
+ */
+export async function retireInstance(pool: Pool, slug: string, newSlug: string): Promise<Instance> {
+  const { rows } = await query<Instance>(
+    pool,
+    `UPDATE instances SET slug = $2, enabled = false, updated_at = now() WHERE slug = $1 RETURNING ${COLUMNS}`,
+    [slug, newSlug],
+  );
+  if (!rows[0]) throw new NotFoundError('instance', slug);
+  return rows[0];
+}
+
 /** Add CIDRs to the instance's allow list, or clear it (empty list: every address allowed). */
 export async function setInstanceAllowList(pool: Pool, slug: string, change: { add?: string[]; clear?: boolean }): Promise<Instance> {
   const add = (change.add ?? []).map(normalizeCidr);
