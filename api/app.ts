@@ -8,6 +8,7 @@ import { healthz, readyz } from './http/health.js';
 import { requireInternalToken } from './internal.js';
 import { createHttpMetrics, metricsEndpoint, type HttpMetrics } from './http/metrics.js';
 import { buildOpenApi } from './openapi.js';
+import { DOCS_PATHS, mountDocs } from './pages/docs-page.js';
 import { problem, sendProblem } from './http/problem.js';
 import { accessLog, requestId, requestIdOf } from './http/request-context.js';
 import { bodyReader, compileInputs, normalizeQuery } from './http/request-input.js';
@@ -97,6 +98,8 @@ export function createApp(deps: AppDeps, extraRoutes: Route[] = [], metrics: Htt
   app.get('/v1/openapi.json', (_req, res) => {
     res.json(openapi);
   });
+  // The interactive reference of that document, and / leading to it.
+  mountDocs(app);
 
   for (const route of routes) mount(app, route, deps);
 
@@ -104,7 +107,7 @@ export function createApp(deps: AppDeps, extraRoutes: Route[] = [], metrics: Htt
   // paths are the declared routes' and the infrastructure's above, nothing written by hand.
   const known = [
     ...routes.map((r) => ({ re: pathMatcher(r.path), method: r.method.toUpperCase() })),
-    ...['/healthz', ...(token ? ['/readyz', '/metrics'] : []), '/v1/openapi.json'].map((p) => ({ re: pathMatcher(p), method: 'GET' })),
+    ...['/healthz', ...(token ? ['/readyz', '/metrics'] : []), '/v1/openapi.json', ...DOCS_PATHS].map((p) => ({ re: pathMatcher(p), method: 'GET' })),
   ];
   app.use((req, res) => {
     const allowed = [...new Set(known.filter((k) => k.re.test(req.path)).map((k) => k.method))];

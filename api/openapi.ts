@@ -1,4 +1,4 @@
-import type { Route } from './http/route.js';
+import type { Route, RouteTag } from './http/route.js';
 import { DEFAULT_MAX_BODY_BYTES } from './http/route.js';
 import type { JsonSchema } from '../domain/validation.js';
 import { webhookEventsOpenApi } from './schemas/webhook-events.js';
@@ -28,12 +28,26 @@ function codesOf(status: number): string[] {
     .map(([code]) => code);
 }
 
-/** A status's description: the catalog's title, its codes (or how many, when many), its note. */
+/** A status's description: the catalog's title, every code it can carry (a reader of the reference sees them all), its note. */
 function errorDescription(status: number, codes: string[]): string {
   const title = STATUS_TITLES[status as ErrorStatus] ?? 'Error';
-  const listed = codes.length <= 4 ? codes.join(', ') : `one of ${codes.length} codes (x-problem-codes; docs/api-conventions.md lists them)`;
   const note = STATUS_NOTES[status as ErrorStatus];
-  return `${title}: ${listed}${note ? `; ${note}` : ''}`;
+  return `${title}: ${codes.join(', ')}${note ? `; ${note}` : ''}`;
+}
+
+/**
+ * The document's tags: each one its routes use, with its description, in the order the routes
+ * first name it (the reference's sections follow it). Two routes naming one tag with two
+ * descriptions would make one of them silently lost: refused.
+ */
+function declaredTags(routes: Route[]): RouteTag[] {
+  const tags = new Map<string, RouteTag>();
+  for (const { tag } of routes) {
+    const seen = tags.get(tag.name);
+    if (seen && seen.description !== tag.description) throw new Error(`OpenAPI tag ${tag.name} is declared with two descriptions`);
+    tags.set(tag.name, { name: tag.name, description: tag.description });
+  }
+  return [...tags.values()];
 }
 
 const problemSchema: JsonSchema = {
@@ -112,6 +126,33 @@ function successResponse(r: Route): Record<string, unknown> {
   };
 }
 
+/**
+ * A description as CommonMark, which OpenAPI says descriptions are: the declarations write
+ * placeholders as <key> or msg_<event id>, which a renderer (the /docs page) would take for HTML
+ * tags and drop; outside code spans `<` is escaped, so it reads as written.
+ */
+function asCommonMark(text: string): string {
+  return text
+    .split(/(`[^`]*`)/)
+    .map((part) => (part.startsWith('`') ? part : part.replace(/</g, '\\<')))
+    .join('');
+}
+
+// Values that are data, not prose: a `description` inside them is a field of an example.
+const DATA_KEYS = new Set(['example', 'examples', 'default', 'enum', 'const']);
+
+/** The document with every description in CommonMark (asCommonMark). */
+function markdownDescriptions(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(markdownDescriptions);
+  if (!node || typeof node !== 'object') return node;
+  return Object.fromEntries(
+    Object.entries(node).map(([k, v]) => [
+      k,
+      k === 'description' && typeof v === 'string' ? asCommonMark(v) : DATA_KEYS.has(k) ? v : markdownDescriptions(v),
+    ]),
+  );
+}
+
 const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
 
 /** OpenAPI 3.1 generated from the route declarations, so it cannot drift from what runs. */
@@ -135,32 +176,45 @@ export function buildOpenApi(routes: Route[], serverUrl: string): Record<string,
     paths[r.path]![r.method] = {
       operationId: r.operationId,
       summary: r.summary,
-      ...(r.description ? { description: r.description } : {}),
-      tags: [r.tag],
+      description: r.description,
+      tags: [r.tag.name],
       ...security(r),
       parameters: [...parameters('path', r.params), ...parameters('query', r.query), ...parameters('header', r.requestHeaders)],
       ...requestBody(r),
       responses,
     };
   }
-  return {
+  return markdownDescriptions({
     openapi: '3.1.0',
     info: {
       title: 'Cartero API',
       version: '1.0.0',
       description:
-        'Email sending, consent and forms. Every /v1 call needs Authorization: Bearer <key> and X-Instance-Slug. The public links ' +
+        'Email sending, consent and forms. Every /v1 call needs `Authorization: Bearer <key>` and `X-Instance-Slug: <slug>`. The public links ' +
         'Cartero puts in mails (operations with empty security, x-public) need neither: the signed token in the path is the credential.',
+      // Who answers for this API is whoever runs this server: its reference is where to turn.
+      contact: { name: 'Cartero API reference', url: `${serverUrl}/docs` },
     },
     servers: [{ url: serverUrl }],
+    tags: declaredTags(routes),
     paths,
     webhooks: webhookEventsOpenApi(),
     components: {
       securitySchemes: {
-        apiKey: { type: 'http', scheme: 'bearer', description: 'API key <prefix>.<key_id>.<token>' },
-        instanceSlug: { type: 'apiKey', in: 'header', name: 'X-Instance-Slug' },
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: '<prefix>.<key_id>.<token>',
+          description: 'An API key of the instance, sent as `Authorization: Bearer <key>`. Its scopes decide which operations it may call (x-required-scope); the admin CLI creates it (cartero key create) and shows it once.',
+        },
+        instanceSlug: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Instance-Slug',
+          description: 'The slug of the instance the key belongs to; every /v1 call names it alongside the key.',
+        },
       },
       schemas: { Problem: problemSchema },
     },
-  };
+  }) as Record<string, unknown>;
 }

@@ -10,6 +10,7 @@ import { EXPORT_FORMATS, exportRequest, streamExport, type ExportFormat } from '
 import { defineRoute, type Route } from '../api/http/route.js';
 import { newId } from '../domain/mail/ids.js';
 import { testDatabases } from './helpers/databases.js';
+import { FIXTURE_TAG } from './helpers/fixture-routes.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { startTestWeb } from './helpers/web.js';
 
@@ -65,7 +66,8 @@ function fixtureExport(path: string, query: ActivityQuery): Route {
     path,
     operationId: `test${path.replace(/\W/g, '')}`,
     summary: 'Stream a synthetic activity query (test fixture)',
-    tag: 'Test fixtures',
+    description: 'Streams a ClickHouse query the test chose through the export pipeline.',
+    tag: FIXTURE_TAG,
     auth: { kind: 'api_key', scope: 'mail:read' },
     query: { format: { type: 'string', enum: [...EXPORT_FORMATS], default: 'csv' } },
     success: { status: 200, description: 'The export', contentType: 'text/csv' },

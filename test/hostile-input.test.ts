@@ -45,6 +45,9 @@ interface Reply {
   body: any;
   /** The request, for the failure message. */
   what: string;
+  /** The path the service was asked, after the URL's normalization (a `..` value climbs out of its route). */
+  asked?: string;
+  location?: string | null;
 }
 
 const openapi = (await (await fetch(`${url}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, any>> };
@@ -215,7 +218,7 @@ async function call(what: string, method: string, path: string, body?: string, t
     } catch {
       parsed = undefined;
     }
-    return { status: res.status, contentType, body: parsed, what };
+    return { status: res.status, contentType, body: parsed, what, asked: new URL(url + path).pathname, location: res.headers.get('location') };
   } catch (err) {
     // A connection torn down mid-answer is as bad as a 500: report it the same way.
     return { status: 599, contentType: '', body: { error: String(err) }, what };
@@ -264,6 +267,12 @@ function requestsFor(op: Operation): Array<() => Promise<Reply>> {
   }
   return jobs;
 }
+
+/**
+ * A `..` path value under a one-segment route (/u/..) is normalized by the URL into `/`, which
+ * answers its own documented redirect to the API reference: not the route's answer to judge.
+ */
+const rootRedirect = (r: Reply) => r.asked === '/' && r.status === 302 && r.location === '/docs';
 
 const isProblem = (r: Reply) =>
   r.contentType.startsWith('application/problem+json') &&
@@ -373,7 +382,7 @@ t.test('the OpenAPI document lists the routes to fuzz', async (t) => {
 for (const op of operations) {
   t.test(`${op.method} ${op.path}`, async (t) => {
     const replies = await runAll(requestsFor(op));
-    const bad = replies.filter((r) => r.status >= 500 || (r.status >= 300 && !isProblem(r)));
+    const bad = replies.filter((r) => r.status >= 500 || (r.status >= 300 && !isProblem(r) && !rootRedirect(r)));
     t.same(
       bad.map((r) => `${r.what} -> ${r.status} ${r.body?.code ?? JSON.stringify(r.body)?.slice(0, 200)}`),
       [],

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { DOCS_CSP } from '../api/pages/docs-page.js';
 import { routes } from '../api/routes/index.js';
 import { createPurpose } from '../domain/consent/purposes.js';
 import { consentConfirmToken } from '../domain/consent/confirm-token.js';
@@ -364,6 +365,9 @@ t.test('every page and error page: never framed, never sniffed, no referrer', as
     let res: Reply | undefined;
     for (let i = 0; i < 20 && res?.status !== 429; i++) res = await page('POST', form, { [emailItem]: '' });
     assertPage(t, res!, 429);
+  });
+  t.test('the API reference (/docs): the same headers, its own CSP (api/pages/docs-page.ts)', async (t) => {
+    assertPage(t, await page('GET', '/docs'), 200, DOCS_CSP);
   });
 });
 

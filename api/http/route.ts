@@ -61,14 +61,22 @@ export interface RouteSuccess {
   headers?: Record<string, { description: string; schema: JsonSchema }>;
 }
 
+/** A group of the API reference (api/routes/tags.ts): the OpenAPI document declares each with its description. */
+export interface RouteTag {
+  name: string;
+  description: string;
+}
+
 interface RouteShape {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI-style path, e.g. /v1/senders/{id}. */
   path: string;
   operationId: string;
+  /** One line: the reference's title of the operation. */
   summary: string;
-  description?: string;
-  tag: string;
+  /** What the operation does, its rules and its caveats (the spec's words): the reference shows it under the summary. */
+  description: string;
+  tag: RouteTag;
   params?: Record<string, JsonSchema>;
   query?: Record<string, JsonSchema>;
   /** Request headers the route reads (Idempotency-Key): documented in OpenAPI; the handler reads them. */

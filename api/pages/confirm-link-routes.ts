@@ -5,6 +5,7 @@ import { sendLinkNotValid, sendPage } from './public-pages.js';
 import { defineRoute, type AppDeps } from '../http/route.js';
 import { requestIdOf } from '../http/request-context.js';
 import { linkToken } from '../schemas/public-links.js';
+import { TAGS } from '../routes/tags.js';
 
 /**
  * The one shape of every "confirm by mail" link (a double opt-in consent at /c/{token}, a form
@@ -41,7 +42,7 @@ const MAX_FORM_BYTES = 1024;
 export function confirmLinkRoutes<T extends { state: 'pending' | 'confirmed' | 'expired' }>(link: ConfirmLink<T>) {
   const common = {
     path: link.path,
-    tag: 'Public links',
+    tag: TAGS.publicLinks,
     auth: { kind: 'public' },
     params: { token: linkToken(link.tokenFor) },
     errors: [404, 410],

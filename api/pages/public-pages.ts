@@ -22,7 +22,7 @@ const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'se
  * no site the page leads to may learn. X-Content-Type-Options (nosniff) is on every response of
  * every listener already (api/http/response-headers.ts).
  */
-const PAGE_HEADERS = { 'Cache-Control': NO_CACHE, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'no-referrer' } as const;
+export const PAGE_HEADERS = { 'Cache-Control': NO_CACHE, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'no-referrer' } as const;
 
 /** A whole page around `body` (HTML the caller escaped); `head`, more of the head (a hosted form's own style). */
 export function pageHtml(title: string, body: string, head = ''): string {

@@ -10,6 +10,7 @@ import type { RouteNaming } from './reads.js';
 import { byGroup, clickRowSchemas, eventActivityQuerySchema, openRowSchemas, unopenedRowSchema } from '../schemas/activities.js';
 import { collectionSchema } from '../schemas/common.js';
 import { activityFilterQuery, mailSchema, sentFilterQuery } from '../schemas/mails.js';
+import { TAGS } from './tags.js';
 
 const LAG =
   'Read from ClickHouse, which the event pump feeds from the tracking endpoints within about a second: an open or click ' +
@@ -30,7 +31,7 @@ function activityListing<Q>(route: RouteNaming & {
     method: 'get',
     ...shape,
     description: `${description} ${LAG}`,
-    tag: 'Activities',
+    tag: TAGS.activities,
     auth: { kind: 'api_key', scope: 'mail:read' },
     success: { status: 200, description: page.description, schema: collectionSchema(page.item) },
     handler: ({ tenant, query, deps }) => list(tenant, deps.clickhouse, query),

@@ -11,6 +11,7 @@ import { eventActivityQuerySchema } from '../schemas/activities.js';
 import { activityFilterQuery, sentFilterQuery } from '../schemas/mails.js';
 import type { JsonSchema } from '../../domain/validation.js';
 import type { ActivityQuery } from '../../analytics/activities/query.js';
+import { TAGS } from './tags.js';
 
 /**
  * The four activity exports (spec: GET /v1/activities/opens/export; the sent, clicks and unopened
@@ -59,7 +60,7 @@ function exportRoute<F>(route: RouteNaming & {
   return defineRoute<Exported<F>>({
     method: 'get',
     ...shape,
-    tag: 'Activities',
+    tag: TAGS.activities,
     auth: { kind: 'api_key', scope: 'mail:read' },
     query: exportQuery(listing),
     success,

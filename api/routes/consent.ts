@@ -9,6 +9,7 @@ import { defineRoute } from '../http/route.js';
 import { listRoute } from './reads.js';
 import { paginationQuery } from '../schemas/common.js';
 import { eventCreateSchema, eventSchema, proofSchema, purposeSchema, resolveSchema, termSchema } from '../schemas/consent.js';
+import { TAGS } from './tags.js';
 
 /** Most identifiers and purposes one resolve call asks about (100 × 20 = 2,000 verdicts at most). */
 const RESOLVE_MAX_CONTACTS = 100;
@@ -72,7 +73,10 @@ export const consentRoutes = [
     path: '/v1/consent-purposes',
     operationId: 'listConsentPurposes',
     summary: 'List consent purposes',
-    tag: 'Consent',
+    description:
+      'What consent is asked for ("Newsletter"): each purpose has an id and a unique name. Terms and consent rules name ' +
+      'purposes by id; the resolver answers per purpose. Purposes are created with the admin CLI and never change.',
+    tag: TAGS.consent,
     scope: 'consent:read',
     query: paginationQuery,
     page: { description: 'A page of purposes, oldest first', item: purposeSchema },
@@ -82,7 +86,11 @@ export const consentRoutes = [
     path: '/v1/consent-terms',
     operationId: 'listConsentTerms',
     summary: 'List consent terms with their versions',
-    tag: 'Consent',
+    description:
+      'Oldest first. Each term is a legal text for some purposes on some channels, with its version history: the version ' +
+      'with is_current true is the one a new consent accepts. Publishing a version does not make it current, so a term can ' +
+      'have versions and none current, and then registering a consent to it answers 409. An inactive term accepts no new consent.',
+    tag: TAGS.consent,
     scope: 'consent:read',
     query: paginationQuery,
     page: { description: 'A page of terms, oldest first, each with its versions in publishing order', item: termSchema },
@@ -95,7 +103,7 @@ export const consentRoutes = [
     description:
       'History, not the current state (that is GET /v1/consent-rules/resolve): a grant and its later revocation both appear. ' +
       'total_items is null (histories run to millions of events); paginate with has_more.',
-    tag: 'Consent',
+    tag: TAGS.consent,
     scope: 'consent:read',
     query: {
       ...paginationQuery,
@@ -118,7 +126,7 @@ export const consentRoutes = [
     description:
       'What demonstrates consent (GDPR Art. 7(1)) for one identifier, exact against the stored form (emails lowercased). ' +
       'Events oldest first; each term version they froze once, with its full text and SHA-256. `cartero consent proof` writes the same document.',
-    tag: 'Consent',
+    tag: TAGS.consent,
     auth: { kind: 'api_key', scope: 'consent:read' },
     query: { contact: { type: 'string', minLength: 1, maxLength: MAX_CONTACT_LENGTH, description: 'Required.' } },
     success: { status: 200, description: 'The proof document', schema: proofSchema },
@@ -137,7 +145,7 @@ export const consentRoutes = [
       'Errors in this order: 404 consent_term_not_found; 409 consent_term_inactive, consent_term_no_current_version; 422 (every field error: ' +
       'a channel or purpose the term does not declare, value_error.channel_not_in_term / value_error.purpose_not_in_term; a malformed ' +
       'identifier; evidence too large); 409 consent_contact_type_channel_mismatch, consent_duplicate_rule.',
-    tag: 'Consent',
+    tag: TAGS.consent,
     auth: { kind: 'api_key', scope: 'consent:write' },
     body: eventCreateSchema,
     success: { status: 201, description: 'The event as GET /v1/consent-events shows it', schema: eventSchema },
@@ -153,7 +161,7 @@ export const consentRoutes = [
       'One item per identifier and purpose (identifiers in order, then purposes in order): allowed, denied or no_consent. ' +
       'A deny wins over any allow whatever their order; pending and expired events count for nothing; emails are compared lowercased. ' +
       `contacts and contact_types pair by position (different lengths: 409 consent_contact_pairs_mismatch); at most ${RESOLVE_MAX_CONTACTS} identifiers and ${RESOLVE_MAX_PURPOSES} purposes.`,
-    tag: 'Consent',
+    tag: TAGS.consent,
     auth: { kind: 'api_key', scope: 'consent:read' },
     query: {
       contacts: { type: 'string', maxLength: 33_000, description: 'Required. Comma-separated identifiers (an identifier cannot contain a comma).' },

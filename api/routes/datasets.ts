@@ -6,6 +6,7 @@ import { defineRoute } from '../http/route.js';
 import { listRoute, readRoute } from './reads.js';
 import { collectionSchema, paginationQuery } from '../schemas/common.js';
 import { contactBatchSchema, contactsBodySchema, datasetDetailSchema, datasetSchema, recordSchema } from '../schemas/datasets.js';
+import { TAGS } from './tags.js';
 
 const datasetId = { id: { type: 'integer', minimum: 1, maximum: 9007199254740991 } };
 
@@ -18,7 +19,7 @@ export const datasetRoutes = [
     operationId: 'listDatasets',
     summary: 'List datasets',
     description: 'Oldest first. The listing omits the identifier and the columns (GET /v1/datasets/{id} has them).',
-    tag: 'Datasets',
+    tag: TAGS.datasets,
     scope: 'dataset:read',
     query: paginationQuery,
     page: { description: 'A page of datasets', item: datasetSchema },
@@ -28,7 +29,11 @@ export const datasetRoutes = [
     path: '/v1/datasets/{id}',
     operationId: 'getDataset',
     summary: 'Read a dataset with its identifier and columns',
-    tag: 'Datasets',
+    description:
+      'The listing’s fields plus what adding a contact must respect: the identifier field (contacts are upserted on it) ' +
+      'and the declared columns, named by field_key of the field catalog. A contact with an undeclared column, without ' +
+      'a required column or without the identifier is refused with 409. 404 dataset_not_found.',
+    tag: TAGS.datasets,
     scope: 'dataset:read',
     params: datasetId,
     found: { description: 'The dataset', schema: datasetDetailSchema },
@@ -45,7 +50,7 @@ export const datasetRoutes = [
       '422 field_value_invalid at /values/<field_key>. A batch {contacts: [{values}, ...]}: 200 with one result per contact, ' +
       'each the status and code it would get alone (422 pointers /contacts/<i>/values/<field_key>); a bad contact never blocks the others. ' +
       'An inactive dataset still receives contacts.',
-    tag: 'Datasets',
+    tag: TAGS.datasets,
     auth: { kind: 'api_key', scope: 'dataset:write' },
     params: datasetId,
     body: contactsBodySchema,
@@ -73,7 +78,7 @@ export const datasetRoutes = [
       '(identifier_operator=starts_with), or column=value on a declared column (another column: 409 dataset_column_not_declared); ' +
       'given together they all apply. Identifiers are compared in their stored form (an email in any case finds its lower-case record). ' +
       'A search that runs too long answers 503 asking to narrow it.',
-    tag: 'Datasets',
+    tag: TAGS.datasets,
     auth: { kind: 'api_key', scope: 'dataset:read' },
     params: datasetId,
     query: {

@@ -4,13 +4,17 @@ import { dnsSettings } from '../../domain/domains/dns-records.js';
 import { listRoute, readRoute } from './reads.js';
 import { paginationQuery, resourceId } from '../schemas/common.js';
 import { domainSchema, domainStatusSchema, domainWithRecordsSchema } from '../schemas/domains.js';
+import { TAGS } from './tags.js';
 
 export const domainRoutes = [
   listRoute({
     path: '/v1/domains',
     operationId: 'listDomains',
     summary: 'List sending domains',
-    tag: 'Domains',
+    description:
+      'Oldest first, each with is_verified and its four DNS check states (mx_status, spf_status, dkim_status, dmarc_status). ' +
+      'A domain is verified only when all four are approved; the records to publish are on GET /v1/domains/{id}.',
+    tag: TAGS.domains,
     scope: 'domains:read',
     query: { ...paginationQuery },
     page: { description: 'A page of domains', item: domainSchema },
@@ -22,7 +26,7 @@ export const domainRoutes = [
     summary: 'Read a domain record',
     description:
       'Beyond the spec\'s fields, the DNS records to publish (DKIM TXT per live key, MX and SPF of the return-path host, a suggested DMARC), each with its current check state.',
-    tag: 'Domains',
+    tag: TAGS.domains,
     scope: 'domains:read',
     params: { id: resourceId },
     found: { description: 'The domain with its four DNS check states and its records', schema: domainWithRecordsSchema },
@@ -33,7 +37,7 @@ export const domainRoutes = [
     operationId: 'getDomainStatus',
     summary: 'Read the verification state of a domain',
     description: 'A domain is verified only when its MX, SPF, DKIM and DMARC checks are all approved.',
-    tag: 'Domains',
+    tag: TAGS.domains,
     scope: 'domains:read',
     params: { domain_name: { type: 'string', minLength: 1, maxLength: 253 } },
     found: { description: 'id, domain and is_verified', schema: domainStatusSchema },

@@ -2,6 +2,7 @@ import { listFields } from '../../domain/fields/catalog.js';
 import { listRoute } from './reads.js';
 import { paginationQuery } from '../schemas/common.js';
 import { fieldSchema } from '../schemas/fields.js';
+import { TAGS } from './tags.js';
 
 export const fieldRoutes = [
   listRoute({
@@ -9,7 +10,7 @@ export const fieldRoutes = [
     operationId: 'listFields',
     summary: 'List the field catalog',
     description: 'The typed fields dataset columns are declared with, oldest first (the system fields email and phone lead). Deleted fields are not listed.',
-    tag: 'Datasets',
+    tag: TAGS.datasets,
     scope: 'dataset:read',
     query: paginationQuery,
     page: { description: 'A page of fields', item: fieldSchema },

@@ -11,6 +11,7 @@ import { sharedRateLimiter } from '../../sql/rate-limits.js';
 import { formPage, formRefusedPage, formSentPage, HONEYPOT, type PageForm, type PageState } from '../pages/form-page.js';
 import { sendLinkNotValid, sendPage } from '../pages/public-pages.js';
 import { defineRoute, type AppDeps } from '../http/route.js';
+import { TAGS } from './tags.js';
 
 /**
  * The hosted form (spec: Form, public_token): GET /f/{public_token} draws the form, POST submits
@@ -49,7 +50,7 @@ function limiterOf(pool: Pool, perMinute: number): RateLimiterPostgres {
 
 const common = {
   path: '/f/{public_token}',
-  tag: 'Public links',
+  tag: TAGS.publicLinks,
   auth: { kind: 'public' },
   params: { public_token: { type: 'string', description: 'The form’s public_token (GET /v1/forms/{id}).' } },
   errorPages: true,

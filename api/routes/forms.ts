@@ -5,6 +5,7 @@ import { defineRoute } from '../http/route.js';
 import { listRoute, readRoute } from './reads.js';
 import { paginationQuery, resourceId } from '../schemas/common.js';
 import { formSchema, submissionBodySchema, submissionResultSchema } from '../schemas/forms.js';
+import { TAGS } from './tags.js';
 
 /**
  * Forms (spec: GET /v1/forms, POST /v1/forms/{id}/submissions; GET /v1/forms/{id} among the
@@ -37,7 +38,11 @@ export const formRoutes = [
     path: '/v1/forms',
     operationId: 'listForms',
     summary: 'List forms, each with its items in display order',
-    tag: 'Forms',
+    description:
+      'Oldest first; each item has the same shape as GET /v1/forms/{id}: its fields, consent items (with the term ' +
+      'version a submission must send), separators and text blocks in display order. Filters combine; name is a ' +
+      'partial, case-insensitive match.',
+    tag: TAGS.forms,
     scope: 'form:read',
     query: {
       ...paginationQuery,
@@ -56,7 +61,7 @@ export const formRoutes = [
     operationId: 'getForm',
     summary: 'Read a form: its items with the ids and term versions a submission sends',
     description: 'Read it before each submission: a consent item’s term_version_id is the term’s current version, which the submission must send.',
-    tag: 'Forms',
+    tag: TAGS.forms,
     scope: 'form:read',
     params: formId,
     found: { description: 'The form', schema: formSchema },
@@ -79,7 +84,7 @@ export const formRoutes = [
       'Optional header Idempotency-Key (1-255 characters, scoped to the form, kept as long as the submission): the same submission again answers ' +
       '200 with the original body and creates nothing; another submission under the same key is 422 idempotency_key_reused. ' +
       '201 confirmed when the form needs no confirmation; pending when it does (the confirmation mail is sent; consents not in force until confirmed).',
-    tag: 'Forms',
+    tag: TAGS.forms,
     auth: { kind: 'api_key', scope: 'form:write' },
     params: formId,
     requestHeaders: { 'Idempotency-Key': idempotencyKeyHeader },

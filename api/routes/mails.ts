@@ -5,6 +5,7 @@ import { defineRoute } from '../http/route.js';
 import { listRoute, readRoute } from './reads.js';
 import { collectionSchema, paginationQuery } from '../schemas/common.js';
 import { mailLogSchema, mailSchema, sendAcceptedSchema, sendBodySchema, sentFilterQuery } from '../schemas/mails.js';
+import { TAGS } from './tags.js';
 
 const mailIdParam = { mail_id: { type: 'string', minLength: 1, maxLength: 64 } };
 
@@ -18,7 +19,7 @@ export const mailRoutes = [
       'Accepted whole or not at all: one Mail per recipient (status 1 received) sharing one msg_id, sent by the workers. ' +
       'Recipients with a restriction in force, or without consent when the sender requires it, are dropped (status 4) ' +
       'and never contacted; mails over the monthly quota wait on hold (status 7).',
-    tag: 'Mails',
+    tag: TAGS.mails,
     auth: { kind: 'api_key', scope: 'mail:send' },
     body: sendBodySchema,
     maxBodyBytes: 10 * 1024 * 1024,
@@ -31,7 +32,7 @@ export const mailRoutes = [
     operationId: 'listMails',
     summary: 'List mails of the last 3 months',
     description: 'Same query and rows as GET /v1/activities/sent, with the 3-month online window applied as a filter. total_items is null.',
-    tag: 'Mails',
+    tag: TAGS.mails,
     scope: 'mail:read',
     query: sentFilterQuery,
     page: { description: 'A page of mails, newest first', item: mailSchema },
@@ -41,7 +42,11 @@ export const mailRoutes = [
     path: '/v1/mails/{mail_id}',
     operationId: 'getMail',
     summary: 'Read a mail',
-    tag: 'Mails',
+    description:
+      'One recipient’s delivery record, with its status (1-7) and counts of opens and clicks. No date range is needed: ' +
+      'any mail of the 3-month online retention window is found. 404 mail_not_found when the instance has no such mail, ' +
+      '404 mail_outside_retention when the id dates from before the window (its age is in the id).',
+    tag: TAGS.mails,
     scope: 'mail:read',
     params: mailIdParam,
     found: { description: 'The mail', schema: mailSchema },
@@ -52,7 +57,11 @@ export const mailRoutes = [
     path: '/v1/mails/{mail_id}/logs',
     operationId: 'listMailLogs',
     summary: "A mail's state moves, oldest first",
-    tag: 'Mails',
+    description:
+      'Every status the mail went through (received, queued, sent, deferred, bounced, ...), each with its time and, for ' +
+      'a delivery attempt, the attempt number, the SMTP code, enhanced code and reply of the receiving server: the ' +
+      'record to read when a mail bounced or is still deferred. 404 as GET /v1/mails/{mail_id}.',
+    tag: TAGS.mails,
     auth: { kind: 'api_key', scope: 'mail:read' },
     params: mailIdParam,
     query: { ...paginationQuery },

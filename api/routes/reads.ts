@@ -1,7 +1,7 @@
 import type { JsonSchema } from '../../domain/validation.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
 import type { Pool } from '../../sql/pool.js';
-import { defineRoute, type ApiKeyRoute, type RouteContext, type Scope } from '../http/route.js';
+import { defineRoute, type ApiKeyRoute, type RouteContext, type RouteTag, type Scope } from '../http/route.js';
 import { collectionSchema } from '../schemas/common.js';
 
 /**
@@ -15,7 +15,7 @@ import { collectionSchema } from '../schemas/common.js';
 export type RouteNaming = Pick<ApiKeyRoute, 'path' | 'operationId' | 'summary' | 'description'>;
 
 interface ReadShape extends RouteNaming {
-  tag: string;
+  tag: RouteTag;
   scope: Scope;
 }
 

@@ -1,6 +1,7 @@
 import { listRestrictions } from '../../domain/restrictions/list.js';
 import { listRoute } from './reads.js';
 import { restrictionFilterQuery, restrictionSchema } from '../schemas/restrictions.js';
+import { TAGS } from './tags.js';
 
 export const restrictionRoutes = [
   listRoute({
@@ -11,7 +12,7 @@ export const restrictionRoutes = [
       'Addresses Cartero will not contact again, with their history: read-only (restrictions are created and lifted in the panel, ' +
       'or by unsubscribes and bounces). Ordered by restricted_at descending; not bounded by the retention window. ' +
       'total_items is null.',
-    tag: 'Restrictions',
+    tag: TAGS.restrictions,
     scope: 'mail:read',
     query: restrictionFilterQuery,
     page: { description: 'A page of restrictions, newest first', item: restrictionSchema },

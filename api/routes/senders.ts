@@ -2,13 +2,18 @@ import { getSender, listSenders } from '../../domain/senders/senders.js';
 import { listRoute, readRoute } from './reads.js';
 import { paginationQuery, resourceId } from '../schemas/common.js';
 import { senderSchema } from '../schemas/senders.js';
+import { TAGS } from './tags.js';
 
 export const senderRoutes = [
   listRoute({
     path: '/v1/senders',
     operationId: 'listSenders',
     summary: 'List senders',
-    tag: 'Senders',
+    description:
+      'Oldest first. domain_is_verified is recomputed at each read from the domain’s current state, so a sender whose ' +
+      'domain has fallen to failed shows false; filter with is_domain_verified=true to list only the senders that can send now. ' +
+      'is_consent_required is changed only with the admin CLI.',
+    tag: TAGS.senders,
     scope: 'senders:read',
     query: {
       ...paginationQuery,
@@ -23,7 +28,10 @@ export const senderRoutes = [
     path: '/v1/senders/{id}',
     operationId: 'getSender',
     summary: 'Read a sender',
-    tag: 'Senders',
+    description:
+      'The same fields as an item of the listing, domain_is_verified recomputed at this read. 404 sender_not_found when ' +
+      'the instance has no sender with this id.',
+    tag: TAGS.senders,
     scope: 'senders:read',
     params: { id: resourceId },
     found: { description: 'The sender', schema: senderSchema },

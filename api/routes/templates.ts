@@ -23,6 +23,7 @@ import {
   templateValidateSchema,
   templateValidationSchema,
 } from '../schemas/templates.js';
+import { TAGS } from './tags.js';
 
 const templateId = { template_id: resourceId };
 
@@ -87,7 +88,7 @@ export const templateRoutes = [
     description:
       'Identical for every instance; changes only when the format does (ETag, Cache-Control; If-None-Match answers 304). ' +
       'Start documents from the skeleton, a library template or an existing config.',
-    tag: 'Mail templates',
+    tag: TAGS.templates,
     auth: { kind: 'api_key', scope: 'templates:read' },
     query: lang,
     success: {
@@ -115,7 +116,11 @@ export const templateRoutes = [
     path: '/v1/mail-templates/format/modules/{kind}',
     operationId: 'getMailTemplateModule',
     summary: 'One module kind in detail: fields with types, defaults and an example module',
-    tag: 'Mail templates',
+    description:
+      'The detail of one kind listed in modules[] of GET /v1/mail-templates/format: every field of its descriptor with ' +
+      'its value type, the defaults a new module of this kind starts from, and a complete example module to copy into a ' +
+      'document. lang chooses the language of the texts. 404 template_module_not_found when the format has no such kind.',
+    tag: TAGS.templates,
     auth: { kind: 'api_key', scope: 'templates:read' },
     params: { kind: { type: 'string', minLength: 1, maxLength: 64, description: 'A kind of the modules[] of the format (e.g. paragraph).' } },
     query: lang,
@@ -133,7 +138,7 @@ export const templateRoutes = [
     operationId: 'listMailTemplates',
     summary: 'List mail templates',
     description: 'Without html, config and findings; oldest first. Deleted templates are not listed.',
-    tag: 'Mail templates',
+    tag: TAGS.templates,
     scope: 'templates:read',
     query: {
       ...paginationQuery,
@@ -149,7 +154,7 @@ export const templateRoutes = [
     operationId: 'validateMailTemplate',
     summary: 'Check a design document and render it, storing nothing',
     description: 'The findings and the html a create with this body would store; errors are the 422 a create would answer.',
-    tag: 'Mail templates',
+    tag: TAGS.templates,
     auth: { kind: 'api_key', scope: 'templates:write' },
     body: templateValidateSchema,
     maxBodyBytes: TEMPLATE_BODY_MAX_BYTES,
@@ -161,7 +166,10 @@ export const templateRoutes = [
     path: '/v1/mail-templates/{template_id}',
     operationId: 'getMailTemplate',
     summary: 'Read a mail template',
-    tag: 'Mail templates',
+    description:
+      'The whole template: the design document (config), the html generated from it (preheader included as a hidden ' +
+      'block) and the findings (warnings and suggestions) about the stored document. 404 mail_template_not_found.',
+    tag: TAGS.templates,
     scope: 'templates:read',
     params: templateId,
     found: { description: 'The template, with html, config and findings', schema: templateSchema },
@@ -173,7 +181,7 @@ export const templateRoutes = [
     operationId: 'createMailTemplate',
     summary: 'Create a native draft template from a design document',
     description: '409 template_editor_unavailable where the platform editor is not offered (TEMPLATE_EDITOR=off).',
-    tag: 'Mail templates',
+    tag: TAGS.templates,
     auth: { kind: 'api_key', scope: 'templates:write' },
     body: templateCreateSchema,
     maxBodyBytes: TEMPLATE_BODY_MAX_BYTES,
@@ -189,7 +197,7 @@ export const templateRoutes = [
     description:
       'Only the fields present change; null empties (except name). id, status, provider, html, findings and the dates are ignored. ' +
       'A present config or preheader regenerates html; null config empties design and html.',
-    tag: 'Mail templates',
+    tag: TAGS.templates,
     auth: { kind: 'api_key', scope: 'templates:write' },
     params: templateId,
     body: templatePatchSchema,

@@ -3,6 +3,7 @@ import { sendLinkNotValid } from '../pages/public-pages.js';
 import { readLinkToken } from '../http/signed-links.js';
 import { CLICK_HEADERS, PIXEL, PIXEL_HEADERS, recordHit } from '../tracking/hits.js';
 import { linkToken } from '../schemas/public-links.js';
+import { TAGS } from './tags.js';
 
 /**
  * The open pixel and the click redirect every tracked mail carries (domain/mail/render.ts). They
@@ -20,7 +21,7 @@ export const trackingRoutes = [
     description:
       'A 1x1 transparent GIF, never cached, whatever the token: a mail client shows the image even for a link that is not ' +
       'valid. A valid open token records an open of its mail (docs/tracking.md).',
-    tag: 'Public links',
+    tag: TAGS.publicLinks,
     auth: { kind: 'public' },
     params: { token: linkToken('open') },
     success: { status: 200, description: 'The pixel (Cache-Control: no-store)', contentType: 'image/gif', schema: { type: 'string', format: 'binary' } },
@@ -40,7 +41,7 @@ export const trackingRoutes = [
     description:
       'Records a click and redirects to the URL signed into the token, and only there: no other target is possible (no open ' +
       'redirect). A HEAD is answered the same and its click flagged head_request (a scanner, not a person).',
-    tag: 'Public links',
+    tag: TAGS.publicLinks,
     auth: { kind: 'public' },
     params: { token: linkToken('click') },
     success: {

@@ -5,6 +5,7 @@ import { readLinkToken } from '../http/signed-links.js';
 import { defineRoute, type AppDeps } from '../http/route.js';
 import { linkToken, unsubscribeFormSchema } from '../schemas/public-links.js';
 import { unsubscribePage } from '../pages/unsubscribe-page.js';
+import { TAGS } from './tags.js';
 
 /**
  * The unsubscribe link of every mail (its List-Unsubscribe header, with List-Unsubscribe-Post:
@@ -20,7 +21,7 @@ const MAX_FORM_BYTES = 16 * 1024;
 
 const common = {
   path: '/u/{token}',
-  tag: 'Public links',
+  tag: TAGS.publicLinks,
   auth: { kind: 'public' },
   params: { token: linkToken('unsubscribe') },
   errors: [404],

@@ -25,9 +25,10 @@ import {
   webhookSchema,
   webhookWithSecretSchema,
 } from '../schemas/webhooks.js';
+import { TAGS } from './tags.js';
 
 const byId = { id: resourceId };
-const tag = 'Webhooks';
+const tag = TAGS.webhooks;
 const read = { kind: 'api_key', scope: 'webhooks:read' } as const;
 const write = { kind: 'api_key', scope: 'webhooks:write' } as const;
 
@@ -47,6 +48,10 @@ export const webhookRoutes = [
     path: '/v1/webhooks/{id}',
     operationId: 'getWebhook',
     summary: 'Read a webhook',
+    description:
+      'Its configuration and delivery health: last success and failure, last status code, consecutive failures, ' +
+      'failing_since and auto_paused_at when persistent failures paused it. The signing secret is never included: it ' +
+      'is shown only on creation and rotation. 404 webhook_not_found.',
     tag,
     scope: read.scope,
     params: byId,

@@ -1,4 +1,4 @@
-import { defineRoute, type ApiKeyRoute, type Route } from '../../api/http/route.js';
+import { defineRoute, type ApiKeyRoute, type Route, type RouteTag } from '../../api/http/route.js';
 import { dateFilterQuery } from '../../api/schemas/common.js';
 import { RateLimited } from '../../domain/errors.js';
 import { toUtcRange, type LocalDateFilter } from '../../domain/time/local-date-range.js';
@@ -44,18 +44,26 @@ export const echoBodySchema = {
   },
 };
 
+/** The OpenAPI tag of the routes that exist only in tests. */
+export const FIXTURE_TAG: RouteTag = { name: 'Test fixtures', description: 'Routes a test mounts to exercise the pipeline; never in the service.' };
+
 /**
  * A route that exists only in tests: an API-key route any test key can call (senders:read, the
  * default scope of makeTenant), answering 200, under the 'Test fixtures' tag of the OpenAPI
- * document. The declaration says only what the fixture is for.
+ * document. The declaration says only what the fixture is for (its description, the summary when not said).
  */
 export function fixtureRoute<Q = Record<string, never>, P = Record<string, never>, B = undefined>(
-  route: Omit<ApiKeyRoute<Q, P, B>, 'tag' | 'auth' | 'success'> & { /** What its 200 holds (the summary when not said). */ answers?: string },
+  route: Omit<ApiKeyRoute<Q, P, B>, 'tag' | 'auth' | 'success' | 'description'> & {
+    description?: string;
+    /** What its 200 holds (the summary when not said). */
+    answers?: string;
+  },
 ): ApiKeyRoute<Q, P, B> {
-  const { answers = route.summary, ...rest } = route;
+  const { answers = route.summary, description = route.summary, ...rest } = route;
   return defineRoute<Q, P, B>({
     ...rest,
-    tag: 'Test fixtures',
+    description,
+    tag: FIXTURE_TAG,
     auth: { kind: 'api_key', scope: 'senders:read' },
     success: { status: 200, description: answers },
   });
