@@ -1,12 +1,10 @@
-import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { projectRoot } from '../config/paths.js';
 import { freePort } from '../config/ports.js';
 import { DESIGN_FILE } from '../cli/demo/seed.js';
 import { processDocument } from '../domain/templates/document.js';
-import { childEnv, sleep, spawnNode, tempDataDir } from './helpers/spawn.js';
+import { childEnv, sh, sleep, spawnNode, tempDataDir } from './helpers/spawn.js';
 
 /**
  * `npx cartero demo` (issue 29) against a fresh service started as `npm start` starts it (its
@@ -16,19 +14,6 @@ import { childEnv, sleep, spawnNode, tempDataDir } from './helpers/spawn.js';
  * and --reset.
  */
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function sh(command: string, env: NodeJS.ProcessEnv, timeout = 30_000): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile('/bin/sh', ['-c', command], { cwd: projectRoot, env, timeout, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
-    });
-  });
-}
 
 /** The printed guide: the key, each curl line (one command a line), the /docs URL. */
 function guideOf(stdout: string): { key?: string; curls: string[]; docs?: string } {

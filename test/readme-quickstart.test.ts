@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
@@ -6,7 +5,7 @@ import { clickHouseFetch } from '../analytics/client.js';
 import { projectRoot } from '../config/paths.js';
 import { freePort } from '../config/ports.js';
 import { readServices } from '../config/services-file.js';
-import { childEnv, sleep, spawnNode, tempDataDir } from './helpers/spawn.js';
+import { childEnv, sh, sleep, spawnNode, tempDataDir, type ShellRun } from './helpers/spawn.js';
 
 /**
  * The README's commands, run as written: the service started the way `npm start` starts it
@@ -27,22 +26,9 @@ function shellBlocks(markdown: string): string[][] {
   );
 }
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function sh(command: string, env: NodeJS.ProcessEnv, timeout = 30_000): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile('/bin/sh', ['-c', command], { cwd: projectRoot, env, timeout }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
-    });
-  });
-}
 
 /** The command's output as JSON; fails the test (with the output) when it is not. */
-function json(run: Run, what: string): any {
+function json(run: ShellRun, what: string): any {
   try {
     return JSON.parse(run.stdout);
   } catch {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -314,4 +314,20 @@ export function childrenOf(pid: number): number[] {
     }
   }
   return kids;
+}
+
+/** What a shell command printed and how it exited. */
+export interface ShellRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A command line through /bin/sh from the project root, as a reader of the README would type it. */
+export function sh(command: string, env: NodeJS.ProcessEnv, timeout = 30_000): Promise<ShellRun> {
+  return new Promise((resolve) => {
+    execFile('/bin/sh', ['-c', command], { cwd: projectRoot, env, timeout, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+    });
+  });
 }
