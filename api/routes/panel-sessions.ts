@@ -1,0 +1,117 @@
+import { createHash } from 'node:crypto';
+import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
+import type { Config } from '../../config/config.js';
+import { AppError, RateLimited } from '../../domain/errors.js';
+import { endSession, login } from '../../domain/panel/sessions.js';
+import type { Pool } from '../../sql/pool.js';
+import { sharedRateLimiter } from '../../sql/rate-limits.js';
+import { defineRoute } from '../http/route.js';
+import { loginSchema, sessionSchema } from '../schemas/panel.js';
+
+/**
+ * Panel login and logout (docs/panel.md, Sessions). Failed logins are counted per account and per
+ * client address in Postgres (sql/rate-limits.ts: one budget for every web dyno); an account or
+ * an address past its budget is answered 429 with Retry-After, before its password is looked at,
+ * until its window ends. A success clears its account's count (not its address's: an attacker
+ * holding one account cannot reset the address budget with it).
+ */
+
+const tag = 'Panel';
+
+interface LoginLimits {
+  account: RateLimiterPostgres;
+  address: RateLimiterPostgres;
+}
+
+// One pair of limiters per pool and sizes (each web app; test apps of other sizes count apart).
+const limiters = new WeakMap<Pool, Map<string, LoginLimits>>();
+function limitsOf(pool: Pool, panel: Config['panel']): LoginLimits {
+  let bySize = limiters.get(pool);
+  if (!bySize) limiters.set(pool, (bySize = new Map()));
+  const size = `${panel.loginFailuresPerAccount}:${panel.loginFailuresPerAddress}:${panel.loginFailureWindowSeconds}`;
+  let limits = bySize.get(size);
+  if (!limits) {
+    limits = {
+      account: sharedRateLimiter(pool, 'panel_login_account', panel.loginFailuresPerAccount, panel.loginFailureWindowSeconds),
+      address: sharedRateLimiter(pool, 'panel_login_address', panel.loginFailuresPerAddress, panel.loginFailureWindowSeconds),
+    };
+    bySize.set(size, limits);
+  }
+  return limits;
+}
+
+/** The account's key in rate_limits: a hash of the address, so the table holds no email addresses. */
+const accountKey = (email: string) => createHash('sha256').update(email.trim().toLowerCase(), 'utf8').digest('base64url');
+
+/** Milliseconds until a budget allows a try again: 0 when it is not spent. */
+async function waitOf(limiter: RateLimiterPostgres, key: string, points: number): Promise<number> {
+  const state = await limiter.get(key);
+  return state && state.consumedPoints >= points ? state.msBeforeNext : 0;
+}
+
+/** Counts one failure; a budget already spent rejects with a RateLimiterRes, which changes nothing here. */
+async function countFailure(limiter: RateLimiterPostgres, key: string): Promise<void> {
+  try {
+    await limiter.consume(key);
+  } catch (err) {
+    if (!(err instanceof RateLimiterRes)) throw err;
+  }
+}
+
+const INVALID = 'The email address or the password is not right';
+
+export const panelSessionRoutes = [
+  defineRoute<Record<string, never>, Record<string, never>, { email: string; password: string }>({
+    method: 'post',
+    path: '/v1/private/sessions',
+    operationId: 'createPanelSession',
+    summary: 'Sign in to the operator panel',
+    description:
+      'Checks the email address and password of a panel user (cartero user create) and opens a session: 201 with its token, shown ' +
+      'once, to send as Authorization: Bearer on every /v1/private call. The session expires when unused for ' +
+      'PANEL_SESSION_TTL_SECONDS (each call moves expires_at ahead). An unknown address, a wrong password and a disabled user get ' +
+      'one identical 401 invalid_credentials, in comparable time. Failed logins are limited per account ' +
+      '(PANEL_LOGIN_FAILURES_PER_ACCOUNT) and per client address (PANEL_LOGIN_FAILURES_PER_ADDRESS) within ' +
+      'PANEL_LOGIN_FAILURE_WINDOW_SECONDS, across every web dyno: past either, 429 rate_limit_exceeded with Retry-After, whatever the password.',
+    tag,
+    auth: { kind: 'public' },
+    body: loginSchema,
+    success: { status: 201, description: 'The session', schema: sessionSchema },
+    errors: [401, 429],
+    handler: async ({ body, deps, client }, res) => {
+      const panel = deps.config.panel;
+      const limits = limitsOf(deps.pool, panel);
+      const account = accountKey(body.email);
+      const address = client.ip ?? 'unknown';
+      const wait = Math.max(
+        await waitOf(limits.account, account, panel.loginFailuresPerAccount),
+        await waitOf(limits.address, address, panel.loginFailuresPerAddress),
+      );
+      if (wait > 0) throw new RateLimited(wait / 1000);
+      const outcome = await login(deps.pool, body, panel.sessionTtlSeconds);
+      if (outcome.kind === 'invalid') {
+        await countFailure(limits.account, account);
+        await countFailure(limits.address, address);
+        throw new AppError('invalid_credentials', INVALID, {}, { 'WWW-Authenticate': 'Bearer' });
+      }
+      await limits.account.delete(account);
+      res.status(201);
+      return { token: outcome.token, expires_at: outcome.expires_at, user: outcome.user };
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/v1/private/sessions/current',
+    operationId: 'deletePanelSession',
+    summary: 'Sign out',
+    description: 'Ends the session whose token authenticates this call: the token is refused (401) from now on. Other sessions of the user stay.',
+    tag,
+    auth: { kind: 'session' },
+    success: { status: 204, description: 'Signed out' },
+    handler: async ({ session, deps }, res) => {
+      await endSession(deps.pool, session.id);
+      res.status(204).end();
+      return undefined;
+    },
+  }),
+];
