@@ -246,6 +246,14 @@ t.test('failed logins per account: past the budget 429 with Retry-After, on ever
     t.ok(retry >= 1 && retry <= 900, `Retry-After ${retry} s within the window`);
   }
   t.equal((await login({ email: other.email, password: other.password }, {}, one.url)).status, 201, 'another account from the same address signs in');
+  // Parallel guesses cannot slip past the count: each takes its point atomically before its check.
+  const burst = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
+  const answers = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => login({ email: burst.email, password: `wrong-${i}` }, {}, i % 2 ? two.url : one.url)),
+  );
+  const statuses = answers.map((r) => r.status).sort();
+  t.equal(statuses.filter((s) => s === 401).length, 3, `10 at once: 3 checked (401), the rest 429 (${statuses.join(' ')})`);
+  t.equal(statuses.filter((s) => s === 429).length, 7);
   // A success clears its account's count.
   const third = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
   for (let i = 0; i < 2; i++) await login({ email: third.email, password: 'wrong-password' }, {}, one.url);

@@ -12,8 +12,11 @@ import { loginSchema, sessionSchema } from '../schemas/panel.js';
  * Panel login and logout (docs/panel.md, Sessions). Failed logins are counted per account and per
  * client address in Postgres (sql/rate-limits.ts: one budget for every web dyno); an account or
  * an address past its budget is answered 429 with Retry-After, before its password is looked at,
- * until its window ends. A success clears its account's count (not its address's: an attacker
- * holding one account cannot reset the address budget with it).
+ * until its window ends. Every attempt takes its point before the password is checked (one atomic
+ * upsert each), and a success gives it back: checking first and counting after would let a burst
+ * of parallel guesses all pass the check. A success clears its account's count and returns its
+ * address's point (only that one: an attacker holding one account cannot reset the address
+ * budget with it).
  */
 
 const tag = 'Panel';
@@ -43,18 +46,13 @@ function limitsOf(pool: Pool, panel: Config['panel']): LoginLimits {
 /** The account's key in rate_limits: a hash of the address, so the table holds no email addresses. */
 const accountKey = (email: string) => createHash('sha256').update(email.trim().toLowerCase(), 'utf8').digest('base64url');
 
-/** Milliseconds until a budget allows a try again: 0 when it is not spent. */
-async function waitOf(limiter: RateLimiterPostgres, key: string, points: number): Promise<number> {
-  const state = await limiter.get(key);
-  return state && state.consumedPoints >= points ? state.msBeforeNext : 0;
-}
-
-/** Counts one failure; a budget already spent rejects with a RateLimiterRes, which changes nothing here. */
-async function countFailure(limiter: RateLimiterPostgres, key: string): Promise<void> {
+/** Takes one attempt's point; refused (the budget is spent) with a 429 saying when to retry. */
+async function take(limiter: RateLimiterPostgres, key: string): Promise<void> {
   try {
     await limiter.consume(key);
   } catch (err) {
     if (!(err instanceof RateLimiterRes)) throw err;
+    throw new RateLimited(err.msBeforeNext / 1000);
   }
 }
 
@@ -83,18 +81,13 @@ export const panelSessionRoutes = [
       const limits = limitsOf(deps.pool, panel);
       const account = accountKey(body.email);
       const address = client.ip ?? 'unknown';
-      const wait = Math.max(
-        await waitOf(limits.account, account, panel.loginFailuresPerAccount),
-        await waitOf(limits.address, address, panel.loginFailuresPerAddress),
-      );
-      if (wait > 0) throw new RateLimited(wait / 1000);
+      await take(limits.address, address);
+      await take(limits.account, account);
       const outcome = await login(deps.pool, body, panel.sessionTtlSeconds);
-      if (outcome.kind === 'invalid') {
-        await countFailure(limits.account, account);
-        await countFailure(limits.address, address);
-        throw new AppError('invalid_credentials', INVALID, {}, { 'WWW-Authenticate': 'Bearer' });
-      }
+      if (outcome.kind === 'invalid') throw new AppError('invalid_credentials', INVALID, {}, { 'WWW-Authenticate': 'Bearer' });
+      // Not a failure after all: the account starts again from zero, the address gets its point back.
       await limits.account.delete(account);
+      await limits.address.reward(address, 1);
       res.status(201);
       return { token: outcome.token, expires_at: outcome.expires_at, user: outcome.user };
     },
