@@ -2,7 +2,9 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import { ValidationFailed } from '../domain/errors.js';
 import type { Tenant } from '../domain/tenancy/context.js';
-import { requireScope } from './http/authenticate.js';
+import type { PanelRole } from '../domain/panel/roles.js';
+import type { Session } from '../domain/panel/sessions.js';
+import { requireScope, requireSession } from './http/authenticate.js';
 import { errorHandler } from './http/errors.js';
 import { healthz, readyz } from './http/health.js';
 import { requireInternalToken } from './internal.js';
@@ -32,7 +34,12 @@ function noCredentials(_req: Request, _res: Response, next: NextFunction): void 
 /** The chain for one declared route: auth → body → validation → handler. */
 function mount(app: express.Express, route: Route, deps: AppDeps): void {
   const inputs = compileInputs(route);
-  const auth = route.auth.kind === 'api_key' ? requireScope(deps.pool, route.auth.scope) : noCredentials;
+  const auth =
+    route.auth.kind === 'api_key'
+      ? requireScope(deps.pool, route.auth.scope)
+      : route.auth.kind === 'session'
+        ? requireSession(deps.pool, deps.config.panel.sessionTtlSeconds, route.auth.role)
+        : noCredentials;
   const handle = async (req: Request, res: Response) => {
     const params = inputs.params({ ...req.params });
     const query = inputs.query(normalizeQuery(route, req.query as Record<string, unknown>));
@@ -46,10 +53,13 @@ function mount(app: express.Express, route: Route, deps: AppDeps): void {
         body = inputs.body(body);
       }
     }
-    // A public route's handler type has no tenant: the key's tenant exists for API-key routes only.
+    // A public route's handler type has no tenant: the key's tenant exists for API-key routes only,
+    // the member's for panel routes of an instance (with its role and the session).
     const result = await route.handler(
       {
         tenant: res.locals.tenant as Tenant,
+        session: res.locals.session as Session,
+        role: res.locals.role as PanelRole,
         params,
         query,
         body,

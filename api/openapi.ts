@@ -4,9 +4,20 @@ import type { JsonSchema } from '../domain/validation.js';
 import { webhookEventsOpenApi } from './schemas/webhook-events.js';
 import { ERROR_CATALOG, STATUS_TITLES, type ErrorStatus } from '../errors/catalog.js';
 
-// What any route can answer whatever it declares: authentication (API key routes), validation,
-// and the server's own failures.
-const COMMON_ERRORS = { api_key: [401, 403, 422, 500, 503], public: [422, 500, 503] } as const;
+// What any route can answer whatever it declares: authentication (API key and panel routes; a
+// panel route of an instance also the missing slug, the role and the instance not its user's),
+// validation, and the server's own failures.
+const COMMON_ERRORS = {
+  api_key: [401, 403, 422, 500, 503],
+  session: [401, 422, 500, 503],
+  member: [400, 401, 403, 404, 422, 500, 503],
+  public: [422, 500, 503],
+} as const;
+
+function commonErrors(r: Route): readonly number[] {
+  if (r.auth.kind === 'session') return COMMON_ERRORS[r.auth.role ? 'member' : 'session'];
+  return COMMON_ERRORS[r.auth.kind];
+}
 
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
@@ -21,10 +32,14 @@ const STATUS_NOTES: Partial<Record<ErrorStatus, string>> = {
   503: 'a dependency did not answer; retry (Retry-After)',
 };
 
-/** The codes the HTTP API can answer with a status, from the catalog (the CLI's own, and the spec's never answered here, left out). */
-function codesOf(status: number): string[] {
+/**
+ * The codes a route can answer with a status, from the catalog: the CLI's own and the spec's
+ * never answered here left out, and the panel's own (a login's, its members') only on the
+ * panel's session routes.
+ */
+function codesOf(status: number, r: Route): string[] {
   return Object.entries(ERROR_CATALOG)
-    .filter(([, e]) => e.status === status && !e.cli && !e.notEmitted)
+    .filter(([, e]) => e.status === status && !e.cli && !e.notEmitted && (!e.panel || r.auth.kind === 'session'))
     .map(([code]) => code);
 }
 
@@ -96,9 +111,12 @@ function parameters(where: 'path' | 'query' | 'header', props: Record<string, Js
   });
 }
 
-/** How the route is authenticated: the API key and its scope, or nothing (a public link). */
+/** How the route is authenticated: the API key and its scope, a panel session (and the role it needs), or nothing (a public link). */
 function security(r: Route): Record<string, unknown> {
   if (r.auth.kind === 'public') return { security: [], 'x-public': true };
+  if (r.auth.kind === 'session') {
+    return r.auth.role ? { security: [{ panelSession: [], instanceSlug: [] }], 'x-panel-role': r.auth.role } : { security: [{ panelSession: [] }] };
+  }
   return { security: [{ apiKey: [], instanceSlug: [] }], 'x-required-scope': r.auth.scope };
 }
 
@@ -161,11 +179,11 @@ export function buildOpenApi(routes: Route[], serverUrl: string): Record<string,
   for (const r of routes) {
     // A JSON body can be malformed (400), too large (413) or not JSON (415); a form only too large.
     const bodyErrors = !r.body ? [] : r.bodyType === 'form' ? [400, 413] : [400, 413, 415];
-    const statuses = [...new Set([...COMMON_ERRORS[r.auth.kind], ...(r.errors ?? []), ...bodyErrors])].sort();
+    const statuses = [...new Set([...commonErrors(r), ...(r.errors ?? []), ...bodyErrors])].sort();
     const responses: Record<string, unknown> = { [r.success.status]: successResponse(r) };
     for (const s of statuses) {
       const page = r.errorPages && r.errors?.includes(s);
-      const codes = codesOf(s);
+      const codes = codesOf(s, r);
       responses[s] = {
         description: errorDescription(s, codes) + (page ? '; an HTML page when the client prefers text/html (a browser)' : ''),
         'x-problem-codes': codes,
@@ -191,7 +209,9 @@ export function buildOpenApi(routes: Route[], serverUrl: string): Record<string,
       version: '1.0.0',
       description:
         'Email sending, consent and forms. Every /v1 call needs `Authorization: Bearer <key>` and `X-Instance-Slug: <slug>`. The public links ' +
-        'Cartero puts in mails (operations with empty security, x-public) need neither: the signed token in the path is the credential.',
+        'Cartero puts in mails (operations with empty security, x-public) need neither: the signed token in the path is the credential. ' +
+        "The /v1/private operations (tag Panel) are the operator panel's: `Authorization: Bearer <session token>` from `POST " +
+        "/v1/private/sessions`, and `X-Instance-Slug` where x-panel-role names the role they need (docs/panel.md).",
       // Who answers for this API is whoever runs this server: its reference is where to turn.
       contact: { name: 'Cartero API reference', url: `${serverUrl}/docs` },
     },
@@ -212,6 +232,12 @@ export function buildOpenApi(routes: Route[], serverUrl: string): Record<string,
           in: 'header',
           name: 'X-Instance-Slug',
           description: 'The slug of the instance the key belongs to; every /v1 call names it alongside the key.',
+        },
+        panelSession: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'crtsess_<43 base64url characters>',
+          description: 'An operator panel session token, from `POST /v1/private/sessions`; it expires when unused for PANEL_SESSION_TTL_SECONDS (docs/panel.md).',
         },
       },
       schemas: { Problem: problemSchema },

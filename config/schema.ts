@@ -308,6 +308,12 @@ export const CONFIG_SCHEMA = {
   consent: {
     confirmDays: integer('CONSENT_CONFIRM_DAYS', 7, { min: 1, max: 365 }, 'days a double opt-in consent event waits for its confirmation from its creation; past them it is expired and its link confirms nothing (docs/consent.md)'),
   },
+  panel: {
+    sessionTtlSeconds: integer('PANEL_SESSION_TTL_SECONDS', 8 * 3600, { min: 1, max: 30 * 24 * 3600 }, 'idle lifetime of an operator panel session: each authenticated /v1/private request moves its expiry this far ahead (sliding), unused this long it is refused with 401 (docs/panel.md)'),
+    loginFailuresPerAccount: integer('PANEL_LOGIN_FAILURES_PER_ACCOUNT', 5, { min: 1 }, 'failed panel logins (POST /v1/private/sessions) for one email address within PANEL_LOGIN_FAILURE_WINDOW_SECONDS; past them every login for it answers 429 with Retry-After until the window ends; one budget shared by every web dyno (table rate_limits)'),
+    loginFailuresPerAddress: integer('PANEL_LOGIN_FAILURES_PER_ADDRESS', 20, { min: 1 }, 'failed panel logins from one client address (req.ip, see TRUST_PROXY) within PANEL_LOGIN_FAILURE_WINDOW_SECONDS, whatever the email; past them 429 with Retry-After; shared by every web dyno'),
+    loginFailureWindowSeconds: integer('PANEL_LOGIN_FAILURE_WINDOW_SECONDS', 900, { min: 1, max: UNDER_A_DAY }, 'the window the two panel login failure budgets count in, from the first failure'),
+  },
   formPage: {
     ratePerMinute: integer('FORM_PAGE_RATE_PER_MINUTE', 10, { min: 1 }, 'hosted form submissions (POST /f/{public_token}) per client address per minute, one budget shared by every web dyno (counted in Postgres, table rate_limits; in each process while Postgres is unreachable); past it 429 with Retry-After (docs/forms.md, Hosted page)'),
   },

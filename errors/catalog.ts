@@ -53,6 +53,8 @@ export interface CatalogEntry {
   cli?: true;
   /** A code of the spec this service never answers, and why (the feature is not here). */
   notEmitted?: string;
+  /** Only the operator panel's /v1/private routes answer it (a session's login, its members). */
+  panel?: true;
 }
 
 /** A code the spec does not name: the document that says when it is answered, or else the module that answers it. */
@@ -109,8 +111,11 @@ const CODES = {
   field_options_invalid: cliInput('docs/datasets.md'),
   field_pattern_invalid: cliInput('docs/datasets.md'),
   field_pattern_unsafe: cliInput('docs/datasets.md'),
+  invalid_password: cliInput('domain/panel/users.ts'),
   // 401, 403
   unauthorized: { status: 401, where: SPEC_LIST },
+  // The panel's login refusal, one for an unknown address, a wrong password and a disabled user.
+  invalid_credentials: { status: 401, where: ours('docs/panel.md'), panel: true },
   forbidden: { status: 403, where: SPEC_LIST },
   ip_not_allowed: { status: 403, where: SPEC_LIST },
   // 404 (and the <resource>_not_found codes, from NOT_FOUND_RESOURCES below)
@@ -162,7 +167,7 @@ const CODES = {
   consent_contact_type_channel_mismatch: SPEC_RULE,
   consent_duplicate_rule: SPEC_RULE,
   consent_contact_pairs_mismatch: SPEC_RULE,
-  user_already_member: { status: 409, where: SPEC_409, notEmitted: 'instance members are the panel\'s, not here' },
+  user_already_member: SPEC_RULE,
   // 409: ours
   consent_identity_field_missing: { status: 409, where: `${SPEC_FORMS} (its code is not shown there); named in docs/forms.md` },
   instance_slug_taken: { status: 409, where: ours('domain/tenancy/instances.ts'), ...CLI },
@@ -176,6 +181,8 @@ const CODES = {
   form_confirmation_email_missing: { status: 409, where: ours('docs/forms.md') },
   webhook_inactive: { status: 409, where: ours('docs/webhooks.md') },
   webhook_limit_reached: { status: 409, where: ours('docs/webhooks.md') },
+  user_already_exists: { status: 409, where: ours('domain/panel/users.ts'), ...CLI },
+  member_last_owner: { status: 409, where: ours('docs/panel.md'), panel: true },
   // 410
   form_submission_expired: { status: 410, where: ours('docs/forms.md') },
   consent_event_expired: { status: 410, where: ours('docs/consent.md') },
@@ -220,6 +227,8 @@ export const NOT_FOUND_RESOURCES = {
   instance: ours('domain/tenancy/instances.ts'),
   api_key: ours('domain/tenancy/api-keys.ts'),
   restriction: ours('cli/commands/restriction.ts'),
+  user: ours('docs/panel.md'),
+  member: ours('docs/panel.md'),
 } as const;
 
 export type NotFoundResource = keyof typeof NOT_FOUND_RESOURCES;
@@ -233,8 +242,10 @@ export type CodeOf<S extends ErrorStatus> =
   | { [C in keyof typeof CODES]: (typeof CODES)[C]['status'] extends S ? C : never }[keyof typeof CODES]
   | (404 extends S ? NotFoundCode : never);
 
-/** Resources only the CLI looks up (an instance, a key, a restriction by address). */
-const CLI_RESOURCES: ReadonlySet<NotFoundResource> = new Set(['instance', 'api_key', 'restriction']);
+/** Resources only the CLI looks up (a key, a restriction by address); the panel API answers instance_not_found too. */
+const CLI_RESOURCES: ReadonlySet<NotFoundResource> = new Set(['api_key', 'restriction']);
+/** Resources only the panel's /v1/private routes look up by id. */
+const PANEL_RESOURCES: ReadonlySet<NotFoundResource> = new Set(['member']);
 
 function withTitle(entry: Omit<CatalogEntry, 'title'>): CatalogEntry {
   return { ...entry, title: STATUS_TITLES[entry.status] };
@@ -245,7 +256,12 @@ export const ERROR_CATALOG: Readonly<Record<ErrorCode, CatalogEntry>> = Object.f
   ...(Object.fromEntries(
     Object.entries(NOT_FOUND_RESOURCES).map(([resource, where]) => [
       `${resource}_not_found`,
-      withTitle({ status: 404, where, ...(CLI_RESOURCES.has(resource as NotFoundResource) ? CLI : {}) }),
+      withTitle({
+        status: 404,
+        where,
+        ...(CLI_RESOURCES.has(resource as NotFoundResource) ? CLI : {}),
+        ...(PANEL_RESOURCES.has(resource as NotFoundResource) ? { panel: true as const } : {}),
+      }),
     ]),
   ) as Record<NotFoundCode, CatalogEntry>),
 });

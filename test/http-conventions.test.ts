@@ -792,6 +792,12 @@ t.test('GET /v1/openapi.json is OpenAPI 3.1 generated from the routes', async (t
       if (r.auth.kind === 'api_key') {
         t.equal(op['x-required-scope'], r.auth.scope, `${r.path}: its scope`);
         t.strictSame(op.security, [{ apiKey: [], instanceSlug: [] }], `${r.path}: an API key`);
+      } else if (r.auth.kind === 'session') {
+        // The operator panel's (docs/panel.md): a session token, and the instance where a role is needed.
+        t.strictSame(op.security, [r.auth.role ? { panelSession: [], instanceSlug: [] } : { panelSession: [] }], `${r.path}: a panel session`);
+        t.equal(op['x-panel-role'], r.auth.role, `${r.path}: its role`);
+        t.notOk('x-required-scope' in op, `${r.path}: no scope`);
+        t.same(op.tags, ['Panel'], `${r.path}: under its own tag`);
       } else {
         t.strictSame(op.security, [], `${r.path}: public, no credentials`);
         t.equal(op['x-public'], true);
@@ -805,10 +811,15 @@ t.test('GET /v1/openapi.json is OpenAPI 3.1 generated from the routes', async (t
       ].sort();
       t.strictSame(documented, declared, `${r.path} parameters`);
       t.ok(op.responses[String(r.success.status)], `${r.path} success response`);
-      for (const s of r.auth.kind === 'api_key' ? ['401', '403', '422', '500', '503'] : ['422', '500', '503']) {
+      const common =
+        r.auth.kind === 'api_key' ? ['401', '403', '422', '500', '503']
+        : r.auth.kind === 'session' ? (r.auth.role ? ['400', '401', '403', '404', '422', '500', '503'] : ['401', '422', '500', '503'])
+        : ['422', '500', '503'];
+      for (const s of common) {
         t.match(op.responses[s], { content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
       }
-      if (r.auth.kind === 'public') t.notOk(op.responses['401'] || op.responses['403'], `${r.path}: never 401 or 403`);
+      // The panel login's 401 is its refusal of the password in its body, declared as its own.
+      if (r.auth.kind === 'public' && !r.errors?.includes(401)) t.notOk(op.responses['401'] || op.responses['403'], `${r.path}: never 401 or 403`);
     }
   });
 

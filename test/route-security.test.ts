@@ -7,6 +7,7 @@ import { createForm } from '../domain/forms/definition.js';
 import { createApiKey, SCOPES } from '../domain/tenancy/api-keys.js';
 import { setInstanceEnabled } from '../domain/tenancy/instances.js';
 import { canonical, rawCall, type RawResponse } from './helpers/auth-matrix.js';
+import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js';
 import { startTestWeb } from './helpers/web.js';
@@ -22,7 +23,10 @@ import { startTestWeb } from './helpers/web.js';
  *    and, as the control that makes those 404s mean something, the owner's own request succeeds.
  * A route that is neither API-key nor exempt below fails the test; so does a path parameter
  * PATH_IDS cannot make, and a route needing a body to reach its lookup without one in BODIES.
- * A new route is covered the day it is declared.
+ * A new route is covered the day it is declared. The panel's /v1/private routes (auth session) get
+ * the same walk with a session token instead of a key (the last tests): the API's one 401, the
+ * API's 403 for a role below the route's, 404 instance_not_found for an instance the user is not a
+ * member of, 404 for every id of another instance, and the owner's control.
  */
 
 /** Routes with no API key, each with why: their credential (if any) is something else. */
@@ -37,6 +41,7 @@ const PUBLIC_ROUTES: Record<string, string> = {
   'POST /fc/{token}': 'form submission confirmation (the page form): the signed token is the credential',
   'GET /f/{public_token}': 'hosted form page, public by design: the form’s unguessable public token names it',
   'POST /f/{public_token}': 'hosted form submission by a visitor: public token, rate limited per form and address',
+  'POST /v1/private/sessions': 'the panel login: the email and password in the body are the credential, failures rate limited per account and address',
 };
 
 /** Endpoints mounted outside the route list (api/app.ts), public on purpose. */
@@ -206,16 +211,70 @@ async function pathFor(route: Route, from: (p: Param) => World): Promise<string>
   return fill(route.path, values);
 }
 
+// ---- The panel's /v1/private routes (auth session): the same walk with session tokens. ----
+
+const sessionRoutes = routes.filter((r) => r.auth.kind === 'session');
+const roleOf = (r: Route) => (r.auth.kind === 'session' ? r.auth.role : undefined);
+
+/** One instance's panel people: its owner's session, and its members made on first use. */
+class PanelWorld {
+  private readonly made = new Map<string, Promise<unknown>>();
+  constructor(readonly who: TestTenant) {}
+  once<T>(name: string, make: () => Promise<T>): Promise<T> {
+    if (!this.made.has(name)) this.made.set(name, make());
+    return this.made.get(name) as Promise<T>;
+  }
+  /** A session of a user with `role` here (and nowhere else). */
+  session(role: 'owner' | 'admin' | 'viewer'): Promise<string> {
+    return this.once(`#${role}`, async () => panelLogin(url, await makePanelUser(pool, [{ instanceId: this.who.tenant.instanceId, role }])));
+  }
+  headers(token: string): Record<string, string> {
+    return panelHeaders(token, this.who.slug);
+  }
+  id(key: string): Promise<number> {
+    const entry = PANEL_PATH_IDS[key];
+    if (!entry) return Promise.resolve(1);
+    return this.once(key, () => entry.make(this));
+  }
+}
+
+/** Every path parameter of the panel API: how to make one in an instance, and the 404 code another instance gets. */
+const PANEL_PATH_IDS: Record<string, { code: string; make(w: PanelWorld): Promise<number> }> = {
+  'members/{user_id}': {
+    code: 'member_not_found',
+    // A viewer: removing it never meets the last-owner rule.
+    make: async (w) => (await makePanelUser(pool, [{ instanceId: w.who.tenant.instanceId, role: 'viewer' }])).id,
+  },
+};
+
+/** Bodies of the panel routes that need one to reach their lookup. */
+const PANEL_BODIES: Record<string, () => unknown> = {
+  'PATCH /v1/private/members/{user_id}': () => ({ role: 'admin' }),
+};
+
+const panelA = new PanelWorld(a);
+const panelB = new PanelWorld(b);
+
+async function panelPath(route: Route, from: (p: Param) => PanelWorld): Promise<string> {
+  const values: Record<string, string | number> = {};
+  for (const p of paramsOf(route.path)) values[p.name] = await from(p).id(p.key);
+  return fill(route.path, values);
+}
+
 const apiRoutes = routes.filter((r) => r.auth.kind === 'api_key');
 const worldA = new World(a);
 const worldB = new World(b);
 const tenantParams = (r: Route) => paramsOf(r.path).filter((p) => PATH_IDS[p.key] && !('tenantless' in PATH_IDS[p.key]!));
 const needsBody = (r: Route) => r.body !== undefined && (r.bodyRequired ?? true);
 
-t.test('every declared route is API-key authenticated or exempt with a reason', async (t) => {
+t.test('every declared route is API-key or panel-session authenticated, or exempt with a reason', async (t) => {
   const declared = new Set(routes.map(keyOf));
   for (const r of routes) {
-    if (r.auth.kind === 'api_key') {
+    if (r.auth.kind === 'session') {
+      t.notOk(PUBLIC_ROUTES[keyOf(r)], `${keyOf(r)} takes a session: it must not be listed as public`);
+      t.ok(r.path.startsWith('/v1/private/'), `${keyOf(r)}: a panel route lives under /v1/private`);
+      for (const p of paramsOf(r.path)) t.ok(PANEL_PATH_IDS[p.key], `${keyOf(r)}: path parameter ${p.key} has a factory in PANEL_PATH_IDS`);
+    } else if (r.auth.kind === 'api_key') {
       t.notOk(PUBLIC_ROUTES[keyOf(r)], `${keyOf(r)} takes an API key: it must not be listed as public`);
     } else {
       t.ok(PUBLIC_ROUTES[keyOf(r)], `${keyOf(r)} is ${r.auth.kind}: an API-key route, or listed in PUBLIC_ROUTES with the reason`);
@@ -315,5 +374,67 @@ t.test('control: the owner of those ids gets them (so each 404 above is the tena
     const body = BODIES[keyOf(r)] ? await BODIES[keyOf(r)]!(worldB) : undefined;
     const res = await call(r.method, path, b.headers, body);
     t.ok(res.status >= 200 && res.status < 300, `${keyOf(r)} as B on B's ids: ${res.status} ${res.status >= 300 ? res.text.slice(0, 300) : ''}`);
+  }
+});
+
+t.test('credentials, on every panel route: the API\'s 401 and 403, and 404 for an instance not the user\'s', async (t) => {
+  t.ok(sessionRoutes.length >= 6, `the walk sees the panel API (${sessionRoutes.length} session routes)`);
+  // The references are the public API's own answers: a panel refusal is not told apart from them.
+  const ref401 = await call('GET', '/v1/senders', {});
+  t.equal(ref401.status, 401);
+  const scopeless = await createApiKey(pool, { instanceSlug: a.slug, scopes: ['mail:read'] });
+  const ref403 = await call('GET', '/v1/senders', { authorization: `Bearer ${scopeless.key}`, 'x-instance-slug': a.slug });
+  t.equal(ref403.status, 403);
+  const ownerOfB = await panelB.session('owner');
+  const sameLengthSlug = 't-' + 'z'.repeat(a.slug.length - 2);
+  const blank = (r: RawResponse, slug: string) => ({ ...canonical(r), text: canonical(r).text.split(slug).join('<slug>') });
+
+  for (const r of sessionRoutes) {
+    const k = keyOf(r);
+    const path = await panelPath(r, () => panelA);
+    for (const [what, headers] of [
+      ['no credentials', { 'x-instance-slug': a.slug }],
+      ['a well-formed token that is nobody\'s', panelHeaders('crtsess_' + randomBytes(32).toString('base64url'), a.slug)],
+      ['an API key of the instance', { authorization: `Bearer ${a.key}`, 'x-instance-slug': a.slug }],
+    ] as const) {
+      t.same(canonical(await call(r.method, path, headers)), canonical(ref401), `${k}: ${what} → the API's one 401`);
+    }
+    const role = roleOf(r);
+    if (!role) continue;
+    const foreign = await call(r.method, path, panelHeaders(ownerOfB, a.slug));
+    t.equal(foreign.status, 404, `${k}: B's owner with A's slug → 404`);
+    t.equal(foreign.body?.code, 'instance_not_found', `${k}: instance_not_found`);
+    const missing = await call(r.method, path, panelHeaders(ownerOfB, sameLengthSlug));
+    t.same(blank(foreign, a.slug), blank(missing, sameLengthSlug), `${k}: told exactly what an instance that does not exist tells`);
+    const below = role === 'owner' ? 'admin' : role === 'admin' ? 'viewer' : undefined;
+    if (below) {
+      const refused = await call(r.method, path, panelA.headers(await panelA.session(below)), PANEL_BODIES[k]?.());
+      t.same(canonical(refused), canonical(ref403), `${k}: a ${below} (the route needs ${role}) → the API's 403 forbidden`);
+    }
+  }
+});
+
+t.test('every id in a panel path taken from another instance → 404, no data; the owner gets its own', async (t) => {
+  const leaks = async () => {
+    const { rows } = await pool.query<{ email: string }>('SELECT u.email FROM panel_members m JOIN panel_users u ON u.id = m.user_id WHERE m.instance_id = $1', [b.tenant.instanceId]);
+    return rows.map((r) => r.email);
+  };
+  const withIds = sessionRoutes.filter((r) => paramsOf(r.path).length);
+  t.ok(withIds.length >= 2, `panel routes with ids: ${withIds.map(keyOf).join(', ')}`);
+  const ownerOfA = await panelA.session('owner');
+  for (const r of withIds) {
+    const path = await panelPath(r, () => panelB);
+    const res = await call(r.method, path, panelA.headers(ownerOfA), PANEL_BODIES[keyOf(r)]?.());
+    const param = paramsOf(r.path)[0]!;
+    t.equal(res.status, 404, `${keyOf(r)} as A's owner with B's {${param.name}}: 404 (${res.text.slice(0, 200)})`);
+    t.equal(res.body?.code, PANEL_PATH_IDS[param.key]!.code);
+    t.same(Object.keys(res.body ?? {}).sort(), PROBLEM_FIELDS, 'a problem object and nothing else');
+    for (const email of await leaks()) t.notOk(res.text.includes(email), `nothing of B's members (${email})`);
+  }
+  const ownerOfB = await panelB.session('owner');
+  const ordered = [...withIds.filter((r) => r.method !== 'delete'), ...withIds.filter((r) => r.method === 'delete')];
+  for (const r of ordered) {
+    const res = await call(r.method, await panelPath(r, () => panelB), panelB.headers(ownerOfB), PANEL_BODIES[keyOf(r)]?.());
+    t.ok(res.status >= 200 && res.status < 300, `control: ${keyOf(r)} as B's owner on B's ids: ${res.status} ${res.status >= 300 ? res.text.slice(0, 300) : ''}`);
   }
 });

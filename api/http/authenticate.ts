@@ -1,4 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
+import { authenticateSession } from '../../domain/panel/sessions.js';
+import { roleAllows, type PanelRole } from '../../domain/panel/roles.js';
 import { authenticate } from '../../domain/tenancy/authenticate.js';
 import { clientAddress } from '../../domain/tenancy/ip.js';
 import type { Pool } from '../../sql/pool.js';
@@ -39,5 +41,31 @@ export function requireScope(pool: Pool, scope: string) {
         res.locals.keyId = outcome.keyId;
         return next();
     }
+  };
+}
+
+/**
+ * The panel's /v1/private routes (docs/panel.md): the session token first (anything wrong with it
+ * is the one 401 above, the very same as the API's), then, for a route of an instance, the
+ * membership: an instance the user is not a member of answers exactly as one that does not exist
+ * (404 instance_not_found, no existence leak), a disabled instance or a role below the route's
+ * 403 forbidden, the API's own 403. Using the session moves its expiry ahead (sliding).
+ */
+export function requireSession(pool: Pool, ttlSeconds: number, role: PanelRole | undefined) {
+  return async function authenticateSessionRequest(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const bearer = /^Bearer ([^\s]+)$/i.exec(req.get('authorization') ?? '');
+    if (!bearer) return sendUnauthorized(res);
+    const slug = role ? req.get('x-instance-slug') ?? '' : null;
+    const outcome = await authenticateSession(pool, bearer[1]!, slug || null, ttlSeconds);
+    if (outcome.kind === 'unauthenticated') return sendUnauthorized(res);
+    res.locals.session = outcome.session;
+    if (!role) return next();
+    if (!slug) return sendProblem(res, problem('bad_request', 'X-Instance-Slug is required: the slug of an instance you are a member of', requestIdOf(res)));
+    const member = outcome.membership;
+    if (!member) return sendProblem(res, problem('instance_not_found', `instance ${slug} not found`, requestIdOf(res)));
+    if (!member.enabled || !roleAllows(member.role, role)) return sendProblem(res, problem('forbidden', FORBIDDEN_DETAIL, requestIdOf(res)));
+    res.locals.tenant = member.tenant;
+    res.locals.role = member.role;
+    return next();
   };
 }

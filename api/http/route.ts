@@ -8,6 +8,8 @@ import type { SCOPES } from '../../domain/tenancy/api-keys.js';
 import type { JobQueue } from '../../domain/jobs.js';
 import type { JsonSchema } from '../../domain/validation.js';
 import type { DocumentProcessor } from '../../domain/templates/render-pool.js';
+import type { PanelRole } from '../../domain/panel/roles.js';
+import type { Session } from '../../domain/panel/sessions.js';
 
 /** What a web process hands its routes. */
 export interface AppDeps {
@@ -32,8 +34,13 @@ export type Scope = (typeof SCOPES)[number];
  *    later confirmation and form pages) the signed token in the path is the credential: the
  *    handler verifies it (domain/tracking/tokens.ts) and answers a bad one as that page must
  *    (the pixel still shows, a link is a 404 page), and finds the tenant from what it signs.
+ *  - session: the operator panel's /v1/private API (docs/panel.md): `Authorization: Bearer
+ *    <session token>` (401 when missing, unknown, expired or of a disabled user). With `role`, also
+ *    `X-Instance-Slug`: an instance the user is not a member of is 404 instance_not_found (as one
+ *    that does not exist), a role below `role` 403 forbidden; the handler gets the member's tenant
+ *    and role. Without `role` the route is the user's own (its instances, its session).
  */
-export type RouteAuth = { kind: 'api_key'; scope: Scope } | { kind: 'public' };
+export type RouteAuth = { kind: 'api_key'; scope: Scope } | { kind: 'public' } | { kind: 'session'; role?: PanelRole };
 
 /** What every handler gets: the validated input and the process's dependencies. */
 export interface RequestContext<Q, P, B> {
@@ -49,6 +56,17 @@ export interface RequestContext<Q, P, B> {
 /** An API-key route's handler also gets the tenant of the key. */
 export interface RouteContext<Q, P, B> extends RequestContext<Q, P, B> {
   tenant: Tenant;
+}
+
+/** A panel route's handler gets the session (its user) ... */
+export interface SessionContext<Q, P, B> extends RequestContext<Q, P, B> {
+  session: Session;
+}
+
+/** ... and, for a route of an instance, the member's tenant and role there. */
+export interface MemberContext<Q, P, B> extends SessionContext<Q, P, B> {
+  tenant: Tenant;
+  role: PanelRole;
 }
 
 export interface RouteSuccess {
@@ -92,7 +110,7 @@ interface RouteShape {
   /** Largest accepted body after decompression; default DEFAULT_MAX_BODY_BYTES. */
   maxBodyBytes?: number;
   success: RouteSuccess;
-  /** Statuses this route can answer beyond the common ones (api_key: 401, 403, 422, 500, 503; public: 422, 500, 503). */
+  /** Statuses this route can answer beyond the common ones (api_key: 401, 403, 422, 500, 503; session: 401, 422, 500, 503, with a role also 400, 403, 404; public: 422, 500, 503). */
   errors?: readonly number[];
   /** The handler answers its `errors` with an HTML page to a browser (Accept prefers text/html), a problem object otherwise. */
   errorPages?: boolean;
@@ -109,18 +127,30 @@ export interface PublicRoute<Q = any, P = any, B = any> extends RouteShape {
   handler(ctx: RequestContext<Q, P, B>, res: Response): Promise<unknown>;
 }
 
+export interface SessionRoute<Q = any, P = any, B = any> extends RouteShape {
+  auth: { kind: 'session'; role?: undefined };
+  handler(ctx: SessionContext<Q, P, B>, res: Response): Promise<unknown>;
+}
+
+export interface MemberRoute<Q = any, P = any, B = any> extends RouteShape {
+  auth: { kind: 'session'; role: PanelRole };
+  handler(ctx: MemberContext<Q, P, B>, res: Response): Promise<unknown>;
+}
+
 /**
  * One declaration per endpoint drives everything about it: the Express mount, authentication,
  * body reading and its limit, validation of path/query/body (and so the 400/413/415/422
  * answers), the 405 Allow list, /metrics's route label and the OpenAPI document. Nothing else
- * describes a route, API or public.
+ * describes a route, API, panel or public.
  */
-export type Route<Q = any, P = any, B = any> = ApiKeyRoute<Q, P, B> | PublicRoute<Q, P, B>;
+export type Route<Q = any, P = any, B = any> = ApiKeyRoute<Q, P, B> | PublicRoute<Q, P, B> | SessionRoute<Q, P, B> | MemberRoute<Q, P, B>;
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 export function defineRoute<Q = Record<string, never>, P = Record<string, never>, B = undefined>(route: ApiKeyRoute<Q, P, B>): ApiKeyRoute<Q, P, B>;
 export function defineRoute<Q = Record<string, never>, P = Record<string, never>, B = undefined>(route: PublicRoute<Q, P, B>): PublicRoute<Q, P, B>;
+export function defineRoute<Q = Record<string, never>, P = Record<string, never>, B = undefined>(route: MemberRoute<Q, P, B>): MemberRoute<Q, P, B>;
+export function defineRoute<Q = Record<string, never>, P = Record<string, never>, B = undefined>(route: SessionRoute<Q, P, B>): SessionRoute<Q, P, B>;
 export function defineRoute(route: Route): Route {
   return route;
 }

@@ -11,6 +11,8 @@ import { formPageRoutes } from './form-pages.js';
 import { formConfirmLinkRoutes } from './form-confirm-links.js';
 import { formRoutes } from './forms.js';
 import { mailRoutes } from './mails.js';
+import { panelMemberRoutes } from './panel-members.js';
+import { panelSessionRoutes } from './panel-sessions.js';
 import { restrictionRoutes } from './restrictions.js';
 import { senderRoutes } from './senders.js';
 import { templateRoutes } from './templates.js';
@@ -21,7 +23,8 @@ import { webhookRoutes } from './webhooks.js';
 
 /**
  * Every HTTP entry point of the web process but the infrastructure's (/healthz, /readyz,
- * /metrics, /v1/openapi.json): the /v1 API (API key) and the public links put in mails. A new
+ * /metrics, /v1/openapi.json): the /v1 API (API key), the panel's /v1/private API (session) and
+ * the public links put in mails. A new
  * area adds its module here.
  */
 export const routes: Route[] = [
@@ -39,6 +42,9 @@ export const routes: Route[] = [
   ...activityRoutes,
   ...activityExportRoutes,
   ...webhookRoutes,
+  // The operator panel's /v1/private API (session token; docs/panel.md).
+  ...panelSessionRoutes,
+  ...panelMemberRoutes,
   // Public links (auth public: the signed token in the path is the credential).
   ...trackingRoutes,
   ...unsubscribeLinkRoutes,

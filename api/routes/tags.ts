@@ -84,4 +84,11 @@ export const TAGS = {
       'pixel, tracked clicks, the unsubscribe page (and RFC 8058 one-click), double opt-in confirmation and hosted ' +
       'forms. They need no credentials: the signed token in the path is the credential, and a browser gets HTML pages.',
   },
+  panel: {
+    name: 'Panel',
+    description:
+      "The operator panel's own API under /v1/private, not part of the integration contract: a session from " +
+      '`POST /v1/private/sessions` (a panel user created with `cartero user create`) instead of an API key, and the ' +
+      "member's role in the instance (viewer reads, admin writes, owner also manages members and keys; docs/panel.md).",
+  },
 } as const satisfies Record<string, RouteTag>;

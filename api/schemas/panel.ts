@@ -1,0 +1,78 @@
+import type { JsonSchema } from '../../domain/validation.js';
+import { PANEL_ROLES } from '../../domain/panel/roles.js';
+import { dateTime } from './common.js';
+
+/** The operator panel's /v1/private resources (docs/panel.md). */
+
+const role: JsonSchema = { type: 'string', enum: [...PANEL_ROLES], description: 'viewer reads; admin also writes; owner also manages members and keys' };
+
+// No format on the address: a malformed one is a failed login like any other (401), not a 422.
+export const loginSchema: JsonSchema = {
+  type: 'object',
+  required: ['email', 'password'],
+  additionalProperties: false,
+  properties: {
+    email: { type: 'string', minLength: 1, maxLength: 320 },
+    password: { type: 'string', minLength: 1, maxLength: 1024 },
+  },
+};
+
+const sessionUser: JsonSchema = {
+  type: 'object',
+  required: ['id', 'email'],
+  properties: { id: { type: 'integer' }, email: { type: 'string' } },
+};
+
+export const sessionSchema: JsonSchema = {
+  type: 'object',
+  required: ['token', 'expires_at', 'user'],
+  properties: {
+    token: { type: 'string', description: 'crtsess_ and 43 base64url characters; shown once, stored only as its SHA-256' },
+    expires_at: { ...dateTime, description: 'When the session ends if unused; each authenticated request moves it PANEL_SESSION_TTL_SECONDS ahead' },
+    user: sessionUser,
+  },
+};
+
+export const memberInstancesSchema: JsonSchema = {
+  type: 'object',
+  required: ['data'],
+  properties: {
+    data: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['slug', 'name', 'role', 'enabled'],
+        properties: { slug: { type: 'string' }, name: { type: 'string' }, role, enabled: { type: 'boolean' } },
+      },
+    },
+  },
+};
+
+export const memberSchema: JsonSchema = {
+  type: 'object',
+  required: ['user_id', 'email', 'role', 'disabled', 'created_at', 'updated_at'],
+  properties: {
+    user_id: { type: 'integer' },
+    email: { type: 'string' },
+    role,
+    disabled: { type: 'boolean', description: 'The user is disabled (cartero user disable): still a member, unable to sign in' },
+    created_at: dateTime,
+    updated_at: dateTime,
+  },
+};
+
+export const membersSchema: JsonSchema = { type: 'object', required: ['data'], properties: { data: { type: 'array', items: memberSchema } } };
+
+export const memberCreateSchema: JsonSchema = {
+  type: 'object',
+  required: ['email', 'role'],
+  additionalProperties: false,
+  properties: { email: { type: 'string', minLength: 1, maxLength: 320, description: 'The address of an existing panel user (cartero user create)' }, role },
+};
+
+export const memberPatchSchema: JsonSchema = {
+  type: 'object',
+  required: ['role'],
+  additionalProperties: false,
+  properties: { role },
+};
