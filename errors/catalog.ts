@@ -84,8 +84,10 @@ const CODES = {
   invalid_slug: cliInput('domain/tenancy/instances.ts'),
   invalid_time_zone: cliInput('domain/tenancy/instances.ts'),
   invalid_limit: cliInput('domain/tenancy/instances.ts'),
-  invalid_cidr: cliInput('domain/tenancy/ip.ts'),
-  invalid_domain: cliInput('domain/domains/domains.ts'),
+  // Also the panel's (docs/panel.md): a key's or the instance's networks, a domain added there.
+  invalid_cidr: { status: 400, where: ours('domain/tenancy/ip.ts'), panel: true },
+  // Also the panel's (docs/panel.md): a key's or the instance's networks, a domain added there.
+  invalid_domain: { status: 400, where: ours('domain/domains/domains.ts'), panel: true },
   invalid_check_state: cliInput('domain/domains/domains.ts'),
   invalid_name: cliInput('domain/{datasets,lists,fields,consent,senders}'),
   invalid_description: cliInput('domain/datasets/datasets.ts'),
@@ -99,7 +101,8 @@ const CODES = {
   invalid_version: cliInput('domain/consent/terms.ts'),
   invalid_body: cliInput('docs/consent.md'),
   invalid_document_url: cliInput('docs/consent.md'),
-  invalid_email: cliInput('domain/senders/senders.ts'),
+  // Also the panel's (docs/panel.md): a sender created there.
+  invalid_email: { status: 400, where: ours('domain/senders/senders.ts'), panel: true },
   dataset_import_header_duplicated: cliInput('docs/datasets.md'),
   dataset_import_column_not_found: cliInput('docs/datasets.md'),
   dataset_import_csv_invalid: cliInput('docs/datasets.md'),
@@ -242,10 +245,10 @@ export type CodeOf<S extends ErrorStatus> =
   | { [C in keyof typeof CODES]: (typeof CODES)[C]['status'] extends S ? C : never }[keyof typeof CODES]
   | (404 extends S ? NotFoundCode : never);
 
-/** Resources only the CLI looks up (a key, a restriction by address); the panel API answers instance_not_found too. */
-const CLI_RESOURCES: ReadonlySet<NotFoundResource> = new Set(['api_key', 'restriction']);
-/** Resources only the panel's /v1/private routes look up by id. */
-const PANEL_RESOURCES: ReadonlySet<NotFoundResource> = new Set(['member']);
+/** Resources only the CLI looks up; none since the panel API looks up keys and restrictions too. */
+const CLI_RESOURCES: ReadonlySet<NotFoundResource> = new Set([]);
+/** Resources only the panel's /v1/private routes look up by id (and the CLI: a key, a restriction by address). */
+const PANEL_RESOURCES: ReadonlySet<NotFoundResource> = new Set(['member', 'api_key', 'restriction']);
 
 function withTitle(entry: Omit<CatalogEntry, 'title'>): CatalogEntry {
   return { ...entry, title: STATUS_TITLES[entry.status] };

@@ -11,6 +11,9 @@ import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js';
 import { startTestWeb } from './helpers/web.js';
+import { startTestDnsServer } from './helpers/dns-server.js';
+import { restrict } from '../domain/restrictions/restrictions.js';
+import { withTenant } from '../domain/tenancy/context.js';
 
 /**
  * One security test over every declared route (issue 25, section 4). It walks the route list
@@ -55,7 +58,12 @@ const INFRASTRUCTURE: Record<string, string> = {
 
 const dbs = await testDatabases(t, 'routesecurity');
 // Webhooks of these instances point at loopback (no worker runs here, nothing is delivered).
-const { url } = await startTestWeb(t, dbs, { env: { WEBHOOK_ALLOW_PRIVATE: 'true' } });
+// The panel's domain routes verify through a real DNS server on loopback (an empty zone) and
+// seal DKIM keys with a key of their own.
+const dns = await startTestDnsServer(t);
+const { url } = await startTestWeb(t, dbs, {
+  env: { WEBHOOK_ALLOW_PRIVATE: 'true', DNS_SERVERS: dns.address, DKIM_KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex') },
+});
 const pool = dbs.pool;
 
 const ALL_SCOPES = [...SCOPES];
@@ -224,6 +232,15 @@ class PanelWorld {
     if (!this.made.has(name)) this.made.set(name, make());
     return this.made.get(name) as Promise<T>;
   }
+  /** A domain with one sender, made as the API's fixtures make them. */
+  sending(): Promise<{ domainId: number; senderId: number }> {
+    return this.once('#sending', async () => {
+      const domain = `${randomBytes(4).toString('hex')}.example.com`;
+      const [senderId] = await makeSenders(pool, this.who.tenant, { domain, senders: [{ email: 'news', name: 'News' }] });
+      const { rows } = await pool.query<{ id: number }>('SELECT id FROM domains WHERE instance_id = $1 AND name = $2', [this.who.tenant.instanceId, domain]);
+      return { domainId: Number(rows[0]!.id), senderId: senderId! };
+    });
+  }
   /** A session of a user with `role` here (and nowhere else). */
   session(role: 'owner' | 'admin' | 'viewer'): Promise<string> {
     return this.once(`#${role}`, async () => panelLogin(url, await makePanelUser(pool, [{ instanceId: this.who.tenant.instanceId, role }])));
@@ -231,7 +248,7 @@ class PanelWorld {
   headers(token: string): Record<string, string> {
     return panelHeaders(token, this.who.slug);
   }
-  id(key: string): Promise<number> {
+  id(key: string): Promise<number | string> {
     const entry = PANEL_PATH_IDS[key];
     if (!entry) return Promise.resolve(1);
     return this.once(key, () => entry.make(this));
@@ -239,17 +256,29 @@ class PanelWorld {
 }
 
 /** Every path parameter of the panel API: how to make one in an instance, and the 404 code another instance gets. */
-const PANEL_PATH_IDS: Record<string, { code: string; make(w: PanelWorld): Promise<number> }> = {
+const PANEL_PATH_IDS: Record<string, { code: string; make(w: PanelWorld): Promise<number | string> }> = {
   'members/{user_id}': {
     code: 'member_not_found',
     // A viewer: removing it never meets the last-owner rule.
     make: async (w) => (await makePanelUser(pool, [{ instanceId: w.who.tenant.instanceId, role: 'viewer' }])).id,
+  },
+  'keys/{key_id}': { code: 'api_key_not_found', make: async (w) => (await createApiKey(pool, { instanceSlug: w.who.slug, scopes: ['mail:read'] })).key_id },
+  'senders/{id}': { code: 'sender_not_found', make: async (w) => (await w.sending()).senderId },
+  'domains/{id}': { code: 'domain_not_found', make: async (w) => (await w.sending()).domainId },
+  'restrictions/{id}': {
+    code: 'restriction_not_found',
+    make: async (w) => {
+      const tenant = w.who.tenant;
+      const made = await withTenant(pool, tenant, (c) => restrict(tenant, c, `held-${randomBytes(3).toString('hex')}@example.org`, 'unspecified'));
+      return made.restriction.id;
+    },
   },
 };
 
 /** Bodies of the panel routes that need one to reach their lookup. */
 const PANEL_BODIES: Record<string, () => unknown> = {
   'PATCH /v1/private/members/{user_id}': () => ({ role: 'admin' }),
+  'PATCH /v1/private/senders/{id}': () => ({ is_consent_required: true }),
 };
 
 const panelA = new PanelWorld(a);

@@ -11,7 +11,12 @@ import { formPageRoutes } from './form-pages.js';
 import { formConfirmLinkRoutes } from './form-confirm-links.js';
 import { formRoutes } from './forms.js';
 import { mailRoutes } from './mails.js';
+import { panelDomainRoutes } from './panel-domains.js';
+import { panelInstanceRoutes } from './panel-instance.js';
+import { panelKeyRoutes } from './panel-keys.js';
 import { panelMemberRoutes } from './panel-members.js';
+import { panelRestrictionRoutes } from './panel-restrictions.js';
+import { panelSenderRoutes } from './panel-senders.js';
 import { panelSessionRoutes } from './panel-sessions.js';
 import { restrictionRoutes } from './restrictions.js';
 import { senderRoutes } from './senders.js';
@@ -45,6 +50,11 @@ export const routes: Route[] = [
   // The operator panel's /v1/private API (session token; docs/panel.md).
   ...panelSessionRoutes,
   ...panelMemberRoutes,
+  ...panelInstanceRoutes,
+  ...panelKeyRoutes,
+  ...panelSenderRoutes,
+  ...panelDomainRoutes,
+  ...panelRestrictionRoutes,
   // Public links (auth public: the signed token in the path is the credential).
   ...trackingRoutes,
   ...unsubscribeLinkRoutes,

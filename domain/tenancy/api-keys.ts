@@ -73,12 +73,44 @@ export async function createApiKey(
   };
 }
 
-export async function revokeApiKey(pool: Pool, keyId: string): Promise<{ key_id: string; revoked_at: string }> {
+/**
+ * Revoke a key. `instanceId` scopes it to one instance (the panel: a key of another instance is
+ * api_key_not_found, as one that does not exist); the CLI, run by the operator, names any key.
+ */
+export async function revokeApiKey(pool: Pool, keyId: string, opts: { instanceId?: number } = {}): Promise<{ key_id: string; revoked_at: string }> {
   const { rows } = await query<{ revoked_at: Date }>(
     pool,
-    'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE key_id = $1 RETURNING revoked_at',
-    [keyId],
+    'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE key_id = $1 AND ($2::bigint IS NULL OR instance_id = $2) RETURNING revoked_at',
+    [keyId, opts.instanceId ?? null],
   );
   if (!rows[0]) throw new AppError('api_key_not_found', `api key ${keyId} not found`);
   return { key_id: keyId, revoked_at: rows[0].revoked_at.toISOString() };
+}
+
+/** A key as listed: everything but its secret (the token is never stored; its hash is never shown). */
+export interface ListedKey {
+  key_id: string;
+  scopes: string[];
+  allowed_cidrs: string[];
+  expires_at: string | null;
+  revoked_at: string | null;
+  created_at: string;
+}
+
+/** An instance's keys, newest first, revoked ones included (with revoked_at). */
+export async function listApiKeys(pool: Pool, instanceId: number): Promise<ListedKey[]> {
+  const { rows } = await query<{ key_id: string; scopes: string[]; allowed_cidrs: string[]; expires_at: Date | null; revoked_at: Date | null; created_at: Date }>(
+    pool,
+    `SELECT key_id, scopes, allowed_cidrs::text[] AS allowed_cidrs, expires_at, revoked_at, created_at
+       FROM api_keys WHERE instance_id = $1 ORDER BY created_at DESC, id DESC`,
+    [instanceId],
+  );
+  return rows.map((r) => ({
+    key_id: r.key_id,
+    scopes: r.scopes,
+    allowed_cidrs: r.allowed_cidrs,
+    expires_at: r.expires_at?.toISOString() ?? null,
+    revoked_at: r.revoked_at?.toISOString() ?? null,
+    created_at: r.created_at.toISOString(),
+  }));
 }
