@@ -11,6 +11,7 @@ import { formPageRoutes } from './form-pages.js';
 import { formConfirmLinkRoutes } from './form-confirm-links.js';
 import { formRoutes } from './forms.js';
 import { mailRoutes } from './mails.js';
+import { panelDashboardRoutes } from './panel-dashboard.js';
 import { panelMemberRoutes } from './panel-members.js';
 import { panelSessionRoutes } from './panel-sessions.js';
 import { restrictionRoutes } from './restrictions.js';
@@ -45,6 +46,7 @@ export const routes: Route[] = [
   // The operator panel's /v1/private API (session token; docs/panel.md).
   ...panelSessionRoutes,
   ...panelMemberRoutes,
+  ...panelDashboardRoutes,
   // Public links (auth public: the signed token in the path is the credential).
   ...trackingRoutes,
   ...unsubscribeLinkRoutes,
