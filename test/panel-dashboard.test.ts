@@ -230,6 +230,11 @@ t.test('another zone and an explicit range: still equal to the listings asked th
   t.equal(res.status, 200);
   t.equal(res.body.days.length, 3);
   t.strictSame(res.body.totals, (await listingFigures(a, start, today, 'America/Los_Angeles')).figures);
+  // A zone in another case (luxon accepts it) reaches ClickHouse and Postgres by its canonical name.
+  const lower = await dash({ ...params, tz: 'america/los_angeles' });
+  t.equal(lower.status, 200, JSON.stringify(lower.body));
+  t.equal(lower.body.tz, 'America/Los_Angeles');
+  t.strictSame(lower.body.totals, res.body.totals);
   // Before the activity: every figure zero.
   const old = await dash({ start_date: '2026-01-01', end_date: '2026-01-31', tz: 'UTC' });
   t.equal(old.status, 200);

@@ -31,7 +31,10 @@ export interface DashboardRange {
  */
 export function dashboardRange(filter: LocalDateFilter, instanceZone: string | null, now = new Date()): DashboardRange {
   // Checks the zone (and the dates given) before they are used to fill the others.
-  const zone = toUtcRange({ tz: filter.tz ?? null }, instanceZone).zone;
+  // The canonical name (Intl's: `europe/madrid` → `Europe/Madrid`, `US/Eastern` → `America/New_York`):
+  // luxon accepts any case, but the zone also reaches ClickHouse and Postgres, whose zone
+  // databases are looked up by exact name.
+  const zone = new Intl.DateTimeFormat('en-US', { timeZone: toUtcRange({ tz: filter.tz ?? null }, instanceZone).zone }).resolvedOptions().timeZone;
   const endDate = filter.end_date ?? DateTime.fromJSDate(now, { zone }).toISODate()!;
   const endDay = DateTime.fromISO(endDate, { zone });
   const startDate = filter.start_date ?? (endDay.isValid ? endDay.minus({ days: DASHBOARD_DEFAULT_DAYS - 1 }).toISODate()! : endDate);
