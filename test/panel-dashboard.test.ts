@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import t from 'tap';
 import { DateTime } from 'luxon';
 import { freePort } from '../config/ports.js';
@@ -8,6 +9,7 @@ import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js'
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
 import { mailApi, messagesOf, startSendStack, waitFor } from './helpers/send-stack.js';
+import { startTestWeb } from './helpers/web.js';
 
 /**
  * GET /v1/private/dashboard (docs/panel.md, "Dashboard") against real activity: mails sent
@@ -277,4 +279,28 @@ t.test('range validation: 422 with the pointer', async (t) => {
   t.equal(max.status, 200, '92 days is the most');
   t.equal(max.body.days.length, 92);
   t.equal((await dash({ start_date: '2026-01-01', end_date: '2026-04-03', tz: 'UTC' })).status, 422, '93 days is refused');
+});
+
+t.test('ClickHouse refusing or silent: 503 service_unavailable with Retry-After, never a 500', async (t) => {
+  // A port nothing listens on, and a server that accepts and never answers.
+  const closed = await freePort();
+  const sockets: Socket[] = [];
+  const silent = createServer((s) => sockets.push(s));
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    silent.close();
+  });
+  const silentPort = (silent.address() as { port: number }).port;
+  const cases: Array<[string, string, Record<string, string>, string]> = [
+    ['refused', `http://127.0.0.1:${closed}/cartero`, {}, '1'],
+    ['silent', `http://127.0.0.1:${silentPort}/cartero`, { CLICKHOUSE_REQUEST_TIMEOUT_MS: '1000' }, '5'],
+  ];
+  for (const [what, clickhouseUrl, env, retryAfter] of cases) {
+    const web = await startTestWeb(t, { databaseUrl: dbs.databaseUrl, clickhouseUrl }, { env });
+    const r = await jsonCall(web.url, 'GET', '/v1/private/dashboard', undefined, panelHeaders(viewerToken, a.slug));
+    t.equal(r.status, 503, `${what}: ${JSON.stringify(r.body)}`);
+    t.equal(r.body.code, 'service_unavailable');
+    t.equal(r.headers.get('retry-after'), retryAfter);
+  }
 });
