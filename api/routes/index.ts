@@ -11,6 +11,7 @@ import { formPageRoutes } from './form-pages.js';
 import { formConfirmLinkRoutes } from './form-confirm-links.js';
 import { formRoutes } from './forms.js';
 import { mailRoutes } from './mails.js';
+import { panelDashboardRoutes } from './panel-dashboard.js';
 import { panelDomainRoutes } from './panel-domains.js';
 import { panelInstanceRoutes } from './panel-instance.js';
 import { panelKeyRoutes } from './panel-keys.js';
@@ -55,6 +56,7 @@ export const routes: Route[] = [
   ...panelSenderRoutes,
   ...panelDomainRoutes,
   ...panelRestrictionRoutes,
+  ...panelDashboardRoutes,
   // Public links (auth public: the signed token in the path is the credential).
   ...trackingRoutes,
   ...unsubscribeLinkRoutes,
