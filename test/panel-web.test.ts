@@ -100,10 +100,12 @@ if (chromium) {
     const started = Date.now();
     await page.goto(`${web.url}/panel`);
     await page.getByLabel('Email', { exact: true }).waitFor();
-    const usableMs = Date.now() - started;
-    const timing = (await page.evaluate('JSON.stringify(performance.getEntriesByType("navigation")[0])')) as string;
-    const nav = JSON.parse(timing) as { responseEnd: number; domContentLoadedEventEnd: number };
-    t.comment(`/panel usable after ${usableMs} ms (goto to form; response ${nav.responseEnd.toFixed(0)} ms, DOMContentLoaded ${nav.domContentLoadedEventEnd.toFixed(0)} ms)`);
+    const waitedMs = Date.now() - started;
+    // The app's own mark: the form drawn and focused, from the navigation's start (not asserted: a loaded CI host is slower).
+    const usable = (await page.evaluate('performance.getEntriesByName("panel-usable")[0]?.startTime')) as number;
+    const response = (await page.evaluate('performance.getEntriesByType("navigation")[0].responseEnd')) as number;
+    t.ok(usable > 0, 'the app marked when it was usable');
+    t.comment(`/panel usable ${usable.toFixed(0)} ms after navigation start (page received at ${response.toFixed(0)} ms; ${waitedMs} ms as playwright waited)`);
     t.equal(await page.evaluate('document.activeElement?.getAttribute("name")'), 'email', 'the Email field has the focus');
     t.ok(await page.getByLabel('Password', { exact: true }).isVisible(), 'a labelled Password field');
     t.ok(await page.getByRole('button', { name: 'Sign in', exact: true }).isVisible(), 'a Sign in button');
@@ -136,9 +138,10 @@ if (chromium) {
     await axe(t, page, 'instances');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-instances.png') });
 
-    // Switch to Bravo, where this user is a viewer: Members without the owner's controls.
-    await page.getByLabel('Instance', { exact: true }).selectOption(bravo.slug);
+    // Switch to Bravo (from the list), where this user is a viewer: Members without the owner's controls.
+    await page.getByRole('button', { name: 'Work on Bravo shop' }).click();
     await page.getByRole('status').getByText('Now working in Bravo shop').waitFor();
+    t.equal(await page.getByLabel('Instance', { exact: true }).inputValue(), bravo.slug, 'the switcher follows');
     await page.getByRole('link', { name: 'Members', exact: true }).click();
     await page.getByRole('heading', { name: 'Members of Bravo shop' }).waitFor();
     t.ok(await page.getByRole('cell', { name: colleague.email, exact: true }).isVisible(), "Bravo's members are listed");
@@ -147,7 +150,7 @@ if (chromium) {
     await axe(t, page, 'members (viewer)');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-members-viewer.png') });
 
-    // Back to Acme (owner): add the newcomer as admin, then make them a viewer.
+    // Back to Acme (owner) with the switcher: add the newcomer as admin, then make them a viewer.
     await page.getByLabel('Instance', { exact: true }).selectOption(acme.slug);
     await page.getByRole('heading', { name: 'Members of Acme newsletters' }).waitFor();
     await page.getByLabel('Email', { exact: true }).fill(newcomer.email);
@@ -165,6 +168,7 @@ if (chromium) {
     await page.getByRole('button', { name: `Change role of ${owner.email}` }).click();
     await page.getByRole('alert').filter({ hasText: /owner/ }).waitFor();
     t.pass('member_last_owner is shown');
+    t.equal(await page.getByLabel(`Role of ${owner.email}`, { exact: true }).inputValue(), 'owner', 'and the select shows the role kept');
     await axe(t, page, 'members (owner)');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-members-owner.png'), fullPage: true });
     await page.getByRole('button', { name: `Remove ${newcomer.email}` }).click();

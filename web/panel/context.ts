@@ -8,6 +8,8 @@ export interface Context {
   current: api.Instance;
   /** Shows a short message in the live region (screen readers announce it). */
   announce(message: string): void;
+  /** Makes `slug` the current instance (as the switcher does) and draws the page again. */
+  switchTo(slug: string): void;
   /** Draws the current page again (after a change). */
   refresh(): void;
 }

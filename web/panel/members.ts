@@ -22,13 +22,15 @@ export async function membersPage(ctx: Context): Promise<Node[]> {
     return [heading, h('p', { class: 'error', role: 'alert' }, (err as Error).message)];
   }
   /** Runs a change; on success announces it and draws the page again, on refusal shows the API's reason. */
-  const act = async (what: () => Promise<unknown>, done: string) => {
+  const act = async (what: () => Promise<unknown>, done: string, undo?: () => void) => {
     error.textContent = '';
+    ctx.announce('');
     try {
       await what();
       ctx.announce(done);
       ctx.refresh();
     } catch (err) {
+      undo?.();
       error.textContent = (err as Error).message;
     }
   };
@@ -38,12 +40,13 @@ export async function membersPage(ctx: Context): Promise<Node[]> {
     if (owner) {
       const role = select('role', ROLES, m.role, { 'aria-label': `Role of ${m.email}` });
       const change = h('button', { type: 'button', class: 'secondary', 'aria-label': `Change role of ${m.email}` }, 'Change role');
-      change.addEventListener('click', () => act(() => api.changeRole(instance.slug, m.user_id, role.value as api.Role), `${m.email} is now ${role.value}.`));
+      // Refused (the last owner), the select shows the role the member still has.
+      change.addEventListener('click', () => act(() => api.changeRole(instance.slug, m.user_id, role.value as api.Role), `${m.email} is now ${role.value}.`, () => (role.value = m.role)));
       const remove = h('button', { type: 'button', class: 'danger', 'aria-label': `Remove ${m.email}` }, 'Remove');
       remove.addEventListener('click', () => {
         if (confirm(`Remove ${m.email} from ${instance.name}?`)) void act(() => api.removeMember(instance.slug, m.user_id), `${m.email} was removed.`);
       });
-      cells.push(h('td', { class: 'actions' }, role, change, remove));
+      cells.push(h('td', {}, h('div', { class: 'actions' }, role, change, remove)));
     }
     return h('tr', {}, ...cells);
   });
@@ -55,7 +58,7 @@ export async function membersPage(ctx: Context): Promise<Node[]> {
     h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, ...rows),
   );
-  if (!owner) return [heading, h('p', {}, `Your role here is ${instance.role}: only an owner adds, changes or removes members.`), table];
+  if (!owner) return [heading, h('p', {}, `Your role here is ${instance.role}: only an owner adds, changes or removes members.`), error, table];
 
   const email = h('input', { type: 'email', name: 'email', required: true, autocomplete: 'off' });
   const role = select('role', ROLES, 'viewer');
@@ -64,5 +67,6 @@ export async function membersPage(ctx: Context): Promise<Node[]> {
     event.preventDefault();
     void act(() => api.addMember(instance.slug, email.value, role.value as api.Role), `${email.value} was added as ${role.value}.`);
   });
-  return [heading, table, h('h2', { id: 'add-member' }, 'Add a member'), h('p', {}, 'The person needs a panel user first (cartero user create).'), add, error];
+  // The refusal of any action shows under the heading, where the page begins (and as an alert).
+  return [heading, error, table, h('h2', { id: 'add-member' }, 'Add a member'), h('p', {}, 'The person needs a panel user first (cartero user create).'), add];
 }

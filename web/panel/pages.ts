@@ -23,17 +23,17 @@ export function instancesPage(ctx: Context): Node[] {
       h('td', {}, h('code', {}, i.slug)),
       h('td', {}, i.role),
       h('td', {}, i.enabled ? 'enabled' : 'disabled'),
-      h('td', {}, i.slug === ctx.current.slug ? 'current' : ''),
+      h('td', {}, i.slug === ctx.current.slug ? 'current' : h('button', { type: 'button', class: 'secondary', 'aria-label': `Work on ${i.name}`, onclick: () => ctx.switchTo(i.slug) }, 'Work on')),
     ),
   );
   return [
     h('h1', { tabindex: '-1' }, 'Instances'),
-    h('p', {}, 'The instances you are a member of, with your role in each. Choose the one to work on with the Instance switcher at the top.'),
+    h('p', {}, 'The instances you are a member of, with your role in each. Choose the one to work on here or with the Instance switcher at the top; the other pages show the current one.'),
     h(
       'table',
       {},
       h('caption', {}, `${ctx.instances.length} instance${ctx.instances.length === 1 ? '' : 's'}`),
-      h('thead', {}, h('tr', {}, ...['Name', 'Slug', 'Your role', 'State', 'Selected'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('thead', {}, h('tr', {}, ...['Name', 'Slug', 'Your role', 'State', 'Current'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, ...rows),
     ),
   ];
