@@ -18,7 +18,8 @@ import { startTestWeb } from './helpers/web.js';
  * app and Postgres: /panel and its modules come from this service under their CSP; then in Debian's
  * Chromium (playwright-core) a member signs in with the keyboard, sees their instances, switches
  * instance, reads Members as a viewer (no owner controls) and as an owner adds a member and changes
- * their role, opens a page still to come, and signs out (the session is over on the server too).
+ * their role, opens a page still to come, and signs out (the session is over on the server too);
+ * a session ended elsewhere brings the login form back.
  * axe-core reads every page; every request stays on the origin; the token is never in a cookie or
  * in storage (the panel keeps it in memory: no CSRF). Screenshots under artifacts/screenshots/.
  */
@@ -181,6 +182,7 @@ if (chromium) {
     t.ok(await page.getByText('Not available in the panel yet').isVisible(), 'a placeholder, no data');
     t.equal(await page.getByRole('link', { name: 'API keys' }).getAttribute('aria-current'), 'page', 'the navigation marks the current page');
     await axe(t, page, 'placeholder');
+    await page.screenshot({ path: join(SCREENSHOTS, 'panel-placeholder.png') });
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByText('You are signed out.').waitFor();
@@ -188,9 +190,21 @@ if (chromium) {
     const after = await jsonCall(web.url, 'GET', '/v1/private/instances', undefined, panelHeaders(token));
     t.equal(after.status, 401, "the session ended on the server: its token is refused");
 
+    // A session that ends elsewhere (here: signed out through the API): the next call brings back the form.
+    await page.getByLabel('Email', { exact: true }).fill(owner.email);
+    await page.getByLabel('Password', { exact: true }).fill(owner.password);
+    const again = page.waitForResponse((r) => new URL(r.url()).pathname === '/v1/private/sessions' && r.status() === 201);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const second = ((await (await again).json()) as { token: string }).token;
+    await page.getByRole('heading', { name: 'Instances', exact: true }).waitFor();
+    t.equal((await jsonCall(web.url, 'DELETE', '/v1/private/sessions/current', undefined, panelHeaders(second))).status, 204);
+    await page.getByRole('link', { name: 'Members', exact: true }).click();
+    await page.getByText('Your session has ended. Please sign in again.').waitFor();
+    t.ok(await page.getByRole('button', { name: 'Sign in' }).isVisible(), 'an ended session: the login form again, saying why');
+
     const elsewhere = requests.filter((u) => !u.startsWith('data:') && new URL(u).origin !== origin);
     t.same(elsewhere, [], `no request left the origin (${requests.length} requests)`);
-    // The refused login and the last owner's refusal are the expected console errors (the browser logs a refused fetch).
+    // The refused login, the last owner's refusal and the ended session are the expected console errors (the browser logs a refused fetch).
     t.same(complaints.filter((c) => !/status of (401|409)/.test(c)), [], 'no other console error, nothing refused by the CSP');
     await page.close();
   });
