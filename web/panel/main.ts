@@ -87,6 +87,8 @@ async function shell(user: api.User): Promise<void> {
     }
     const content = page === 'members' ? await membersPage(ctx) : page in PLACEHOLDERS ? placeholderPage(ctx, page) : instancesPage(ctx);
     if (context !== ctx) return;
+    // Another page: the last page's message is no longer about what is shown.
+    if (moveFocus) ctx.announce('');
     main.replaceChildren(...content);
     document.title = `${main.querySelector('h1')?.textContent ?? 'Panel'} · Cartero`;
     // A new page: focus its heading, so a keyboard or screen-reader user starts there.
