@@ -11,6 +11,7 @@ import { requireInternalToken } from './internal.js';
 import { createHttpMetrics, metricsEndpoint, type HttpMetrics } from './http/metrics.js';
 import { buildOpenApi } from './openapi.js';
 import { DOCS_PATHS, mountDocs } from './pages/docs-page.js';
+import { mountPanel, PANEL_PATHS } from './pages/panel-page.js';
 import { problem, sendProblem } from './http/problem.js';
 import { accessLog, requestId, requestIdOf } from './http/request-context.js';
 import { bodyReader, compileInputs, normalizeQuery } from './http/request-input.js';
@@ -110,6 +111,8 @@ export function createApp(deps: AppDeps, extraRoutes: Route[] = [], metrics: Htt
   });
   // The interactive reference of that document, and / leading to it.
   mountDocs(app);
+  // The operator panel's page and its own modules (docs/panel.md).
+  mountPanel(app);
 
   for (const route of routes) mount(app, route, deps);
 
@@ -117,7 +120,7 @@ export function createApp(deps: AppDeps, extraRoutes: Route[] = [], metrics: Htt
   // paths are the declared routes' and the infrastructure's above, nothing written by hand.
   const known = [
     ...routes.map((r) => ({ re: pathMatcher(r.path), method: r.method.toUpperCase() })),
-    ...['/healthz', ...(token ? ['/readyz', '/metrics'] : []), '/v1/openapi.json', ...DOCS_PATHS].map((p) => ({ re: pathMatcher(p), method: 'GET' })),
+    ...['/healthz', ...(token ? ['/readyz', '/metrics'] : []), '/v1/openapi.json', ...DOCS_PATHS, ...PANEL_PATHS].map((p) => ({ re: pathMatcher(p), method: 'GET' })),
   ];
   app.use((req, res) => {
     const allowed = [...new Set(known.filter((k) => k.re.test(req.path)).map((k) => k.method))];

@@ -3,6 +3,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { DOCS_CSP } from '../api/pages/docs-page.js';
+import { PANEL_CSP } from '../api/pages/panel-page.js';
 import { routes } from '../api/routes/index.js';
 import { createPurpose } from '../domain/consent/purposes.js';
 import { consentConfirmToken } from '../domain/consent/confirm-token.js';
@@ -368,6 +369,9 @@ t.test('every page and error page: never framed, never sniffed, no referrer', as
   });
   t.test('the API reference (/docs): the same headers, its own CSP (api/pages/docs-page.ts)', async (t) => {
     assertPage(t, await page('GET', '/docs'), 200, DOCS_CSP);
+  });
+  t.test('the operator panel (/panel): the same headers, its own CSP (api/pages/panel-page.ts)', async (t) => {
+    assertPage(t, await page('GET', '/panel'), 200, PANEL_CSP);
   });
 });
 

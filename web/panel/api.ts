@@ -1,0 +1,84 @@
+/**
+ * The panel's calls to /v1/private (docs/panel.md). The session token lives in this module's memory
+ * only: never in a cookie, localStorage or sessionStorage, so no other site's page can make the
+ * browser send it (no CSRF) and a reload signs the person out. Same origin only (the CSP's
+ * connect-src 'self' allows nothing else).
+ */
+
+export interface Problem {
+  status: number;
+  code: string;
+  detail: string;
+}
+
+export class ApiError extends Error {
+  constructor(readonly problem: Problem) {
+    super(problem.detail);
+  }
+}
+
+let token: string | undefined;
+/** Called when a call answers 401 (the session ended or expired): the app shows the login again. */
+let onSignedOut: (message: string) => void = () => {};
+
+export function setSignedOutHandler(handler: (message: string) => void): void {
+  onSignedOut = handler;
+}
+export const signedIn = (): boolean => token !== undefined;
+
+async function call<T>(method: string, path: string, options: { slug?: string; body?: unknown } = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (token) headers['authorization'] = `Bearer ${token}`;
+  if (options.slug) headers['x-instance-slug'] = options.slug;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(path, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), credentials: 'omit', cache: 'no-store' });
+  if (res.status === 204) return undefined as T;
+  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  if (res.ok) return body as T;
+  const problem: Problem = { status: res.status, code: String(body['code'] ?? 'error'), detail: String(body['detail'] ?? res.statusText) };
+  if (res.status === 401 && token && path !== '/v1/private/sessions') {
+    token = undefined;
+    onSignedOut('Your session has ended. Please sign in again.');
+  }
+  throw new ApiError(problem);
+}
+
+export interface User {
+  id: number;
+  email: string;
+}
+export type Role = 'owner' | 'admin' | 'viewer';
+export interface Instance {
+  slug: string;
+  name: string;
+  role: Role;
+  enabled: boolean;
+}
+export interface Member {
+  user_id: number;
+  email: string;
+  role: Role;
+  disabled: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export async function signIn(email: string, password: string): Promise<User> {
+  const session = await call<{ token: string; user: User }>('POST', '/v1/private/sessions', { body: { email, password } });
+  token = session.token;
+  return session.user;
+}
+
+export async function signOut(): Promise<void> {
+  try {
+    await call<void>('DELETE', '/v1/private/sessions/current');
+  } finally {
+    token = undefined;
+  }
+}
+
+export const instances = () => call<{ data: Instance[] }>('GET', '/v1/private/instances').then((r) => r.data);
+export const members = (slug: string) => call<{ data: Member[] }>('GET', '/v1/private/members', { slug }).then((r) => r.data);
+export const addMember = (slug: string, email: string, role: Role) => call<Member>('POST', '/v1/private/members', { slug, body: { email, role } });
+export const changeRole = (slug: string, userId: number, role: Role) => call<Member>('PATCH', `/v1/private/members/${userId}`, { slug, body: { role } });
+export const removeMember = (slug: string, userId: number) => call<void>('DELETE', `/v1/private/members/${userId}`, { slug });
