@@ -10,7 +10,7 @@ import { projectRoot } from '../config/paths.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { startTestWeb } from './helpers/web.js';
-import { SCREENSHOTS, useChromium } from './helpers/chromium.js';
+import { SCREENSHOTS, useChromium, watchPage } from './helpers/chromium.js';
 
 /**
  * The API reference (issue 29), against the real web app and Postgres: the live OpenAPI document
@@ -119,13 +119,7 @@ if (chromium) {
   t.test('in Chromium: the tags, "try it" with a typed key and slug, nothing from elsewhere', async (t) => {
     const page = await chromium.browser.newPage({ viewport: { width: 1400, height: 1000 } });
     const origin = new URL(web.url).origin;
-    const requests: string[] = [];
-    const complaints: string[] = [];
-    page.on('request', (r) => requests.push(r.url()));
-    page.on('console', (m) => {
-      if (m.type() === 'error' || /Content Security Policy/.test(m.text())) complaints.push(m.text());
-    });
-    page.on('pageerror', (e) => complaints.push(`uncaught: ${e.message}`));
+    const { requests, complaints } = watchPage(page);
 
     await page.goto(`${web.url}/docs`);
     await sidebarEntry(page, tags[0]!.name).waitFor({ timeout: 30_000 });

@@ -7,7 +7,7 @@ import { PANEL_CSP } from '../api/pages/panel-page.js';
 import { projectRoot } from '../config/paths.js';
 import { listMembers } from '../domain/panel/members.js';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { SCREENSHOTS, useChromium } from './helpers/chromium.js';
+import { SCREENSHOTS, useChromium, watchPage } from './helpers/chromium.js';
 import { testDatabases } from './helpers/databases.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders } from './helpers/panel.js';
@@ -88,13 +88,7 @@ if (chromium) {
   t.test('in Chromium: sign in, instances, switch, members (viewer, owner), a page to come, sign out', async (t) => {
     const page = await chromium.browser.newPage({ viewport: { width: 1280, height: 800 } });
     const origin = new URL(web.url).origin;
-    const requests: string[] = [];
-    const complaints: string[] = [];
-    page.on('request', (r) => requests.push(r.url()));
-    page.on('console', (m) => {
-      if (m.type() === 'error' || /Content Security Policy/.test(m.text())) complaints.push(m.text());
-    });
-    page.on('pageerror', (e) => complaints.push(`uncaught: ${e.message}`));
+    const { requests, complaints } = watchPage(page);
     page.on('dialog', (d) => void d.accept());
 
     // Usable: the form is drawn and the Email field has the focus.

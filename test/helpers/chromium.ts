@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import type { Test } from 'tap';
 import { projectRoot } from '../../config/paths.js';
 
@@ -32,4 +32,19 @@ export function useChromium(t: Test, what: string): { browser: Browser } | undef
     await holder.browser?.close();
   });
   return holder;
+}
+
+/**
+ * What a page asks for and complains about, from now on: every request's URL (to check that none
+ * leaves the origin) and the console's errors, CSP refusals and uncaught exceptions.
+ */
+export function watchPage(page: Page): { requests: string[]; complaints: string[] } {
+  const requests: string[] = [];
+  const complaints: string[] = [];
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('console', (m) => {
+    if (m.type() === 'error' || /Content Security Policy/.test(m.text())) complaints.push(m.text());
+  });
+  page.on('pageerror', (e) => complaints.push(`uncaught: ${e.message}`));
+  return { requests, complaints };
 }
