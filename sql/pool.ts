@@ -95,8 +95,9 @@ export async function withTransaction<T>(pool: Pool, fn: (c: Client) => Promise<
     const mapped = asDependencyError(err);
     // A connection that did not answer is dropped, not rolled back: a ROLLBACK would wait
     // behind the unanswered statement as long again, and a closed connection rolls back an
-    // open transaction anyway (if the unanswered statement was the COMMIT, the server may
-    // still apply it: the one case a 503 cannot tell apart; an Idempotency-Key retry can).
+    // open transaction anyway. If the unanswered statement was the COMMIT, the server reads it
+    // later than the deadline above and migration 025's check fails it (for sends and form
+    // submissions); only a COMMIT that passed the check and whose answer was lost stays unknown.
     if (mapped instanceof DependencyUnavailable) unusable = err;
     else await client.query('ROLLBACK').catch(() => {});
     throw mapped;
