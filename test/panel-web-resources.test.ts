@@ -60,9 +60,11 @@ if (chromium) {
     t.match(key, /^crt\.[0-9a-f]{16}\.\S+$/, 'the full key is shown');
     t.ok(await page.getByText('This is the only time the full key is shown').isVisible(), 'with the shown-once note');
     t.equal(await page.evaluate('document.activeElement?.textContent'), await page.getByRole('heading', { name: /created$/ }).textContent(), 'the focus moves to it');
+    const keyId = key.split('.')[1]!;
+    await page.getByRole('cell', { name: keyId, exact: true }).waitFor();
+    t.pass('the list below already has the new key, by its id');
     await axe(t, page, 'keys (new key shown)');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-keys-created.png'), fullPage: true });
-    const keyId = key.split('.')[1]!;
     const stored = (await listApiKeys(pool, acme.id)).find((k) => k.key_id === keyId);
     t.same(stored?.scopes, ['mail:read', 'senders:read'], 'stored with its scopes (read from Postgres)');
     t.match(stored?.expires_at, /^2099-12-31/, 'and its expiry');

@@ -31,7 +31,7 @@ export async function keysPage(ctx: Context): Promise<Node[]> {
     return failed(title, err);
   }
   const error = h('p', { class: 'error', role: 'alert' });
-  const rows = list.map((k) => {
+  const rowOf = (k: api.ApiKey) => {
     const state = k.revoked_at ? `revoked ${when(k.revoked_at)}` : k.expires_at && Date.parse(k.expires_at) <= Date.now() ? 'expired' : 'active';
     const cells = [
       h('td', {}, h('code', {}, k.key_id)),
@@ -51,7 +51,9 @@ export async function keysPage(ctx: Context): Promise<Node[]> {
     });
     cells.push(h('td', {}, revoke));
     return h('tr', {}, ...cells);
-  });
+  };
+  const tableOf = (keys: api.ApiKey[]) => table(count(keys.length, 'key'), ['Key id', 'Scopes', 'Allowed from', 'Expires', 'Created', 'State', 'Actions'], keys.map(rowOf));
+  let listed = tableOf(list);
 
   // The creation form: scopes as checkboxes in a fieldset (its legend names the group).
   const boxes = SCOPES.map((s) => h('input', { type: 'checkbox', name: 'scope', value: s, id: `scope-${s.replace(':', '-')}` }));
@@ -89,6 +91,8 @@ export async function keysPage(ctx: Context): Promise<Node[]> {
     }
   });
 
+  const createHeading = h('h2', { id: 'create-key' }, 'Create a key');
+
   /** The new key, once: not redrawn from the list (which has no secret), gone when the page changes. */
   function showOnce(created: api.CreatedKey): void {
     const value = h('input', { type: 'text', readonly: true, id: 'new-key', value: created.key, class: 'secret', spellcheck: 'false' });
@@ -115,6 +119,13 @@ export async function keysPage(ctx: Context): Promise<Node[]> {
     );
     shown.hidden = false;
     form.hidden = true;
+    createHeading.hidden = true;
+    // The list again, with the new key's id (never its secret); the shown key stays above it.
+    void api.keys(instance.slug).then((keys) => {
+      const fresh = tableOf(keys);
+      listed.replaceWith(fresh);
+      listed = fresh;
+    }, () => undefined);
     ctx.announce(`Key ${created.key_id} was created. Its full value is shown once, below.`);
     shown.querySelector<HTMLElement>('h2')!.focus();
   }
@@ -123,9 +134,9 @@ export async function keysPage(ctx: Context): Promise<Node[]> {
     heading(title),
     error,
     shown,
-    table(count(list.length, 'key'), ['Key id', 'Scopes', 'Allowed from', 'Expires', 'Created', 'State', 'Actions'], rows),
+    listed,
     h('p', { class: 'help' }, 'A key reads crt.<key id>.<secret>; the list shows the id only. The secret is never stored, only its hash.'),
-    h('h2', { id: 'create-key' }, 'Create a key'),
+    createHeading,
     form,
   ];
 }
