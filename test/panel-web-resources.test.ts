@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { projectRoot } from '../config/paths.js';
-import { listApiKeys } from '../domain/tenancy/api-keys.js';
+import { listApiKeys, SCOPES } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
 import { SCREENSHOTS, useChromium, watchPage } from './helpers/chromium.js';
 import { testDatabases } from './helpers/databases.js';
@@ -51,7 +51,13 @@ if (chromium) {
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByRole('alert').filter({ hasText: /scope/i }).waitFor();
     t.pass('no scope: the API refusal (api_key_scope_required) is shown');
-    await page.getByLabel('mail:read', { exact: true }).check();
+    const offered = await page.getByRole('group', { name: 'Scopes (at least one)' }).getByRole('checkbox').evaluateAll((boxes) => boxes.map((b) => (b as HTMLInputElement).value));
+    t.same(offered, [...SCOPES], "a checkbox for each scope the service knows (the browser's copy of the list has not drifted)");
+    // With the keyboard: focus a scope, Space ticks it, the focus ring shows.
+    await page.getByLabel('mail:read', { exact: true }).focus();
+    await page.keyboard.press('Space');
+    t.equal(await page.getByLabel('mail:read', { exact: true }).isChecked(), true, 'Space ticks a scope');
+    t.not(await page.evaluate('getComputedStyle(document.activeElement).outlineStyle'), 'none', 'the focus is visible');
     await page.getByLabel('senders:read', { exact: true }).check();
     await page.getByLabel(/^Expires on/).fill('2099-12-31');
     await page.getByRole('button', { name: 'Create key' }).click();
