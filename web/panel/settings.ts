@@ -61,6 +61,7 @@ export async function settingsPage(ctx: Context): Promise<Node[]> {
     });
     out.push(h('h2', { id: 'limits' }, 'Sending limits'), h('p', { id: 'limits-help', class: 'help' }, 'Leave a field empty for no limit. Mails held by the quota are released at once when it is raised.'), form);
   }
+  if (admin && !owner) out.push(h('p', {}, 'Your role here is admin: the IP allow list, which guards the API keys, is the owner’s to change.'));
   if (owner) {
     const cidrs = h('textarea', { name: 'allowed_cidrs', id: 'instance-cidrs', rows: '3', 'aria-describedby': 'cidrs-help' });
     cidrs.value = s.allowed_cidrs.join('\n');
