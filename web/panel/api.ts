@@ -82,3 +82,64 @@ export const members = (slug: string) => call<{ data: Member[] }>('GET', '/v1/pr
 export const addMember = (slug: string, email: string, role: Role) => call<Member>('POST', '/v1/private/members', { slug, body: { email, role } });
 export const changeRole = (slug: string, userId: number, role: Role) => call<Member>('PATCH', `/v1/private/members/${userId}`, { slug, body: { role } });
 export const removeMember = (slug: string, userId: number) => call<void>('DELETE', `/v1/private/members/${userId}`, { slug });
+
+// The instance's resources (docs/panel.md, The instance's resources).
+export interface Page<T> {
+  data: T[];
+  pagination: { page: number; page_size: number; has_more: boolean; total_items: number | null; total_pages: number | null };
+}
+export interface ApiKey {
+  key_id: string;
+  scopes: string[];
+  allowed_cidrs: string[];
+  expires_at: string | null;
+  revoked_at: string | null;
+  created_at: string;
+}
+export interface CreatedKey {
+  key_id: string;
+  key: string;
+  scopes: string[];
+  allowed_cidrs: string[];
+  expires_at: string | null;
+}
+export interface Sender {
+  id: number;
+  name: string;
+  email_address: string;
+  domain_id: number;
+  domain_is_verified: boolean;
+  is_consent_required: boolean;
+  created_at: string;
+}
+export interface Restriction {
+  id: number;
+  recipient: string;
+  reason: string | null;
+  restricted_at: string | null;
+  deleted_at: string | null;
+  bounce_reason: string | null;
+}
+export interface Settings {
+  slug: string;
+  name: string;
+  tz: string | null;
+  send_rate_per_second: number | null;
+  send_burst: number | null;
+  monthly_quota: number | null;
+  allowed_cidrs: string[];
+}
+export type Limits = Partial<Pick<Settings, 'send_rate_per_second' | 'send_burst' | 'monthly_quota'>>;
+
+export const keys = (slug: string) => call<{ data: ApiKey[] }>('GET', '/v1/private/keys', { slug }).then((r) => r.data);
+export const createKey = (slug: string, body: { scopes: string[]; allowed_cidrs?: string[]; expires_at?: string }) => call<CreatedKey>('POST', '/v1/private/keys', { slug, body });
+export const revokeKey = (slug: string, keyId: string) => call<{ key_id: string; revoked_at: string }>('DELETE', `/v1/private/keys/${encodeURIComponent(keyId)}`, { slug });
+export const senders = (slug: string) => call<Page<Sender>>('GET', '/v1/private/senders?page_size=100', { slug });
+export const createSender = (slug: string, body: { email: string; name: string; is_consent_required: boolean }) => call<Sender>('POST', '/v1/private/senders', { slug, body });
+export const setConsentRequired = (slug: string, id: number, value: boolean) => call<Sender>('PATCH', `/v1/private/senders/${id}`, { slug, body: { is_consent_required: value } });
+export const restrictions = (slug: string) => call<Page<Restriction>>('GET', '/v1/private/restrictions?page_size=100', { slug });
+export const addRestriction = (slug: string, body: { recipient: string; reason: string }) => call<Restriction>('POST', '/v1/private/restrictions', { slug, body });
+export const liftRestriction = (slug: string, id: number) => call<Restriction>('DELETE', `/v1/private/restrictions/${id}`, { slug });
+export const settings = (slug: string) => call<Settings>('GET', '/v1/private/instance', { slug });
+export const setLimits = (slug: string, body: Limits) => call<Settings>('PATCH', '/v1/private/instance', { slug, body });
+export const setAllowList = (slug: string, allowed_cidrs: string[]) => call<Settings>('PUT', '/v1/private/instance/ip-allow-list', { slug, body: { allowed_cidrs } });

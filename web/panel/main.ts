@@ -1,6 +1,10 @@
 import * as api from './api.js';
 import { field, h } from './dom.js';
 import { membersPage } from './members.js';
+import { keysPage } from './keys.js';
+import { sendersPage } from './senders.js';
+import { restrictionsPage } from './restrictions.js';
+import { settingsPage } from './settings.js';
 import { instancesPage, placeholderPage, PLACEHOLDERS } from './pages.js';
 import type { Context } from './context.js';
 
@@ -13,9 +17,18 @@ import type { Context } from './context.js';
 const app = document.getElementById('app')!;
 let context: Context | undefined;
 
+/** The built pages past Instances and Members, in the navigation's order (one line each). */
+const PAGES: Record<string, [string, (ctx: Context) => Promise<Node[]>]> = {
+  keys: ['API keys', keysPage],
+  senders: ['Senders', sendersPage],
+  restrictions: ['Restrictions', restrictionsPage],
+  settings: ['Settings', settingsPage],
+};
+
 const NAV: Array<[string, string]> = [
   ['instances', 'Instances'],
   ['members', 'Members'],
+  ...Object.entries(PAGES).map(([id, [title]]): [string, string] => [id, title]),
   ...Object.entries(PLACEHOLDERS).map(([id, p]): [string, string] => [id, p.title]),
 ];
 
@@ -85,7 +98,7 @@ async function shell(user: api.User): Promise<void> {
       if (a.dataset['page'] === page) a.setAttribute('aria-current', 'page');
       else a.removeAttribute('aria-current');
     }
-    const content = page === 'members' ? await membersPage(ctx) : page in PLACEHOLDERS ? placeholderPage(ctx, page) : instancesPage(ctx);
+    const content = page === 'members' ? await membersPage(ctx) : PAGES[page] ? await PAGES[page][1](ctx) : page in PLACEHOLDERS ? placeholderPage(ctx, page) : instancesPage(ctx);
     if (context !== ctx) return;
     // Another page: the last page's message is no longer about what is shown.
     if (moveFocus) ctx.announce('');

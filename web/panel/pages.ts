@@ -7,10 +7,7 @@ import type { Context } from './context.js';
  */
 
 export const PLACEHOLDERS: Record<string, { title: string; api: string; will: string }> = {
-  keys: { title: 'API keys', api: '/v1/private/keys', will: "list the instance's keys (never their secrets), create one with scopes, an IP allow list and an expiry (the full key shown once), and revoke one" },
   domains: { title: 'Domains', api: '/v1/private/domains', will: 'add a domain and show the DKIM, return-path and DMARC records to publish with their live state, verify now and rotate DKIM' },
-  senders: { title: 'Senders', api: '/v1/private/senders', will: "create senders and turn a sender's consent requirement on or off" },
-  restrictions: { title: 'Restrictions', api: '/v1/private/restrictions', will: 'list, add and lift restrictions, with their history' },
   dashboard: { title: 'Dashboard', api: 'the dashboard route', will: 'chart sent, delivered, bounced, complained, opened and clicked per day for a chosen range' },
 };
 

@@ -1,0 +1,59 @@
+import * as api from './api.js';
+import { field, h } from './dom.js';
+import { act, count, failed, heading, table, when } from './kit.js';
+import type { Context } from './context.js';
+
+/** The Senders page: everyone reads; an admin or owner creates senders and turns a sender's consent requirement on or off. */
+
+export async function sendersPage(ctx: Context): Promise<Node[]> {
+  const instance = ctx.current;
+  const title = `Senders of ${instance.name}`;
+  const admin = instance.role !== 'viewer';
+  let page: api.Page<api.Sender>;
+  try {
+    page = await api.senders(instance.slug);
+  } catch (err) {
+    return failed(title, err);
+  }
+  const error = h('p', { class: 'error', role: 'alert' });
+  const rows = page.data.map((s) => {
+    const cells = [
+      h('td', {}, s.name),
+      h('td', {}, s.email_address),
+      h('td', {}, s.domain_is_verified ? 'verified' : 'not verified'),
+      h('td', {}, s.is_consent_required ? 'required' : 'not required'),
+      h('td', {}, when(s.created_at)),
+    ];
+    if (admin) {
+      const turn = s.is_consent_required ? 'off' : 'on';
+      const toggle = h('button', { type: 'button', class: 'secondary', 'aria-label': `Turn consent ${turn} for ${s.email_address}` }, `Turn consent ${turn}`);
+      toggle.addEventListener('click', () =>
+        act(ctx, error, () => api.setConsentRequired(instance.slug, s.id, !s.is_consent_required), `${s.email_address} ${s.is_consent_required ? 'no longer requires' : 'now requires'} consent.`),
+      );
+      cells.push(h('td', {}, toggle));
+    }
+    return h('tr', {}, ...cells);
+  });
+  const total = page.pagination.total_items ?? page.data.length;
+  const caption = page.pagination.has_more ? `${count(total, 'sender')}, the first ${page.data.length} shown` : count(total, 'sender');
+  const list = table(caption, ['Name', 'Address', 'Domain', 'Consent', 'Created', ...(admin ? ['Actions'] : [])], rows);
+  const about = h('p', { class: 'help' }, 'A sender whose consent is required sends only to recipients who gave consent. The domain is verified on the Domains page (or with cartero domain verify).');
+  if (!admin) return [heading(title), h('p', {}, `Your role here is viewer: an admin or owner creates senders and changes their consent requirement.`), error, list, about];
+
+  const name = h('input', { type: 'text', name: 'name', required: true, autocomplete: 'off', maxlength: '255' });
+  const email = h('input', { type: 'email', name: 'email', required: true, autocomplete: 'off' });
+  const consent = h('input', { type: 'checkbox', name: 'is_consent_required', id: 'sender-consent' });
+  const form = h(
+    'form',
+    { class: 'inline', 'aria-labelledby': 'create-sender' },
+    field('Name', name),
+    field('Sending address', email),
+    h('div', { class: 'field check' }, consent, h('label', { for: consent.id }, 'Requires consent')),
+    h('button', { type: 'submit' }, 'Create sender'),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void act(ctx, error, () => api.createSender(instance.slug, { email: email.value, name: name.value, is_consent_required: consent.checked }), `Sender ${email.value} was created.`);
+  });
+  return [heading(title), error, list, about, h('h2', { id: 'create-sender' }, 'Create a sender'), h('p', { class: 'help' }, "Its domain is added when it is not the instance's yet; it sends once the domain's DNS records are verified."), form];
+}
