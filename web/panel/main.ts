@@ -1,6 +1,8 @@
 import * as api from './api.js';
 import { field, h } from './dom.js';
 import { membersPage } from './members.js';
+import { domainsPage } from './domains.js';
+import { dashboardPage } from './dashboard.js';
 import { instancesPage, placeholderPage, PLACEHOLDERS } from './pages.js';
 import type { Context } from './context.js';
 
@@ -85,7 +87,7 @@ async function shell(user: api.User): Promise<void> {
       if (a.dataset['page'] === page) a.setAttribute('aria-current', 'page');
       else a.removeAttribute('aria-current');
     }
-    const content = page === 'members' ? await membersPage(ctx) : page in PLACEHOLDERS ? placeholderPage(ctx, page) : instancesPage(ctx);
+    const content = page === 'members' ? await membersPage(ctx) : page.startsWith('domains') ? await domainsPage(ctx) : page === 'dashboard' ? await dashboardPage(ctx) : page in PLACEHOLDERS ? placeholderPage(ctx, page) : instancesPage(ctx);
     if (context !== ctx) return;
     // Another page: the last page's message is no longer about what is shown.
     if (moveFocus) ctx.announce('');
