@@ -29,7 +29,7 @@ export function barChart(id: string, title: string, days: string[], series: Seri
   const bar = Math.max(2, step * 0.7);
   const y = (v: number) => top + (H - top - bottom) * (1 - v / max);
   const grid: SVGElement[] = [];
-  for (const v of [0, Math.round(max / 2), max]) {
+  for (const v of new Set([0, Math.round(max / 2), max])) {
     grid.push(s('line', { x1: left, x2: W, y1: y(v), y2: y(v), class: 'grid' }), s('text', { x: left - 4, y: y(v) + 4, class: 'axis', 'text-anchor': 'end' }, String(v)));
   }
   const bars: SVGElement[] = [];
@@ -43,7 +43,10 @@ export function barChart(id: string, title: string, days: string[], series: Seri
   });
   // A date under the first, middle and last bars, enough to place the others.
   const ticks = [...new Set([0, Math.floor((days.length - 1) / 2), days.length - 1])].filter((i) => i >= 0);
-  const labels = ticks.map((i) => s('text', { x: left + i * step + step / 2, y: H - 6, class: 'axis', 'text-anchor': 'middle' }, days[i]!.slice(5)));
+  // The first and last dates anchored inside the chart, so neither is cut at the edge.
+  const anchor = (i: number) => (i === 0 ? 'start' : i === days.length - 1 ? 'end' : 'middle');
+  const x = (i: number) => (i === 0 ? left : i === days.length - 1 ? W : left + i * step + step / 2);
+  const labels = ticks.map((i) => s('text', { x: x(i), y: H - 6, class: 'axis', 'text-anchor': anchor(i) }, days[i]!.slice(5)));
   const total = totals.reduce((a, b) => a + b, 0);
   const peak = totals.indexOf(Math.max(...totals));
   const summary = `${title}: ${total} in ${days.length} days${total ? `, most on ${days[peak]} (${totals[peak]})` : ''}. The numbers are in the table below.`;

@@ -9,7 +9,7 @@ import type { Context } from './context.js';
  */
 
 const canChange = (ctx: Context) => ctx.current.role !== 'viewer';
-const STATE: Record<api.CheckState, string> = { approved: 'approved', pending: 'pending (not checked yet)', failed: 'failed' };
+const STATE: Record<api.CheckState, string> = { approved: 'approved', pending: 'pending', failed: 'failed' };
 const state = (s: api.CheckState) => h('span', { class: `state ${s}` }, STATE[s]);
 const CHECKS: Array<[keyof api.Domain, string]> = [['mx_status', 'MX'], ['spf_status', 'SPF'], ['dkim_status', 'DKIM'], ['dmarc_status', 'DMARC']];
 
@@ -138,6 +138,7 @@ async function domainPage(ctx: Context, id: number): Promise<Node[]> {
     'table',
     { class: 'records' },
     h('caption', {}, 'DNS records to publish'),
+    h('colgroup', {}, ...['check', 'type', 'name', 'value', 'state', 'copy'].map((c) => h('col', { class: `col-${c}` }))),
     h('thead', {}, h('tr', {}, ...['Check', 'Type', 'Name', 'Value', 'State', 'Copy'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, ...rows),
   );
