@@ -37,7 +37,12 @@ export async function dashboardPage(ctx: Context): Promise<Node[]> {
   try {
     d = await api.dashboard(instance.slug, range);
   } catch (err) {
-    error.textContent = (err as Error).message;
+    const e = err as api.ApiError;
+    // The API's 422 names the field; said here in the form's words.
+    error.textContent =
+      e.problem?.status === 422
+        ? `This range cannot be shown: both dates must be real dates, the end not before the start, and at most 92 days in all. (${e.message})`
+        : e.message;
   }
   const start = h('input', { type: 'date', name: 'start_date', required: true, value: d?.start_date ?? range.start_date });
   const end = h('input', { type: 'date', name: 'end_date', required: true, value: d?.end_date ?? range.end_date });

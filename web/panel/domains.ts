@@ -9,6 +9,8 @@ import type { Context } from './context.js';
  */
 
 const canChange = (ctx: Context) => ctx.current.role !== 'viewer';
+/** The button that ran the last action: the page drawn again gives it the focus back, so a keyboard user stays where they were. */
+let refocus: string | undefined;
 const STATE: Record<api.CheckState, string> = { approved: 'approved', pending: 'pending', failed: 'failed' };
 const state = (s: api.CheckState) => h('span', { class: `state ${s}` }, STATE[s]);
 const CHECKS: Array<[keyof api.Domain, string]> = [['mx_status', 'MX'], ['spf_status', 'SPF'], ['dkim_status', 'DKIM'], ['dmarc_status', 'DMARC']];
@@ -83,6 +85,7 @@ async function domainPage(ctx: Context, id: number): Promise<Node[]> {
     button.disabled = true;
     try {
       const r = await what();
+      refocus = button.textContent ?? undefined;
       ctx.refresh();
       ctx.announce(done(r));
     } catch (err) {
@@ -151,6 +154,10 @@ async function domainPage(ctx: Context, id: number): Promise<Node[]> {
       if (confirm(`Make a new DKIM key for ${d.domain}? Publish its record before it signs.`)) void act(rotate, () => api.rotateDkim(instance.slug, id), (r) => `A new DKIM key was made for ${r.domain}: publish its record.`);
     });
     controls.push(h('div', { class: 'actions' }, verify, rotate));
+    const again = [verify, rotate].find((b) => b.textContent === refocus);
+    refocus = undefined;
+    // After the shell has put the page in place.
+    if (again) setTimeout(() => again.focus());
   } else controls.push(h('p', {}, `Your role here is ${instance.role}: only an admin or an owner verifies or rotates.`));
   return [h('p', {}, h('a', { href: '#/domains' }, 'All domains')), h('h1', { tabindex: '-1' }, `Domain ${d.domain}`), error, summary, ...controls, records];
 }
