@@ -22,7 +22,7 @@ export interface Series {
 }
 
 export function barChart(id: string, title: string, days: string[], series: Series[]): HTMLElement {
-  const W = 720, H = 180, left = 40, bottom = 22, top = 8;
+  const W = 480, H = 170, left = 36, bottom = 22, top = 8;
   const totals = days.map((_, i) => series.reduce((sum, x) => sum + x.values[i]!, 0));
   const max = Math.max(1, ...totals);
   const step = (W - left) / Math.max(1, days.length);

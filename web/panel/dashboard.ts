@@ -103,7 +103,7 @@ export async function dashboardPage(ctx: Context): Promise<Node[]> {
     h('h2', {}, 'Totals'),
     totals,
     h('h2', {}, 'Per day'),
-    ...charts,
+    h('div', { class: 'charts' }, ...charts),
     h('h2', {}, 'Top bounce reasons'),
     count('The most frequent reasons of the bounced mails (at most 10)', 'Reason', d.bounce_reasons.map((r) => [r.reason ?? '(none recorded)', r.count]), 'No bounce in this range.'),
     h('h2', {}, 'Restrictions added, by reason'),
