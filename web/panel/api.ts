@@ -143,3 +143,50 @@ export const liftRestriction = (slug: string, id: number) => call<Restriction>('
 export const settings = (slug: string) => call<Settings>('GET', '/v1/private/instance', { slug });
 export const setLimits = (slug: string, body: Limits) => call<Settings>('PATCH', '/v1/private/instance', { slug, body });
 export const setAllowList = (slug: string, allowed_cidrs: string[]) => call<Settings>('PUT', '/v1/private/instance/ip-allow-list', { slug, body: { allowed_cidrs } });
+
+export type CheckState = 'pending' | 'approved' | 'failed';
+export interface Domain {
+  id: number;
+  domain: string;
+  is_verified: boolean;
+  mx_status: CheckState;
+  spf_status: CheckState;
+  dkim_status: CheckState;
+  dmarc_status: CheckState;
+  created_at: string;
+}
+export interface DnsRecord {
+  check: 'mx' | 'spf' | 'dkim' | 'dmarc';
+  type: 'TXT' | 'MX';
+  name: string;
+  value: string;
+  status: CheckState;
+  selector?: string;
+  signing?: boolean;
+}
+export interface DomainWithRecords extends Domain {
+  return_path_domain: string;
+  dkim_selector: string | null;
+  dns_checked_at: string | null;
+  checks_overridden: boolean;
+  dns_records: DnsRecord[];
+}
+export const domains = (slug: string) => call<{ data: Domain[] }>('GET', '/v1/private/domains?page_size=100', { slug }).then((r) => r.data);
+export const domain = (slug: string, id: number) => call<DomainWithRecords>('GET', `/v1/private/domains/${id}`, { slug });
+export const addDomain = (slug: string, name: string) => call<DomainWithRecords>('POST', '/v1/private/domains', { slug, body: { domain: name } });
+export const verifyDomain = (slug: string, id: number) => call<DomainWithRecords>('POST', `/v1/private/domains/${id}/verify`, { slug });
+export const rotateDkim = (slug: string, id: number) => call<DomainWithRecords>('POST', `/v1/private/domains/${id}/rotate-dkim`, { slug });
+
+export const FIGURES = ['sent', 'delivered', 'bounced', 'bounced_hard', 'bounced_soft', 'complained', 'opened', 'opened_human', 'opened_machine', 'clicked', 'clicked_human', 'clicked_machine', 'restricted'] as const;
+export type Figures = Record<(typeof FIGURES)[number], number>;
+export interface Dashboard {
+  start_date: string;
+  end_date: string;
+  tz: string;
+  days: Array<Figures & { date: string }>;
+  totals: Figures;
+  bounce_reasons: Array<{ reason: string | null; count: number }>;
+  restrictions: Array<{ reason: string; count: number }>;
+}
+export const dashboard = (slug: string, range: { start_date?: string; end_date?: string }) =>
+  call<Dashboard>('GET', `/v1/private/dashboard?${new URLSearchParams(Object.entries(range).filter(([, v]) => v) as Array<[string, string]>)}`, { slug });

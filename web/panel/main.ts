@@ -1,11 +1,13 @@
 import * as api from './api.js';
 import { field, h } from './dom.js';
 import { membersPage } from './members.js';
+import { dashboardPage } from './dashboard.js';
+import { domainsPage } from './domains.js';
 import { keysPage } from './keys.js';
 import { sendersPage } from './senders.js';
 import { restrictionsPage } from './restrictions.js';
 import { settingsPage } from './settings.js';
-import { instancesPage, placeholderPage, PLACEHOLDERS } from './pages.js';
+import { instancesPage } from './pages.js';
 import type { Context } from './context.js';
 
 /**
@@ -19,8 +21,10 @@ let context: Context | undefined;
 
 /** The built pages past Instances and Members, in the navigation's order (one line each). */
 const PAGES: Record<string, [string, (ctx: Context) => Promise<Node[]>]> = {
-  keys: ['API keys', keysPage],
+  dashboard: ['Dashboard', dashboardPage],
+  domains: ['Domains', domainsPage],
   senders: ['Senders', sendersPage],
+  keys: ['API keys', keysPage],
   restrictions: ['Restrictions', restrictionsPage],
   settings: ['Settings', settingsPage],
 };
@@ -29,7 +33,6 @@ const NAV: Array<[string, string]> = [
   ['instances', 'Instances'],
   ['members', 'Members'],
   ...Object.entries(PAGES).map(([id, [title]]): [string, string] => [id, title]),
-  ...Object.entries(PLACEHOLDERS).map(([id, p]): [string, string] => [id, p.title]),
 ];
 
 function loginView(message = ''): void {
@@ -98,7 +101,8 @@ async function shell(user: api.User): Promise<void> {
       if (a.dataset['page'] === page) a.setAttribute('aria-current', 'page');
       else a.removeAttribute('aria-current');
     }
-    const content = page === 'members' ? await membersPage(ctx) : PAGES[page] ? await PAGES[page][1](ctx) : page in PLACEHOLDERS ? placeholderPage(ctx, page) : instancesPage(ctx);
+    // A domain's own page is domains/<id>: the Domains page module draws both.
+    const content = page === 'members' ? await membersPage(ctx) : page.startsWith('domains') ? await domainsPage(ctx) : PAGES[page] ? await PAGES[page][1](ctx) : instancesPage(ctx);
     if (context !== ctx) return;
     // Another page: the last page's message is no longer about what is shown.
     if (moveFocus) ctx.announce('');
