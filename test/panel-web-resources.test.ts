@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import { projectRoot } from '../config/paths.js';
 import { listApiKeys, SCOPES } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { SCREENSHOTS, useChromium, watchPage } from './helpers/chromium.js';
+import { SCREENSHOTS, shown, useChromium, watchPage } from './helpers/chromium.js';
 import { testDatabases } from './helpers/databases.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
@@ -64,7 +64,7 @@ if (chromium) {
     await page.getByRole('heading', { name: /^Key [0-9a-f]{16} created$/ }).waitFor();
     const key = await page.getByLabel('The new API key', { exact: true }).inputValue();
     t.match(key, /^crt\.[0-9a-f]{16}\.\S+$/, 'the full key is shown');
-    t.ok(await page.getByText('This is the only time the full key is shown').isVisible(), 'with the shown-once note');
+    t.ok(await shown(page.getByText('This is the only time the full key is shown')), 'with the shown-once note');
     t.equal(await page.evaluate('document.activeElement?.textContent'), await page.getByRole('heading', { name: /created$/ }).textContent(), 'the focus moves to it');
     const keyId = key.split('.')[1]!;
     await page.getByRole('cell', { name: keyId, exact: true }).waitFor();
@@ -84,12 +84,12 @@ if (chromium) {
     await page.getByLabel('The new API key').waitFor({ state: 'detached' });
     await page.getByRole('heading', { name: 'Create a key' }).waitFor();
     t.pass('the full key is gone once the page is drawn again');
-    t.ok(await page.getByRole('cell', { name: keyId, exact: true }).isVisible(), 'the key stays listed by its id');
+    t.ok(await shown(page.getByRole('cell', { name: keyId, exact: true })), 'the key stays listed by its id');
     t.equal(await page.locator('body').innerText().then((text) => text.includes(key.split('.')[2]!)), false, 'the list shows the id, never the secret');
     await page.getByRole('button', { name: `Revoke key ${keyId}` }).click();
     await page.getByRole('status').getByText(`Key ${keyId} was revoked`).waitFor();
     t.equal((await jsonCall(web.url, 'GET', '/v1/senders', undefined, { authorization: `Bearer ${key}`, 'x-instance-slug': acme.slug })).status, 401, 'revoked: the key is refused');
-    t.ok(await page.getByRole('row', { name: new RegExp(`${keyId}.*revoked`) }).isVisible(), 'the list marks it revoked');
+    t.ok(await shown(page.getByRole('row', { name: new RegExp(`${keyId}.*revoked`) })), 'the list marks it revoked');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-keys.png'), fullPage: true });
 
     // Senders: create one, then the same address again (409), then require consent.
@@ -125,7 +125,7 @@ if (chromium) {
     t.match(await restrictionOf(), [{ reason: 'unspecified', deleted_at: null }], 'in force (through the API)');
     await page.getByRole('button', { name: `Lift the restriction of ${recipient}` }).click();
     await page.getByRole('status').getByText(`The restriction of ${recipient} was lifted`).waitFor();
-    t.ok(await page.getByRole('row', { name: new RegExp(`${recipient}.*lifted`) }).isVisible(), 'kept in the list, marked lifted');
+    t.ok(await shown(page.getByRole('row', { name: new RegExp(`${recipient}.*lifted`) })), 'kept in the list, marked lifted');
     const lifted = await restrictionOf();
     t.equal(lifted.length, 1);
     t.ok(lifted[0]?.deleted_at, 'lifted, as history (through the API)');
@@ -135,7 +135,7 @@ if (chromium) {
     // Settings: the time zone, a limit changed, a bad network refused, the allow list saved.
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Settings of Acme newsletters' }).waitFor();
-    t.ok(await page.getByText('Europe/Madrid').isVisible(), 'the time zone is shown');
+    t.ok(await shown(page.getByText('Europe/Madrid')), 'the time zone is shown');
     await page.getByLabel('Burst (mails)').fill('7');
     await page.getByLabel('Send rate (mails per second)').fill('2.5');
     await page.getByRole('button', { name: 'Save limits' }).click();
@@ -179,7 +179,7 @@ if (chromium) {
     await axe(t, page, 'restrictions (viewer)');
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Settings of Acme newsletters' }).waitFor();
-    t.ok(await page.getByText('7 mails', { exact: true }).isVisible(), 'the limits read');
+    t.ok(await shown(page.getByText('7 mails', { exact: true })), 'the limits read');
     t.equal(await page.getByRole('button', { name: /^Save/ }).count(), 0, 'settings: no form');
     await axe(t, page, 'settings (viewer)');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-settings-viewer.png'), fullPage: true });

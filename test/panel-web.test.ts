@@ -7,7 +7,7 @@ import { PANEL_CSP } from '../api/pages/panel-page.js';
 import { projectRoot } from '../config/paths.js';
 import { listMembers } from '../domain/panel/members.js';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { SCREENSHOTS, useChromium, watchPage } from './helpers/chromium.js';
+import { SCREENSHOTS, shown, useChromium, watchPage } from './helpers/chromium.js';
 import { testDatabases } from './helpers/databases.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders } from './helpers/panel.js';
@@ -102,8 +102,8 @@ if (chromium) {
     t.ok(usable > 0, 'the app marked when it was usable');
     t.comment(`/panel usable ${usable.toFixed(0)} ms after navigation start (page received at ${response.toFixed(0)} ms; ${waitedMs} ms as playwright waited)`);
     t.equal(await page.evaluate('document.activeElement?.getAttribute("name")'), 'email', 'the Email field has the focus');
-    t.ok(await page.getByLabel('Password', { exact: true }).isVisible(), 'a labelled Password field');
-    t.ok(await page.getByRole('button', { name: 'Sign in', exact: true }).isVisible(), 'a Sign in button');
+    t.ok(await shown(page.getByLabel('Password', { exact: true })), 'a labelled Password field');
+    t.ok(await shown(page.getByRole('button', { name: 'Sign in', exact: true })), 'a Sign in button');
     await axe(t, page, 'login');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-login.png') });
 
@@ -126,8 +126,8 @@ if (chromium) {
     const token = ((await (await signedIn).json()) as { token: string }).token;
 
     await page.getByRole('heading', { name: 'Instances', exact: true }).waitFor();
-    for (const i of [acme, bravo]) t.ok(await page.getByRole('cell', { name: i.slug, exact: true }).isVisible(), `instance ${i.slug} listed`);
-    t.ok(await page.getByRole('row', { name: /Acme newsletters .* owner/ }).isVisible(), 'with the role in each');
+    for (const i of [acme, bravo]) t.ok(await shown(page.getByRole('cell', { name: i.slug, exact: true })), `instance ${i.slug} listed`);
+    t.ok(await shown(page.getByRole('row', { name: /Acme newsletters .* owner/ })), 'with the role in each');
     t.same(await page.context().cookies(), [], 'no cookie');
     t.equal(await page.evaluate('localStorage.length + sessionStorage.length'), 0, 'nothing in storage: the token is in memory');
     await axe(t, page, 'instances');
@@ -139,7 +139,7 @@ if (chromium) {
     t.equal(await page.getByLabel('Instance', { exact: true }).inputValue(), bravo.slug, 'the switcher follows');
     await page.getByRole('link', { name: 'Members', exact: true }).click();
     await page.getByRole('heading', { name: 'Members of Bravo shop' }).waitFor();
-    t.ok(await page.getByRole('cell', { name: colleague.email, exact: true }).isVisible(), "Bravo's members are listed");
+    t.ok(await shown(page.getByRole('cell', { name: colleague.email, exact: true })), "Bravo's members are listed");
     t.equal(await page.getByRole('button', { name: 'Add member' }).count(), 0, 'a viewer gets no Add member');
     t.equal(await page.getByRole('button', { name: /^Remove / }).count(), 0, 'nor Remove');
     await axe(t, page, 'members (viewer)');
@@ -177,7 +177,7 @@ if (chromium) {
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByText('You are signed out.').waitFor();
-    t.ok(await page.getByRole('button', { name: 'Sign in' }).isVisible(), 'back to the login form');
+    t.ok(await shown(page.getByRole('button', { name: 'Sign in' })), 'back to the login form');
     const after = await jsonCall(web.url, 'GET', '/v1/private/instances', undefined, panelHeaders(token));
     t.equal(after.status, 401, "the session ended on the server: its token is refused");
 
@@ -191,7 +191,7 @@ if (chromium) {
     t.equal((await jsonCall(web.url, 'DELETE', '/v1/private/sessions/current', undefined, panelHeaders(second))).status, 204);
     await page.getByRole('link', { name: 'Members', exact: true }).click();
     await page.getByText('Your session has ended. Please sign in again.').waitFor();
-    t.ok(await page.getByRole('button', { name: 'Sign in' }).isVisible(), 'an ended session: the login form again, saying why');
+    t.ok(await shown(page.getByRole('button', { name: 'Sign in' })), 'an ended session: the login form again, saying why');
 
     const elsewhere = requests.filter((u) => !u.startsWith('data:') && new URL(u).origin !== origin);
     t.same(elsewhere, [], `no request left the origin (${requests.length} requests)`);

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import type { Test } from 'tap';
 import { projectRoot } from '../../config/paths.js';
 
@@ -47,4 +47,15 @@ export function watchPage(page: Page): { requests: string[]; complaints: string[
   });
   page.on('pageerror', (e) => complaints.push(`uncaught: ${e.message}`));
   return { requests, complaints };
+}
+
+/**
+ * Whether the element shows within `ms`: a page redraws after an action's answer, so an
+ * instantaneous isVisible() right after the announcement can look before the redraw.
+ */
+export async function shown(locator: Locator, ms = 10_000): Promise<boolean> {
+  return locator.waitFor({ state: 'visible', timeout: ms }).then(
+    () => true,
+    () => false,
+  );
 }
