@@ -10,7 +10,7 @@ import { projectRoot } from '../config/paths.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { startTestWeb } from './helpers/web.js';
-import { SCREENSHOTS, useChromium, watchPage } from './helpers/chromium.js';
+import { axeViolations, isSerious, SCREENSHOTS, useChromium, watchPage } from './helpers/chromium.js';
 
 /**
  * The API reference (issue 29), against the real web app and Postgres: the live OpenAPI document
@@ -162,12 +162,7 @@ if (chromium) {
     // The sidebar comes first; the introduction (the document's title) once the content is drawn.
     await page.getByRole('heading', { name: 'Cartero API', exact: true }).waitFor({ timeout: 30_000 });
     await screenshotReference(page);
-    // Evaluated through the DevTools protocol, so the page's CSP (no inline script) does not stop it.
-    await page.evaluate(readFileSync(join(projectRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8'));
-    const result = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] })`)) as {
-      violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }>;
-    };
-    const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    const serious = (await axeViolations(page)).filter(isSerious);
     for (const v of serious) t.comment(`axe ${v.impact} ${v.id} (${v.help}): ${v.nodes.length} nodes, e.g. ${v.nodes[0]?.target.join(' ')}`);
     // Ours is the document around #app: its language, title and landmark. Scalar's own markup is noted above, not judged.
     const ours = serious.filter((v) => v.nodes.some((n) => n.target.some((s) => /^(html|head|title|body|#app|main)$/.test(s))));

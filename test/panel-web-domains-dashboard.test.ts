@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
-import t, { type Test } from 'tap';
-import { projectRoot } from '../config/paths.js';
-import { SCREENSHOTS, useChromium, watchPage } from './helpers/chromium.js';
+import t from 'tap';
+import { assertAxeClean, SCREENSHOTS, signInToPanel, useChromium, watchPage } from './helpers/chromium.js';
 import { startTestDnsServer } from './helpers/dns-server.js';
 import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
@@ -73,10 +71,7 @@ if (chromium) {
     const origin = new URL(url).origin;
     const { requests, complaints } = watchPage(page);
     page.on('dialog', (d) => void d.accept());
-    await page.goto(`${url}/panel`);
-    await page.getByLabel('Email', { exact: true }).fill(admin.email);
-    await page.getByLabel('Password', { exact: true }).fill(admin.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signInToPanel(page, url, admin);
 
     // Domains: an empty list, then add one.
     await page.getByRole('link', { name: 'Domains' }).click();
@@ -93,7 +88,7 @@ if (chromium) {
     const shown = await page.locator('table.records code.record').allTextContents();
     t.same(shown.sort(), api.dns_records.map((r: { value: string }) => r.value).sort(), 'the values shown are the API\'s records');
     t.equal(await page.locator('table.records .state.pending').count(), 4, 'each pending');
-    await axe(t, page, 'a domain');
+    await assertAxeClean(t, page, 'a domain');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-domain.png'), fullPage: true });
 
     // Copy the DMARC value: the button says so and the clipboard holds it.
@@ -146,7 +141,7 @@ if (chromium) {
     await page.getByRole('button', { name: 'Add domain' }).click();
     await page.getByRole('alert').filter({ hasText: /already/i }).waitFor();
     t.match(await page.getByRole('alert').filter({ hasText: /already/i }).textContent(), /already/i, 'the 409 said');
-    await axe(t, page, 'domains');
+    await assertAxeClean(t, page, 'domains');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-domains.png'), fullPage: true });
 
     // Dashboard: the default range, its totals equal to the API's and the listings'.
@@ -169,7 +164,7 @@ if (chromium) {
     t.strictSame([figures['sent'], figures['delivered'], figures['bounced'], figures['opened'], figures['clicked']], [3, 2, 1, 1, 2], 'the activity made');
     t.equal(await page.locator('svg.chart').count(), 6, 'six charts');
     t.equal(await page.locator('details table.numbers').count(), 6, 'each with its numbers as a table');
-    await axe(t, page, 'dashboard');
+    await assertAxeClean(t, page, 'dashboard');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-dashboard.png'), fullPage: true });
     // Another range with the keyboard: the first day only (no activity), sent with Enter.
     await page.getByLabel('From').fill(start);
@@ -194,10 +189,7 @@ if (chromium) {
   t.test('in Chromium: a viewer reads a domain and its records but gets no Add, Verify or Rotate', async (t) => {
     const viewer = await makePanelUser(dbs.pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
     const page = await chromium.browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(`${url}/panel`);
-    await page.getByLabel('Email', { exact: true }).fill(viewer.email);
-    await page.getByLabel('Password', { exact: true }).fill(viewer.password);
-    await page.getByLabel('Password', { exact: true }).press('Enter');
+    await signInToPanel(page, url, viewer);
     await page.getByRole('link', { name: 'Domains' }).click();
     await page.getByText('Your role here is viewer').waitFor();
     t.equal(await page.getByRole('button', { name: 'Add domain' }).count(), 0, 'no Add');
@@ -207,18 +199,8 @@ if (chromium) {
     const records = (await jsonCall(url, 'GET', `/v1/private/domains/${fixture.id}`, undefined, panelHeaders(token, a.slug))).body.dns_records;
     t.equal(await page.locator('table.records tbody tr').count(), records.length, `its ${records.length} records`);
     t.equal(await page.getByRole('button', { name: /Verify now|Rotate DKIM key/ }).count(), 0, 'no Verify or Rotate');
-    await axe(t, page, 'a domain as a viewer');
+    await assertAxeClean(t, page, 'a domain as a viewer');
     await page.close();
   });
 }
 
-async function axe(t: Test, page: Page, what: string): Promise<void> {
-  // Evaluated through the DevTools protocol, so the page's CSP (no inline script) does not stop it.
-  if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.evaluate(readFileSync(join(projectRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8'));
-  const result = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] })`)) as {
-    violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }>;
-  };
-  const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  for (const v of result.violations) t.comment(`axe on ${what}: ${v.impact} ${v.id} (${v.help}), e.g. ${v.nodes[0]?.target.join(' ')}`);
-  t.same(serious.map((v) => v.id), [], `axe-core on ${what}: no serious or critical violation`);
-}

@@ -1,12 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
-import t, { type Test } from 'tap';
-import { projectRoot } from '../config/paths.js';
+import t from 'tap';
 import { listApiKeys, SCOPES } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { SCREENSHOTS, shown, useChromium, watchPage } from './helpers/chromium.js';
+import { assertAxeClean, SCREENSHOTS, signInToPanel, shown, useChromium, watchPage } from './helpers/chromium.js';
 import { testDatabases } from './helpers/databases.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
@@ -39,7 +36,7 @@ if (chromium) {
     const origin = new URL(web.url).origin;
     const { requests, complaints } = watchPage(page);
     page.on('dialog', (d) => void d.accept());
-    await signIn(page, owner);
+    await signInToPanel(page, web.url, owner);
     const token = await panelLogin(web.url, owner);
     const read = async (path: string) => (await jsonCall(web.url, 'GET', path, undefined, panelHeaders(token, acme.slug))).body;
 
@@ -47,7 +44,7 @@ if (chromium) {
     await page.getByRole('link', { name: 'API keys' }).click();
     await page.getByRole('heading', { name: 'API keys of Acme newsletters' }).waitFor();
     t.ok(await page.getByRole('cell', { name: 'No keys' }).count() === 0, 'no invented rows');
-    await axe(t, page, 'keys (empty)');
+    await assertAxeClean(t, page, 'keys (empty)');
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByRole('alert').filter({ hasText: /scope/i }).waitFor();
     t.pass('no scope: the API refusal (api_key_scope_required) is shown');
@@ -69,7 +66,7 @@ if (chromium) {
     const keyId = key.split('.')[1]!;
     await page.getByRole('cell', { name: keyId, exact: true }).waitFor();
     t.pass('the list below already has the new key, by its id');
-    await axe(t, page, 'keys (new key shown)');
+    await assertAxeClean(t, page, 'keys (new key shown)');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-keys-created.png'), fullPage: true });
     const stored = (await listApiKeys(pool, acme.id)).find((k) => k.key_id === keyId);
     t.same(stored?.scopes, ['mail:read', 'senders:read'], 'stored with its scopes (read from Postgres)');
@@ -111,7 +108,7 @@ if (chromium) {
     await page.getByRole('status').getByText(`${address} now requires consent`).waitFor();
     const after = (await read('/v1/private/senders')) as typeof senders;
     t.equal(after.data.find((s) => s.email_address === address)?.is_consent_required, true, 'consent required (through the API)');
-    await axe(t, page, 'senders');
+    await assertAxeClean(t, page, 'senders');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-senders.png'), fullPage: true });
 
     // Restrictions: add one, lift it; it stays as history.
@@ -129,7 +126,7 @@ if (chromium) {
     const lifted = await restrictionOf();
     t.equal(lifted.length, 1);
     t.ok(lifted[0]?.deleted_at, 'lifted, as history (through the API)');
-    await axe(t, page, 'restrictions');
+    await assertAxeClean(t, page, 'restrictions');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-restrictions.png'), fullPage: true });
 
     // Settings: the time zone, a limit changed, a bad network refused, the allow list saved.
@@ -151,7 +148,7 @@ if (chromium) {
     await page.getByRole('button', { name: 'Save allow list' }).click();
     await page.getByRole('status').getByText('The IP allow list was saved').waitFor();
     t.equal((await settings()).allowed_cidrs.length, 2, 'the allow list saved');
-    await axe(t, page, 'settings (owner)');
+    await assertAxeClean(t, page, 'settings (owner)');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-settings.png'), fullPage: true });
 
     const elsewhere = requests.filter((u) => !u.startsWith('data:') && new URL(u).origin !== origin);
@@ -164,11 +161,11 @@ if (chromium) {
   t.test('in Chromium, a viewer: the same pages without their controls; keys are the owner’s', async (t) => {
     const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
-    await signIn(page, viewer);
+    await signInToPanel(page, web.url, viewer);
     await page.getByRole('link', { name: 'API keys' }).click();
     await page.getByText("API keys are the owner's").waitFor();
     t.equal(await page.getByRole('button', { name: 'Create key' }).count(), 0, 'keys: told they are the owner’s, no form');
-    await axe(t, page, 'keys (viewer)');
+    await assertAxeClean(t, page, 'keys (viewer)');
     await page.getByRole('link', { name: 'Senders' }).click();
     await page.getByRole('heading', { name: 'Senders of Acme newsletters' }).waitFor();
     await page.getByRole('cell', { name: `news@mail-${tag}.example.org`, exact: true }).waitFor();
@@ -176,33 +173,15 @@ if (chromium) {
     await page.getByRole('link', { name: 'Restrictions' }).click();
     await page.getByRole('heading', { name: 'Restrictions of Acme newsletters' }).waitFor();
     t.equal(await page.getByRole('button', { name: /Add restriction|^Lift/ }).count(), 0, 'restrictions listed, no control');
-    await axe(t, page, 'restrictions (viewer)');
+    await assertAxeClean(t, page, 'restrictions (viewer)');
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Settings of Acme newsletters' }).waitFor();
     t.ok(await shown(page.getByText('7 mails', { exact: true })), 'the limits read');
     t.equal(await page.getByRole('button', { name: /^Save/ }).count(), 0, 'settings: no form');
-    await axe(t, page, 'settings (viewer)');
+    await assertAxeClean(t, page, 'settings (viewer)');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-settings-viewer.png'), fullPage: true });
     await context.close();
   });
 }
 
-async function signIn(page: Page, user: { email: string; password: string }): Promise<void> {
-  await page.goto(`${web.url}/panel`);
-  await page.getByLabel('Email', { exact: true }).fill(user.email);
-  await page.getByLabel('Password', { exact: true }).fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Instances', exact: true }).waitFor();
-}
 
-/** axe-core on the page as it is: no serious or critical violation. */
-async function axe(t: Test, page: Page, what: string): Promise<void> {
-  // Evaluated through the DevTools protocol, so the page's CSP (no inline script) does not stop it.
-  if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.evaluate(readFileSync(join(projectRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8'));
-  const result = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] })`)) as {
-    violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }>;
-  };
-  const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  for (const v of result.violations) t.comment(`axe on ${what}: ${v.impact} ${v.id} (${v.help}), e.g. ${v.nodes[0]?.target.join(' ')}`);
-  t.same(serious.map((v) => v.id), [], `axe-core on ${what}: no serious or critical violation`);
-}

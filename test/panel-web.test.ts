@@ -1,13 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { PANEL_CSP } from '../api/pages/panel-page.js';
-import { projectRoot } from '../config/paths.js';
 import { listMembers } from '../domain/panel/members.js';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { SCREENSHOTS, shown, useChromium, watchPage } from './helpers/chromium.js';
+import { assertAxeClean, SCREENSHOTS, shown, useChromium, watchPage } from './helpers/chromium.js';
 import { testDatabases } from './helpers/databases.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders } from './helpers/panel.js';
@@ -104,7 +101,7 @@ if (chromium) {
     t.equal(await page.evaluate('document.activeElement?.getAttribute("name")'), 'email', 'the Email field has the focus');
     t.ok(await shown(page.getByLabel('Password', { exact: true })), 'a labelled Password field');
     t.ok(await shown(page.getByRole('button', { name: 'Sign in', exact: true })), 'a Sign in button');
-    await axe(t, page, 'login');
+    await assertAxeClean(t, page, 'login');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-login.png') });
 
     // A wrong password: the API's message, and still on the form.
@@ -130,7 +127,7 @@ if (chromium) {
     t.ok(await shown(page.getByRole('row', { name: /Acme newsletters .* owner/ })), 'with the role in each');
     t.same(await page.context().cookies(), [], 'no cookie');
     t.equal(await page.evaluate('localStorage.length + sessionStorage.length'), 0, 'nothing in storage: the token is in memory');
-    await axe(t, page, 'instances');
+    await assertAxeClean(t, page, 'instances');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-instances.png') });
 
     // Switch to Bravo (from the list), where this user is a viewer: Members without the owner's controls.
@@ -142,7 +139,7 @@ if (chromium) {
     t.ok(await shown(page.getByRole('cell', { name: colleague.email, exact: true })), "Bravo's members are listed");
     t.equal(await page.getByRole('button', { name: 'Add member' }).count(), 0, 'a viewer gets no Add member');
     t.equal(await page.getByRole('button', { name: /^Remove / }).count(), 0, 'nor Remove');
-    await axe(t, page, 'members (viewer)');
+    await assertAxeClean(t, page, 'members (viewer)');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-members-viewer.png') });
 
     // Back to Acme (owner) with the switcher: add the newcomer as admin, then make them a viewer.
@@ -164,7 +161,7 @@ if (chromium) {
     await page.getByRole('alert').filter({ hasText: /owner/ }).waitFor();
     t.pass('member_last_owner is shown');
     t.equal(await page.getByLabel(`Role of ${owner.email}`, { exact: true }).inputValue(), 'owner', 'and the select shows the role kept');
-    await axe(t, page, 'members (owner)');
+    await assertAxeClean(t, page, 'members (owner)');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-members-owner.png'), fullPage: true });
     await page.getByRole('button', { name: `Remove ${newcomer.email}` }).click();
     await page.getByRole('status').getByText(`${newcomer.email} was removed`).waitFor();
@@ -201,14 +198,3 @@ if (chromium) {
   });
 }
 
-/** axe-core on the page as it is: no serious or critical violation. */
-async function axe(t: Test, page: Page, what: string): Promise<void> {
-  // Evaluated through the DevTools protocol, so the page's CSP (no inline script) does not stop it.
-  if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.evaluate(readFileSync(join(projectRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8'));
-  const result = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] })`)) as {
-    violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }>;
-  };
-  const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  for (const v of result.violations) t.comment(`axe on ${what}: ${v.impact} ${v.id} (${v.help}), e.g. ${v.nodes[0]?.target.join(' ')}`);
-  t.same(serious.map((v) => v.id), [], `axe-core on ${what}: no serious or critical violation`);
-}

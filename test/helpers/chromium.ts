@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import type { Test } from 'tap';
@@ -58,4 +58,36 @@ export async function shown(locator: Locator, ms = 10_000): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+export interface AxeViolation {
+  id: string;
+  impact: string;
+  help: string;
+  nodes: Array<{ target: string[] }>;
+}
+
+/** axe-core's violations on the page as it is (injected once per page). */
+export async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  // Evaluated through the DevTools protocol, so the page's CSP (no inline script) does not stop it.
+  if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.evaluate(readFileSync(join(projectRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8'));
+  return ((await page.evaluate(`axe.run(document, { resultTypes: ['violations'] })`)) as { violations: AxeViolation[] }).violations;
+}
+
+export const isSerious = (v: AxeViolation) => v.impact === 'serious' || v.impact === 'critical';
+
+/** Every violation noted, and none serious or critical (the panel's bar: its markup is all ours). */
+export async function assertAxeClean(t: Test, page: Page, what: string): Promise<void> {
+  const violations = await axeViolations(page);
+  for (const v of violations) t.comment(`axe on ${what}: ${v.impact} ${v.id} (${v.help}), e.g. ${v.nodes[0]?.target.join(' ')}`);
+  t.same(violations.filter(isSerious).map((v) => v.id), [], `axe-core on ${what}: no serious or critical violation`);
+}
+
+/** Signs in to the panel at `base` through its form and waits for the first page. */
+export async function signInToPanel(page: Page, base: string, user: { email: string; password: string }): Promise<void> {
+  await page.goto(`${base}/panel`);
+  await page.getByLabel('Email', { exact: true }).fill(user.email);
+  await page.getByLabel('Password', { exact: true }).fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Instances', exact: true }).waitFor();
 }
