@@ -303,12 +303,14 @@ export const CONFIG_SCHEMA = {
     returnPathSubdomain: dnsName('RETURN_PATH_SUBDOMAIN', 'bounces', 'the return-path host of a domain is this subdomain of it (bounce+<id>@bounces.<domain>), so SPF aligns: its MX and SPF records are checked'),
     mxHost: dnsName('RETURN_PATH_MX_HOST', undefined, "the host the return-path host's MX must name: where the inbound listener receives bounces", 'the host of PUBLIC_URL'),
     spfInclude: dnsName('SPF_INCLUDE', undefined, "the return-path host's SPF record must have include:<this>; unset, the `mx` mechanism (the relay sends from the MX host)", 'unset: `mx`'),
+    sandboxDomain: dnsName('SANDBOX_DOMAIN', 'sandbox.cartero.test', "the service-owned domain under which every instance has its sandbox, <slug>.<this>, with the sender sandbox@<slug>.<this> that sends only to the instance's panel members (docs/panel.md, The sandbox); publish its records once, as wildcards; a change renames every sandbox at the next release"),
   },
   webhooks: WEBHOOK_VARIABLES,
   consent: {
     confirmDays: integer('CONSENT_CONFIRM_DAYS', 7, { min: 1, max: 365 }, 'days a double opt-in consent event waits for its confirmation from its creation; past them it is expired and its link confirms nothing (docs/consent.md)'),
   },
   panel: {
+    dnsOverride: oneOf('PANEL_DNS_OVERRIDE', ['on', 'off'], 'off', "on: an instance's owner may set a domain's four DNS checks by hand in the panel (PUT /v1/private/domains/{id}/checks), the operator override of `cartero domain set-checks`, for closed networks whose DNS the service cannot resolve; off: only the operator's CLI does (403 dns_override_disabled)"),
     sessionTtlSeconds: integer('PANEL_SESSION_TTL_SECONDS', 8 * 3600, { min: 1, max: 30 * 24 * 3600 }, 'idle lifetime of an operator panel session: each authenticated /v1/private request moves its expiry this far ahead (sliding), unused this long it is refused with 401 (docs/panel.md)'),
     loginFailuresPerAccount: integer('PANEL_LOGIN_FAILURES_PER_ACCOUNT', 5, { min: 1 }, 'failed panel logins (POST /v1/private/sessions) for one email address within PANEL_LOGIN_FAILURE_WINDOW_SECONDS; past them every login for it answers 429 with Retry-After until the window ends; one budget shared by every web dyno (table rate_limits)'),
     loginFailuresPerAddress: integer('PANEL_LOGIN_FAILURES_PER_ADDRESS', 20, { min: 1 }, 'failed panel logins from one client address (req.ip, see TRUST_PROXY) within PANEL_LOGIN_FAILURE_WINDOW_SECONDS, whatever the email; past them 429 with Retry-After; shared by every web dyno'),

@@ -121,6 +121,7 @@ const CODES = {
   invalid_credentials: { status: 401, where: ours('docs/panel.md'), panel: true },
   forbidden: { status: 403, where: SPEC_LIST },
   ip_not_allowed: { status: 403, where: SPEC_LIST },
+  dns_override_disabled: { status: 403, where: ours('docs/panel.md'), panel: true },
   // 404 (and the <resource>_not_found codes, from NOT_FOUND_RESOURCES below)
   not_found: { status: 404, where: SPEC_LIST },
   mail_outside_retention: { status: 404, where: SPEC_LIST },
@@ -129,7 +130,7 @@ const CODES = {
   request_timeout: { status: 408, where: ours('docs/api-conventions.md, Errors') },
   // 409: the spec's business rules
   domain_already_exists: SPEC_RULE,
-  domain_not_verified: { status: 409, where: SPEC_409, notEmitted: 'a send from an unverified domain is domain_sender_not_verified' },
+  domain_not_verified: SPEC_RULE,
   domain_sender_not_verified: SPEC_RULE,
   sender_already_exists: SPEC_RULE,
   template_not_public: SPEC_RULE,
@@ -138,7 +139,7 @@ const CODES = {
   template_name_taken: SPEC_RULE,
   template_editor_unavailable: SPEC_RULE,
   api_key_scope_required: SPEC_RULE,
-  sandbox_relay_restricted: { status: 409, where: SPEC_409, notEmitted: 'there are no sandbox senders' },
+  sandbox_relay_restricted: SPEC_RULE,
   field_key_already_exists: SPEC_RULE,
   field_key_reserved: SPEC_RULE,
   field_is_system: SPEC_RULE,
@@ -186,6 +187,7 @@ const CODES = {
   webhook_limit_reached: { status: 409, where: ours('docs/webhooks.md') },
   user_already_exists: { status: 409, where: ours('domain/panel/users.ts'), ...CLI },
   member_last_owner: { status: 409, where: ours('docs/panel.md'), panel: true },
+  sandbox_domain_managed: { status: 409, where: ours('docs/panel.md'), panel: true },
   // 410
   form_submission_expired: { status: 410, where: ours('docs/forms.md') },
   consent_event_expired: { status: 410, where: ours('docs/consent.md') },

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { migrateClickHouse } from '../analytics/migrate.js';
+import { syncSandboxDomain } from '../domain/domains/sandbox.js';
 import { migratePostgres, withMigrationLock } from '../sql/migrate.js';
 import { createPool } from '../sql/pool.js';
 import type { SendSettings } from '../config/config.js';
@@ -9,7 +10,7 @@ import { migrateQueue } from '../workers/machinery/queue-migration.js';
  * Everything `release` does, idempotently: Postgres schema, pg-boss schema, ClickHouse schema.
  * ClickHouse has no transactional DDL or locks, so its migrator runs under a Postgres advisory
  * lock: two release dynos never apply the same ClickHouse migration at once. The send queue's
- * retry and expiry policy (SEND_RETRY_*, SEND_JOB_EXPIRE_SECONDS) is applied here.
+ * retry and expiry policy (SEND_RETRY_*, SEND_JOB_EXPIRE_SECONDS) and SANDBOX_DOMAIN are applied here.
  */
 export async function runMigrations(
   urls: {
@@ -18,6 +19,8 @@ export async function runMigrations(
     send: SendSettings;
     /** CLICKHOUSE_CLUSTER; `nodes`: the embedded cluster's node URLs (analytics/migrate.ts). */
     clickhouseCluster?: { name: string; nodes?: readonly string[] };
+    /** SANDBOX_DOMAIN: written to the database, every instance's sandbox renamed to it. */
+    sandboxDomain?: string;
   },
   logger?: Logger,
 ): Promise<void> {
@@ -25,6 +28,7 @@ export async function runMigrations(
   try {
     const pgResult = await migratePostgres(pool);
     logger?.info({ applied: pgResult.applied }, 'postgres migrations');
+    if (urls.sandboxDomain) await syncSandboxDomain(pool, urls.sandboxDomain);
     await migrateQueue(urls.databaseUrl, urls.send);
     const chResult = await migrateClickHouse(urls.clickhouseUrl, {
       lock: (fn) => withMigrationLock(pool, fn),

@@ -10,6 +10,7 @@ runMigrations({
   databaseUrl: required('DATABASE_URL', config.databaseUrl),
   clickhouseUrl: required('CLICKHOUSE_URL', config.clickhouseUrl),
   send: config.send,
+  sandboxDomain: config.domains.sandboxDomain,
   ...(config.clickhouseCluster ? { clickhouseCluster: { name: config.clickhouseCluster } } : {}),
 }, logger).then(
   () => logger.info('release done'),

@@ -126,7 +126,7 @@ async function main(): Promise<void> {
   writeServices(config.dataDir, services);
 
   try {
-    await runMigrations({ databaseUrl, clickhouseUrl, send: config.send, ...(clickhouseCluster ? { clickhouseCluster } : {}) }, logger);
+    await runMigrations({ databaseUrl, clickhouseUrl, send: config.send, sandboxDomain: config.domains.sandboxDomain, ...(clickhouseCluster ? { clickhouseCluster } : {}) }, logger);
   } catch (err) {
     logger.error({ err }, `migrations failed: ${(err as Error).message}`);
     return shutdown(1);

@@ -346,7 +346,8 @@ t.test('row-level security is a second wall behind instance_id in WHERE', async 
     const all = await dbs.pool.query<{ id: number }>('SELECT id FROM senders WHERE id = ANY($1)', [[...aIds, ...bIds]]);
     t.equal(all.rows.length, aIds.length + bIds.length, 'control: outside a tenant transaction both tenants rows exist');
 
-    const seen = await withTenant(dbs.pool, ra.tenant, (c) => c.query<{ id: number }>('SELECT id FROM senders'));
+    // Asked for both tenants' senders (every instance also has its sandbox sender): only A's come.
+    const seen = await withTenant(dbs.pool, ra.tenant, (c) => c.query<{ id: number }>('SELECT id FROM senders WHERE id = ANY($1)', [[...aIds, ...bIds]]));
     t.same(seen.rows.map((r) => r.id).sort((x, y) => x - y), [...aIds].sort((x, y) => x - y));
 
     const explicitlyB = await withTenant(dbs.pool, ra.tenant, (c) =>

@@ -73,7 +73,8 @@ t.test('key create prints key_id and the full key, which then works over HTTP', 
   keyId = created.key_id;
   const res = await get('/v1/senders', auth(key, slug));
   t.equal(res.status, 200);
-  t.same(res.body.data, []);
+  // A new instance has one sender: its sandbox's (docs/panel.md, The sandbox).
+  t.same(res.body.data.map((s: any) => [s.name, s.email_address, s.domain_is_verified]), [['Sandbox', `sandbox@${slug}.sandbox.cartero.test`, true]]);
 });
 
 t.test('domain add and set-checks: partial updates, verified once all four are approved', async (t) => {
@@ -101,8 +102,9 @@ t.test('sender create and set-consent-required, seen over HTTP', async (t) => {
   t.equal(on.is_consent_required, true);
   const list = await get('/v1/senders', auth(key, slug));
   t.same(
-    list.body.data.map((s: any) => [s.id, s.email_address, s.is_consent_required]),
+    list.body.data.slice(1).map((s: any) => [s.id, s.email_address, s.is_consent_required]),
     [[senderId, 'news@shop.example', true], [plain.id, 'billing@shop.example', false]],
+    'after the sandbox sender',
   );
 });
 

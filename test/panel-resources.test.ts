@@ -198,7 +198,8 @@ async function makeTenantKey(): Promise<string> {
 t.test('instance settings: any member reads them; admin sets limits; only the owner sets the IP allow list', async (t) => {
   const read = await call(viewer, 'GET', '/v1/private/instance');
   t.equal(read.status, 200);
-  t.same(Object.keys(read.body).sort(), ['allowed_cidrs', 'created_at', 'enabled', 'monthly_quota', 'name', 'send_burst', 'send_rate_per_second', 'slug', 'tz', 'updated_at']);
+  t.same(Object.keys(read.body).sort(), ['allowed_cidrs', 'created_at', 'dns_override', 'enabled', 'monthly_quota', 'name', 'send_burst', 'send_rate_per_second', 'slug', 'tz', 'updated_at']);
+  t.equal(read.body.dns_override, false, 'PANEL_DNS_OVERRIDE is off by default');
   t.equal(read.body.slug, a.slug);
   t.equal((await call(ownerOfB, 'GET', '/v1/private/instance', undefined, b.slug)).body.slug, b.slug, 'X-Instance-Slug names the instance');
 
@@ -226,4 +227,32 @@ t.test('instance settings: any member reads them; admin sets limits; only the ow
   const open = await call(owner, 'PUT', '/v1/private/instance/ip-allow-list', { allowed_cidrs: [] });
   t.same(open.body.allowed_cidrs, []);
   t.equal((await rawCall(url + '/v1/senders', a.headers)).status, 200, 'an empty list: every address again');
+});
+
+t.test('the operator override: 403 dns_override_disabled by default; with PANEL_DNS_OVERRIDE=on the owner sets checks', async (t) => {
+  const added = await call(admin, 'POST', '/v1/private/domains', { domain: `override-${randomBytes(3).toString('hex')}.example` });
+  const id = added.body.id;
+  const off = await call(owner, 'PUT', `/v1/private/domains/${id}/checks`, { mx: 'approved' });
+  t.equal(off.status, 403);
+  t.equal(off.body.code, 'dns_override_disabled');
+
+  const on = await startTestWeb(t, dbs, { env: { DNS_SERVERS: dns.address, PANEL_DNS_OVERRIDE: 'on' } });
+  const callOn = (token: string, method: string, path: string, body?: unknown, slug = a.slug) => jsonCall(on.url, method, path, body, panelHeaders(token, slug));
+  t.equal((await callOn(owner, 'GET', '/v1/private/instance')).body.dns_override, true, 'the settings say it');
+  t.equal((await callOn(admin, 'PUT', `/v1/private/domains/${id}/checks`, { mx: 'approved' })).status, 403, 'an admin cannot');
+  const half = await callOn(owner, 'PUT', `/v1/private/domains/${id}/checks`, { mx: 'approved', spf: 'approved' });
+  t.equal(half.status, 200, JSON.stringify(half.body));
+  t.match(half.body, { mx_status: 'approved', spf_status: 'approved', dkim_status: 'pending', dmarc_status: 'pending', is_verified: false, checks_overridden: true });
+  const all = await callOn(owner, 'PUT', `/v1/private/domains/${id}/checks`, { dkim: 'approved', dmarc: 'approved' });
+  t.equal(all.body.is_verified, true, 'verified once all four are approved');
+  for (const [body, label] of [[{}, 'no check'], [{ mx: 'ok' }, 'an unknown state'], [{ ptr: 'approved' }, 'an unknown check']] as const) {
+    t.equal((await callOn(owner, 'PUT', `/v1/private/domains/${id}/checks`, body)).status, 422, label);
+  }
+  const sandboxId = (await callOn(owner, 'GET', '/v1/private/domains')).body.data.find((d: { domain: string }) => d.domain.endsWith('.sandbox.cartero.test')).id;
+  const sandbox = await callOn(owner, 'PUT', `/v1/private/domains/${sandboxId}/checks`, { mx: 'failed' });
+  t.equal(sandbox.status, 409);
+  t.equal(sandbox.body.code, 'sandbox_domain_managed');
+  const other = await callOn(ownerOfB, 'PUT', `/v1/private/domains/${id}/checks`, { mx: 'failed' }, b.slug);
+  t.equal(other.status, 404, "another instance's owner");
+  t.equal(other.body.code, 'domain_not_found');
 });

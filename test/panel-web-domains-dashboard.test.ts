@@ -22,7 +22,7 @@ import { mailApi, messagesOf, startSendStack, waitFor } from './helpers/send-sta
 
 const PUBLIC_URL = 'https://links.dashpage.test';
 const dns = await startTestDnsServer(t);
-const stack = await startSendStack(t, { label: 'paneldashpage', publicUrl: PUBLIC_URL, webEnv: { DNS_SERVERS: dns.address, DKIM_KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex') } });
+const stack = await startSendStack(t, { label: 'paneldashpage', publicUrl: PUBLIC_URL, webEnv: { DNS_SERVERS: dns.address, DKIM_KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'), PANEL_DNS_OVERRIDE: 'on' } });
 const { dbs, url } = stack;
 stack.spawnWorker();
 const a = await makeTenant(dbs.pool, { scopes: ['mail:send', 'mail:read'] });
@@ -73,7 +73,7 @@ if (chromium) {
     page.on('dialog', (d) => void d.accept());
     await signInToPanel(page, url, admin);
 
-    // Domains: an empty list, then add one.
+    // Domains: the sandbox's alone, then add one.
     await page.getByRole('link', { name: 'Domains' }).click();
     await page.getByRole('heading', { level: 1, name: /^Domains of / }).waitFor();
     const name = `mail-${randomBytes(3).toString('hex')}.example`;
@@ -144,6 +144,14 @@ if (chromium) {
     await assertAxeClean(t, page, 'domains');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-domains.png'), fullPage: true });
 
+    // The sandbox domain: said to be the service's, with nothing to verify or rotate.
+    await page.getByRole('link', { name: `${a.slug}.sandbox.cartero.test` }).click();
+    await page.getByRole('heading', { level: 1, name: `Domain ${a.slug}.sandbox.cartero.test` }).waitFor();
+    await page.getByText('This is the instance’s sandbox domain.').waitFor();
+    t.equal(await page.getByRole('button', { name: /Verify now|Rotate DKIM key/ }).count(), 0, 'the sandbox: no verify, no rotate');
+    await assertAxeClean(t, page, 'the sandbox domain');
+    await page.getByRole('link', { name: 'All domains' }).click();
+
     // Dashboard: the default range, its totals equal to the API's and the listings'.
     await page.getByRole('link', { name: 'Dashboard' }).click();
     await page.locator('table.totals-table').waitFor();
@@ -201,6 +209,33 @@ if (chromium) {
     t.equal(await page.getByRole('button', { name: /Verify now|Rotate DKIM key/ }).count(), 0, 'no Verify or Rotate');
     await assertAxeClean(t, page, 'a domain as a viewer');
     await page.close();
+  });
+
+  t.test('in Chromium, with PANEL_DNS_OVERRIDE=on: the owner sets checks by hand; an admin is not offered it', async (t) => {
+    const fresh = `override-${randomBytes(3).toString('hex')}.example`;
+    const added = await jsonCall(url, 'POST', '/v1/private/domains', { domain: fresh }, panelHeaders(token, a.slug));
+    t.equal(added.status, 201);
+    const page = await chromium.browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await signInToPanel(page, url, admin);
+    await page.goto(`${url}/panel#/domains/${added.body.id}`);
+    await page.getByRole('heading', { level: 1, name: `Domain ${fresh}` }).waitFor();
+    t.equal(await page.getByRole('button', { name: 'Set checks' }).count(), 0, 'an admin: no override');
+    await page.close();
+
+    const owner = await makePanelUser(dbs.pool, [{ instanceId: a.tenant.instanceId, role: 'owner' }]);
+    const ownerPage = await chromium.browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await signInToPanel(ownerPage, url, owner);
+    await ownerPage.goto(`${url}/panel#/domains/${added.body.id}`);
+    await ownerPage.getByRole('heading', { level: 2, name: 'Set the checks by hand' }).waitFor();
+    for (const check of ['MX', 'SPF', 'DKIM', 'DMARC']) await ownerPage.getByLabel(check, { exact: true }).selectOption('approved');
+    await ownerPage.getByRole('button', { name: 'Set checks' }).click();
+    await ownerPage.getByRole('status').getByText(`The checks of ${fresh} were set by hand.`).waitFor();
+    const after = (await jsonCall(url, 'GET', `/v1/private/domains/${added.body.id}`, undefined, panelHeaders(token, a.slug))).body;
+    t.match(after, { is_verified: true, checks_overridden: true }, 'verified by hand (read through the API)');
+    await ownerPage.getByText('set by the operator without DNS').waitFor();
+    await assertAxeClean(t, ownerPage, 'a domain with the override');
+    await ownerPage.screenshot({ path: join(SCREENSHOTS, 'panel-domain-override.png'), fullPage: true });
+    await ownerPage.close();
   });
 }
 

@@ -93,6 +93,10 @@ if (chromium) {
     const address = `news@mail-${tag}.example.org`;
     await page.getByRole('link', { name: 'Senders' }).click();
     await page.getByRole('heading', { name: 'Senders of Acme newsletters' }).waitFor();
+    // The instance's sandbox sender, there from its creation, says what it may do.
+    const sandboxRow = page.getByRole('row').filter({ hasText: `sandbox@${acme.slug}.sandbox.cartero.test` });
+    await sandboxRow.getByRole('cell', { name: 'sandbox: sends only to members' }).waitFor();
+    t.pass('the sandbox sender is listed and marked');
     await page.getByLabel('Name', { exact: true }).fill('Acme news');
     await page.getByLabel('Sending address', { exact: true }).fill(address);
     await page.getByRole('button', { name: 'Create sender' }).click();

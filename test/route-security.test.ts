@@ -59,10 +59,10 @@ const INFRASTRUCTURE: Record<string, string> = {
 const dbs = await testDatabases(t, 'routesecurity');
 // Webhooks of these instances point at loopback (no worker runs here, nothing is delivered).
 // The panel's domain routes verify through a real DNS server on loopback (an empty zone) and
-// seal DKIM keys with a key of their own.
+// seal DKIM keys with a key of their own; the owner's DNS override is on, so its route is walked too.
 const dns = await startTestDnsServer(t);
 const { url } = await startTestWeb(t, dbs, {
-  env: { WEBHOOK_ALLOW_PRIVATE: 'true', DNS_SERVERS: dns.address, DKIM_KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex') },
+  env: { WEBHOOK_ALLOW_PRIVATE: 'true', DNS_SERVERS: dns.address, DKIM_KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'), PANEL_DNS_OVERRIDE: 'on' },
 });
 const pool = dbs.pool;
 
@@ -279,6 +279,7 @@ const PANEL_PATH_IDS: Record<string, { code: string; make(w: PanelWorld): Promis
 const PANEL_BODIES: Record<string, () => unknown> = {
   'PATCH /v1/private/members/{user_id}': () => ({ role: 'admin' }),
   'PATCH /v1/private/senders/{id}': () => ({ is_consent_required: true }),
+  'PUT /v1/private/domains/{id}/checks': () => ({ mx: 'approved' }),
 };
 
 const panelA = new PanelWorld(a);

@@ -2,7 +2,7 @@ import { rotateDkimKey } from '../../domain/domains/dkim-keys.js';
 import { dnsSettings } from '../../domain/domains/dns-records.js';
 import { resolverLookups, verifyDomain } from '../../domain/domains/dns-verify.js';
 import { getDomainWithRecords } from '../../domain/domains/domain-records.js';
-import { addDomain, listDomains } from '../../domain/domains/domains.js';
+import { addDomain, listDomains, setDomainChecks, type DnsChecks } from '../../domain/domains/domains.js';
 import { configuredKeyRing } from '../../domain/domains/key-encryption.js';
 import type { PageRequest } from '../../domain/pagination.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
@@ -11,7 +11,8 @@ import type { Pool } from '../../sql/pool.js';
 import { defineRoute } from '../http/route.js';
 import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
 import { domainSchema, domainWithRecordsSchema } from '../schemas/domains.js';
-import { domainCreateSchema } from '../schemas/panel-resources.js';
+import { domainChecksSchema, domainCreateSchema } from '../schemas/panel-resources.js';
+import { AppError } from '../../domain/errors.js';
 import { TAGS } from './tags.js';
 
 /**
@@ -19,7 +20,8 @@ import { TAGS } from './tags.js';
  * records to publish and each record's check state; an admin adds one, verifies it now and
  * rotates its DKIM key, through the functions of `cartero domain add`, `verify` and
  * `rotate-dkim`, each answering the domain as `cartero domain show` prints it. The operator
- * override (`domain set-checks`) stays the CLI's: no setting lets an instance's admin bypass DNS.
+ * override (`domain set-checks`) is the owner's only where the deployment allows it
+ * (PANEL_DNS_OVERRIDE=on, closed networks): by default DNS alone verifies a domain.
  */
 
 const tag = TAGS.panel;
@@ -85,10 +87,12 @@ export const panelDomainRoutes = [
     description:
       'Resolves the records through DNS_SERVERS and records the MX, SPF, DKIM and DMARC checks, as `cartero domain verify` does: approved ' +
       'when a record is as shown, failed when it differs or has disappeared, pending while never published. When the resolver does not ' +
-      'answer nothing changes: 503 service_unavailable. Admin.',
+      'answer nothing changes: 503 service_unavailable. 409 sandbox_domain_managed for the instance’s sandbox domain, whose checks are ' +
+      'the service’s. Admin.',
     tag,
     auth: { kind: 'session', role: 'admin' },
     params: byId,
+    errors: [409],
     success: { status: 200, description: 'The domain and its records, with the new check states', schema: domainWithRecordsSchema },
     handler: async ({ tenant, params, deps }) => {
       const name = await nameOf(tenant, deps.pool, deps.config, params.id);
@@ -103,14 +107,42 @@ export const panelDomainRoutes = [
     summary: "Rotate a domain's DKIM key",
     description:
       'A new key and selector; mail is signed with it once its record verifies. Both DKIM records are answered: keep the old one ' +
-      'published until the new one is approved (the old key is then retired). Admin.',
+      'published until the new one is approved (the old key is then retired). 409 domain_not_verified while the domain has a key and ' +
+      'is not verified (publish and verify the current record first; a domain without a key gets its first one); 409 ' +
+      'sandbox_domain_managed for the sandbox domain. Admin.',
     tag,
     auth: { kind: 'session', role: 'admin' },
     params: byId,
+    errors: [409],
     success: { status: 200, description: 'The domain and its records, both DKIM keys included', schema: domainWithRecordsSchema },
     handler: async ({ tenant, params, deps }) => {
       const name = await nameOf(tenant, deps.pool, deps.config, params.id);
       await rotateDkimKey(tenant, deps.pool, configuredKeyRing(deps.config), name);
+      return show(tenant, deps.pool, deps.config, { id: params.id });
+    },
+  }),
+  defineRoute<Record<string, never>, { id: number }, DnsChecks>({
+    method: 'put',
+    path: '/v1/private/domains/{id}/checks',
+    operationId: 'setPanelDomainChecks',
+    summary: "Set a domain's DNS checks by hand (operator override)",
+    description:
+      'What `cartero domain set-checks` does, where the deployment allows it (PANEL_DNS_OVERRIDE=on, for closed networks whose DNS the ' +
+      'service cannot resolve): the given checks are set, the others left; the domain is then left alone by the scheduled ' +
+      'verification until verified through DNS again. 403 dns_override_disabled where it is not allowed; 409 sandbox_domain_managed ' +
+      'for the sandbox. Owner.',
+    tag,
+    auth: { kind: 'session', role: 'owner' },
+    params: byId,
+    body: domainChecksSchema,
+    success: { status: 200, description: 'The domain and its records, with the checks as set', schema: domainWithRecordsSchema },
+    errors: [403, 409],
+    handler: async ({ tenant, params, body, deps }) => {
+      if (deps.config.panel.dnsOverride !== 'on') {
+        throw new AppError('dns_override_disabled', 'this deployment verifies domains through DNS only (PANEL_DNS_OVERRIDE is off): publish the records and verify');
+      }
+      const name = await nameOf(tenant, deps.pool, deps.config, params.id);
+      await setDomainChecks(tenant, deps.pool, name, body);
       return show(tenant, deps.pool, deps.config, { id: params.id });
     },
   }),

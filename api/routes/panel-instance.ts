@@ -2,6 +2,7 @@ import { releaseOnHold } from '../../domain/mail/onhold.js';
 import { getInstanceBySlug, setInstanceAllowList, setInstanceLimits, type Instance, type SendLimitsChange } from '../../domain/tenancy/instances.js';
 import { defineRoute } from '../http/route.js';
 import { instanceAllowListSchema, instanceLimitsPatchSchema, instanceSettingsSchema } from '../schemas/panel-resources.js';
+import type { Config } from '../../config/config.js';
 import { TAGS } from './tags.js';
 
 /**
@@ -13,7 +14,7 @@ import { TAGS } from './tags.js';
 const tag = TAGS.panel;
 
 /** The settings as the panel shows them (the instance's id stays internal). */
-const settings = (i: Instance) => ({
+const settings = (i: Instance, config: Config) => ({
   slug: i.slug,
   name: i.name,
   enabled: i.enabled,
@@ -22,6 +23,7 @@ const settings = (i: Instance) => ({
   send_burst: i.send_burst,
   monthly_quota: i.monthly_quota,
   allowed_cidrs: i.allowed_cidrs,
+  dns_override: config.panel.dnsOverride === 'on',
   created_at: i.created_at,
   updated_at: i.updated_at,
 });
@@ -36,7 +38,7 @@ export const panelInstanceRoutes = [
     tag,
     auth: { kind: 'session', role: 'viewer' },
     success: { status: 200, description: 'The settings', schema: instanceSettingsSchema },
-    handler: async ({ tenant, deps }) => settings(await getInstanceBySlug(deps.pool, tenant.slug)),
+    handler: async ({ tenant, deps }) => settings(await getInstanceBySlug(deps.pool, tenant.slug), deps.config),
   }),
   defineRoute<Record<string, never>, Record<string, never>, SendLimitsChange>({
     method: 'patch',
@@ -53,7 +55,7 @@ export const panelInstanceRoutes = [
     handler: async ({ tenant, body, deps }) => {
       const instance = await setInstanceLimits(deps.pool, tenant.slug, body);
       await releaseOnHold(tenant, deps.pool, deps.queue);
-      return settings(instance);
+      return settings(instance, deps.config);
     },
   }),
   defineRoute<Record<string, never>, Record<string, never>, { allowed_cidrs: string[] }>({
@@ -68,6 +70,6 @@ export const panelInstanceRoutes = [
     auth: { kind: 'session', role: 'owner' },
     body: instanceAllowListSchema,
     success: { status: 200, description: 'The settings', schema: instanceSettingsSchema },
-    handler: async ({ tenant, body, deps }) => settings(await setInstanceAllowList(deps.pool, tenant.slug, { clear: true, add: body.allowed_cidrs })),
+    handler: async ({ tenant, body, deps }) => settings(await setInstanceAllowList(deps.pool, tenant.slug, { clear: true, add: body.allowed_cidrs }), deps.config),
   }),
 ];

@@ -1,9 +1,9 @@
 import { configuredKeyRing } from '../../domain/domains/key-encryption.js';
 import type { PageRequest } from '../../domain/pagination.js';
-import { createSender, listSenders, setSenderConsentRequired } from '../../domain/senders/senders.js';
+import { createSender, listSenders, setSenderConsentRequired, withSandboxFlag } from '../../domain/senders/senders.js';
 import { defineRoute } from '../http/route.js';
 import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
-import { createdSenderSchema, senderCreateSchema, senderPatchSchema } from '../schemas/panel-resources.js';
+import { createdSenderSchema, panelSenderSchema, senderCreateSchema, senderPatchSchema } from '../schemas/panel-resources.js';
 import { senderSchema } from '../schemas/senders.js';
 import { TAGS } from './tags.js';
 
@@ -21,12 +21,14 @@ export const panelSenderRoutes = [
     path: '/v1/private/senders',
     operationId: 'listPanelSenders',
     summary: "List the instance's senders",
-    description: 'Oldest first, as GET /v1/senders lists them (domain_is_verified recomputed at this read).',
+    description:
+      'Oldest first, as GET /v1/senders lists them (domain_is_verified recomputed at this read), each with is_sandbox: the sandbox sender ' +
+      'sends only to the instance’s members.',
     tag,
     auth: { kind: 'session', role: 'viewer' },
     query: { ...paginationQuery },
-    success: { status: 200, description: 'A page of senders', schema: collectionSchema(senderSchema) },
-    handler: ({ tenant, query, deps }) => listSenders(tenant, deps.pool, query),
+    success: { status: 200, description: 'A page of senders', schema: collectionSchema(panelSenderSchema) },
+    handler: async ({ tenant, query, deps }) => withSandboxFlag(tenant, deps.pool, await listSenders(tenant, deps.pool, query)),
   }),
   defineRoute<Record<string, never>, Record<string, never>, { email: string; name: string; is_consent_required?: boolean }>({
     method: 'post',

@@ -66,6 +66,16 @@ export const createdSenderSchema: JsonSchema = {
   },
 };
 
+/** A sender in the panel's listing: the public Sender, and whether it is the sandbox's. */
+export const panelSenderSchema: JsonSchema = {
+  ...senderSchema,
+  required: [...(senderSchema.required as string[]), 'is_sandbox'],
+  properties: {
+    ...(senderSchema.properties as Record<string, JsonSchema>),
+    is_sandbox: { type: 'boolean', description: "On the instance's sandbox domain: sends only to the instance's members (409 sandbox_relay_restricted otherwise)" },
+  },
+};
+
 export const senderCreateSchema: JsonSchema = {
   type: 'object',
   required: ['email', 'name'],
@@ -114,6 +124,10 @@ export const instanceSettingsSchema: JsonSchema = closedObject({
   tz: { type: ['string', 'null'], description: 'IANA time zone of the date filters; null: UTC. Set at creation (cartero instance create --tz)' },
   ...limits,
   allowed_cidrs: { type: 'array', items: { type: 'string' }, description: 'Networks the instance’s API keys may be used from; empty: any' },
+  dns_override: {
+    type: 'boolean',
+    description: 'The deployment lets the owner set a domain’s DNS checks by hand (PANEL_DNS_OVERRIDE=on): PUT /v1/private/domains/{id}/checks',
+  },
   created_at: dateTime,
   updated_at: dateTime,
 });
@@ -130,4 +144,14 @@ export const instanceAllowListSchema: JsonSchema = {
   required: ['allowed_cidrs'],
   additionalProperties: false,
   properties: { allowed_cidrs: { ...cidrs, description: 'The whole list, replacing the current one; empty: every address allowed' } },
+};
+
+const checkStateBody: JsonSchema = { type: 'string', enum: ['pending', 'approved', 'failed'] };
+
+/** The operator override's body: the checks to set, at least one; the others are left as they are. */
+export const domainChecksSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: { mx: checkStateBody, spf: checkStateBody, dkim: checkStateBody, dmarc: checkStateBody },
 };

@@ -1,12 +1,13 @@
 import { createPrivateKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, RuleViolation } from '../errors.js';
 import type { Client, Pool } from '../../sql/pool.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import type { DnsCheckState } from './check-states.js';
 import { normalizeDomainName } from './domain-name.js';
 import type { KeyRing } from './key-encryption.js';
+import { refuseSandbox } from './sandbox.js';
 
 /**
  * A sending domain's DKIM keys (table dkim_keys, sql/migrations/019_dkim.sql): RSA 2048, one
@@ -83,18 +84,29 @@ export function signingKeyOf<K extends { status: DnsCheckState }>(live: readonly
 /**
  * `cartero domain rotate-dkim`: a new key beside the live ones. The domain keeps signing with its
  * verified key until the new record verifies. A domain without any key (added before keys
- * existed) gets its first one this way.
+ * existed) gets its first one this way. 409 domain_not_verified for a domain that has a key and
+ * is not verified yet; 409 sandbox_domain_managed for the sandbox.
  */
 export async function rotateDkimKey(tenant: Tenant, pool: Pool, ring: KeyRing, name: string): Promise<{ domainId: number; key: DkimKey }> {
   const pair = await generateDkimKeyPair();
   return withTenant(pool, tenant, async (c) => {
     // The domain row locked: two rotations at once pick different selectors.
-    const d = await c.query<{ id: number }>('SELECT id::int FROM domains WHERE instance_id = $1 AND name = $2 FOR UPDATE', [
-      tenant.instanceId,
-      normalizeDomainName(name),
-    ]);
-    if (!d.rows[0]) throw new NotFoundError('domain', name);
-    return { domainId: d.rows[0].id, key: await insertDkimKey(tenant, c, ring, d.rows[0].id, pair) };
+    const d = await c.query<{ id: number; name: string; is_verified: boolean; is_sandbox: boolean; has_live_key: boolean }>(
+      `SELECT d.id::int, d.name, d.is_verified, d.is_sandbox,
+              EXISTS (SELECT 1 FROM dkim_keys k WHERE k.instance_id = d.instance_id AND k.domain_id = d.id AND k.retired_at IS NULL) AS has_live_key
+         FROM domains d WHERE d.instance_id = $1 AND d.name = $2 FOR UPDATE`,
+      [tenant.instanceId, normalizeDomainName(name)],
+    );
+    const domain = d.rows[0];
+    if (!domain) throw new NotFoundError('domain', name);
+    refuseSandbox(domain, 'given a DKIM key');
+    // Rotation replaces a key that works. Before the domain verifies there is nothing to keep
+    // signing: publishing the current record is the step, and a second pending key would only
+    // be a second record to publish. A domain without a key gets its first one here.
+    if (!domain.is_verified && domain.has_live_key) {
+      throw new RuleViolation('domain_not_verified', `${domain.name} is not verified yet: publish its DKIM record and verify it before rotating the key`);
+    }
+    return { domainId: domain.id, key: await insertDkimKey(tenant, c, ring, domain.id, pair) };
   });
 }
 

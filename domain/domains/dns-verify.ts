@@ -8,6 +8,7 @@ import { dkimRecordName, returnPathHost, spfMechanism, type DnsSettings } from '
 import type { DnsCheckState } from './check-states.js';
 import { normalizeDomainName } from './domain-name.js';
 import type { Domain } from './domains.js';
+import { refuseSandbox } from './sandbox.js';
 
 /**
  * Domain verification against real DNS (`cartero domain verify`, the scheduled job
@@ -129,13 +130,14 @@ export type VerifyResult = Pick<Domain, 'domain' | 'is_verified'> &
 export async function verifyDomain(tenant: Tenant, pool: Pool, name: string, dns: DnsLookups, settings: DnsSettings): Promise<VerifyResult> {
   const domainName = normalizeDomainName(name);
   const read = await withTenant(pool, tenant, async (c) => {
-    const d = await c.query<DomainRow>(
-      'SELECT id::int, name AS domain, mx_status, spf_status, dkim_status, dmarc_status FROM domains WHERE instance_id = $1 AND name = $2',
+    const d = await c.query<DomainRow & { is_sandbox: boolean }>(
+      'SELECT id::int, name AS domain, mx_status, spf_status, dkim_status, dmarc_status, is_sandbox FROM domains WHERE instance_id = $1 AND name = $2',
       [tenant.instanceId, domainName],
     );
     return d.rows[0] ? { domain: d.rows[0], keys: await liveKeys(tenant, c, d.rows[0].id) } : undefined;
   });
   if (!read) throw new NotFoundError('domain', name);
+  refuseSandbox({ name: domainName, is_sandbox: read.domain.is_sandbox }, 'verified through DNS');
   const { domain, keys } = read;
   const host = returnPathHost(domainName, settings);
 
@@ -190,7 +192,7 @@ export async function verifyAllDomains(
 ): Promise<{ checked: number; unavailable: boolean; changed: VerifyResult[] }> {
   // The service role reads across instances; each domain is then checked in its tenant's context.
   const { rows } = await pool.query<{ instance_id: number; name: string; was_verified: boolean }>(
-    'SELECT instance_id::int, name, is_verified AS was_verified FROM domains WHERE NOT checks_overridden ORDER BY dns_checked_at NULLS FIRST, id',
+    'SELECT instance_id::int, name, is_verified AS was_verified FROM domains WHERE NOT checks_overridden AND NOT is_sandbox ORDER BY dns_checked_at NULLS FIRST, id',
   );
   const byId = await tenants([...new Set(rows.map((r) => r.instance_id))]);
   const changed: VerifyResult[] = [];

@@ -17,14 +17,16 @@ export interface DomainWithRecords extends Domain {
   dkim_selector: string | null;
   dns_checked_at: Date | null;
   checks_overridden: boolean;
+  /** The instance's sandbox (sandbox.ts): the service's domain, its records the operator's. */
+  is_sandbox: boolean;
   dns_records: DnsRecord[];
 }
 
 export async function getDomainWithRecords(tenant: Tenant, pool: Pool, by: { id: number } | { name: string }, settings: DnsSettings): Promise<DomainWithRecords> {
   return withTenant(pool, tenant, async (c) => {
-    const { rows } = await c.query<Domain & { dns_checked_at: Date | null; checks_overridden: boolean }>(
+    const { rows } = await c.query<Domain & { dns_checked_at: Date | null; checks_overridden: boolean; is_sandbox: boolean }>(
       `SELECT id, name AS domain, is_verified, mx_status, spf_status, dkim_status, dmarc_status, created_at, updated_at,
-              dns_checked_at, checks_overridden
+              dns_checked_at, checks_overridden, is_sandbox
          FROM domains WHERE instance_id = $1 AND ${'id' in by ? 'id = $2' : 'name = $2'}`,
       [tenant.instanceId, 'id' in by ? by.id : normalizeDomainName(by.name)],
     );

@@ -8,6 +8,7 @@ import { DNS_CHECK_STATES, type DnsCheckState } from './check-states.js';
 import { generateDkimKeyPair, insertDkimKey, type DkimKey } from './dkim-keys.js';
 import { normalizeDomainName } from './domain-name.js';
 import type { KeyRing } from './key-encryption.js';
+import { refuseSandbox } from './sandbox.js';
 
 /** The full domain record (spec: Domain status, plus the four protocol states). */
 export interface Domain {
@@ -96,10 +97,20 @@ export async function setDomainChecks(tenant: Tenant, pool: Pool, name: string, 
       `UPDATE domains SET mx_status = coalesce($3, mx_status), spf_status = coalesce($4, spf_status),
               dkim_status = coalesce($5, dkim_status), dmarc_status = coalesce($6, dmarc_status),
               checks_overridden = true, updated_at = now()
-        WHERE instance_id = $1 AND name = $2 RETURNING ${COLUMNS}`,
+        WHERE instance_id = $1 AND name = $2 AND NOT is_sandbox RETURNING ${COLUMNS}`,
       [tenant.instanceId, normalizeDomainName(name), checks.mx ?? null, checks.spf ?? null, checks.dkim ?? null, checks.dmarc ?? null],
     ),
   );
-  if (!rows[0]) throw new NotFoundError('domain', name);
+  if (!rows[0]) {
+    if (await isSandbox(tenant, pool, name)) refuseSandbox({ name: normalizeDomainName(name), is_sandbox: true }, 'given check states');
+    throw new NotFoundError('domain', name);
+  }
   return rows[0];
+}
+
+async function isSandbox(tenant: Tenant, pool: Pool, name: string): Promise<boolean> {
+  const { rows } = await withTenant(pool, tenant, (c) =>
+    c.query('SELECT 1 FROM domains WHERE instance_id = $1 AND name = $2 AND is_sandbox', [tenant.instanceId, normalizeDomainName(name)]),
+  );
+  return rows.length > 0;
 }

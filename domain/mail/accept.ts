@@ -1,3 +1,4 @@
+import { assertSandboxRecipients } from '../domains/sandbox.js';
 import type { Pool } from '../../sql/pool.js';
 import { RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
 import { SEND_MAIL_QUEUE, type JobQueue, type SendMailJob } from '../jobs.js';
@@ -201,8 +202,8 @@ export async function acceptSend(
 
   return withTenant(pool, tenant, async (c) => {
     const sender = (
-      await c.query<{ id: number; name: string; email_address: string; is_verified: boolean; is_consent_required: boolean }>(
-        `SELECT s.id, s.name, s.email_address, d.is_verified, s.is_consent_required
+      await c.query<{ id: number; name: string; email_address: string; is_verified: boolean; is_sandbox: boolean; is_consent_required: boolean }>(
+        `SELECT s.id, s.name, s.email_address, d.is_verified, d.is_sandbox, s.is_consent_required
            FROM senders s JOIN domains d ON d.instance_id = s.instance_id AND d.id = s.domain_id
           WHERE s.instance_id = $1 AND s.email_address = lower($2)`,
         [tenant.instanceId, req.from],
@@ -216,6 +217,7 @@ export async function acceptSend(
     if (!sender.is_verified) {
       throw new RuleViolation('domain_sender_not_verified', `the domain of sender ${sender.email_address} is not verified`);
     }
+    if (sender.is_sandbox) await assertSandboxRecipients(tenant, c, req.to.map((r) => r.email));
     await checkSendPurposes(tenant, c, sender, req.purpose_ids);
     const limits = (
       await c.query<SendLimits>('SELECT send_rate_per_second, send_burst FROM instances WHERE id = $1', [tenant.instanceId])

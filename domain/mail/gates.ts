@@ -81,6 +81,8 @@ export interface SendState {
   is_consent_required: boolean | null;
   domain_name: string | null;
   domain_verified: boolean | null;
+  /** A sandbox sender's mail to an address that is not (or no longer) a member's. */
+  sandbox_outside: boolean;
   restriction_id: number | null;
   restriction_reason: string | null;
   monthly_quota: number | null;
@@ -96,6 +98,7 @@ export async function lockSendStates(tenant: Tenant, client: Client, mailIds: re
             coalesce(m.status = ${MailStatus.queued} AND m.held_since > now() - make_interval(secs => $3)
               AND EXISTS (SELECT 1 FROM send_leases l WHERE l.worker_id = m.held_by AND l.expires_at > now()), false) AS held_by_live_worker,
             s.id IS NOT NULL AS sender_found, s.is_consent_required, d.name AS domain_name, d.is_verified AS domain_verified,
+            CASE WHEN d.is_sandbox THEN lower(m.to_email) NOT IN (SELECT cartero_member_addresses()) ELSE false END AS sandbox_outside,
             r.id AS restriction_id, r.reason AS restriction_reason, i.monthly_quota
        FROM mails m
        JOIN instances i ON i.id = m.instance_id
@@ -120,6 +123,7 @@ export type GateVerdict = { pass: true } | { pass: false; to: typeof MailStatus.
 export async function checkGates(tenant: Tenant, client: Client, ctx: SendState, opts: { claimQuota: boolean }): Promise<GateVerdict> {
   if (!ctx.sender_found) return { pass: false, to: MailStatus.dropped, reason: 'sender_not_found' };
   if (!ctx.domain_verified) return { pass: false, to: MailStatus.dropped, reason: 'sender_domain_unverified' };
+  if (ctx.sandbox_outside) return { pass: false, to: MailStatus.dropped, reason: 'sandbox_relay_restricted' };
   if (ctx.restriction_id !== null) return { pass: false, to: MailStatus.dropped, reason: `restricted:${ctx.restriction_reason ?? 'unspecified'}` };
   if (ctx.is_consent_required) {
     const consent = await consentAllows(tenant, client, { senderId: ctx.sender_id!, recipient: ctx.to_email.toLowerCase(), mailId: ctx.mail_id });

@@ -73,6 +73,15 @@ export async function getSender(tenant: Tenant, pool: Pool, id: number): Promise
   return rows[0];
 }
 
+/** The panel's listing: each sender marked when it is on the instance's sandbox domain. */
+export async function withSandboxFlag(tenant: Tenant, pool: Pool, page: Page<Sender>): Promise<Page<Sender & { is_sandbox: boolean }>> {
+  const { rows } = await withTenant(pool, tenant, (c) =>
+    c.query<{ id: number }>('SELECT id::int FROM domains WHERE instance_id = $1 AND is_sandbox', [tenant.instanceId]),
+  );
+  const sandbox = rows[0]?.id;
+  return { ...page, data: page.data.map((s) => ({ ...s, is_sandbox: Number(s.domain_id) === sandbox })) };
+}
+
 async function domainExists(tenant: Tenant, pool: Pool, name: string): Promise<boolean> {
   const { rows } = await withTenant(pool, tenant, (c) => c.query('SELECT 1 FROM domains WHERE instance_id = $1 AND name = $2', [tenant.instanceId, name]));
   return rows.length > 0;

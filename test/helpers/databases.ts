@@ -101,6 +101,7 @@ export async function testDatabases(t: Teardown, label = 'db', opts: TestDatabas
     databaseUrl,
     clickhouseUrl,
     send: loadConfig(process.env).send,
+    sandboxDomain: loadConfig(process.env).domains.sandboxDomain,
     ...(cluster ? { clickhouseCluster: { name: cluster.name, nodes: shardUrls! } } : {}),
   });
   const pool = createPool(databaseUrl, { max: 5, application: 'cartero-test' });

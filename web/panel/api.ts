@@ -110,6 +110,8 @@ export interface Sender {
   domain_id: number;
   domain_is_verified: boolean;
   is_consent_required: boolean;
+  /** On the instance's sandbox domain: sends only to the instance's members. */
+  is_sandbox: boolean;
   created_at: string;
 }
 export interface Restriction {
@@ -128,6 +130,8 @@ export interface Settings {
   send_burst: number | null;
   monthly_quota: number | null;
   allowed_cidrs: string[];
+  /** PANEL_DNS_OVERRIDE=on: the owner may set a domain's checks by hand. */
+  dns_override: boolean;
 }
 export type Limits = Partial<Pick<Settings, 'send_rate_per_second' | 'send_burst' | 'monthly_quota'>>;
 
@@ -169,12 +173,15 @@ export interface DomainWithRecords extends Domain {
   dkim_selector: string | null;
   dns_checked_at: string | null;
   checks_overridden: boolean;
+  is_sandbox: boolean;
   dns_records: DnsRecord[];
 }
 export const domains = (slug: string) => call<{ data: Domain[] }>('GET', '/v1/private/domains?page_size=100', { slug }).then((r) => r.data);
 export const domain = (slug: string, id: number) => call<DomainWithRecords>('GET', `/v1/private/domains/${id}`, { slug });
 export const addDomain = (slug: string, name: string) => call<DomainWithRecords>('POST', '/v1/private/domains', { slug, body: { domain: name } });
 export const verifyDomain = (slug: string, id: number) => call<DomainWithRecords>('POST', `/v1/private/domains/${id}/verify`, { slug });
+export type DnsChecks = Partial<Record<'mx' | 'spf' | 'dkim' | 'dmarc', CheckState>>;
+export const setChecks = (slug: string, id: number, checks: DnsChecks) => call<DomainWithRecords>('PUT', `/v1/private/domains/${id}/checks`, { slug, body: checks });
 export const rotateDkim = (slug: string, id: number) => call<DomainWithRecords>('POST', `/v1/private/domains/${id}/rotate-dkim`, { slug });
 
 export const FIGURES = ['sent', 'delivered', 'bounced', 'bounced_hard', 'bounced_soft', 'complained', 'opened', 'opened_human', 'opened_machine', 'clicked', 'clicked_human', 'clicked_machine', 'restricted'] as const;

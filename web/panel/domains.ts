@@ -73,8 +73,13 @@ async function listPage(ctx: Context): Promise<Node[]> {
 async function domainPage(ctx: Context, id: number): Promise<Node[]> {
   const instance = ctx.current;
   let d: api.DomainWithRecords;
+  let override = false;
   try {
-    d = await api.domain(instance.slug, id);
+    // The settings say whether this deployment lets the owner set checks by hand.
+    const owner = instance.role === 'owner';
+    const [domain, settings] = await Promise.all([api.domain(instance.slug, id), owner ? api.settings(instance.slug) : undefined]);
+    d = domain;
+    override = owner && !d.is_sandbox && settings?.dns_override === true;
   } catch (err) {
     return [h('h1', { tabindex: '-1' }, 'Domain'), h('p', { class: 'error', role: 'alert' }, (err as Error).message), h('p', {}, h('a', { href: '#/domains' }, 'All domains'))];
   }
@@ -107,7 +112,9 @@ async function domainPage(ctx: Context, id: number): Promise<Node[]> {
     h('dt', {}, 'Signing DKIM selector'),
     h('dd', {}, d.dkim_selector ?? 'none'),
     d.checks_overridden ? h('dt', {}, 'Checks') : null,
-    d.checks_overridden ? h('dd', {}, 'set by the operator without DNS (cartero domain set-checks)') : null,
+    d.checks_overridden
+      ? h('dd', {}, d.is_sandbox ? 'vouched for by the service: this is the sandbox' : 'set by the operator without DNS (cartero domain set-checks)')
+      : null,
   );
   const rows = d.dns_records.map((r) => {
     const value = h('code', { class: 'record' }, r.value);
@@ -146,7 +153,16 @@ async function domainPage(ctx: Context, id: number): Promise<Node[]> {
     h('tbody', {}, ...rows),
   );
   const controls: Node[] = [];
-  if (canChange(ctx)) {
+  if (d.is_sandbox) {
+    controls.push(
+      h(
+        'p',
+        { class: 'help' },
+        'This is the instance’s sandbox domain. Its records are the service operator’s, so it is neither verified nor rotated here. ' +
+          'Its senders send only to the addresses of this instance’s members: try sending before publishing any record of your own.',
+      ),
+    );
+  } else if (canChange(ctx)) {
     const verify = h('button', { type: 'button' }, 'Verify now');
     verify.addEventListener('click', () => act(verify, () => api.verifyDomain(instance.slug, id), (r) => (r.is_verified ? `${r.domain} is verified.` : `${r.domain} was checked: not verified yet, see each record's state.`)));
     const rotate = h('button', { type: 'button', class: 'secondary' }, 'Rotate DKIM key');
@@ -159,5 +175,38 @@ async function domainPage(ctx: Context, id: number): Promise<Node[]> {
     // After the shell has put the page in place.
     if (again) setTimeout(() => again.focus());
   } else controls.push(h('p', {}, `Your role here is ${instance.role}: only an admin or an owner verifies or rotates.`));
+  if (override) controls.push(overrideForm(d, (checks, button) => act(button, () => api.setChecks(instance.slug, id, checks), (r) => `The checks of ${r.domain} were set by hand.`)));
   return [h('p', {}, h('a', { href: '#/domains' }, 'All domains')), h('h1', { tabindex: '-1' }, `Domain ${d.domain}`), error, summary, ...controls, records];
+}
+
+/** The operator override, where the deployment allows it: each check's state chosen by hand. */
+function overrideForm(d: api.DomainWithRecords, submit: (checks: api.DnsChecks, button: HTMLButtonElement) => void): Node {
+  const selects = CHECKS.map(([column]) => {
+    const check = column.replace('_status', '');
+    const select = h('select', { id: `override-${check}`, name: check });
+    for (const state of ['pending', 'approved', 'failed'] as const) {
+      const option = h('option', { value: state }, state);
+      if (d[column] === state) option.selected = true;
+      select.append(option);
+    }
+    return select;
+  });
+  const button = h('button', { type: 'submit', class: 'secondary' }, 'Set checks');
+  const form = h(
+    'form',
+    { class: 'inline', 'aria-labelledby': 'override-heading' },
+    ...selects.map((select, i) => h('div', { class: 'field' }, h('label', { for: select.id }, CHECKS[i]![1]), select)),
+    button,
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    submit(Object.fromEntries(selects.map((s) => [s.name, s.value as api.CheckState])), button);
+  });
+  return h(
+    'section',
+    { class: 'override' },
+    h('h2', { id: 'override-heading' }, 'Set the checks by hand'),
+    h('p', { class: 'help' }, 'This deployment allows the operator override, for networks whose DNS the service cannot see. Checks set here stay until Verify now reads DNS again.'),
+    form,
+  );
 }

@@ -20,7 +20,7 @@ export async function sendersPage(ctx: Context): Promise<Node[]> {
     const cells = [
       h('td', {}, s.name),
       h('td', {}, s.email_address),
-      h('td', {}, s.domain_is_verified ? 'verified' : 'not verified'),
+      h('td', {}, s.is_sandbox ? 'sandbox: sends only to members' : s.domain_is_verified ? 'verified' : 'not verified'),
       h('td', {}, s.is_consent_required ? 'required' : 'not required'),
       h('td', {}, when(s.created_at)),
     ];
@@ -37,7 +37,12 @@ export async function sendersPage(ctx: Context): Promise<Node[]> {
   const total = page.pagination.total_items ?? page.data.length;
   const caption = page.pagination.has_more ? `${count(total, 'sender')}, the first ${page.data.length} shown` : count(total, 'sender');
   const list = table(caption, ['Name', 'Address', 'Domain', 'Consent', 'Created', ...(admin ? ['Actions'] : [])], rows);
-  const about = h('p', { class: 'help' }, 'A sender whose consent is required sends only to recipients who gave consent. The domain is verified on the Domains page (or with cartero domain verify).');
+  const about = h(
+    'p',
+    { class: 'help' },
+    'A sender whose consent is required sends only to recipients who gave consent. The domain is verified on the Domains page (or with cartero domain verify). ' +
+      'The sandbox sender needs no DNS record of yours: it sends only to the addresses of this instance’s members, to try Cartero before publishing records.',
+  );
   if (!admin) return [heading(title), h('p', {}, `Your role here is viewer: an admin or owner creates senders and changes their consent requirement.`), error, list, about];
 
   const name = h('input', { type: 'text', name: 'name', required: true, autocomplete: 'off', maxlength: '255' });
