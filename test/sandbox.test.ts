@@ -139,7 +139,12 @@ t.test('the panel marks the sandbox and refuses to verify or rotate it; rotation
 });
 
 t.test('SANDBOX_DOMAIN changed: release renames every sandbox and its sender', async (t) => {
+  // An instance that has the new name as a domain of its own: its sandbox stays, the release does not fail.
+  const e = await makeTenant(pool);
+  await makeSenders(pool, e.tenant, { domain: `${e.slug}.try.mail.example`, senders: [{ email: 'own', name: 'Own' }] });
   await syncSandboxDomain(pool, 'try.mail.example');
+  const ofE = (await jsonCall(stack.url, 'GET', '/v1/senders', undefined, e.headers)).body.data.map((s: { email_address: string }) => s.email_address);
+  t.same(ofE, [`sandbox@${e.slug}.sandbox.cartero.test`, `own@${e.slug}.try.mail.example`], 'kept as it was beside its own domain');
   const list = await api.call('GET', '/v1/senders');
   t.equal(list.body.data[0].email_address, `sandbox@${a.slug}.try.mail.example`);
   t.equal((await api.call('GET', `/v1/domains/${a.slug}.try.mail.example/status`)).body.is_verified, true);

@@ -11,15 +11,19 @@ import type { Tenant } from '../tenancy/context.js';
 
 /**
  * Makes the database's sandbox domain SANDBOX_DOMAIN (release and `npm start`, after migrating):
- * a change renames every instance's sandbox domain and its senders' addresses, and an instance
- * without a sandbox gets one. Idempotent; runs as the service role.
+ * a change renames every instance's sandbox domain and its senders' addresses (after the
+ * instance's current slug), and an instance without a sandbox gets one. Idempotent; runs as the
+ * service role.
  */
 export async function syncSandboxDomain(pool: Pool, base: string): Promise<void> {
   await withTransaction(pool, async (c) => {
     await c.query("UPDATE service_settings SET value = $1 WHERE name = 'sandbox_domain' AND value <> $1", [base]);
     await c.query(
       `UPDATE domains d SET name = i.slug || '.' || $1, updated_at = now()
-         FROM instances i WHERE d.is_sandbox AND i.id = d.instance_id AND d.name <> i.slug || '.' || $1`,
+         FROM instances i WHERE d.is_sandbox AND i.id = d.instance_id AND d.name <> i.slug || '.' || $1
+          -- An instance that added that very name as its own domain keeps its sandbox as it was:
+          -- the release does not fail on it (docs/panel.md, The sandbox).
+          AND NOT EXISTS (SELECT 1 FROM domains o WHERE o.instance_id = d.instance_id AND o.name = i.slug || '.' || $1)`,
       [base],
     );
     await c.query(
