@@ -126,6 +126,20 @@ class World {
   }
 }
 
+/** An event and its delivery to `hook` as the fan-out writes them (finished, so nothing would send it). */
+async function finishedDelivery(who: TestTenant, hook: number, note: string): Promise<number> {
+  const body = JSON.stringify({ type: 'webhook.test', timestamp: new Date().toISOString(), data: { webhook_id: hook, note } });
+  const { rows } = await pool.query<{ id: string }>(
+    `WITH o AS (INSERT INTO event_outbox (instance_id, kind, entity_id, webhooks_done) VALUES ($1, 'webhook.test', $2, true) RETURNING id),
+          e AS (INSERT INTO webhook_events (id, instance_id, type, webhook_id, occurred_at, body)
+                SELECT id, $1, 'webhook.test', $2, now(), $3 FROM o RETURNING id)
+     INSERT INTO webhook_deliveries (instance_id, webhook_id, event_id, status, finished_at)
+     SELECT $1, $2, id, 'failed', now() FROM e RETURNING id`,
+    [who.tenant.instanceId, hook, body],
+  );
+  return Number(rows[0]!.id);
+}
+
 type PathIdFactory = { code: string; make(w: World): Promise<string | number> };
 type Tenantless = { tenantless: string; value: string };
 
@@ -162,20 +176,7 @@ const PATH_IDS: Record<string, PathIdFactory | Tenantless> = {
   },
   'deliveries/{delivery_id}': {
     code: 'webhook_delivery_not_found',
-    // An event and its delivery as the fan-out writes them (finished, so nothing would send it).
-    make: async (w) => {
-      const hook = await w.id('webhooks/{id}');
-      const body = JSON.stringify({ type: 'webhook.test', timestamp: new Date().toISOString(), data: { webhook_id: hook, note: w.marker } });
-      const { rows } = await pool.query<{ id: string }>(
-        `WITH o AS (INSERT INTO event_outbox (instance_id, kind, entity_id, webhooks_done) VALUES ($1, 'webhook.test', $2, true) RETURNING id),
-              e AS (INSERT INTO webhook_events (id, instance_id, type, webhook_id, occurred_at, body)
-                    SELECT id, $1, 'webhook.test', $2, now(), $3 FROM o RETURNING id)
-         INSERT INTO webhook_deliveries (instance_id, webhook_id, event_id, status, finished_at)
-         SELECT $1, $2, id, 'failed', now() FROM e RETURNING id`,
-        [w.who.tenant.instanceId, hook, body],
-      );
-      return Number(rows[0]!.id);
-    },
+    make: async (w) => finishedDelivery(w.who, Number(await w.id('webhooks/{id}')), w.marker),
   },
 };
 
@@ -273,6 +274,15 @@ const PANEL_PATH_IDS: Record<string, { code: string; make(w: PanelWorld): Promis
       return made.restriction.id;
     },
   },
+  'webhooks/{id}': {
+    code: 'webhook_not_found',
+    make: async (w) => {
+      const made = await call('POST', '/v1/private/webhooks', w.headers(await w.session('owner')), { name: 'Panel hook', url: `http://127.0.0.1:9/panel-${w.who.slug}` });
+      if (made.status !== 201) throw new Error(`panel webhook of ${w.who.slug}: ${made.status} ${made.text}`);
+      return made.body.id as number;
+    },
+  },
+  'deliveries/{delivery_id}': { code: 'webhook_delivery_not_found', make: async (w) => finishedDelivery(w.who, Number(await w.id('webhooks/{id}')), 'panel') },
 };
 
 /** Bodies of the panel routes that need one to reach their lookup. */
@@ -280,6 +290,8 @@ const PANEL_BODIES: Record<string, () => unknown> = {
   'PATCH /v1/private/members/{user_id}': () => ({ role: 'admin' }),
   'PATCH /v1/private/senders/{id}': () => ({ is_consent_required: true }),
   'PUT /v1/private/domains/{id}/checks': () => ({ mx: 'approved' }),
+  'PATCH /v1/private/webhooks/{id}': () => ({ name: 'Panel hook renamed' }),
+  'POST /v1/private/webhooks/{id}/replay': () => ({ since: new Date(Date.now() - 3_600_000).toISOString() }),
 };
 
 const panelA = new PanelWorld(a);

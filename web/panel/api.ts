@@ -35,7 +35,10 @@ async function call<T>(method: string, path: string, options: { slug?: string; b
   if (res.status === 204) return undefined as T;
   const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
   if (res.ok) return body as T;
-  const problem: Problem = { status: res.status, code: String(body['code'] ?? 'error'), detail: String(body['detail'] ?? res.statusText) };
+  // A 422 says which field and why (errors[]): the detail alone only says "see errors".
+  const fields = Array.isArray(body['errors']) ? (body['errors'] as Array<{ pointer?: string; message?: string }>).map((e) => `${e.pointer?.slice(1) || 'body'}: ${e.message}`) : [];
+  const detail = String(body['detail'] ?? res.statusText) + (fields.length ? ` (${fields.join('; ')})` : '');
+  const problem: Problem = { status: res.status, code: String(body['code'] ?? 'error'), detail };
   if (res.status === 401 && token && path !== '/v1/private/sessions') {
     token = undefined;
     onSignedOut('Your session has ended. Please sign in again.');
@@ -197,3 +200,57 @@ export interface Dashboard {
 }
 export const dashboard = (slug: string, range: { start_date?: string; end_date?: string }) =>
   call<Dashboard>('GET', `/v1/private/dashboard?${new URLSearchParams(Object.entries(range).filter(([, v]) => v) as Array<[string, string]>)}`, { slug });
+
+// Webhooks: the public /v1/webhooks routes, mirrored at /v1/private/webhooks (docs/panel.md, Webhooks).
+export interface Webhook {
+  id: number;
+  name: string;
+  url: string;
+  /** null: every event type. */
+  events: string[] | null;
+  is_active: boolean;
+  last_success_at: string | null;
+  last_failure_at: string | null;
+  last_status_code: number | null;
+  consecutive_failures: number;
+  failing_since: string | null;
+  auto_paused_at: string | null;
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+/** Creation and rotation only: the signing secret, never shown again. */
+export interface WebhookWithSecret extends Webhook {
+  secret: string;
+}
+export interface Attempt {
+  id: number;
+  delivery_id: number;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  attempted_at: string;
+  status: 'succeeded' | 'failed' | 'pending';
+  duration_ms: number | null;
+  status_code: number | null;
+  error: string | null;
+  response_body: string | null;
+  delivery_status: 'pending' | 'succeeded' | 'failed' | 'cancelled';
+}
+export interface WebhookInput {
+  name: string;
+  url: string;
+  events: string[] | null;
+}
+const hook = (id: number, rest = '') => `/v1/private/webhooks/${id}${rest}`;
+export const webhooks = (slug: string) => call<Page<Webhook>>('GET', '/v1/private/webhooks?page_size=100', { slug });
+export const webhook = (slug: string, id: number) => call<Webhook>('GET', hook(id), { slug });
+export const createWebhook = (slug: string, body: WebhookInput) => call<WebhookWithSecret>('POST', '/v1/private/webhooks', { slug, body });
+export const updateWebhook = (slug: string, id: number, body: Partial<WebhookInput> & { is_active?: boolean }) => call<Webhook>('PATCH', hook(id), { slug, body });
+export const deleteWebhook = (slug: string, id: number) => call<void>('DELETE', hook(id), { slug });
+export const rotateWebhookSecret = (slug: string, id: number, expirePrevious: boolean) =>
+  call<WebhookWithSecret>('POST', hook(id, '/rotate-secret'), { slug, body: { expire_previous: expirePrevious } });
+export const testWebhook = (slug: string, id: number) => call<{ event_id: number }>('POST', hook(id, '/test'), { slug });
+export const deliveries = (slug: string, id: number) => call<Page<Attempt>>('GET', hook(id, '/deliveries?page_size=50'), { slug });
+export const retryDelivery = (slug: string, id: number, deliveryId: number) => call<{ delivery_id: number; event_id: string }>('POST', hook(id, `/deliveries/${deliveryId}/retry`), { slug });
+export const replayWebhook = (slug: string, id: number, range: { since: string; until?: string }) => call<{ queued: number }>('POST', hook(id, '/replay'), { slug, body: range });

@@ -46,3 +46,15 @@ export function when(iso: string | null): string {
 /** The page's heading (focused on a new page) and, when the list could not be read, the reason. */
 export const heading = (text: string): HTMLHeadingElement => h('h1', { tabindex: '-1' }, text);
 export const failed = (title: string, err: unknown): Node[] => [heading(title), h('p', { class: 'error', role: 'alert' }, (err as Error).message)];
+
+let nextNotice: string | undefined;
+/** A message for the page a navigation is about to draw (the shell clears the live region on a new page). */
+export function noticeForNextPage(message: string): void {
+  nextNotice = message;
+}
+/** Called by a page as it is built: announces the pending message once the shell has drawn the page. */
+export function flushNotice(ctx: Context): void {
+  const message = nextNotice;
+  nextNotice = undefined;
+  if (message) setTimeout(() => ctx.announce(message));
+}

@@ -7,6 +7,7 @@ import { keysPage } from './keys.js';
 import { sendersPage } from './senders.js';
 import { restrictionsPage } from './restrictions.js';
 import { settingsPage } from './settings.js';
+import { webhooksPage } from './webhooks.js';
 import { instancesPage } from './pages.js';
 import type { Context } from './context.js';
 
@@ -26,6 +27,7 @@ const PAGES: Record<string, [string, (ctx: Context) => Promise<Node[]>]> = {
   senders: ['Senders', sendersPage],
   keys: ['API keys', keysPage],
   restrictions: ['Restrictions', restrictionsPage],
+  webhooks: ['Webhooks', webhooksPage],
   settings: ['Settings', settingsPage],
 };
 
@@ -96,13 +98,13 @@ async function shell(user: api.User): Promise<void> {
 
   async function draw(moveFocus = true): Promise<void> {
     if (context !== ctx) return;
-    const page = location.hash.replace(/^#\//, '') || 'instances';
+    // One resource's own page is <area>/<id> (domains/3, webhooks/7): its area's module draws both.
+    const page = (location.hash.replace(/^#\//, '') || 'instances').split('/')[0]!;
     for (const a of nav.querySelectorAll('a')) {
       if (a.dataset['page'] === page) a.setAttribute('aria-current', 'page');
       else a.removeAttribute('aria-current');
     }
-    // A domain's own page is domains/<id>: the Domains page module draws both.
-    const content = page === 'members' ? await membersPage(ctx) : page.startsWith('domains') ? await domainsPage(ctx) : PAGES[page] ? await PAGES[page][1](ctx) : instancesPage(ctx);
+    const content = page === 'members' ? await membersPage(ctx) : PAGES[page] ? await PAGES[page][1](ctx) : instancesPage(ctx);
     if (context !== ctx) return;
     // Another page: the last page's message is no longer about what is shown.
     if (moveFocus) ctx.announce('');
