@@ -88,6 +88,7 @@ t.test('the API: create, read, list, patch, delete; secrets shown only at creati
   const first = await a.api.call('POST', '/v1/webhooks', { name: 'one', url: receiver.url('/api-one'), events: ['mail.sent', 'mail.bounced'] });
   t.equal(first.status, 201);
   t.match(first.body.secret, /^whsec_[A-Za-z0-9+/]+=*$/, 'whsec_ secret');
+  t.equal(first.headers.get('cache-control'), 'no-store', 'the secret is kept by no cache');
   t.same(first.body.events, ['mail.sent', 'mail.bounced']);
   t.equal(first.body.is_active, true);
   t.equal(first.body.failing_since, null);
@@ -130,6 +131,7 @@ t.test('the API: create, read, list, patch, delete; secrets shown only at creati
 
   const rotated = await a.api.call('POST', `/v1/webhooks/${first.body.id}/rotate-secret`);
   t.equal(rotated.status, 200);
+  t.equal(rotated.headers.get('cache-control'), 'no-store', 'nor the new one');
   t.not(rotated.body.secret, first.body.secret);
   t.ok(Math.abs(Date.parse(rotated.body.previous_secret_expires_at) - Date.now() - 24 * 3600_000) < 60_000, 'previous signs 24 h');
   const expired = await a.api.call('POST', `/v1/webhooks/${first.body.id}/rotate-secret`, { expire_previous: true });

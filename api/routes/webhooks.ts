@@ -72,8 +72,11 @@ export const webhookRoutes = [
     body: webhookCreateSchema,
     success: { status: 201, description: 'The webhook and its signing secret', schema: webhookWithSecretSchema },
     errors: [409],
-    handler: ({ tenant, body, deps }) =>
-      createWebhook(tenant, deps.pool, body, receiverPolicy(deps.config), deps.config.webhooks.maxPerInstance),
+    handler: ({ tenant, body, deps }, res) => {
+      // The answer holds the signing secret: kept by no cache on the way (as a new API key is).
+      res.set('Cache-Control', 'no-store');
+      return createWebhook(tenant, deps.pool, body, receiverPolicy(deps.config), deps.config.webhooks.maxPerInstance);
+    },
   }),
   defineRoute<Record<string, never>, { id: number }, WebhookPatch>({
     method: 'patch',
@@ -121,7 +124,10 @@ export const webhookRoutes = [
     bodyRequired: false,
     success: { status: 200, description: 'The webhook, previous_secret_expires_at and the new secret', schema: webhookWithSecretSchema },
     errors: [404],
-    handler: ({ tenant, params, body, deps }) => rotateSecret(tenant, deps.pool, params.id, body?.expire_previous ?? false),
+    handler: ({ tenant, params, body, deps }, res) => {
+      res.set('Cache-Control', 'no-store');
+      return rotateSecret(tenant, deps.pool, params.id, body?.expire_previous ?? false);
+    },
   }),
   defineRoute<Record<string, never>, { id: number }>({
     method: 'post',
