@@ -246,6 +246,8 @@ t.test('machine-made opens and clicks are flagged, not dropped', async (t) => {
   const links = await linksOf(id);
   await fetch(local(links.pixel), { headers: { 'user-agent': 'Mozilla/5.0' } }); // Apple MPP
   await fetch(local(links.pixel), { headers: { 'user-agent': BROWSER } });
+  // A security gateway fetching the pixel: no reader (issue 32; it counted as human before).
+  await fetch(local(links.pixel), { headers: { 'user-agent': 'Mozilla/5.0 (compatible; Barracuda Link Protection)' } });
   // A scanner following every link at once.
   await fetch(local(links.clicks[0]!), { redirect: 'manual', headers: { 'user-agent': BROWSER } });
   await fetch(local(links.clicks[1]!), { redirect: 'manual', headers: { 'user-agent': BROWSER } });
@@ -254,17 +256,17 @@ t.test('machine-made opens and clicks are flagged, not dropped', async (t) => {
   await fetch(local(links.clicks[0]!), { redirect: 'manual', headers: { 'user-agent': 'python-requests/2.31' } });
 
   const m = await api.mail(id);
-  t.same([m.opens, m.clicks], [2, 4], 'every event counted');
+  t.same([m.opens, m.clicks], [3, 4], 'every event counted');
   // The second click turns the first into a burst after the first may have shipped: that one
   // goes back to stage 1 and ships again. Read ClickHouse once the outbox says all shipped.
-  const rows = await waitFor('6 events shipped to ClickHouse', async () => {
+  const rows = await waitFor('7 events shipped to ClickHouse', async () => {
     const left = await dbs.pool.query(`SELECT count(*)::int AS n FROM event_outbox WHERE mail_id = $1 AND stage < 2`, [id]);
     if (left.rows[0].n) return undefined;
     const r = await chRows(id);
-    return r.length === 6 ? r : undefined;
+    return r.length === 7 ? r : undefined;
   }, 20_000);
   const opens = rows.filter((r) => r.event_type === 'open');
-  t.same(opens.map((r) => r.machine).sort(), ['', 'privacy_proxy']);
+  t.same(opens.map((r) => r.machine).sort(), ['', 'image_scanner', 'privacy_proxy']);
   const clicks = rows.filter((r) => r.event_type === 'click').map((r) => r.machine);
   t.same(clicks.sort(), ['click_burst', 'click_burst', 'head_request', 'link_scanner']);
   const pg = await dbs.pool.query(`SELECT machine FROM event_outbox WHERE mail_id = $1 AND kind = 'click' ORDER BY id`, [id]);

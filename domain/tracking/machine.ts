@@ -1,3 +1,5 @@
+import { machineAgentFamily } from './machine-agents.js';
+
 /**
  * Which opens and clicks a machine probably made. Nothing is dropped: the flag travels with the
  * event (Postgres outbox, then ClickHouse) so listings can exclude flagged events on request,
@@ -7,7 +9,10 @@
  *  - no_user_agent no User-Agent at all: browsers and mail clients always send one;
  *  - privacy_proxy an open fetched by a mail-privacy proxy that loads every image on delivery
  *                  (Apple Mail Privacy Protection's bare "Mozilla/5.0", Yahoo's proxy);
- *  - link_scanner  a click from a security scanner, bot or HTTP library user agent;
+ *  - link_scanner  a click from a machine's user agent (machine-agents.ts: security gateways,
+ *                  HTTP libraries, headless browsers, crawlers);
+ *  - image_scanner an open from one of those same user agents: a gateway or a script fetching
+ *                  the pixel is no reader (before issue 32 such opens counted as human);
  *  - prefetch      an open or click within PREFETCH_SECONDS of the mail's delivery: no person
  *                  reads and clicks that fast, gateways scanning inbound mail do;
  *  - click_burst   clicks on two or more different links of one mail within BURST_SECONDS of each
@@ -17,9 +22,9 @@
 export const PREFETCH_SECONDS = 2;
 export const BURST_SECONDS = 1;
 
+// Apple Mail Privacy Protection fetches remote content on delivery with a bare "Mozilla/5.0";
+// Yahoo's mail proxy names itself. Checked before the machine agents: a proxy is not a scanner.
 const PRIVACY_PROXY = [/^Mozilla\/5\.0$/, /YahooMailProxy/i];
-const SCANNER =
-  /bot\b|bot\/|crawler|spider|scanner|barracuda|mimecast|proofpoint|urldefense|safelinks|forcepoint|trendmicro|python-requests|python-urllib|aiohttp|curl\/|wget\/|go-http-client|okhttp|java\/|libwww|httpclient|headlesschrome|phantomjs/i;
 
 export interface TrackedEvent {
   kind: string;
@@ -38,7 +43,7 @@ export function machineReason(e: TrackedEvent): string | null {
   const ua = e.userAgent?.trim() ?? '';
   if (ua === '') return 'no_user_agent';
   if (e.kind === 'open' && PRIVACY_PROXY.some((re) => re.test(ua))) return 'privacy_proxy';
-  if (e.kind === 'click' && SCANNER.test(ua)) return 'link_scanner';
+  if (machineAgentFamily(ua)) return e.kind === 'click' ? 'link_scanner' : 'image_scanner';
   if (e.sentAt && e.occurredAt.getTime() - e.sentAt.getTime() < PREFETCH_SECONDS * 1000) return 'prefetch';
   return null;
 }
