@@ -283,6 +283,17 @@ const PANEL_PATH_IDS: Record<string, { code: string; make(w: PanelWorld): Promis
     },
   },
   'deliveries/{delivery_id}': { code: 'webhook_delivery_not_found', make: async (w) => finishedDelivery(w.who, Number(await w.id('webhooks/{id}')), 'panel') },
+  'mails/{mail_id}': {
+    code: 'mail_not_found',
+    // Sent with the instance's API key (the panel does not send): its domain's sender.
+    make: async (w) => {
+      const { domainId } = await w.sending();
+      const { rows } = await pool.query<{ name: string }>('SELECT name FROM domains WHERE id = $1', [domainId]);
+      const sent = await call('POST', '/v1/mails/send', w.who.headers, { from: `news@${rows[0]!.name}`, to: [{ email: `panel-${w.who.slug}@example.org` }], subject: 'Panel mail', html: '<p>Panel</p>' });
+      if (sent.status !== 200 && sent.status !== 201 && sent.status !== 202) throw new Error(`panel mail of ${w.who.slug}: ${sent.status} ${sent.text}`);
+      return sent.body.mails[0].mail_id as string;
+    },
+  },
 };
 
 /** Bodies of the panel routes that need one to reach their lookup. */

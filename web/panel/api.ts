@@ -254,3 +254,34 @@ export const testWebhook = (slug: string, id: number) => call<{ event_id: number
 export const deliveries = (slug: string, id: number) => call<Page<Attempt>>('GET', hook(id, '/deliveries?page_size=50'), { slug });
 export const retryDelivery = (slug: string, id: number, deliveryId: number) => call<{ delivery_id: number; event_id: string }>('POST', hook(id, `/deliveries/${deliveryId}/retry`), { slug });
 export const replayWebhook = (slug: string, id: number, range: { since: string; until?: string }) => call<{ queued: number }>('POST', hook(id, '/replay'), { slug, body: range });
+
+// Activity: the public listings, exports and mail reads, mirrored at /v1/private (docs/panel.md, Activity).
+export const LISTINGS = ['sent', 'opens', 'clicks', 'unopened'] as const;
+export type Listing = (typeof LISTINGS)[number];
+export type Row = Record<string, unknown>;
+const query = (params: Record<string, string>) => new URLSearchParams(params).toString();
+export const activity = (slug: string, listing: Listing, params: Record<string, string>) => call<Page<Row>>('GET', `/v1/private/activities/${listing}?${query(params)}`, { slug });
+export const mail = (slug: string, mailId: string) => call<Row>('GET', `/v1/private/mails/${encodeURIComponent(mailId)}`, { slug });
+export const mailLogs = (slug: string, mailId: string) => call<Page<Row>>('GET', `/v1/private/mails/${encodeURIComponent(mailId)}/logs?page_size=100`, { slug });
+
+/**
+ * An export as the API streams it (the session in a header, so it cannot be a plain link): the
+ * file's bytes and its name from Content-Disposition. A refusal before the first byte is the
+ * API's problem, thrown as any call's.
+ */
+export async function download(slug: string, listing: Listing, params: Record<string, string>): Promise<{ blob: Blob; filename: string }> {
+  const headers: Record<string, string> = { 'x-instance-slug': slug };
+  if (token) headers['authorization'] = `Bearer ${token}`;
+  const res = await fetch(`/v1/private/activities/${listing}/export?${query(params)}`, { headers, credentials: 'omit', cache: 'no-store' });
+  if (!res.ok) {
+    const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+    if (res.status === 401 && token) {
+      token = undefined;
+      onSignedOut('Your session has ended. Please sign in again.');
+    }
+    throw new ApiError({ status: res.status, code: String(body['code'] ?? 'error'), detail: String(body['detail'] ?? res.statusText) });
+  }
+  const disposition = res.headers.get('content-disposition') ?? '';
+  const filename = /filename="?([^";]+)"?/.exec(disposition)?.[1] ?? `${listing}.${params['format'] ?? 'csv'}`;
+  return { blob: await res.blob(), filename };
+}

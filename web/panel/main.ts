@@ -1,6 +1,7 @@
 import * as api from './api.js';
 import { field, h } from './dom.js';
 import { membersPage } from './members.js';
+import { activityPage } from './activity.js';
 import { dashboardPage } from './dashboard.js';
 import { domainsPage } from './domains.js';
 import { keysPage } from './keys.js';
@@ -23,6 +24,7 @@ let context: Context | undefined;
 /** The built pages past Instances and Members, in the navigation's order (one line each). */
 const PAGES: Record<string, [string, (ctx: Context) => Promise<Node[]>]> = {
   dashboard: ['Dashboard', dashboardPage],
+  activity: ['Activity', activityPage],
   domains: ['Domains', domainsPage],
   senders: ['Senders', sendersPage],
   keys: ['API keys', keysPage],
