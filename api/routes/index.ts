@@ -11,6 +11,7 @@ import { formPageRoutes } from './form-pages.js';
 import { formConfirmLinkRoutes } from './form-confirm-links.js';
 import { formRoutes } from './forms.js';
 import { mailRoutes } from './mails.js';
+import { panelConsentRoutes } from './panel-consent.js';
 import { panelDashboardRoutes } from './panel-dashboard.js';
 import { panelDomainRoutes } from './panel-domains.js';
 import { panelInstanceRoutes } from './panel-instance.js';
@@ -59,6 +60,7 @@ export const routes: Route[] = [
   ...panelRestrictionRoutes,
   ...panelDashboardRoutes,
   ...panelWebhookRoutes,
+  ...panelConsentRoutes,
   // Public links (auth public: the signed token in the path is the credential).
   ...trackingRoutes,
   ...unsubscribeLinkRoutes,
