@@ -1,6 +1,5 @@
 import * as api from './api.js';
 import { field, h, select } from './dom.js';
-import { purposeNames } from './consent.js';
 import { count, table, when } from './kit.js';
 import type { Context } from './context.js';
 
@@ -11,8 +10,11 @@ import type { Context } from './context.js';
  * saved as a JSON file, the API's bytes as they came.
  */
 
-/** The spec's channels (the API refuses any other with a 422). Here, not in consent.ts: read as this module loads, before consent.ts runs. */
+/** The spec's channels (the API refuses any other with a 422). */
 export const CHANNELS = ['mail', 'sms', 'wsp', 'call', 'push'];
+
+/** "Newsletter, Offers" from purpose ids (an id the listing lacks, past its first 100, as #id). */
+export const purposeNames = (ids: number[], purposes: api.Purpose[]): string => ids.map((id) => purposes.find((p) => p.id === id)?.name ?? `#${id}`).join(', ');
 
 const TYPES: Array<[string, string]> = [
   ['email_address', 'email address'],

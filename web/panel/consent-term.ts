@@ -1,6 +1,6 @@
 import * as api from './api.js';
 import { field, h } from './dom.js';
-import { currentText, purposeNames } from './consent.js';
+import { purposeNames } from './consent-contact.js';
 import { failed, flushNotice, heading, table, when } from './kit.js';
 import type { Context } from './context.js';
 

@@ -1,6 +1,6 @@
 import * as api from './api.js';
 import { field, h, select } from './dom.js';
-import { CHANNELS, contactSection } from './consent-contact.js';
+import { CHANNELS, contactSection, purposeNames } from './consent-contact.js';
 import { termPage } from './consent-term.js';
 import { act, count, failed, flushNotice, heading, noticeForNextPage, table, when } from './kit.js';
 import type { Context } from './context.js';
@@ -21,11 +21,8 @@ export async function consentPage(ctx: Context): Promise<Node[]> {
   return mainPage(ctx);
 }
 
-/** "Newsletter, Offers" from purpose ids (an id the listing lacks, past its first 100, as #id). */
-export const purposeNames = (ids: number[], purposes: api.Purpose[]): string => ids.map((id) => purposes.find((p) => p.id === id)?.name ?? `#${id}`).join(', ');
-
 /** The term's current version label, or that it has none. */
-export const currentText = (t: api.Term): string => t.versions.find((v) => v.is_current)?.version ?? 'none';
+const currentText = (t: api.Term): string => t.versions.find((v) => v.is_current)?.version ?? 'none';
 
 async function mainPage(ctx: Context): Promise<Node[]> {
   const instance = ctx.current;
