@@ -14,6 +14,8 @@ import { startTestWeb } from './helpers/web.js';
 import { startTestDnsServer } from './helpers/dns-server.js';
 import { restrict } from '../domain/restrictions/restrictions.js';
 import { withTenant } from '../domain/tenancy/context.js';
+import { createPurpose } from '../domain/consent/purposes.js';
+import { addTermVersion, createTerm } from '../domain/consent/terms.js';
 
 /**
  * One security test over every declared route (issue 25, section 4). It walks the route list
@@ -294,6 +296,17 @@ const PANEL_PATH_IDS: Record<string, { code: string; make(w: PanelWorld): Promis
       return sent.body.mails[0].mail_id as string;
     },
   },
+  // A term with a published version v1 (PUT .../current-version names it).
+  'consent-terms/{id}': {
+    code: 'consent_term_not_found',
+    make: async (w) => {
+      const tenant = w.who.tenant;
+      const purpose = await createPurpose(tenant, pool, { name: `Panel purpose ${randomBytes(3).toString('hex')}` });
+      const term = await createTerm(tenant, pool, { name: `Panel term ${randomBytes(3).toString('hex')}`, type: 'marketing', purposeIds: [purpose.id], channels: ['mail'] });
+      await addTermVersion(tenant, pool, term.id, { version: 'v1', body: 'The text.' });
+      return term.id;
+    },
+  },
 };
 
 /** Bodies of the panel routes that need one to reach their lookup. */
@@ -303,6 +316,9 @@ const PANEL_BODIES: Record<string, () => unknown> = {
   'PUT /v1/private/domains/{id}/checks': () => ({ mx: 'approved' }),
   'PATCH /v1/private/webhooks/{id}': () => ({ name: 'Panel hook renamed' }),
   'POST /v1/private/webhooks/{id}/replay': () => ({ since: new Date(Date.now() - 3_600_000).toISOString() }),
+  'PATCH /v1/private/consent-terms/{id}': () => ({ is_active: false }),
+  'POST /v1/private/consent-terms/{id}/versions': () => ({ version: `v-${randomBytes(3).toString('hex')}`, body: 'Another text.' }),
+  'PUT /v1/private/consent-terms/{id}/current-version': () => ({ version: 'v1' }),
 };
 
 const panelA = new PanelWorld(a);

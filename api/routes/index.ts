@@ -12,6 +12,7 @@ import { formConfirmLinkRoutes } from './form-confirm-links.js';
 import { formRoutes } from './forms.js';
 import { mailRoutes } from './mails.js';
 import { panelActivityRoutes } from './panel-activity.js';
+import { panelConsentRoutes } from './panel-consent.js';
 import { panelDashboardRoutes } from './panel-dashboard.js';
 import { panelDomainRoutes } from './panel-domains.js';
 import { panelInstanceRoutes } from './panel-instance.js';
@@ -61,6 +62,7 @@ export const routes: Route[] = [
   ...panelDashboardRoutes,
   ...panelWebhookRoutes,
   ...panelActivityRoutes,
+  ...panelConsentRoutes,
   // Public links (auth public: the signed token in the path is the credential).
   ...trackingRoutes,
   ...unsubscribeLinkRoutes,

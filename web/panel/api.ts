@@ -26,13 +26,15 @@ export function setSignedOutHandler(handler: (message: string) => void): void {
 }
 export const signedIn = (): boolean => token !== undefined;
 
-async function call<T>(method: string, path: string, options: { slug?: string; body?: unknown } = {}): Promise<T> {
+async function call<T>(method: string, path: string, options: { slug?: string; body?: unknown; text?: boolean } = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (token) headers['authorization'] = `Bearer ${token}`;
   if (options.slug) headers['x-instance-slug'] = options.slug;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(path, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), credentials: 'omit', cache: 'no-store' });
   if (res.status === 204) return undefined as T;
+  // A download (the consent proof): the answer's own bytes, as text.
+  if (options.text && res.ok) return (await res.text()) as T;
   const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
   if (res.ok) return body as T;
   // A 422 says which field and why (errors[]): the detail alone only says "see errors".
@@ -285,3 +287,71 @@ export async function download(slug: string, listing: Listing, params: Record<st
   const filename = /filename="?([^";]+)"?/.exec(disposition)?.[1] ?? `${listing}.${params['format'] ?? 'csv'}`;
   return { blob: await res.blob(), filename };
 }
+// Consent (docs/panel.md, Consent): the public consent reads mirrored at /v1/private, and the panel-only operations.
+export interface Purpose {
+  id: number;
+  name: string;
+  created_at: string;
+}
+export interface TermVersion {
+  version: string;
+  body: string;
+  document_url: string | null;
+  is_current: boolean;
+  published_at: string | null;
+}
+export interface Term {
+  id: number;
+  name: string;
+  type: string;
+  purpose_ids: number[];
+  channels: string[];
+  is_active: boolean;
+  created_at: string;
+  updated_at: string;
+  versions: TermVersion[];
+}
+export interface ConsentRule {
+  id: number;
+  channel: string;
+  contact_type: string;
+  contact: string;
+  purpose_id: number;
+  action: 'allow' | 'deny';
+  created_at: string;
+}
+export interface ConsentEvent {
+  id: number;
+  term_id: number;
+  term_version_id: number;
+  status: 'confirmed' | 'pending' | 'expired';
+  method: string;
+  source: string;
+  form_name: string | null;
+  confirmed_at: string | null;
+  expired_at: string | null;
+  created_at: string;
+  rules: ConsentRule[];
+}
+export interface Verdict {
+  contact: string;
+  contact_type: string;
+  channel: string;
+  purpose_id: number;
+  verdict: 'allowed' | 'denied' | 'no_consent';
+  event_ids: number[];
+}
+const term = (id: number, rest = '') => `/v1/private/consent-terms/${id}${rest}`;
+export const purposes = (slug: string) => call<Page<Purpose>>('GET', '/v1/private/consent-purposes?page_size=100', { slug });
+export const createPurpose = (slug: string, name: string) => call<Purpose>('POST', '/v1/private/consent-purposes', { slug, body: { name } });
+export const terms = (slug: string) => call<Page<Term>>('GET', '/v1/private/consent-terms?page_size=100', { slug });
+export const consentTerm = (slug: string, id: number) => call<Term>('GET', term(id), { slug });
+export const createTerm = (slug: string, body: { name: string; type: string; purpose_ids: number[]; channels: string[] }) => call<Term>('POST', '/v1/private/consent-terms', { slug, body });
+export const publishVersion = (slug: string, id: number, body: { version: string; body: string; document_url?: string }) => call<Term>('POST', term(id, '/versions'), { slug, body });
+export const setCurrentVersion = (slug: string, id: number, version: string) => call<Term>('PUT', term(id, '/current-version'), { slug, body: { version } });
+export const setTermActive = (slug: string, id: number, is_active: boolean) => call<Term>('PATCH', term(id), { slug, body: { is_active } });
+export const consentHistory = (slug: string, contact: string) => call<Page<ConsentEvent>>('GET', `/v1/private/consent-events?page_size=100&contact=${encodeURIComponent(contact)}`, { slug });
+export const resolveConsent = (slug: string, q: { contact: string; contact_type: string; channel: string; purpose_ids: number[] }) =>
+  call<{ data: Verdict[] }>('GET', `/v1/private/consent-rules/resolve?${new URLSearchParams({ contacts: q.contact, contact_types: q.contact_type, channel: q.channel, purpose_ids: q.purpose_ids.join(',') })}`, { slug });
+/** The proof document exactly as the API answered it (its bytes), to be saved as a file. */
+export const consentProofText = (slug: string, contact: string) => call<string>('GET', `/v1/private/consent-events/proof?contact=${encodeURIComponent(contact)}`, { slug, text: true });

@@ -9,6 +9,7 @@ import { sendersPage } from './senders.js';
 import { restrictionsPage } from './restrictions.js';
 import { settingsPage } from './settings.js';
 import { webhooksPage } from './webhooks.js';
+import { consentPage } from './consent.js';
 import { instancesPage } from './pages.js';
 import type { Context } from './context.js';
 
@@ -30,6 +31,7 @@ const PAGES: Record<string, [string, (ctx: Context) => Promise<Node[]>]> = {
   keys: ['API keys', keysPage],
   restrictions: ['Restrictions', restrictionsPage],
   webhooks: ['Webhooks', webhooksPage],
+  consent: ['Consent', consentPage],
   settings: ['Settings', settingsPage],
 };
 
