@@ -19,6 +19,7 @@ import { panelMemberRoutes } from './panel-members.js';
 import { panelRestrictionRoutes } from './panel-restrictions.js';
 import { panelSenderRoutes } from './panel-senders.js';
 import { panelSessionRoutes } from './panel-sessions.js';
+import { panelTemplateRoutes } from './panel-templates.js';
 import { panelWebhookRoutes } from './panel-webhooks.js';
 import { restrictionRoutes } from './restrictions.js';
 import { senderRoutes } from './senders.js';
@@ -59,6 +60,7 @@ export const routes: Route[] = [
   ...panelRestrictionRoutes,
   ...panelDashboardRoutes,
   ...panelWebhookRoutes,
+  ...panelTemplateRoutes,
   // Public links (auth public: the signed token in the path is the credential).
   ...trackingRoutes,
   ...unsubscribeLinkRoutes,
