@@ -8,6 +8,7 @@ import { sendersPage } from './senders.js';
 import { restrictionsPage } from './restrictions.js';
 import { settingsPage } from './settings.js';
 import { webhooksPage } from './webhooks.js';
+import { templatesPage } from './templates.js';
 import { instancesPage } from './pages.js';
 import type { Context } from './context.js';
 
@@ -28,6 +29,7 @@ const PAGES: Record<string, [string, (ctx: Context) => Promise<Node[]>]> = {
   keys: ['API keys', keysPage],
   restrictions: ['Restrictions', restrictionsPage],
   webhooks: ['Webhooks', webhooksPage],
+  templates: ['Templates', templatesPage],
   settings: ['Settings', settingsPage],
 };
 
