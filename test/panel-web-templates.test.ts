@@ -136,6 +136,7 @@ if (chromium) {
       t.match(await page.evaluate('document.activeElement?.id'), /^(node-|template-json$)/, 'a finding takes the focus to its module');
     }
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-templates-editor.png'), fullPage: true });
+    await page.locator('.previews').screenshot({ path: join(SCREENSHOTS, 'panel-templates-preview.png') });
 
     // Publish: no longer editable; unpublish: editable again.
     await page.getByRole('button', { name: 'Publish', exact: true }).click();
@@ -164,6 +165,7 @@ if (chromium) {
 
     // The list: a copy, then the list with its controls.
     await page.getByRole('link', { name: 'Templates', exact: true }).click();
+    await page.getByRole('heading', { name: 'Create a template' }).waitFor();
     await page.getByLabel('Name', { exact: true }).fill('Welcome copy');
     await page.getByLabel('Start from').selectOption('copy');
     await page.getByRole('button', { name: 'Create template' }).click();
