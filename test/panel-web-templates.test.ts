@@ -115,6 +115,25 @@ if (chromium) {
     await page.getByRole('status').getByText('The design was saved').waitFor();
     t.match((await api('GET', `/v1/private/mail-templates/${templateId}`)).body.html, `Heading ${tag}`, 'stored by Save design');
 
+    // The structure: add a module, move a row, remove the module; each a PATCH of the whole document.
+    const modulesOfRow = async (r: number) => (await api('GET', `/v1/private/mail-templates/${templateId}`)).body.config.page.rows[r].columns[0].modules;
+    await page.getByRole('button', { name: 'Add module to column 1 of row 2' }).click();
+    await page.getByRole('status').getByText('A paragraph module was added to row 2.').waitFor();
+    const added = await modulesOfRow(1);
+    t.equal(added.length, 2, 'a module added (through the API)');
+    t.match(added[1].uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'with a new v4 uuid');
+    t.ok(await shown(page.getByRole('heading', { name: 'Module: paragraph' })), 'its form opened');
+    await page.getByRole('button', { name: 'Down: move row 1 down' }).click();
+    await page.getByRole('status').getByText('Row 1 moved down.').waitFor();
+    t.equal((await modulesOfRow(1))[0].descriptor.heading.text, `Heading ${tag}`, 'the heading’s row is second now');
+    await page.getByRole('button', { name: 'Remove paragraph 2 of row 1' }).click();
+    await page.getByRole('status').getByText('paragraph 2 of row 1 was removed.').waitFor();
+    t.equal((await modulesOfRow(0)).length, 1, 'removed again');
+    await page.getByRole('button', { name: 'Up: move row 2 up' }).click();
+    await page.getByRole('status').getByText('Row 2 moved up.').waitFor();
+    t.equal((await modulesOfRow(0))[0].descriptor.heading.text, `Heading ${tag}`, 'and the rows back in their order');
+    await bothShow(page, marker);
+
     // A refused document: the 422's pointers listed; choosing one goes to the JSON.
     const broken = JSON.parse(await json.inputValue());
     broken.page.rows[0].columns = 'no';
