@@ -18,13 +18,22 @@ export const PANEL_PATH = '/panel';
 const ASSETS = `${PANEL_PATH}/app`;
 
 /**
- * The panel's CSP: scripts, the style sheet and fetches from this origin only, no inline script
- * and no inline style, nothing framed and no framing (frame-ancestors 'none'), no form sent
- * anywhere by the browser itself (the app sends the login with fetch, so a form that JavaScript
- * did not take over never puts the password in a URL).
+ * The panel's CSP: scripts and fetches from this origin only, no inline script, nothing framed
+ * but srcdoc frames (frame-src falls back to 'none', which Chromium does not apply to
+ * about:srcdoc) and no framing (frame-ancestors 'none'), no form sent anywhere by the browser
+ * itself (the app sends the login with fetch, so a form that JavaScript did not take over never
+ * puts the password in a URL).
+ *
+ * Two sources exist for the template preview only (docs/panel.md, Templates): a srcdoc frame
+ * inherits its parent's policy, so a template's own <style> and style attributes need
+ * 'unsafe-inline' in style-src and its images (on the sender's https hosts) need https: in
+ * img-src, or the preview would not look like the mail. The panel itself builds no markup from
+ * data (no innerHTML), so inline style adds no way in; the frames run no script (sandbox="",
+ * and script-src 'self' applies to them too), and an image URL is no channel that a script of
+ * this page, were one injected, would not already have by navigating.
  */
 export const PANEL_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: https:; connect-src 'self'; " +
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const COMPILED = join(projectRoot, 'dist', 'web', 'panel');

@@ -21,6 +21,7 @@ import { panelMemberRoutes } from './panel-members.js';
 import { panelRestrictionRoutes } from './panel-restrictions.js';
 import { panelSenderRoutes } from './panel-senders.js';
 import { panelSessionRoutes } from './panel-sessions.js';
+import { panelTemplateRoutes } from './panel-templates.js';
 import { panelWebhookRoutes } from './panel-webhooks.js';
 import { restrictionRoutes } from './restrictions.js';
 import { senderRoutes } from './senders.js';
@@ -63,6 +64,7 @@ export const routes: Route[] = [
   ...panelWebhookRoutes,
   ...panelActivityRoutes,
   ...panelConsentRoutes,
+  ...panelTemplateRoutes,
   // Public links (auth public: the signed token in the path is the credential).
   ...trackingRoutes,
   ...unsubscribeLinkRoutes,

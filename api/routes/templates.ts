@@ -31,7 +31,7 @@ const templateId = { template_id: resourceId };
  * Documents are checked and rendered on the web dyno's thread pool (deps.templates); an optional
  * check that threw is logged with the template id (the answer carries a check_failed warning).
  */
-function templateSetting(deps: AppDeps): EditorSetting {
+export function templateSetting(deps: AppDeps): EditorSetting {
   return {
     editor: deps.config.templateEditor,
     processor: deps.templates,

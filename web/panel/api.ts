@@ -9,6 +9,8 @@ export interface Problem {
   status: number;
   code: string;
   detail: string;
+  /** A 422's fields: RFC 6901 pointers into the body, and why. */
+  errors?: Array<{ pointer?: string; code?: string; message?: string }>;
 }
 
 export class ApiError extends Error {
@@ -40,7 +42,7 @@ async function call<T>(method: string, path: string, options: { slug?: string; b
   // A 422 says which field and why (errors[]): the detail alone only says "see errors".
   const fields = Array.isArray(body['errors']) ? (body['errors'] as Array<{ pointer?: string; message?: string }>).map((e) => `${e.pointer?.slice(1) || 'body'}: ${e.message}`) : [];
   const detail = String(body['detail'] ?? res.statusText) + (fields.length ? ` (${fields.join('; ')})` : '');
-  const problem: Problem = { status: res.status, code: String(body['code'] ?? 'error'), detail };
+  const problem: Problem = { status: res.status, code: String(body['code'] ?? 'error'), detail, ...(Array.isArray(body['errors']) ? { errors: body['errors'] as Problem['errors'] } : {}) };
   if (res.status === 401 && token && path !== '/v1/private/sessions') {
     token = undefined;
     onSignedOut('Your session has ended. Please sign in again.');
@@ -355,3 +357,49 @@ export const resolveConsent = (slug: string, q: { contact: string; contact_type:
   call<{ data: Verdict[] }>('GET', `/v1/private/consent-rules/resolve?${new URLSearchParams({ contacts: q.contact, contact_types: q.contact_type, channel: q.channel, purpose_ids: q.purpose_ids.join(',') })}`, { slug });
 /** The proof document exactly as the API answered it (its bytes), to be saved as a file. */
 export const consentProofText = (slug: string, contact: string) => call<string>('GET', `/v1/private/consent-events/proof?contact=${encodeURIComponent(contact)}`, { slug, text: true });
+// Templates: the public /v1/mail-templates routes mirrored at /v1/private/mail-templates, and the panel's own (docs/panel.md, Templates).
+export interface Finding {
+  level: 'error' | 'warning' | 'suggestion';
+  rule: string;
+  uuid: string | null;
+  pointer: string;
+  message: string;
+}
+export interface TemplateSummary {
+  id: number;
+  name: string;
+  subject: string | null;
+  preheader: string | null;
+  status: 'draft' | 'public';
+  description: string | null;
+  provider: 'native' | 'external';
+  created_at: string;
+  updated_at: string;
+}
+export interface Template extends TemplateSummary {
+  html: string | null;
+  /** The design document (Beefree's JSON format); null for an external template. */
+  config: Record<string, unknown> | null;
+  findings: Finding[];
+}
+export interface TemplateFields {
+  name?: string;
+  subject?: string | null;
+  preheader?: string | null;
+  description?: string | null;
+  config?: unknown;
+}
+const tpl = (id: number, rest = '') => `/v1/private/mail-templates/${id}${rest}`;
+export const templates = (slug: string) => call<Page<TemplateSummary>>('GET', '/v1/private/mail-templates?page_size=100', { slug });
+export const template = (slug: string, id: number) => call<Template>('GET', tpl(id), { slug });
+export const templateFormat = (slug: string) => call<{ skeleton: Record<string, unknown>; modules: Array<{ kind: string; type: string; description?: string }> }>('GET', '/v1/private/mail-templates/format?lang=en', { slug });
+export const templateModule = (slug: string, kind: string) => call<{ kind: string; type: string; example: Record<string, unknown> }>('GET', `/v1/private/mail-templates/format/modules/${encodeURIComponent(kind)}?lang=en`, { slug });
+export const createTemplate = (slug: string, body: TemplateFields & { name: string }) => call<Template>('POST', '/v1/private/mail-templates', { slug, body });
+export const validateTemplate = (slug: string, body: { config: unknown; subject?: string | null; preheader?: string | null }) =>
+  call<{ findings: Finding[]; html: string | null }>('POST', '/v1/private/mail-templates/validate', { slug, body });
+export const updateTemplate = (slug: string, id: number, body: TemplateFields) => call<Template>('PATCH', tpl(id), { slug, body });
+export const publishTemplate = (slug: string, id: number, publish: boolean) => call<Template>('POST', tpl(id, publish ? '/publish' : '/unpublish'), { slug });
+export const copyTemplate = (slug: string, id: number, name: string) => call<Template>('POST', tpl(id, '/copy'), { slug, body: { name } });
+export const deleteTemplate = (slug: string, id: number) => call<Template>('DELETE', tpl(id), { slug });
+export const testSendTemplate = (slug: string, id: number, body: { to: string; sender_id?: number }) =>
+  call<{ msg_id: string; from: string; mails: Array<{ mail_id: string; to: string }> }>('POST', tpl(id, '/test-send'), { slug, body });
