@@ -307,6 +307,12 @@ const PANEL_PATH_IDS: Record<string, { code: string; make(w: PanelWorld): Promis
       return term.id;
     },
   },
+  // A form collecting the email (PUT replaces it with PANEL_BODIES' definition).
+  'forms/{id}': {
+    code: 'form_not_found',
+    make: async (w) =>
+      (await createForm(w.who.tenant, pool, { name: `Panel form ${randomBytes(3).toString('hex')}`, kind: 'advanced', type: 'registration', items: [{ type: 'field', field_key: 'email' }] })).id,
+  },
 };
 
 /** Bodies of the panel routes that need one to reach their lookup. */
@@ -319,6 +325,8 @@ const PANEL_BODIES: Record<string, () => unknown> = {
   'PATCH /v1/private/consent-terms/{id}': () => ({ is_active: false }),
   'POST /v1/private/consent-terms/{id}/versions': () => ({ version: `v-${randomBytes(3).toString('hex')}`, body: 'Another text.' }),
   'PUT /v1/private/consent-terms/{id}/current-version': () => ({ version: 'v1' }),
+  'PUT /v1/private/forms/{id}': () => ({ name: `Panel form ${randomBytes(3).toString('hex')}`, kind: 'advanced', type: 'registration', items: [] }),
+  'PATCH /v1/private/forms/{id}': () => ({ is_active: false }),
 };
 
 const panelA = new PanelWorld(a);
