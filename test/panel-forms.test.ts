@@ -94,7 +94,7 @@ t.test('an admin creates, replaces, deactivates and deletes; a viewer reads and 
   t.equal((await call(admin, 'PATCH', path, { is_active: true })).body.is_active, true, 'active again');
 
   const notMirrored = await call(owner, 'POST', `${path}/submissions`, { items: [] });
-  t.equal(notMirrored.status, 404, 'submitting is not a panel operation');
+  t.equal(notMirrored.status, 405, 'submitting is not a panel operation (the panel lists submissions, GET only)');
 
   t.equal((await call(viewer, 'DELETE', path)).status, 403, 'a viewer cannot delete');
   const gone = await call(owner, 'DELETE', path);
@@ -133,17 +133,47 @@ t.test('the rules: channel not covered, confirmation without email, dataset colu
   t.equal(shape.status, 422, 'the definition schema refuses the shape');
 });
 
+t.test('submissions: listed newest first with their consents, exported as formula-guarded CSV', async (t) => {
+  const made = await call(admin, 'POST', '/v1/private/forms', definition('Listed'));
+  const id = made.body.id as number;
+  const [email, , , consent] = made.body.items;
+  for (const address of ['first@example.org', '=cmd@example.org']) {
+    const sent = await publicCall('POST', `/v1/forms/${id}/submissions`, {
+      items: [{ item_id: email.id, value: address }, { item_id: consent.id, value: true, term_version_id: consent.term_version_id }],
+    });
+    t.equal(sent.status, 201, JSON.stringify(sent.body));
+  }
+  const listed = await call(viewer, 'GET', `/v1/private/forms/${id}/submissions`);
+  t.equal(listed.status, 200, JSON.stringify(listed.body));
+  t.equal(listed.headers.get('cache-control'), 'no-store');
+  t.same(listed.body.data.map((s: { field_values: { email: string } }) => s.field_values.email), ['=cmd@example.org', 'first@example.org'], 'newest first');
+  t.match(listed.body.data[0], { source: 'form_api', status: 'confirmed', consents: [{ term_id: term.id, term_version_id: consent.term_version_id, status: 'confirmed' }] });
+  const events = await publicCall('GET', `/v1/consent-events?term_id=${term.id}`);
+  t.ok(events.body.data.some((e: { id: number }) => e.id === listed.body.data[0].consents[0].event_id), 'the consent event the public API lists');
+  const csv = await fetch(`${url}/v1/private/forms/${id}/submissions/export`, { headers: panelHeaders(viewer, a.slug) });
+  t.equal(csv.status, 200);
+  t.match(csv.headers.get('content-type'), /^text\/csv/);
+  const bytes = Buffer.from(await csv.arrayBuffer());
+  t.same([...bytes.subarray(0, 3)], [0xef, 0xbb, 0xbf], 'a UTF-8 BOM');
+  const text = bytes.subarray(3).toString('utf8');
+  t.ok(text.startsWith('id,created_at,source,status,confirmed_at,email,consents\r\n'), text.slice(0, 80));
+  t.match(text, /,'=cmd@example\.org,/, 'a formula-like cell is guarded');
+  t.equal((await call(viewer, 'GET', '/v1/private/forms/9999999/submissions')).body.code, 'form_not_found');
+});
+
 t.test("another instance's form: 404 form_not_found on every form route; B's own work", async (t) => {
   const made = await call(ownerOfB, 'POST', '/v1/private/forms', { name: 'B form', kind: 'advanced', type: 'registration', items: [{ type: 'field', field_key: 'email' }] }, b.slug);
   t.equal(made.status, 201, JSON.stringify(made.body));
   const path = `/v1/private/forms/${made.body.id}`;
-  for (const [method, body] of [
+  for (const [method, body, suffix] of [
     ['GET', undefined],
     ['PUT', { name: 'Taken over', kind: 'advanced', type: 'registration', items: [] }],
     ['PATCH', { is_active: false }],
     ['DELETE', undefined],
-  ] as const) {
-    const res = await call(owner, method, path, body);
+    ['GET', undefined, '/submissions'],
+    ['GET', undefined, '/submissions/export'],
+  ] as [string, unknown, string?][]) {
+    const res = await call(owner, method, `${path}${suffix ?? ''}`, body);
     t.equal(res.status, 404, `${method} ${path} as A`);
     t.equal(res.body.code, 'form_not_found');
   }

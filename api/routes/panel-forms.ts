@@ -1,8 +1,9 @@
 import { createForm, deleteForm, setFormActive, updateForm, type FormDefinitionInput } from '../../domain/forms/definition.js';
+import { listSubmissions, MAX_SUBMISSION_EXPORT, submissionsCsv } from '../../domain/forms/submissions.js';
 import { defineRoute, type ApiKeyRoute } from '../http/route.js';
-import { resourceId } from '../schemas/common.js';
+import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
 import { formSchema } from '../schemas/forms.js';
-import { formActiveSchema, formDeletedSchema, formWriteSchema } from '../schemas/panel-forms.js';
+import { formActiveSchema, formDeletedSchema, formWriteSchema, submissionRowSchema } from '../schemas/panel-forms.js';
 import { fieldRoutes } from './fields.js';
 import { formRoutes } from './forms.js';
 import { panelMirror } from './panel-mirror.js';
@@ -100,5 +101,46 @@ export const panelFormRoutes = [
     success: { status: 200, description: 'What was deleted', schema: formDeletedSchema },
     errors: [404],
     handler: ({ tenant, params, deps }) => deleteForm(tenant, deps.pool, params.id),
+  }),
+  defineRoute<{ page: number; page_size: number }, { id: number }>({
+    method: 'get',
+    path: '/v1/private/forms/{id}/submissions',
+    operationId: 'listPanelFormSubmissions',
+    summary: "A form's submissions, newest first",
+    description:
+      'Each with its source (form: the hosted page; form_api: the API), status (pending until confirmed when the form requires it), the ' +
+      'values it collected and the consent events it produced. Panel-only: the API submits, it does not list. 404 form_not_found. Any member.',
+    tag,
+    auth: { kind: 'session', role: 'viewer' },
+    params: formId,
+    query: paginationQuery,
+    success: { status: 200, description: 'A page of submissions', schema: collectionSchema(submissionRowSchema) },
+    errors: [404],
+    handler: async ({ tenant, params, query, deps }, res) => {
+      res.set('Cache-Control', 'no-store');
+      return listSubmissions(tenant, deps.pool, params.id, query);
+    },
+  }),
+  defineRoute<Record<string, never>, { id: number }>({
+    method: 'get',
+    path: '/v1/private/forms/{id}/submissions/export',
+    operationId: 'exportPanelFormSubmissions',
+    summary: "A form's submissions as CSV",
+    description:
+      `text/csv attachment: UTF-8 BOM, a header row (id, created_at, source, status, confirmed_at, each collected field key, consents), newest first, ` +
+      `at most ${MAX_SUBMISSION_EXPORT} rows; text cells formula-guarded as the activity exports are. 404 form_not_found. Any member.`,
+    tag,
+    auth: { kind: 'session', role: 'viewer' },
+    params: formId,
+    success: { status: 200, description: 'The CSV file', contentType: 'text/csv', schema: { type: 'string' } },
+    errors: [404],
+    handler: async ({ tenant, params, deps }, res) => {
+      const csv = await submissionsCsv(tenant, deps.pool, params.id);
+      res.set('Cache-Control', 'no-store');
+      res.set('Content-Type', 'text/csv; charset=utf-8');
+      res.set('Content-Disposition', `attachment; filename="form-${params.id}-submissions.csv"`);
+      res.status(200).send(csv);
+      return undefined;
+    },
   }),
 ];

@@ -1,6 +1,6 @@
 import { formDefinitionSchema } from '../../domain/forms/definition-schema.js';
 import type { JsonSchema } from '../../domain/validation.js';
-import { closedObject, resourceId } from './common.js';
+import { closedObject, dateTime, nullableDateTime, resourceId } from './common.js';
 
 /**
  * The panel-only form operations' bodies (docs/panel.md, Forms): the definition file of `cartero
@@ -30,3 +30,16 @@ export const formActiveSchema: JsonSchema = {
 };
 
 export const formDeletedSchema: JsonSchema = closedObject({ id: resourceId, deleted: { type: 'boolean', enum: [true] } });
+
+export const submissionRowSchema: JsonSchema = closedObject({
+  id: resourceId,
+  source: { type: 'string', enum: ['form', 'form_api'], description: 'form: the hosted page; form_api: POST /v1/forms/{id}/submissions.' },
+  status: { type: 'string', enum: ['pending', 'confirmed'] },
+  field_values: { type: 'object', description: 'The values collected, by field_key.' },
+  consents: {
+    type: 'array',
+    items: closedObject({ event_id: resourceId, term_id: resourceId, term_version_id: resourceId, status: { type: 'string', enum: ['confirmed', 'pending', 'expired'] } }),
+  },
+  created_at: dateTime,
+  confirmed_at: nullableDateTime,
+});
