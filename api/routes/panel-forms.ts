@@ -1,9 +1,9 @@
 import { createForm, deleteForm, setFormActive, updateForm, type FormDefinitionInput } from '../../domain/forms/definition.js';
-import { listSubmissions, MAX_SUBMISSION_EXPORT, submissionsCsv } from '../../domain/forms/submissions.js';
+import { formMailSettings, listSubmissions, MAX_SUBMISSION_EXPORT, submissionsCsv } from '../../domain/forms/submissions.js';
 import { defineRoute, type ApiKeyRoute } from '../http/route.js';
 import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
 import { formSchema } from '../schemas/forms.js';
-import { formActiveSchema, formDeletedSchema, formWriteSchema, submissionRowSchema } from '../schemas/panel-forms.js';
+import { formActiveSchema, formDeletedSchema, formWriteSchema, mailSettingsSchema, submissionRowSchema } from '../schemas/panel-forms.js';
 import { fieldRoutes } from './fields.js';
 import { formRoutes } from './forms.js';
 import { panelMirror } from './panel-mirror.js';
@@ -142,5 +142,20 @@ export const panelFormRoutes = [
       res.status(200).send(csv);
       return undefined;
     },
+  }),
+  defineRoute<Record<string, never>, { id: number }>({
+    method: 'get',
+    path: '/v1/private/forms/{id}/mail-settings',
+    operationId: 'getPanelFormMailSettings',
+    summary: "A form's auto-reply and team notice addresses",
+    description:
+      'The parts of a definition GET /v1/forms/{id} does not show and PUT /v1/private/forms/{id} replaces: the builder reads them so a ' +
+      'save keeps them. 404 form_not_found. Any member.',
+    tag,
+    auth: { kind: 'session', role: 'viewer' },
+    params: formId,
+    success: { status: 200, description: 'The auto-reply (null: none) and the team notice addresses', schema: mailSettingsSchema },
+    errors: [404],
+    handler: ({ tenant, params, deps }) => formMailSettings(tenant, deps.pool, params.id),
   }),
 ];

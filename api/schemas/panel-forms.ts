@@ -43,3 +43,8 @@ export const submissionRowSchema: JsonSchema = closedObject({
   created_at: dateTime,
   confirmed_at: nullableDateTime,
 });
+
+export const mailSettingsSchema: JsonSchema = closedObject({
+  auto_reply: definitionProperties['auto_reply']!,
+  team_notice_emails: { type: 'array', items: { type: 'string' } },
+});

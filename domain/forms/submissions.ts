@@ -77,3 +77,28 @@ export async function submissionsCsv(tenant: Tenant, pool: Pool, formId: number)
   );
   return `\uFEFF${[header.map(cell).join(','), ...lines].join('\r\n')}\r\n`;
 }
+
+/**
+ * What GET /v1/forms/{id} does not show of a definition and `form update` replaces (the
+ * auto-reply and the team notice addresses): the panel's builder reads them so that a save keeps
+ * them. 404 form_not_found.
+ */
+export interface FormMailSettings {
+  auto_reply: { subject?: string; html?: string; text?: string; template_id?: number } | null;
+  team_notice_emails: string[];
+}
+
+export async function formMailSettings(tenant: Tenant, pool: Pool, formId: number): Promise<FormMailSettings> {
+  return withTenant(pool, tenant, async (c) => {
+    const { rows: found } = await c.query<{ subject: string | null; html: string | null; text: string | null; template_id: number | null; team: string[] }>(
+      `SELECT auto_reply_subject AS subject, auto_reply_html AS html, auto_reply_text AS text, auto_reply_template_id::int AS template_id,
+              team_notice_emails AS team
+         FROM forms WHERE instance_id = $1 AND id = $2 AND deleted_at IS NULL`,
+      [tenant.instanceId, formId],
+    );
+    const r = found[0];
+    if (!r) throw new NotFoundError('form', formId);
+    const reply = Object.fromEntries(Object.entries({ subject: r.subject, html: r.html, text: r.text, template_id: r.template_id }).filter(([, v]) => v !== null));
+    return { auto_reply: Object.keys(reply).length ? reply : null, team_notice_emails: r.team };
+  });
+}

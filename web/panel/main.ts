@@ -10,6 +10,7 @@ import { restrictionsPage } from './restrictions.js';
 import { settingsPage } from './settings.js';
 import { webhooksPage } from './webhooks.js';
 import { consentPage } from './consent.js';
+import { formsPage } from './forms.js';
 import { instancesPage } from './pages.js';
 import type { Context } from './context.js';
 
@@ -32,6 +33,7 @@ const PAGES: Record<string, [string, (ctx: Context) => Promise<Node[]>]> = {
   restrictions: ['Restrictions', restrictionsPage],
   webhooks: ['Webhooks', webhooksPage],
   consent: ['Consent', consentPage],
+  forms: ['Forms', formsPage],
   settings: ['Settings', settingsPage],
 };
 
