@@ -69,13 +69,18 @@ t.test('an admin creates, replaces, deactivates and deletes; a viewer reads and 
     else t.same(panel.body, pub.body, `GET /v1/private${p} equals GET /v1${p}`);
   }
   t.same((await call(viewer, 'GET', `${path}`)).body, made.body, 'read back as created');
+  const mail = await call(viewer, 'GET', `${path}/mail-settings`);
+  t.same(mail.body, { auto_reply: null, team_notice_emails: [] }, 'no auto-reply, no team notice yet');
+  const withMail = await call(admin, 'PUT', path, { ...definition('Signup'), auto_reply: { subject: 'Welcome', text: 'Hello' }, team_notice_emails: ['team@example.org'] });
+  t.equal(withMail.status, 200, JSON.stringify(withMail.body));
+  t.same((await call(viewer, 'GET', `${path}/mail-settings`)).body, { auto_reply: { subject: 'Welcome', text: 'Hello' }, team_notice_emails: ['team@example.org'] }, 'what GET /v1/forms/{id} does not show, read for the builder');
 
   const taken = await call(owner, 'POST', '/v1/private/forms', definition('SIGNUP'));
   t.equal(taken.status, 409);
   t.equal(taken.body.code, 'form_name_taken');
 
   // Replace: the consent item keeps its id, the separator and text go, a phone field is added.
-  const consentItem = made.body.items[3];
+  const consentItem = withMail.body.items[3];
   const replaced = await call(admin, 'PUT', path, {
     ...definition('Signup renamed'),
     items: [{ type: 'field', field_key: 'email', required: true }, { type: 'field', field_key: 'phone' }, { id: consentItem.id, type: 'consent', term_id: term.id, required: true }],
@@ -172,6 +177,7 @@ t.test("another instance's form: 404 form_not_found on every form route; B's own
     ['DELETE', undefined],
     ['GET', undefined, '/submissions'],
     ['GET', undefined, '/submissions/export'],
+    ['GET', undefined, '/mail-settings'],
   ] as [string, unknown, string?][]) {
     const res = await call(owner, method, `${path}${suffix ?? ''}`, body);
     t.equal(res.status, 404, `${method} ${path} as A`);
