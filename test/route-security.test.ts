@@ -320,6 +320,12 @@ const PANEL_PATH_IDS: Record<string, { code: string; make(w: PanelWorld): Promis
     },
   },
   'modules/{kind}': { tenantless: 'a module kind of the template format, the same for every instance', value: 'paragraph' },
+  // A form collecting the email (PUT replaces it with PANEL_BODIES' definition).
+  'forms/{id}': {
+    code: 'form_not_found',
+    make: async (w) =>
+      (await createForm(w.who.tenant, pool, { name: `Panel form ${randomBytes(3).toString('hex')}`, kind: 'advanced', type: 'registration', items: [{ type: 'field', field_key: 'email' }] })).id,
+  },
 };
 
 /** Bodies of the panel routes that need one to reach their lookup. */
@@ -334,6 +340,8 @@ const PANEL_BODIES: Record<string, () => unknown> = {
   'PUT /v1/private/consent-terms/{id}/current-version': () => ({ version: 'v1' }),
   'PATCH /v1/private/mail-templates/{template_id}': () => ({ subject: 'Panel changed' }),
   'POST /v1/private/mail-templates/{template_id}/copy': () => ({ name: `Panel copy ${randomBytes(3).toString('hex')}` }),
+  'PUT /v1/private/forms/{id}': () => ({ name: `Panel form ${randomBytes(3).toString('hex')}`, kind: 'advanced', type: 'registration', items: [] }),
+  'PATCH /v1/private/forms/{id}': () => ({ is_active: false }),
 };
 
 const panelA = new PanelWorld(a);

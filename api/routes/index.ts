@@ -15,6 +15,7 @@ import { panelActivityRoutes } from './panel-activity.js';
 import { panelConsentRoutes } from './panel-consent.js';
 import { panelDashboardRoutes } from './panel-dashboard.js';
 import { panelDomainRoutes } from './panel-domains.js';
+import { panelFormRoutes } from './panel-forms.js';
 import { panelInstanceRoutes } from './panel-instance.js';
 import { panelKeyRoutes } from './panel-keys.js';
 import { panelMemberRoutes } from './panel-members.js';
@@ -65,6 +66,7 @@ export const routes: Route[] = [
   ...panelActivityRoutes,
   ...panelConsentRoutes,
   ...panelTemplateRoutes,
+  ...panelFormRoutes,
   // Public links (auth public: the signed token in the path is the credential).
   ...trackingRoutes,
   ...unsubscribeLinkRoutes,

@@ -403,3 +403,71 @@ export const copyTemplate = (slug: string, id: number, name: string) => call<Tem
 export const deleteTemplate = (slug: string, id: number) => call<Template>('DELETE', tpl(id), { slug });
 export const testSendTemplate = (slug: string, id: number, body: { to: string; sender_id?: number }) =>
   call<{ msg_id: string; from: string; mails: Array<{ mail_id: string; to: string }> }>('POST', tpl(id, '/test-send'), { slug, body });
+
+// Forms (docs/panel.md, Forms): the public form reads and the field catalog mirrored at /v1/private, the panel-only definitions and submissions.
+export interface FormItem {
+  id: number;
+  type: 'field' | 'consent' | 'separator' | 'text';
+  field_key?: string;
+  field_type?: string;
+  term_id?: number;
+  term_version_id?: number | null;
+  channel?: string;
+  label?: string | null;
+  required?: boolean;
+  text?: string;
+}
+export interface FormSettings {
+  title?: string;
+  header_text?: string;
+  footer_text?: string;
+  design?: { primary_color?: string; secondary_color?: string; logo_url?: string; custom_css?: string };
+}
+export interface Form {
+  id: number;
+  name: string;
+  kind: 'consent' | 'advanced';
+  type: 'registration' | 'update';
+  dataset_id: number | null;
+  public_token: string;
+  is_default: boolean;
+  is_active: boolean;
+  requires_confirmation: boolean;
+  auto_reply_sender_id: number | null;
+  settings: FormSettings | null;
+  created_at: string;
+  updated_at: string;
+  items: FormItem[];
+}
+export interface CatalogField {
+  field_key: string;
+  name: string;
+  type: string;
+  is_active: boolean;
+}
+export interface FormMailSettings {
+  auto_reply: { subject?: string; html?: string; text?: string; template_id?: number } | null;
+  team_notice_emails: string[];
+}
+export interface Submission {
+  id: number;
+  source: 'form' | 'form_api';
+  status: 'pending' | 'confirmed';
+  field_values: Record<string, unknown>;
+  consents: Array<{ event_id: number; term_id: number; term_version_id: number; status: string }>;
+  created_at: string;
+  confirmed_at: string | null;
+}
+/** A definition as PUT/POST /v1/private/forms take it (items with their id keep it). */
+export type FormDefinition = Record<string, unknown> & { name: string; items: Array<Record<string, unknown>> };
+const formPath = (id: number, rest = '') => `/v1/private/forms/${id}${rest}`;
+export const forms = (slug: string) => call<Page<Form>>('GET', '/v1/private/forms?page_size=100', { slug });
+export const form = (slug: string, id: number) => call<Form>('GET', formPath(id), { slug });
+export const catalogFields = (slug: string) => call<Page<CatalogField>>('GET', '/v1/private/fields?page_size=100', { slug });
+export const formMailSettings = (slug: string, id: number) => call<FormMailSettings>('GET', formPath(id, '/mail-settings'), { slug });
+export const createForm = (slug: string, body: FormDefinition) => call<Form>('POST', '/v1/private/forms', { slug, body });
+export const updateForm = (slug: string, id: number, body: FormDefinition) => call<Form>('PUT', formPath(id), { slug, body });
+export const setFormActive = (slug: string, id: number, is_active: boolean) => call<Form>('PATCH', formPath(id), { slug, body: { is_active } });
+export const deleteForm = (slug: string, id: number) => call<{ id: number; deleted: true }>('DELETE', formPath(id), { slug });
+export const formSubmissions = (slug: string, id: number) => call<Page<Submission>>('GET', formPath(id, '/submissions?page_size=100'), { slug });
+export const formSubmissionsCsv = (slug: string, id: number) => call<string>('GET', formPath(id, '/submissions/export'), { slug, text: true });

@@ -11,6 +11,7 @@ import { settingsPage } from './settings.js';
 import { webhooksPage } from './webhooks.js';
 import { consentPage } from './consent.js';
 import { templatesPage } from './templates.js';
+import { formsPage } from './forms.js';
 import { instancesPage } from './pages.js';
 import type { Context } from './context.js';
 
@@ -34,6 +35,7 @@ const PAGES: Record<string, [string, (ctx: Context) => Promise<Node[]>]> = {
   webhooks: ['Webhooks', webhooksPage],
   consent: ['Consent', consentPage],
   templates: ['Templates', templatesPage],
+  forms: ['Forms', formsPage],
   settings: ['Settings', settingsPage],
 };
 
