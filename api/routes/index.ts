@@ -14,6 +14,7 @@ import { mailRoutes } from './mails.js';
 import { panelActivityRoutes } from './panel-activity.js';
 import { panelConsentRoutes } from './panel-consent.js';
 import { panelDashboardRoutes } from './panel-dashboard.js';
+import { panelDatasetRoutes } from './panel-datasets.js';
 import { panelDomainRoutes } from './panel-domains.js';
 import { panelInstanceRoutes } from './panel-instance.js';
 import { panelKeyRoutes } from './panel-keys.js';
@@ -63,6 +64,7 @@ export const routes: Route[] = [
   ...panelWebhookRoutes,
   ...panelActivityRoutes,
   ...panelConsentRoutes,
+  ...panelDatasetRoutes,
   // Public links (auth public: the signed token in the path is the credential).
   ...trackingRoutes,
   ...unsubscribeLinkRoutes,
