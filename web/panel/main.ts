@@ -10,6 +10,9 @@ import { restrictionsPage } from './restrictions.js';
 import { settingsPage } from './settings.js';
 import { webhooksPage } from './webhooks.js';
 import { consentPage } from './consent.js';
+import { fieldsPage } from './fields.js';
+import { datasetsPage } from './datasets.js';
+import { listsPage } from './lists.js';
 import { instancesPage } from './pages.js';
 import type { Context } from './context.js';
 
@@ -32,6 +35,9 @@ const PAGES: Record<string, [string, (ctx: Context) => Promise<Node[]>]> = {
   restrictions: ['Restrictions', restrictionsPage],
   webhooks: ['Webhooks', webhooksPage],
   consent: ['Consent', consentPage],
+  fields: ['Fields', fieldsPage],
+  datasets: ['Datasets', datasetsPage],
+  lists: ['CSV lists', listsPage],
   settings: ['Settings', settingsPage],
 };
 
