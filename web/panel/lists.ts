@@ -63,7 +63,7 @@ function uploadForm(ctx: Context, l: api.CsvList, error: HTMLElement): Node[] {
   const file = h('input', { type: 'file', name: `${id}-file`, accept: '.csv,text/csv', required: true });
   const mode = select(`${id}-mode`, [['append', 'append its rows'], ['overwrite', 'overwrite the list with them']], 'append');
   const header = h('input', { type: 'checkbox', id: `${id}-header` });
-  const remove = h('button', { type: 'button', class: 'danger', 'aria-label': `Delete the list ${l.name}` }, 'Delete list');
+  const remove = h('button', { type: 'button', class: 'danger', 'aria-label': `Delete list ${l.name}` }, 'Delete list');
   remove.addEventListener('click', () => {
     if (!confirm(`Delete the list ${l.name} and its rows?`)) return;
     void act(ctx, error, () => api.deleteList(ctx.current.slug, l.id), `The list ${l.name} was deleted.`);
