@@ -126,6 +126,8 @@ export function importSection(ctx: Context, d: api.Dataset, columns: Array<{ fie
         nodes.push(h('p', { class: 'help' }, 'Each refused row with its reason (row, code, field, rule, detail), then its own cells; a cell that a spreadsheet would run as a formula starts with an apostrophe.'), download);
       }
       summary.replaceChildren(...nodes);
+      // The contacts shown before the import are stale: search again as the form says.
+      document.querySelector<HTMLFormElement>('form[role=search]')?.requestSubmit();
       ctx.announce(`The import is done: ${count(Number(s['accepted']), 'row')} accepted, ${s['rejected']} rejected.`);
     } catch (err) {
       over = true;
