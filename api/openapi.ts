@@ -121,6 +121,10 @@ function security(r: Route): Record<string, unknown> {
 }
 
 function requestBody(r: Route): Record<string, unknown> {
+  if (r.bodyType === 'csv') {
+    const limit = `At most ${r.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES} bytes.`;
+    return { requestBody: { required: true, description: `${limit} A CSV file (UTF-8, comma-separated), streamed.`, content: { 'text/csv': { schema: { type: 'string' } } } } };
+  }
   if (!r.body) return {};
   const limit = `At most ${r.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES} bytes after decompression.`;
   if (r.bodyType === 'form') {
@@ -178,7 +182,7 @@ export function buildOpenApi(routes: Route[], serverUrl: string): Record<string,
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     // A JSON body can be malformed (400), too large (413) or not JSON (415); a form only too large.
-    const bodyErrors = !r.body ? [] : r.bodyType === 'form' ? [400, 413] : [400, 413, 415];
+    const bodyErrors = r.bodyType === 'csv' ? [400, 413, 415] : !r.body ? [] : r.bodyType === 'form' ? [400, 413] : [400, 413, 415];
     const statuses = [...new Set([...commonErrors(r), ...(r.errors ?? []), ...bodyErrors])].sort();
     const responses: Record<string, unknown> = { [r.success.status]: successResponse(r) };
     for (const s of statuses) {

@@ -103,11 +103,11 @@ const CODES = {
   invalid_document_url: cliInput('docs/consent.md'),
   // Also the panel's (docs/panel.md): a sender created there.
   invalid_email: { status: 400, where: ours('domain/senders/senders.ts'), panel: true },
-  dataset_import_header_duplicated: cliInput('docs/datasets.md'),
-  dataset_import_column_not_found: cliInput('docs/datasets.md'),
-  dataset_import_csv_invalid: cliInput('docs/datasets.md'),
-  dataset_import_file_empty: cliInput('docs/datasets.md'),
-  list_import_csv_invalid: cliInput('docs/datasets.md'),
+  dataset_import_header_duplicated: { status: 400, where: ours('docs/datasets.md') },
+  dataset_import_column_not_found: { status: 400, where: ours('docs/datasets.md') },
+  dataset_import_csv_invalid: { status: 400, where: ours('docs/datasets.md') },
+  dataset_import_file_empty: { status: 400, where: ours('docs/datasets.md') },
+  list_import_csv_invalid: { status: 400, where: ours('docs/datasets.md') },
   field_rule_not_applicable: cliInput('docs/datasets.md'),
   field_rule_invalid: cliInput('docs/datasets.md'),
   field_options_required: cliInput('docs/datasets.md'),
@@ -234,6 +234,7 @@ export const NOT_FOUND_RESOURCES = {
   restriction: ours('cli/commands/restriction.ts'),
   user: ours('docs/panel.md'),
   member: ours('docs/panel.md'),
+  import: ours('docs/panel.md (Datasets: an import\'s progress)'),
 } as const;
 
 export type NotFoundResource = keyof typeof NOT_FOUND_RESOURCES;
@@ -250,7 +251,7 @@ export type CodeOf<S extends ErrorStatus> =
 /** Resources only the CLI looks up; none since the panel API looks up keys and restrictions too. */
 const CLI_RESOURCES: ReadonlySet<NotFoundResource> = new Set([]);
 /** Resources only the panel's /v1/private routes look up by id (and the CLI: a key, a restriction by address). */
-const PANEL_RESOURCES: ReadonlySet<NotFoundResource> = new Set(['member', 'api_key', 'restriction']);
+const PANEL_RESOURCES: ReadonlySet<NotFoundResource> = new Set(['member', 'api_key', 'restriction', 'import']);
 
 function withTitle(entry: Omit<CatalogEntry, 'title'>): CatalogEntry {
   return { ...entry, title: STATUS_TITLES[entry.status] };

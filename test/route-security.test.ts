@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import type { Route } from '../api/http/route.js';
 import { routes } from '../api/routes/index.js';
 import { createDataset } from '../domain/datasets/datasets.js';
+import { createField } from '../domain/fields/catalog.js';
+import { createList } from '../domain/lists/lists.js';
 import { createForm } from '../domain/forms/definition.js';
 import { createApiKey, SCOPES } from '../domain/tenancy/api-keys.js';
 import { setInstanceEnabled } from '../domain/tenancy/instances.js';
@@ -75,8 +77,25 @@ const disabled = await makeTenant(pool, { scopes: ALL_SCOPES });
 await setInstanceEnabled(pool, disabled.slug, false);
 
 const keyOf = (r: Route) => `${r.method.toUpperCase()} ${r.path}`;
+/** A CSV body (the panel's imports and list uploads), sent as text/csv rather than JSON. */
+class CsvBody {
+  constructor(readonly text: string) {}
+}
 const call = (method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<RawResponse> =>
-  rawCall(url + path, headers, { method: method.toUpperCase(), body });
+  body instanceof CsvBody
+    ? fetch(url + path, { method: method.toUpperCase(), headers: { ...headers, 'content-type': 'text/csv' }, body: body.text }).then(async (res) => {
+        const text = await res.text();
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parsed = undefined;
+        }
+        const all: Record<string, string> = {};
+        res.headers.forEach((value, name) => (all[name] = value));
+        return { status: res.status, headers: all, text, body: parsed } as RawResponse;
+      })
+    : rawCall(url + path, headers, { method: method.toUpperCase(), body });
 
 /**
  * One instance's resources, made on first use through the same functions the API and the CLI
@@ -326,6 +345,28 @@ const PANEL_PATH_IDS: Record<string, { code: string; make(w: PanelWorld): Promis
     make: async (w) =>
       (await createForm(w.who.tenant, pool, { name: `Panel form ${randomBytes(3).toString('hex')}`, kind: 'advanced', type: 'registration', items: [{ type: 'field', field_key: 'email' }] })).id,
   },
+  'fields/{key}': {
+    code: 'field_not_found',
+    make: async (w) => (await createField(w.who.tenant, pool, { key: `f_${randomBytes(4).toString('hex')}`, name: `Panel field ${randomBytes(3).toString('hex')}`, type: 'text' })).field_key,
+  },
+  'datasets/{id}': {
+    code: 'dataset_not_found',
+    make: async (w) => (await createDataset(w.who.tenant, pool, { name: `Panel dataset ${randomBytes(3).toString('hex')}`, channel: ['mail'], columns: [{ key: 'email', required: true }] })).id,
+  },
+  'lists/{id}': {
+    code: 'list_not_found',
+    make: async (w) => (await createList(w.who.tenant, pool, { name: `Panel list ${randomBytes(3).toString('hex')}`, columns: [{ key: 'email', position: 1 }] })).id,
+  },
+  // An import run in the instance's web process (the registry is its memory), by its owner.
+  'imports/{key}': {
+    code: 'import_not_found',
+    make: async (w) => {
+      const key = `rs${randomBytes(6).toString('hex')}`;
+      const made = await call('POST', `/v1/private/datasets/${await w.id('datasets/{id}')}/imports?key=${key}`, w.headers(await w.session('owner')), new CsvBody('email\nnot-an-email\n'));
+      if (made.status !== 200) throw new Error(`panel import of ${w.who.slug}: ${made.status} ${made.text}`);
+      return key;
+    },
+  },
 };
 
 /** Bodies of the panel routes that need one to reach their lookup. */
@@ -342,6 +383,11 @@ const PANEL_BODIES: Record<string, () => unknown> = {
   'POST /v1/private/mail-templates/{template_id}/copy': () => ({ name: `Panel copy ${randomBytes(3).toString('hex')}` }),
   'PUT /v1/private/forms/{id}': () => ({ name: `Panel form ${randomBytes(3).toString('hex')}`, kind: 'advanced', type: 'registration', items: [] }),
   'PATCH /v1/private/forms/{id}': () => ({ is_active: false }),
+  'PATCH /v1/private/fields/{key}': () => ({ is_active: false }),
+  'PATCH /v1/private/datasets/{id}': () => ({ description: 'Changed in the panel' }),
+  'POST /v1/private/datasets/{id}/contacts': () => ({ values: { email: `someone-${randomBytes(3).toString('hex')}@example.org` } }),
+  'POST /v1/private/datasets/{id}/imports': () => new CsvBody(`email\nsomeone-${randomBytes(3).toString('hex')}@example.org\n`),
+  'POST /v1/private/lists/{id}/uploads': () => new CsvBody(`someone-${randomBytes(3).toString('hex')}@example.org\n`),
 };
 
 const panelA = new PanelWorld(a);

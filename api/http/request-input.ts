@@ -9,7 +9,19 @@ import { compile, depthError, MAX_JSON_DEPTH } from '../../domain/validation.js'
 
 /** Body reading for a route, as its bodyType says: JSON (the API) or a form (public pages). */
 export function bodyReader(route: Route) {
+  if (route.bodyType === 'csv') return csvReader;
   return route.bodyType === 'form' ? formReader(route) : jsonReader(route);
+}
+
+/**
+ * A CSV body is left unread for the handler to stream (res.req): only its type is checked
+ * here, so a body of any other type is refused before the handler reads a byte. A request
+ * without a body reaches the handler, which says what is missing after its own lookups.
+ */
+function csvReader(req: Request, _res: Response, next: NextFunction): void {
+  if (!typeis.hasBody(req) || req.headers['content-length'] === '0') return next();
+  if (!typeis(req, ['text/csv', 'text/plain'])) return next(new AppError('unsupported_media_type', 'This request body must be CSV (Content-Type: text/csv)'));
+  next();
 }
 
 /**

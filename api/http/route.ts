@@ -103,9 +103,11 @@ interface RouteShape {
   /**
    * json (default): a JSON body, anything else 415. form: an HTML form or an RFC 8058 one-click
    * POST, read as multipart/form-data when it says so and as urlencoded otherwise (mail clients
-   * label one-click bodies loosely); its fields arrive as text, like a query string.
+   * label one-click bodies loosely); its fields arrive as text, like a query string. csv: a
+   * text/csv body the handler streams itself from res.req (a panel import: any size, read once,
+   * never held in memory); anything else 415. body (a schema) is not given for it.
    */
-  bodyType?: 'json' | 'form';
+  bodyType?: 'json' | 'form' | 'csv';
   bodyRequired?: boolean;
   /** Largest accepted body after decompression; default DEFAULT_MAX_BODY_BYTES. */
   maxBodyBytes?: number;

@@ -14,6 +14,7 @@ import { mailRoutes } from './mails.js';
 import { panelActivityRoutes } from './panel-activity.js';
 import { panelConsentRoutes } from './panel-consent.js';
 import { panelDashboardRoutes } from './panel-dashboard.js';
+import { panelDatasetRoutes } from './panel-datasets.js';
 import { panelDomainRoutes } from './panel-domains.js';
 import { panelFormRoutes } from './panel-forms.js';
 import { panelInstanceRoutes } from './panel-instance.js';
@@ -67,6 +68,7 @@ export const routes: Route[] = [
   ...panelConsentRoutes,
   ...panelTemplateRoutes,
   ...panelFormRoutes,
+  ...panelDatasetRoutes,
   // Public links (auth public: the signed token in the path is the credential).
   ...trackingRoutes,
   ...unsubscribeLinkRoutes,

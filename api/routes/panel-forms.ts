@@ -4,14 +4,13 @@ import { defineRoute, type ApiKeyRoute } from '../http/route.js';
 import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
 import { formSchema } from '../schemas/forms.js';
 import { formActiveSchema, formDeletedSchema, formWriteSchema, mailSettingsSchema, submissionRowSchema } from '../schemas/panel-forms.js';
-import { fieldRoutes } from './fields.js';
 import { formRoutes } from './forms.js';
 import { panelMirror } from './panel-mirror.js';
 import { TAGS } from './tags.js';
 
 /**
- * Forms in the panel (docs/panel.md, Forms). Reads: GET /v1/forms, /v1/forms/{id} and the field
- * catalog (GET /v1/fields, what the builder offers) mirrored for any member; submitting (POST
+ * Forms in the panel (docs/panel.md, Forms). Reads: GET /v1/forms and /v1/forms/{id} mirrored for
+ * any member (the field catalog the builder offers is the datasets' mirror); submitting (POST
  * /v1/forms/{id}/submissions) stays the integration's and the hosted page's: it is not mirrored.
  * Changes, an admin's: the panel-only definitions of the spec, through the functions `cartero
  * form create`, `form update`, `form activate|deactivate` and `form delete` call, so the panel
@@ -38,7 +37,9 @@ const RULES =
   'true makes them required items instead), form_name_taken (ignoring case and accents).';
 
 /** The public form reads and the field catalog, at /v1/private/...: any member. */
-const mirrored = ([...formRoutes, ...fieldRoutes] as ApiKeyRoute[]).filter((r) => r.method === 'get').map((r) => panelMirror(r, 'viewer'));
+// The field catalog the builder offers (GET /v1/private/fields) is mirrored with the datasets'
+// routes (panel-datasets.ts), where the catalog is managed.
+const mirrored = (formRoutes as ApiKeyRoute[]).filter((r) => r.method === 'get').map((r) => panelMirror(r, 'viewer'));
 
 export const panelFormRoutes = [
   ...mirrored,

@@ -46,6 +46,14 @@ export async function readList(tenant: Tenant, c: Client, id: number): Promise<L
   return rows[0];
 }
 
+/** The panel's listing of the instance's lists, oldest first, each as `list show` prints it (at most 200: a list is made by hand). */
+export async function listLists(tenant: Tenant, pool: Pool): Promise<ListView[]> {
+  return withTenant(pool, tenant, async (c) => {
+    const { rows } = await c.query<ListView>(`SELECT ${VIEW} FROM lists l WHERE l.instance_id = $1 AND l.deleted_at IS NULL ORDER BY l.id LIMIT 200`, [tenant.instanceId]);
+    return rows;
+  });
+}
+
 export async function getList(tenant: Tenant, pool: Pool, id: number): Promise<ListView> {
   return withTenant(pool, tenant, (c) => readList(tenant, c, id));
 }

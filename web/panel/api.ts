@@ -471,3 +471,77 @@ export const setFormActive = (slug: string, id: number, is_active: boolean) => c
 export const deleteForm = (slug: string, id: number) => call<{ id: number; deleted: true }>('DELETE', formPath(id), { slug });
 export const formSubmissions = (slug: string, id: number) => call<Page<Submission>>('GET', formPath(id, '/submissions?page_size=100'), { slug });
 export const formSubmissionsCsv = (slug: string, id: number) => call<string>('GET', formPath(id, '/submissions/export'), { slug, text: true });
+// Datasets, fields and lists (docs/panel.md, Datasets, fields and imports).
+export interface FieldDef {
+  id: number;
+  field_key: string;
+  name: string;
+  type: string;
+  options: string[] | null;
+  rules: { max_length: number | null; pattern: string | null; min: number | null; max: number | null };
+  is_system: boolean;
+  is_active: boolean;
+  created_at: string;
+}
+export interface Dataset {
+  id: number;
+  name: string;
+  is_active: boolean;
+  channel: string[] | null;
+  description: string | null;
+  created_at: string;
+  identity_field?: string;
+  columns?: Array<{ field_key: string; required: boolean }>;
+}
+export interface DatasetRecord {
+  id: number;
+  identifier: string;
+  values: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+export interface ImportProgress {
+  key: string;
+  status: 'reading' | 'merging' | 'done' | 'failed';
+  bytes_read: number;
+  bytes_total: number | null;
+  percent: number | null;
+  summary: Record<string, unknown> | null;
+  error: { code: string; detail: string } | null;
+  rejects_url: string | null;
+}
+export interface CsvList {
+  id: number;
+  name: string;
+  columns: Array<{ field_key: string; position: number }>;
+  max_rows: number;
+  rows: number;
+  uploads: Array<{ id: number; mode: string; rows: number; rejected: number; created_at: string }>;
+  created_at: string;
+}
+export const fields = (slug: string) => call<Page<FieldDef>>('GET', '/v1/private/fields?page_size=100', { slug });
+export const createField = (slug: string, body: Record<string, unknown>) => call<FieldDef>('POST', '/v1/private/fields', { slug, body });
+export const setFieldActive = (slug: string, key: string, is_active: boolean) => call<FieldDef>('PATCH', `/v1/private/fields/${encodeURIComponent(key)}`, { slug, body: { is_active } });
+export const deleteField = (slug: string, key: string) => call<FieldDef>('DELETE', `/v1/private/fields/${encodeURIComponent(key)}`, { slug });
+export const datasets = (slug: string) => call<Page<Dataset>>('GET', '/v1/private/datasets?page_size=100', { slug });
+export const dataset = (slug: string, id: number) => call<Dataset>('GET', `/v1/private/datasets/${id}`, { slug });
+export const createDataset = (slug: string, body: Record<string, unknown>) => call<Dataset>('POST', '/v1/private/datasets', { slug, body });
+export const updateDataset = (slug: string, id: number, body: Record<string, unknown>) => call<Dataset>('PATCH', `/v1/private/datasets/${id}`, { slug, body });
+export const records = (slug: string, id: number, query: Record<string, string>) =>
+  call<Page<DatasetRecord>>('GET', `/v1/private/datasets/${id}/records?${new URLSearchParams({ page_size: '20', ...query })}`, { slug });
+export const importProgress = (slug: string, key: string) => call<ImportProgress>('GET', `/v1/private/imports/${key}`, { slug });
+/** The rejects file exactly as the API answered it, to be saved. */
+export const importRejects = (slug: string, key: string) => call<string>('GET', `/v1/private/imports/${key}/rejects`, { slug, text: true });
+export const lists = (slug: string) => call<{ data: CsvList[] }>('GET', '/v1/private/lists', { slug });
+export const createList = (slug: string, body: Record<string, unknown>) => call<CsvList>('POST', '/v1/private/lists', { slug, body });
+export const deleteList = (slug: string, id: number) => call<CsvList>('DELETE', `/v1/private/lists/${id}`, { slug });
+/** A CSV file POSTed as it is (text/csv): an import or a list upload, answered when it is over. */
+export async function sendCsv<T>(slug: string, path: string, file: Blob): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json', 'content-type': 'text/csv', 'x-instance-slug': slug };
+  if (token) headers['authorization'] = `Bearer ${token}`;
+  const res = await fetch(path, { method: 'POST', headers, body: file, credentials: 'omit', cache: 'no-store' });
+  const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  if (res.ok) return body as T;
+  const fieldErrors = Array.isArray(body['errors']) ? (body['errors'] as Array<{ pointer?: string; message?: string }>).map((e) => `${e.pointer?.slice(1) || 'body'}: ${e.message}`) : [];
+  throw new ApiError({ status: res.status, code: String(body['code'] ?? 'error'), detail: String(body['detail'] ?? res.statusText) + (fieldErrors.length ? ` (${fieldErrors.join('; ')})` : '') });
+}

@@ -12,6 +12,9 @@ import { webhooksPage } from './webhooks.js';
 import { consentPage } from './consent.js';
 import { templatesPage } from './templates.js';
 import { formsPage } from './forms.js';
+import { fieldsPage } from './fields.js';
+import { datasetsPage } from './datasets.js';
+import { listsPage } from './lists.js';
 import { instancesPage } from './pages.js';
 import type { Context } from './context.js';
 
@@ -36,6 +39,9 @@ const PAGES: Record<string, [string, (ctx: Context) => Promise<Node[]>]> = {
   consent: ['Consent', consentPage],
   templates: ['Templates', templatesPage],
   forms: ['Forms', formsPage],
+  fields: ['Fields', fieldsPage],
+  datasets: ['Datasets', datasetsPage],
+  lists: ['CSV lists', listsPage],
   settings: ['Settings', settingsPage],
 };
 

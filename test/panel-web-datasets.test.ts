@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto';
+import { readFile, writeFile, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { createInstance } from '../domain/tenancy/instances.js';
+import { assertAxeClean, SCREENSHOTS, signInToPanel, shown, useChromium, watchPage } from './helpers/chromium.js';
+import { testDatabases } from './helpers/databases.js';
+import { jsonCall } from './helpers/http.js';
+import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
+import { startTestWeb } from './helpers/web.js';
+
+/**
+ * The Fields, Datasets and CSV lists pages in Chromium (issue 31, docs/panel.md "Datasets,
+ * fields and imports"), against the real web app and Postgres: an admin creates a field and a
+ * dataset declaring it, imports a 10,000-row CSV from a file input with a column mapped by a
+ * select, watches the progress bar's aria-valuenow reach 100, reads the summary, downloads the
+ * rejects file, searches a contact; a viewer sees the pages with no write control. Each fact
+ * checked through the API; axe on every view; screenshots artifacts/screenshots/panel-datasets*.png.
+ */
+
+const dbs = await testDatabases(t, 'panelwebdatasets');
+const pool = dbs.pool;
+const web = await startTestWeb(t, dbs);
+const tag = randomBytes(3).toString('hex');
+const acme = await createInstance(pool, { slug: `acme-${tag}`, name: 'Acme shop' });
+const admin = await makePanelUser(pool, [{ instanceId: acme.id, role: 'admin' }]);
+const viewer = await makePanelUser(pool, [{ instanceId: acme.id, role: 'viewer' }]);
+
+const dir = await mkdtemp(join(tmpdir(), 'panel-web-datasets-'));
+const csvPath = join(dir, 'customers.csv');
+const rows = ['email,town,note'];
+for (let i = 0; i < 10_000; i++) rows.push(i % 2500 === 3 ? `broken-${i},-cmd,x` : `buyer${i}@example.org,${i % 3 ? 'Lima' : 'Quito'},x`);
+await writeFile(csvPath, rows.join('\n') + '\n');
+
+const chromium = useChromium(t, 'the panel datasets pages in a browser');
+if (chromium) {
+  t.test('in Chromium, an admin: a field, a dataset, a 10,000-row import watched to 100 %, its rejects, a contact searched', async (t) => {
+    const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    const page = await context.newPage();
+    const origin = new URL(web.url).origin;
+    const { requests, complaints } = watchPage(page);
+    page.on('dialog', (d) => void d.accept());
+    await signInToPanel(page, web.url, admin);
+    const token = await panelLogin(web.url, admin);
+    const read = async (path: string) => (await jsonCall(web.url, 'GET', path, undefined, panelHeaders(token, acme.slug))).body;
+
+    await page.getByRole('link', { name: 'Fields', exact: true }).click();
+    await page.getByLabel(/^Key/).fill('town');
+    await page.getByLabel('Name', { exact: true }).fill('Town');
+    await page.getByRole('button', { name: 'Create field' }).click();
+    t.ok(await shown(page.getByRole('rowheader', { name: 'town' })), 'the field is listed');
+    t.match((await read('/v1/private/fields')).data.map((f: { field_key: string }) => f.field_key), ['email', 'phone', 'town'], 'created through the API');
+    await assertAxeClean(t, page, 'fields (admin)');
+    await page.screenshot({ path: join(SCREENSHOTS, 'panel-datasets-fields.png'), fullPage: true });
+
+    await page.getByRole('link', { name: 'Datasets', exact: true }).click();
+    await page.getByLabel('Dataset name', { exact: true }).fill('Customers');
+    await page.getByLabel('Town (town)', { exact: true }).check();
+    await page.getByRole('button', { name: 'Create dataset' }).click();
+    t.ok(await shown(page.getByRole('heading', { name: 'Dataset Customers' })), "the dataset's page");
+    const datasets = (await read('/v1/private/datasets')).data;
+    t.equal(datasets.length, 1);
+    const id = datasets[0].id as number;
+    t.same((await read(`/v1/private/datasets/${id}`)).columns, [{ field_key: 'email', required: true }, { field_key: 'town', required: false }]);
+    await assertAxeClean(t, page, 'dataset (admin)');
+
+    await page.getByLabel(/^CSV file/).setInputFiles(csvPath);
+    t.ok(await shown(page.getByLabel('Column “note”')), 'a select per column of the header');
+    t.equal(await page.getByLabel('Column “town”').inputValue(), 'town', 'a column named like a field maps to it');
+    t.equal(await page.getByLabel('Column “note”').inputValue(), '', 'another is skipped');
+    const values: number[] = [];
+    await page.exposeFunction('seeValue', (v: string) => values.push(Number(v)));
+    await page.evaluate(() => {
+      const bar = document.querySelector('[role=progressbar]')!;
+      new MutationObserver(() => (window as unknown as { seeValue(v: string): void }).seeValue(bar.getAttribute('aria-valuenow')!)).observe(bar, { attributes: true, attributeFilter: ['aria-valuenow'] });
+    });
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    const bar = page.getByRole('progressbar', { name: 'Import progress' });
+    await bar.and(page.locator('[aria-valuenow="100"]')).waitFor({ timeout: 60_000 });
+    t.equal(values.at(-1), 100, `the bar reached 100 (values seen: ${values.join(', ')})`);
+    t.ok(await shown(page.getByRole('heading', { name: 'Summary' })), 'the summary');
+    const summaryText = await page.locator('.summary dl').innerText();
+    t.match(summaryText, /Rows\s+10000/);
+    t.match(summaryText, /Accepted\s+9996/);
+    t.match(summaryText, /Rejected\s+4/);
+    t.equal((await read(`/v1/private/datasets/${id}/records?identifier=buyer42@example.org`)).data[0].values.town, 'Quito', 'imported');
+    await assertAxeClean(t, page, 'dataset after an import');
+    await page.screenshot({ path: join(SCREENSHOTS, 'panel-datasets.png'), fullPage: true });
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download rejects' }).click()]);
+    t.equal(download.suggestedFilename(), `dataset-${id}-rejects.csv`);
+    const saved = (await readFile((await download.path())!, 'utf8')).trim().split('\n');
+    t.equal(saved.length, 5, 'the header and four refused rows');
+    t.match(saved[1], /^4,field_value_invalid,email,.*,broken-3,'-cmd,x$/, 'the formula-looking cell guarded');
+
+    await page.getByLabel('Identifier', { exact: true }).fill('buyer42@');
+    await page.getByLabel('Match', { exact: true }).selectOption('starts_with');
+    await page.getByRole('button', { name: 'Search contacts' }).click();
+    t.ok(await shown(page.getByRole('rowheader', { name: 'buyer42@example.org' })), 'found by its prefix');
+    t.equal(await page.locator('.results tbody tr').count(), 1);
+    await page.getByLabel('Identifier', { exact: true }).fill('');
+    await page.getByLabel('Column', { exact: true }).selectOption('town');
+    await page.getByLabel('Value', { exact: true }).fill('Quito');
+    await page.getByRole('button', { name: 'Search contacts' }).click();
+    t.ok(await shown(page.getByRole('caption').filter({ hasText: 'Page 1: 20 contacts' })), 'a page of 20 by column=value');
+    await assertAxeClean(t, page, 'dataset search');
+
+    await page.getByRole('link', { name: 'CSV lists', exact: true }).click();
+    await page.getByLabel('List name', { exact: true }).fill('VIP');
+    await page.getByLabel(/^Columns: field_key/).fill('email:1');
+    await page.getByRole('button', { name: 'Create list' }).click();
+    t.ok(await shown(page.getByRole('rowheader', { name: 'VIP' })), 'the list');
+    await assertAxeClean(t, page, 'lists (admin)');
+
+    const elsewhere = requests.filter((u) => !u.startsWith('data:') && !u.startsWith('blob:') && new URL(u).origin !== origin);
+    t.same(elsewhere, [], `no request left the origin (${requests.length} requests)`);
+    t.same(complaints.filter((c) => !/status of (404|409|422)/.test(c)), [], 'no other console error, nothing refused by the CSP');
+    await context.close();
+  });
+
+  t.test('in Chromium, a viewer: the pages, no write control', async (t) => {
+    const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await signInToPanel(page, web.url, viewer);
+    await page.getByRole('link', { name: 'Fields', exact: true }).click();
+    t.ok(await shown(page.getByRole('rowheader', { name: 'town' })));
+    t.equal(await page.getByRole('button', { name: /Create field|Deactivate|Delete/ }).count(), 0, 'no field control');
+    await assertAxeClean(t, page, 'fields (viewer)');
+    await page.getByRole('link', { name: 'Datasets', exact: true }).click();
+    await page.getByRole('link', { name: 'Customers' }).click();
+    t.ok(await shown(page.getByRole('heading', { name: 'Dataset Customers' })));
+    t.equal(await page.getByRole('button', { name: /Deactivate|Save|Import/ }).count(), 0, 'no dataset control');
+    t.equal(await page.getByLabel(/^CSV file/).count(), 0, 'no import');
+    t.ok(await shown(page.getByRole('button', { name: 'Search contacts' })), 'a viewer searches');
+    await assertAxeClean(t, page, 'dataset (viewer)');
+    await page.screenshot({ path: join(SCREENSHOTS, 'panel-datasets-viewer.png'), fullPage: true });
+    await page.getByRole('link', { name: 'CSV lists', exact: true }).click();
+    t.ok(await shown(page.getByRole('rowheader', { name: 'VIP' })));
+    t.equal(await page.getByRole('button', { name: /Create list|Upload|Delete/ }).count(), 0, 'no list control');
+    await assertAxeClean(t, page, 'lists (viewer)');
+    await context.close();
+  });
+}
