@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { assertAxeClean, SCREENSHOTS, signInToPanel, useChromium, watchPage } from './helpers/chromium.js';
+import { assertAxeClean, SCREENSHOTS, signInToPanel, useChromium, watchPage, settled } from './helpers/chromium.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser } from './helpers/panel.js';
@@ -128,7 +128,7 @@ if (chromium) {
     t.equal(message, 'Sent, page 3: rows 5 to 5.');
     t.strictSame((await shownTable(page)).cells, want.cells, 'page 3, by the keyboard');
     t.ok(await page.getByRole('button', { name: 'Next page' }).isDisabled(), 'has_more false: no next page');
-    t.equal(await page.evaluate('document.activeElement?.id'), 'results', 'the disabled button handed the focus to the results heading');
+    t.equal(await settled(page, 'document.activeElement?.id', (v) => v === 'results'), 'results', 'the disabled button handed the focus to the results heading');
     await said(page, () => page.getByRole('button', { name: 'Previous page' }).click());
     t.strictSame((await shownTable(page)).cells, (await expected('sent', { page: '2', page_size: '2' })).cells, 'back to page 2');
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { assertAxeClean, SCREENSHOTS, signInToPanel, shown, useChromium, watchPage } from './helpers/chromium.js';
+import { assertAxeClean, SCREENSHOTS, signInToPanel, shown, useChromium, watchPage, settled } from './helpers/chromium.js';
 import { testDatabases } from './helpers/databases.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
@@ -114,7 +114,7 @@ if (chromium) {
     await page.getByRole('button', { name: 'Deactivate term' }).click();
     await page.getByRole('status').getByText('Newsletter terms is inactive: it receives no new consents.').waitFor();
     t.equal(((await read(`/v1/private/consent-terms/${termId}`)) as Term).is_active, false, 'inactive (through the API)');
-    t.equal(await page.evaluate('document.activeElement?.textContent'), 'Activate term', 'the focus stays on the toggle');
+    t.equal(await settled(page, 'document.activeElement?.textContent', (v) => v === 'Activate term'), 'Activate term', 'the focus stays on the toggle');
     await assertAxeClean(t, page, 'a term (inactive)');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-consent-term.png'), fullPage: true });
     const refused = await publicCall('POST', '/v1/consent-events', { term_id: termId, method: 'single_opt_in', rules: [rule('allow')] });

@@ -5,7 +5,7 @@ import t from 'tap';
 import type { Page } from 'playwright-core';
 import { createInstance } from '../domain/tenancy/instances.js';
 import { importExternalTemplate } from '../domain/templates/templates.js';
-import { assertAxeClean, SCREENSHOTS, shown, signInToPanel, useChromium } from './helpers/chromium.js';
+import { assertAxeClean, SCREENSHOTS, shown, signInToPanel, useChromium, settled } from './helpers/chromium.js';
 import { corpusPath } from './helpers/corpus.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
@@ -101,7 +101,7 @@ if (chromium) {
     const patched = (await api('GET', `/v1/private/mail-templates/${templateId}`)).body;
     t.equal(patched.config.page.rows[1].columns[0].modules[0].descriptor.text.text, marker, 'saved (through the API)');
     t.match(patched.html, marker);
-    t.equal(await page.evaluate('document.activeElement?.id'), 'mod-save', 'the focus stays on Save module');
+    t.equal(await settled(page, 'document.activeElement?.id', (v) => v === 'mod-save'), 'mod-save', 'the focus stays on Save module');
 
     // The JSON: typed changes preview at once (validate, nothing stored), Save design stores them.
     const json = page.getByLabel('The design document', { exact: true });
@@ -143,7 +143,7 @@ if (chromium) {
     await item.waitFor();
     t.match(await item.textContent(), /^\/config\/page\/rows\/0\/columns/, 'the error names its place');
     await item.click();
-    t.equal(await page.evaluate('document.activeElement?.id'), 'template-json', 'choosing it focuses the JSON');
+    t.equal(await settled(page, 'document.activeElement?.id', (v) => v === 'template-json'), 'template-json', 'choosing it focuses the JSON');
     await page.getByRole('link', { name: 'Templates', exact: true }).click();
     await page.getByRole('link', { name: 'Welcome' }).click();
     await page.getByRole('heading', { name: 'Template Welcome' }).waitFor();
@@ -152,7 +152,7 @@ if (chromium) {
     const findings = page.locator('#findings button');
     if ((await findings.count()) > 0) {
       await findings.first().click();
-      t.match(await page.evaluate('document.activeElement?.id'), /^(node-|template-json$)/, 'a finding takes the focus to its module');
+      t.match(await settled(page, 'document.activeElement?.id', (v) => /^(node-|template-json$)/.test(String(v))), /^(node-|template-json$)/, 'a finding takes the focus to its module');
     }
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-templates-editor.png'), fullPage: true });
     await page.locator('.previews').screenshot({ path: join(SCREENSHOTS, 'panel-templates-preview.png') });
@@ -162,7 +162,7 @@ if (chromium) {
     await page.getByRole('status').getByText('Welcome is published').waitFor();
     t.equal((await api('GET', `/v1/private/mail-templates/${templateId}`)).body.status, 'public', 'published (through the API)');
     t.equal(await page.getByRole('button', { name: 'Save design' }).count(), 0, 'a published template is not edited');
-    t.equal(await page.evaluate('document.activeElement?.id'), 'tpl-publish', 'the focus stays on the toggle');
+    t.equal(await settled(page, 'document.activeElement?.id', (v) => v === 'tpl-publish'), 'tpl-publish', 'the focus stays on the toggle');
     await assertAxeClean(t, page, 'template (published)');
     await page.getByRole('button', { name: 'Unpublish', exact: true }).click();
     await page.getByRole('status').getByText('Welcome is a draft again').waitFor();

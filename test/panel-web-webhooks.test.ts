@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { createInstance } from '../domain/tenancy/instances.js';
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/event-types.js';
-import { assertAxeClean, SCREENSHOTS, shown, signInToPanel, useChromium, watchPage } from './helpers/chromium.js';
+import { assertAxeClean, SCREENSHOTS, shown, signInToPanel, useChromium, watchPage, settled } from './helpers/chromium.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
 import { startSendStack, waitFor } from './helpers/send-stack.js';
@@ -76,7 +76,7 @@ if (chromium) {
     const secret = await page.getByLabel('The signing secret', { exact: true }).inputValue();
     t.match(secret, /^whsec_[A-Za-z0-9+/]+=*$/, 'the secret is shown');
     t.ok(await shown(page.getByText('This is the only time the secret is shown')), 'with the shown-once note');
-    t.equal(await page.evaluate('document.activeElement?.id'), 'secret-title', 'the focus moves to it');
+    t.equal(await settled(page, 'document.activeElement?.id', (v) => v === 'secret-title'), 'secret-title', 'the focus moves to it');
     t.ok(await shown(page.getByRole('status').getByText('Webhook Orders was created')), 'announced');
     const listed = (await api('GET', '/v1/private/webhooks')).body.data as Array<{ id: number; name: string; url: string; events: string[] | null }>;
     t.match(listed, [{ name: 'Orders', url: receiver.url(PATH), events: ['restriction.created'] }], 'created with the event ticked (through the API)');
@@ -123,7 +123,7 @@ if (chromium) {
     await page.getByRole('button', { name: 'Resume webhook' }).waitFor();
     t.equal((await api('GET', `/v1/private/webhooks/${hookId}`)).body.is_active, false, 'paused (through the API)');
     t.ok(await shown(page.locator('dd', { hasText: /^paused: nothing is delivered until it is resumed$/ })), 'the page says so');
-    t.equal(await page.evaluate('document.activeElement?.id'), 'hook-toggle', 'the focus stays on the toggle');
+    t.equal(await settled(page, 'document.activeElement?.id', (v) => v === 'hook-toggle'), 'hook-toggle', 'the focus stays on the toggle');
     await page.getByLabel('From (your local time)').fill(since.slice(0, 19));
     await page.getByRole('button', { name: 'Replay events' }).click();
     await page.getByRole('alert').filter({ hasText: /paused/ }).waitFor();

@@ -60,6 +60,19 @@ export async function shown(locator: Locator, ms = 10_000): Promise<boolean> {
   );
 }
 
+/**
+ * The value of `expression` in the page once `accept` takes it, or its last value after `ms`: what
+ * a page does after a redraw (the focus given back, say) lands a moment after what announced it.
+ */
+export async function settled(page: Page, expression: string, accept: (value: unknown) => boolean, ms = 10_000): Promise<unknown> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await page.evaluate(expression);
+    if (accept(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 export interface AxeViolation {
   id: string;
   impact: string;
