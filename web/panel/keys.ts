@@ -1,6 +1,6 @@
 import * as api from './api.js';
 import { field, h } from './dom.js';
-import { act, count, failed, heading, table, when } from './kit.js';
+import { act, count, failed, heading, secretField, table, when } from './kit.js';
 import type { Context } from './context.js';
 
 /**
@@ -95,25 +95,12 @@ export async function keysPage(ctx: Context): Promise<Node[]> {
 
   /** The new key, once: not redrawn from the list (which has no secret), gone when the page changes. */
   function showOnce(created: api.CreatedKey): void {
-    const value = h('input', { type: 'text', readonly: true, id: 'new-key', value: created.key, class: 'secret', spellcheck: 'false' });
-    const copy = h('button', { type: 'button', class: 'secondary' }, 'Copy key');
-    const copied = h('span', { role: 'status', 'aria-live': 'polite' });
-    copy.addEventListener('click', async () => {
-      try {
-        await navigator.clipboard.writeText(created.key);
-        copied.textContent = 'Copied.';
-      } catch {
-        // No clipboard (an insecure origin, a refused permission): select it for the person to copy.
-        value.select();
-        copied.textContent = 'Selected: press Ctrl+C (or ⌘C) to copy.';
-      }
-    });
     const done = h('button', { type: 'button' }, 'I have stored it');
     done.addEventListener('click', () => ctx.refresh());
     shown.replaceChildren(
       h('h2', { id: 'new-key-title', tabindex: '-1' }, `Key ${created.key_id} created`),
       h('p', { class: 'warning' }, 'This is the only time the full key is shown: Cartero does not keep it. Copy it now and store it where your integration reads its secrets.'),
-      h('div', { class: 'field' }, h('label', { for: value.id }, 'The new API key'), h('div', { class: 'actions' }, value, copy, copied)),
+      secretField('new-key', 'The new API key', created.key, 'Copy key'),
       h('p', {}, `Scopes: ${created.scopes.join(', ')}. Allowed from: ${created.allowed_cidrs.length ? created.allowed_cidrs.join(', ') : 'any address'}. Expires: ${created.expires_at ? when(created.expires_at) : 'never'}.`),
       done,
     );

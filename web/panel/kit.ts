@@ -58,3 +58,24 @@ export function flushNotice(ctx: Context): void {
   nextNotice = undefined;
   if (message) setTimeout(() => ctx.announce(message));
 }
+
+/**
+ * A secret shown once (a new API key, a webhook's signing secret): a read-only field with its
+ * label, a Copy button, and a status saying what happened; where the clipboard is refused (an
+ * insecure origin, a denied permission) the value is selected for the person to copy.
+ */
+export function secretField(id: string, label: string, secret: string, copyText: string): HTMLElement {
+  const value = h('input', { type: 'text', readonly: true, id, value: secret, class: 'secret', spellcheck: 'false' });
+  const copy = h('button', { type: 'button', class: 'secondary' }, copyText);
+  const copied = h('span', { role: 'status', 'aria-live': 'polite' });
+  copy.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(secret);
+      copied.textContent = 'Copied.';
+    } catch {
+      value.select();
+      copied.textContent = 'Selected: press Ctrl+C (or ⌘C) to copy.';
+    }
+  });
+  return h('div', { class: 'field' }, h('label', { for: id }, label), h('div', { class: 'actions' }, value, copy, copied));
+}

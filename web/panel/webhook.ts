@@ -1,6 +1,6 @@
 import * as api from './api.js';
 import { h } from './dom.js';
-import { failed, flushNotice, heading, noticeForNextPage, when } from './kit.js';
+import { failed, flushNotice, heading, noticeForNextPage, secretField, when } from './kit.js';
 import { deliveriesSection, followDeliveries } from './webhook-deliveries.js';
 import { eventsText, webhookFields } from './webhook-form.js';
 import type { Context } from './context.js';
@@ -151,19 +151,6 @@ function rotateForm(w: api.Webhook, rotate: (expirePrevious: boolean, button: HT
 
 /** The secret, once: a read-only field with a copy button, and what the rotation did to the previous one. */
 function secretBox(ctx: Context, w: api.WebhookWithSecret, why: 'created' | 'rotated'): Node {
-  const value = h('input', { type: 'text', readonly: true, id: 'hook-secret', value: w.secret, class: 'secret', spellcheck: 'false' });
-  const copy = h('button', { type: 'button', class: 'secondary' }, 'Copy secret');
-  const copied = h('span', { role: 'status', 'aria-live': 'polite' });
-  copy.addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText(w.secret);
-      copied.textContent = 'Copied.';
-    } catch {
-      // No clipboard (an insecure origin, a refused permission): select it for the person to copy.
-      value.select();
-      copied.textContent = 'Selected: press Ctrl+C (or ⌘C) to copy.';
-    }
-  });
   const done = h('button', { type: 'button' }, 'I have stored it');
   done.addEventListener('click', () => ctx.refresh());
   const overlap =
@@ -178,7 +165,7 @@ function secretBox(ctx: Context, w: api.WebhookWithSecret, why: 'created' | 'rot
     h('h2', { id: 'secret-title', tabindex: '-1' }, why === 'created' ? `Signing secret of ${w.name}` : `New signing secret of ${w.name}`),
     h('p', { class: 'warning' }, 'This is the only time the secret is shown: Cartero shows it on creation and rotation only. Copy it now into your receiver, which verifies each delivery with it.'),
     overlap ? h('p', {}, overlap) : null,
-    h('div', { class: 'field' }, h('label', { for: value.id }, 'The signing secret'), h('div', { class: 'actions' }, value, copy, copied)),
+    secretField('hook-secret', 'The signing secret', w.secret, 'Copy secret'),
     done,
   );
 }
