@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import t from 'tap';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { assertAxeClean, SCREENSHOTS, signInToPanel, shown, useChromium, watchPage, settled } from './helpers/chromium.js';
+import { assertAxeClean, SCREENSHOTS, signInToPanel, shown, useChromium, settled, openPanelAs } from './helpers/chromium.js';
 import { testDatabases } from './helpers/databases.js';
 import { jsonCall } from './helpers/http.js';
-import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
+import { makePanelUser } from './helpers/panel.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -48,14 +48,7 @@ const stored = contact.toLowerCase();
 const chromium = useChromium(t, 'the panel consent pages in a browser');
 if (chromium) {
   t.test('in Chromium, an admin: purposes, a term, its versions, activation; a contact looked up and its proof downloaded', async (t) => {
-    const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    const page = await context.newPage();
-    const origin = new URL(web.url).origin;
-    const { requests, complaints } = watchPage(page);
-    page.on('dialog', (d) => void d.accept());
-    await signInToPanel(page, web.url, admin);
-    const token = await panelLogin(web.url, admin);
-    const read = async (path: string) => (await jsonCall(web.url, 'GET', path, undefined, panelHeaders(token, acme.slug))).body;
+    const { context, page, origin, requests, complaints, read } = await openPanelAs(chromium.browser, web.url, admin, acme.slug);
 
     await page.getByRole('link', { name: 'Consent', exact: true }).click();
     await page.getByRole('heading', { name: 'Consent of Acme newsletters' }).waitFor();

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { assertAxeClean, SCREENSHOTS, signInToPanel, shown, useChromium, watchPage } from './helpers/chromium.js';
+import { assertAxeClean, SCREENSHOTS, signInToPanel, shown, useChromium, openPanelAs } from './helpers/chromium.js';
 import { testDatabases } from './helpers/databases.js';
-import { jsonCall } from './helpers/http.js';
-import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
+
+import { makePanelUser } from './helpers/panel.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -36,14 +36,7 @@ await writeFile(csvPath, rows.join('\n') + '\n');
 const chromium = useChromium(t, 'the panel datasets pages in a browser');
 if (chromium) {
   t.test('in Chromium, an admin: a field, a dataset, a 10,000-row import watched to 100 %, its rejects, a contact searched', async (t) => {
-    const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    const page = await context.newPage();
-    const origin = new URL(web.url).origin;
-    const { requests, complaints } = watchPage(page);
-    page.on('dialog', (d) => void d.accept());
-    await signInToPanel(page, web.url, admin);
-    const token = await panelLogin(web.url, admin);
-    const read = async (path: string) => (await jsonCall(web.url, 'GET', path, undefined, panelHeaders(token, acme.slug))).body;
+    const { context, page, origin, requests, complaints, read } = await openPanelAs(chromium.browser, web.url, admin, acme.slug);
 
     await page.getByRole('link', { name: 'Fields', exact: true }).click();
     await page.getByLabel(/^Key/).fill('town');

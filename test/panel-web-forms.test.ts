@@ -7,10 +7,10 @@ import { createPurpose } from '../domain/consent/purposes.js';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
 import type { Tenant } from '../domain/tenancy/context.js';
-import { assertAxeClean, SCREENSHOTS, signInToPanel, shown, useChromium, watchPage } from './helpers/chromium.js';
+import { assertAxeClean, SCREENSHOTS, signInToPanel, shown, useChromium, openPanelAs } from './helpers/chromium.js';
 import { testDatabases } from './helpers/databases.js';
 import { jsonCall } from './helpers/http.js';
-import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
+import { makePanelUser } from './helpers/panel.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -44,14 +44,7 @@ let formId = 0;
 const chromium = useChromium(t, 'the panel forms pages in a browser');
 if (chromium) {
   t.test('in Chromium, an admin builds a form, a rule refusal explained, saves, activates; the hosted page submitted; the submission seen', async (t) => {
-    const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    const page = await context.newPage();
-    const origin = new URL(web.url).origin;
-    const { requests, complaints } = watchPage(page);
-    page.on('dialog', (d) => void d.accept());
-    await signInToPanel(page, web.url, admin);
-    const token = await panelLogin(web.url, admin);
-    const read = async (path: string) => (await jsonCall(web.url, 'GET', path, undefined, panelHeaders(token, acme.slug))).body;
+    const { context, page, origin, requests, complaints, read } = await openPanelAs(chromium.browser, web.url, admin, acme.slug);
 
     await page.getByRole('link', { name: 'Forms', exact: true }).click();
     await page.getByRole('heading', { name: 'Forms of Acme newsletters' }).waitFor();

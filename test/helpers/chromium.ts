@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import type { Test } from 'tap';
 import { projectRoot } from '../../config/paths.js';
+import { jsonCall } from './http.js';
+import { panelHeaders, panelLogin } from './panel.js';
 
 /** Debian's chromium (`.ci/run` installs it), never a tool's own browser download. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -103,4 +105,20 @@ export async function signInToPanel(page: Page, base: string, user: { email: str
   await page.getByLabel('Password', { exact: true }).fill(user.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Instances', exact: true }).waitFor();
+}
+
+/**
+ * A member signed in to the panel in a new browser context (downloads allowed, dialogs
+ * accepted), its requests and console complaints watched, and `read` for the same member's
+ * /v1/private answers to compare the page with.
+ */
+export async function openPanelAs(browser: Browser, base: string, user: { email: string; password: string }, slug: string) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+  const page = await context.newPage();
+  const { requests, complaints } = watchPage(page);
+  page.on('dialog', (d) => void d.accept());
+  await signInToPanel(page, base, user);
+  const token = await panelLogin(base, user);
+  const read = async (path: string) => (await jsonCall(base, 'GET', path, undefined, panelHeaders(token, slug))).body;
+  return { context, page, origin: new URL(base).origin, requests, complaints, read };
 }
