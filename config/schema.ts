@@ -284,6 +284,7 @@ export const CONFIG_SCHEMA = {
   render: {
     maxBodyBytes: integer('RENDER_MAX_BODY_BYTES', RENDER_LIMITS.maxBodyBytes, { min: 1 }, 'largest html or text part after merge tags; a mail over it is dropped (render_failed)'),
     maxMs: integer('RENDER_MAX_MS', RENDER_LIMITS.maxMs, { min: 1 }, "time to render one mail; a mail over it is dropped (render_failed), its message's next ones not tried"),
+    threads: integer('RENDER_THREADS', 1, { min: 1, max: 64 }, "worker threads of a worker dyno that render mails (merge tags, text part, tracked links) off its event loop; more render more at once, each uses a core"),
   },
   templateEditor: oneOf('TEMPLATE_EDITOR', ['on', 'off'], 'on', "off where the platform's template editor is not offered: the API answers 409 template_editor_unavailable to creating or validating a template and to a PATCH of config or preheader; reads, other edits, external templates and sending work"),
   templateRender: {

@@ -6,7 +6,7 @@ import { createSmtpTransport } from '../smtp/transport.js';
 import { startInboundSmtp, type InboundSmtp } from '../smtp/inbound.js';
 import { checkSchemaVersion } from '../sql/migrate.js';
 import { createPool } from '../sql/pool.js';
-import { registerJobs, softBounceNotifier, startEventPump, startSendLease } from '../workers/index.js';
+import { registerJobs, renderThreads, softBounceNotifier, startEventPump, startSendLease } from '../workers/index.js';
 import type { Config } from '../config/config.js';
 import { createBoss } from '../workers/machinery/queue.js';
 import { runDyno } from './main.js';
@@ -35,7 +35,8 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
   // One pooled SMTP client per process, shared by every send job.
   const smtp = config.smtpUrl ? createSmtpTransport(config.smtpUrl, { timeouts: config.smtpTimeouts }) : undefined;
   const lease = smtp ? await startSendLease(pool, workerId, logger, config.send.jobExpireSeconds) : undefined;
-  const stopJobs = await registerJobs(boss, { pool, config, logger, workerId, send: smtp && lease ? { smtp, lease } : undefined });
+  const renderer = smtp ? renderThreads(config.render.threads) : undefined;
+  const stopJobs = await registerJobs(boss, { pool, config, logger, workerId, send: smtp && lease && renderer ? { smtp, lease, renderer } : undefined });
   // The event pump counts tracking events and ships them to ClickHouse (workers/jobs/event-pump.ts).
   // Its own client: a bounded request timeout, so an unanswering server only delays shipping.
   const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl), undefined, { requestTimeoutMs: 10_000 });
@@ -65,6 +66,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
       await boss.stop({ graceful: true, wait: true, timeout: 15_000 });
       // After the jobs: a mail still listed past this point was not settled here.
       await lease?.stop();
+      await renderer?.close();
       smtp?.close();
       await pool.end();
     },

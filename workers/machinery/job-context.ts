@@ -4,6 +4,7 @@ import type { JobQueue } from '../../domain/jobs.js';
 import type { Config } from '../../config/config.js';
 import type { SmtpTransport } from '../../smtp/transport.js';
 import type { Pool } from '../../sql/pool.js';
+import type { MailRenderer } from '../jobs/send-mail/render-threads.js';
 import type { SendLease } from './send-lease.js';
 
 /*
@@ -21,8 +22,8 @@ export interface JobContext {
   workerId: string;
   /** Enqueues inside a caller's transaction (domain code that enqueues takes it). */
   queue: JobQueue;
-  /** The process's pooled SMTP client and its send lease; undefined when SMTP_URL is not set. */
-  send: { smtp: SmtpTransport; lease: SendLease } | undefined;
+  /** The process's pooled SMTP client, its send lease and its render threads; undefined when SMTP_URL is not set. */
+  send: { smtp: SmtpTransport; lease: SendLease; renderer: MailRenderer } | undefined;
 }
 
 /** Stops what a job started (its consumers, loops, pools). */

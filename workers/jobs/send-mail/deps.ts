@@ -6,6 +6,7 @@ import type { KeyRing } from '../../../domain/domains/key-encryption.js';
 import type { SmtpTransport } from '../../../smtp/transport.js';
 import type { Pool } from '../../../sql/pool.js';
 import type { SendLease } from '../../machinery/send-lease.js';
+import type { MailRenderer } from './render-threads.js';
 
 /** What the send worker's steps take from the process (workers/jobs/send-mail/index.ts builds it from the configuration). */
 export interface SendMailDeps {
@@ -20,6 +21,8 @@ export interface SendMailDeps {
   settings: Pick<SendSettings, 'batchSize' | 'concurrency'>;
   /** RENDER_MAX_BODY_BYTES and RENDER_MAX_MS. */
   render: RenderLimits;
+  /** The process's render threads (RENDER_THREADS). */
+  renderer: MailRenderer;
   /** TRACKING_SECRET, when the operator sets it (domain/tracking/secret.ts). */
   trackingSecret: string | undefined;
   /**

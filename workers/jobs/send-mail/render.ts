@@ -1,16 +1,19 @@
 import type { RenderLimits } from '../../../config/defaults.js';
 import { signingKeys, type SigningKey } from '../../../domain/domains/dkim-keys.js';
 import { loadMailsToRender, type RenderContext } from '../../../domain/mail/gates.js';
-import { renderMail, type RenderedMail } from '../../../domain/mail/render.js';
+import type { RenderedMail } from '../../../domain/mail/render.js';
 import { RenderLimitExceeded } from '../../../domain/mail/render-limit-exceeded.js';
 import { FINAL_STATUSES, MailStatus } from '../../../domain/mail/status.js';
 import { withTenant, type Tenant } from '../../../domain/tenancy/context.js';
 import type { SendMailDeps } from './deps.js';
 import type { SigningKeys } from './read-batch.js';
+import { RenderBoundReached } from './render-threads.js';
 
 /*
  * Step R of a send batch (workers/jobs/send-mail/index.ts): the mails are read without locks and
- * rendered outside any transaction, so no row lock or connection is held while the CPU works.
+ * rendered outside any transaction, so no row lock or connection is held while the CPU works,
+ * and on the worker's render threads (render-threads.ts), so the process's event loop is free
+ * meanwhile (the event pump's transactions, SMTP replies, the inbound listener).
  * Each is rendered within the render bounds (RENDER_MAX_BODY_BYTES, RENDER_MAX_MS): one that
  * cannot be is dropped in the claim (claim.ts) with its reason. What is decided on (status,
  * sender domain) is looked at again there, under lock.
@@ -18,9 +21,6 @@ import type { SigningKeys } from './read-batch.js';
 
 /** A mail rendered in R, with the sender domain it was rendered for; or why it could not be. */
 export type Rendering = { ok: true; rendered: RenderedMail; domain: string | null; dkim: SigningKey | undefined } | { ok: false; error: unknown };
-
-/** A run of renders longer than this yields to the event loop (SMTP replies, leases, the inbound listener). */
-const RENDER_SLICE_MS = 20;
 
 /** R for one instance's mails of the batch: read them, find their domains' DKIM keys, render. */
 export async function renderMails(deps: SendMailDeps, tenant: Tenant, keys: SigningKeys, mailIds: string[]): Promise<Map<string, Rendering>> {
@@ -39,8 +39,8 @@ export async function renderMails(deps: SendMailDeps, tenant: Tenant, keys: Sign
 /**
  * Renders the mails the claim may send. A final or on-hold mail is not rendered (the claim
  * leaves it alone). When one mail of a message runs over the time bound, the message's other
- * mails in the batch are not tried: they would cost as much for the same answer. The event loop
- * is yielded between renders.
+ * mails in the batch are not tried: they would cost as much for the same answer (so a batch's
+ * mails are rendered one after another; the batches of the process's fetch loops share the threads).
  */
 async function renderBatch(
   deps: SendMailDeps,
@@ -51,33 +51,27 @@ async function renderBatch(
 ): Promise<Map<string, Rendering>> {
   const renderings = new Map<string, Rendering>();
   const tooSlow = new Map<number, string>();
-  let slice = performance.now();
   for (const ctx of contexts) {
     if (FINAL_STATUSES.includes(ctx.status) || ctx.status === MailStatus.onhold) continue;
-    if (performance.now() - slice > RENDER_SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      slice = performance.now();
-    }
     const slow = tooSlow.get(ctx.message_id);
     if (slow) {
       renderings.set(ctx.mail_id, { ok: false, error: new RenderLimitExceeded(`not tried after another mail of its message: ${slow}`) });
       continue;
     }
-    const started = performance.now();
     try {
-      const rendered = renderOne(deps, keys, limits, ctx);
+      const rendered = await renderOne(deps, keys, limits, ctx);
       renderings.set(ctx.mail_id, { ok: true, rendered, domain: ctx.domain_name, dkim: ctx.domain_name ? signers.get(ctx.domain_name) : undefined });
     } catch (err) {
       renderings.set(ctx.mail_id, { ok: false, error: err });
-      if (err instanceof RenderLimitExceeded && performance.now() - started > limits.maxMs) tooSlow.set(ctx.message_id, err.message);
+      if (err instanceof RenderBoundReached && err.ms > limits.maxMs) tooSlow.set(ctx.message_id, err.message);
     }
   }
   return renderings;
 }
 
 /** One mail's MIME message, its links signed with the batch's keys; throws when it cannot be rendered in bounds. */
-function renderOne(deps: SendMailDeps, keys: SigningKeys, limits: RenderLimits, ctx: RenderContext): RenderedMail {
-  return renderMail(
+function renderOne(deps: SendMailDeps, keys: SigningKeys, limits: RenderLimits, ctx: RenderContext): Promise<RenderedMail> {
+  return deps.renderer.render(
     {
       mailId: ctx.mail_id,
       senderDomain: ctx.domain_name!,
