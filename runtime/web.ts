@@ -84,11 +84,13 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
     application: 'cartero-web',
     queryTimeoutMs: config.databaseQueryTimeoutMs,
   });
+  // Unbounded statements, for the panel's imports only (AppDeps.bulkPool); opened on first use.
+  const bulkPool = createPool(config.databaseUrl!, { max: 8, application: 'cartero-web-bulk' });
   // A schema migrated by newer code stops the dyno here, before it serves anything (sql/migrate.ts).
   // A Postgres that does not answer does not: the web starts and answers 503 until it does.
   await checkSchemaVersion(pool).catch(async (err) => {
     if (isConnectionFailure(err)) return logger.warn({ err }, 'schema version not checked: Postgres does not answer');
-    await pool.end();
+    await Promise.all([pool.end(), bulkPool.end()]);
     throw err;
   });
   // A bounded wait: a ClickHouse that accepts connections but never answers (stopped, overloaded)
@@ -98,7 +100,7 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
   });
   const queue = jobQueue(config.databaseUrl!);
   const templates = renderPool(config.templateRender);
-  const deps = { pool, clickhouse, config, logger, queue, templates };
+  const deps = { pool, bulkPool, clickhouse, config, logger, queue, templates };
   const metrics = createHttpMetrics();
   const app = createApp(deps, extraRoutes, metrics);
   // Opens and clicks are answered ahead of Express (api/tracking/fast-path.ts: the hot path of
@@ -116,7 +118,7 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
   } catch (err) {
     // The port is taken (or the address wrong): nothing of this half-started web is left running.
     await drain(server);
-    await pool.end();
+    await Promise.all([pool.end(), bulkPool.end()]);
     await clickhouse.close();
     await templates.close();
     throw err;
@@ -129,7 +131,7 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
     async stop() {
       await Promise.all([drain(server), ...(internal ? [drain(internal)] : [])]);
       // After the drain: no request is left waiting on a query or a render.
-      await Promise.all([pool.end(), clickhouse.close(), templates.close()]);
+      await Promise.all([pool.end(), bulkPool.end(), clickhouse.close(), templates.close()]);
     },
   };
 }

@@ -14,6 +14,13 @@ import type { Session } from '../../domain/panel/sessions.js';
 /** What a web process hands its routes. */
 export interface AppDeps {
   pool: Pool;
+  /**
+   * For the few statements that may rightly run for minutes (the panel's CSV imports, which
+   * stream a whole file into one transaction): no client-side bound on a statement, unlike
+   * `pool`'s DATABASE_QUERY_TIMEOUT_MS, and few connections (domain/panel/import-runs.ts lets 4
+   * imports run at once in an instance).
+   */
+  bulkPool: Pool;
   clickhouse: ClickHouseClient;
   config: Config;
   logger: Logger;

@@ -1,5 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createDataset, getDataset, setDatasetActive, updateDataset, type DatasetDetail } from '../../domain/datasets/datasets.js';
 import type { DatasetChannel } from '../../domain/datasets/declaration.js';
@@ -10,6 +13,7 @@ import type { FieldType } from '../../domain/fields/types.js';
 import type { ConnectedFormsChoice } from '../../domain/forms/dataset-columns.js';
 import { createList, deleteList, getList, listLists } from '../../domain/lists/lists.js';
 import type { UploadMode } from '../../domain/lists/modes.js';
+import { importProgress } from '../../domain/panel/import-runs.js';
 import { defineRoute, type ApiKeyRoute } from '../http/route.js';
 import { resourceId } from '../schemas/common.js';
 import { datasetDetailSchema } from '../schemas/datasets.js';
@@ -31,7 +35,7 @@ import {
 } from '../schemas/panel-datasets.js';
 import { datasetRoutes } from './datasets.js';
 import { fieldRoutes } from './fields.js';
-import { csvBody, PANEL_IMPORT_MAX_BYTES, progressOf, sendRejects, tracked } from './panel-imports.js';
+import { csvBody, PANEL_IMPORT_MAX_BYTES, sendRejects, tracked } from './panel-imports.js';
 import { panelMirror } from './panel-mirror.js';
 import { TAGS } from './tags.js';
 
@@ -250,10 +254,10 @@ export const panelDatasetRoutes = [
       await getDataset(tenant, deps.pool, params.id);
       const map = importMap(query.map);
       res.set('Cache-Control', 'no-store');
-      return tracked(tenant, 'dataset_import', params.id, query.key, res.req, async (run) => {
+      return tracked(tenant, deps.pool, 'dataset_import', params.id, query.key, res.req, async (run) => {
         const input = csvBody(res.req, run.onBytes);
         const { importContacts } = await import('../../domain/datasets/import.js');
-        return importContacts(tenant, deps.pool, params.id, { input, map, rejects: run.rejects, onMerge: run.onMerge });
+        return importContacts(tenant, deps.bulkPool, params.id, { input, map, rejects: run.rejects, onMerge: run.onMerge });
       });
     },
   }),
@@ -264,15 +268,16 @@ export const panelDatasetRoutes = [
     summary: "An import's or upload's progress",
     description:
       'The bytes read of the request\'s Content-Length while reading, then merging, then done with the summary (or failed with the problem). ' +
-      'Kept an hour after it ends, by the web process that ran it. 404 import_not_found. Admin or owner.',
+      'Any web process answers (the run is kept in Postgres) for an hour after it ends; a run whose web process stopped mid-import reads as failed, ' +
+      'import_interrupted (nothing of it was saved). 404 import_not_found. Admin or owner.',
     tag,
     auth: { kind: 'session', role: 'admin' },
     params: { key: importKey },
     success: { status: 200, description: 'The progress', schema: importProgressSchema },
     errors: [404],
-    handler: async ({ tenant, params }, res) => {
+    handler: async ({ tenant, params, deps }, res) => {
       res.set('Cache-Control', 'no-store');
-      return progressOf(tenant, params.key);
+      return importProgress(tenant, deps.pool, params.key);
     },
   }),
   defineRoute<Record<string, never>, { key: string }>({
@@ -288,7 +293,7 @@ export const panelDatasetRoutes = [
     params: { key: importKey },
     success: { status: 200, description: 'The refused rows', contentType: 'text/csv' },
     errors: [404],
-    handler: ({ tenant, params }, res) => sendRejects(tenant, params.key, res),
+    handler: ({ tenant, params, deps }, res) => sendRejects(tenant, deps.pool, params.key, res),
   }),
   // CSV lists.
   defineRoute<Record<string, never>, Record<string, never>>({
@@ -364,14 +369,15 @@ export const panelDatasetRoutes = [
     handler: async ({ tenant, params, query, deps }, res) => {
       await getList(tenant, deps.pool, params.id);
       res.set('Cache-Control', 'no-store');
-      return tracked(tenant, 'list_upload', params.id, query.key, res.req, async (run) => {
-        // An upload reads its file twice (its SHA-256, then its rows): the body is spooled first.
-        const spool = `${run.rejectsPath}.upload`;
+      return tracked(tenant, deps.pool, 'list_upload', params.id, query.key, res.req, async (run) => {
+        // An upload reads its file twice (its SHA-256, then its rows): the body is spooled first,
+        // in this process's temporary directory for the length of the request.
+        const spool = join(tmpdir(), `cartero-list-upload-${randomBytes(9).toString('hex')}.csv`);
         try {
           await pipeline(csvBody(res.req, run.onBytes), createWriteStream(spool));
           run.onMerge();
           const { uploadList } = await import('../../domain/lists/upload.js');
-          return await uploadList(tenant, deps.pool, params.id, {
+          return await uploadList(tenant, deps.bulkPool, params.id, {
             open: () => createReadStream(spool),
             fileName: null,
             mode: query.mode ?? 'append',
