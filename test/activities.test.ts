@@ -283,25 +283,28 @@ function groups(es: Ev[], key: 'mail_id' | 'msg_id') {
 const subjectOf = (list: Ev[]) => (new Set(list.map((e) => e.mail.subject)).size === 1 ? list[0]!.mail.subject : null);
 const rcptCount = (m: Mail) => mails.filter((x) => x.instance_id === m.instance_id && x.msg_id === m.msg_id).length;
 const distinct = <T>(xs: T[]) => new Set(xs).size;
+// Cartero's additions (docs/tracking.md): each event's flag, and a group's events and recipients without one.
+const people = (list: Ev[]) => list.filter((e) => !e.machine);
 
 function expectedOpens(f: Filter, groupBy: 'none' | 'mail_id' | 'msg_id') {
   const es = selected('open', f);
   if (groupBy === 'none') {
     return es.map((e) => ({
       mail_id: e.mail.mail_id, msg_id: e.mail.msg_id, to: e.mail.recipient, sender: e.mail.sender, opened_at: iso(e.at),
-      sent_at: iso(e.mail.sent_at), custom_msg_id: e.mail.custom_msg_id, custom_group_code: e.mail.custom_group_code,
+      sent_at: iso(e.mail.sent_at), custom_msg_id: e.mail.custom_msg_id, custom_group_code: e.mail.custom_group_code, machine: e.machine || null,
     }));
   }
   if (groupBy === 'mail_id') {
     return groups(es, 'mail_id').map(({ m, list, first, last }) => ({
       mail_id: m.mail_id, msg_id: m.msg_id, to: m.recipient, sender: m.sender, open_count: list.length, first_opened_at: iso(first),
       last_opened_at: last, sent_at: iso(m.sent_at), custom_msg_id: m.custom_msg_id, custom_group_code: m.custom_group_code,
+      human_open_count: people(list).length,
     }));
   }
   return groups(es, 'msg_id').map(({ m, list, first, last }) => ({
     msg_id: m.msg_id, sender: m.sender, subject: subjectOf(list), open_count: list.length, recipients_opened: distinct(list.map((e) => e.mail)),
     rcpt_count: rcptCount(m), first_opened_at: iso(first), last_opened_at: last, custom_msg_id: m.custom_msg_id,
-    custom_group_code: m.custom_group_code,
+    custom_group_code: m.custom_group_code, human_open_count: people(list).length, recipients_opened_human: distinct(people(list).map((e) => e.mail)),
   }));
 }
 
@@ -310,7 +313,7 @@ function expectedClicks(f: Filter, groupBy: 'none' | 'mail_id' | 'msg_id') {
   if (groupBy === 'none') {
     return es.map((e) => ({
       mail_id: e.mail.mail_id, msg_id: e.mail.msg_id, to: e.mail.recipient, sender: e.mail.sender, url_redirect: e.url, clicked_at: iso(e.at),
-      sent_at: iso(e.mail.sent_at), custom_msg_id: e.mail.custom_msg_id, custom_group_code: e.mail.custom_group_code,
+      sent_at: iso(e.mail.sent_at), custom_msg_id: e.mail.custom_msg_id, custom_group_code: e.mail.custom_group_code, machine: e.machine || null,
     }));
   }
   const links = (list: Ev[]) => distinct(list.filter((e) => e.url !== null).map((e) => `${e.mail.mail_id} ${e.url}`));
@@ -318,22 +321,25 @@ function expectedClicks(f: Filter, groupBy: 'none' | 'mail_id' | 'msg_id') {
     return groups(es, 'mail_id').map(({ m, list, first, last }) => ({
       mail_id: m.mail_id, msg_id: m.msg_id, to: m.recipient, sender: m.sender, click_count: list.length, links_clicked: links(list),
       first_clicked_at: iso(first), last_clicked_at: last, sent_at: iso(m.sent_at), custom_msg_id: m.custom_msg_id,
-      custom_group_code: m.custom_group_code,
+      custom_group_code: m.custom_group_code, human_click_count: people(list).length,
     }));
   }
   return groups(es, 'msg_id').map(({ m, list, first, last }) => ({
     msg_id: m.msg_id, sender: m.sender, subject: subjectOf(list), click_count: list.length, recipients_clicked: distinct(list.map((e) => e.mail)),
     links_clicked: links(list), rcpt_count: rcptCount(m), first_clicked_at: iso(first), last_clicked_at: last,
-    custom_msg_id: m.custom_msg_id, custom_group_code: m.custom_group_code,
+    custom_msg_id: m.custom_msg_id, custom_group_code: m.custom_group_code, human_click_count: people(list).length,
+    recipients_clicked_human: distinct(people(list).map((e) => e.mail)),
   }));
 }
 
 const newestFirst = (x: Mail, y: Mail) => y.received_at.getTime() - x.received_at.getTime() || (x.mail_id < y.mail_id ? 1 : -1);
 const unopened = (m: Mail) => m.status === 3 && !events.some((e) => e.mail === m && e.type === 'open');
+/** human=true: no open a person made (a mail opened only by machines is listed). */
+const unopenedByPeople = (m: Mail) => m.status === 3 && !events.some((e) => e.mail === m && e.type === 'open' && !e.machine);
 
-function expectedUnopened(f: Filter) {
+function expectedUnopened(f: Filter & { human?: boolean }) {
   return mails
-    .filter((m) => mailMatches(m, f) && inDates(m.received_at, f) && unopened(m))
+    .filter((m) => mailMatches(m, f) && inDates(m.received_at, f) && (f.human ? unopenedByPeople(m) : unopened(m)))
     .sort(newestFirst)
     .map((m) => ({
       mail_id: m.mail_id, msg_id: m.msg_id, to: m.recipient, subject: m.subject, sender: m.sender, received_at: iso(m.received_at),
@@ -397,17 +403,18 @@ async function runQuery(q: ActivityQuery): Promise<any[]> {
 // The field lists of the spec, in its order (written out here, not taken from the code).
 const SPEC_FIELDS = {
   opens: {
-    none: ['mail_id', 'msg_id', 'to', 'sender', 'opened_at', 'sent_at', 'custom_msg_id', 'custom_group_code'],
-    mail_id: ['mail_id', 'msg_id', 'to', 'sender', 'open_count', 'first_opened_at', 'last_opened_at', 'sent_at', 'custom_msg_id', 'custom_group_code'],
+    none: ['mail_id', 'msg_id', 'to', 'sender', 'opened_at', 'sent_at', 'custom_msg_id', 'custom_group_code', 'machine'],
+    mail_id: ['mail_id', 'msg_id', 'to', 'sender', 'open_count', 'first_opened_at', 'last_opened_at', 'sent_at', 'custom_msg_id', 'custom_group_code',
+      'human_open_count'],
     msg_id: ['msg_id', 'sender', 'subject', 'open_count', 'recipients_opened', 'rcpt_count', 'first_opened_at', 'last_opened_at', 'custom_msg_id',
-      'custom_group_code'],
+      'custom_group_code', 'human_open_count', 'recipients_opened_human'],
   },
   clicks: {
-    none: ['mail_id', 'msg_id', 'to', 'sender', 'url_redirect', 'clicked_at', 'sent_at', 'custom_msg_id', 'custom_group_code'],
+    none: ['mail_id', 'msg_id', 'to', 'sender', 'url_redirect', 'clicked_at', 'sent_at', 'custom_msg_id', 'custom_group_code', 'machine'],
     mail_id: ['mail_id', 'msg_id', 'to', 'sender', 'click_count', 'links_clicked', 'first_clicked_at', 'last_clicked_at', 'sent_at', 'custom_msg_id',
-      'custom_group_code'],
+      'custom_group_code', 'human_click_count'],
     msg_id: ['msg_id', 'sender', 'subject', 'click_count', 'recipients_clicked', 'links_clicked', 'rcpt_count', 'first_clicked_at', 'last_clicked_at',
-      'custom_msg_id', 'custom_group_code'],
+      'custom_msg_id', 'custom_group_code', 'human_click_count', 'recipients_clicked_human'],
   },
   unopened: ['mail_id', 'msg_id', 'to', 'subject', 'sender', 'received_at', 'sent_at', 'custom_msg_id', 'custom_group_code'],
   sent: ['mail_id', 'msg_id', 'to', 'subject', 'sender', 'status', 'opens', 'clicks', 'received_at', 'queued_at', 'sent_at', 'schedule_at', 'delay',
@@ -709,6 +716,48 @@ t.test('exclude_machine: off by default; on, flagged events go, by their newest 
   t.strictSame(bad.body.errors.map((e: any) => [e.pointer, e.code]), [['/exclude_machine', 'bool_parsing']]);
 });
 
+t.test('human counts beside every grouped count, each equal to the count with exclude_machine=true; machine on every event row', async (t) => {
+  const ranges = [ALL_DAYS, { ...ALL_DAYS, custom_group_code: 'spring' }, { ...ALL_DAYS, sender_id: 11 }, { start_date: dateOf(1), end_date: dateOf(1) }];
+  for (const kind of ['opens', 'clicks'] as const) {
+    const count = kind === 'opens' ? 'open_count' : 'click_count';
+    const human = kind === 'opens' ? 'human_open_count' : 'human_click_count';
+    const recipients = kind === 'opens' ? 'recipients_opened' : 'recipients_clicked';
+    for (const f of ranges) {
+      for (const mode of ['mail_id', 'msg_id'] as const) {
+        const key = mode;
+        const raw = (await list(`/v1/activities/${kind}`, { ...f, group_by: mode })).data;
+        const people = (await list(`/v1/activities/${kind}`, { ...f, group_by: mode, exclude_machine: true })).data;
+        const label = `${kind} ${mode} ${JSON.stringify(f)}`;
+        for (const row of raw) {
+          const same = people.find((p) => p[key] === row[key]);
+          t.equal(row[human], same ? same[count] : 0, `${label} ${row[key]}: ${human} is the count without machines`);
+          if (mode === 'msg_id') t.equal(row[`${recipients}_human`], same ? same[recipients] : 0, `${label}: ${recipients}_human`);
+        }
+      }
+    }
+    const rows = (await list(`/v1/activities/${kind}`, ALL_DAYS)).data;
+    const flagged = rows.filter((x) => x.machine !== null);
+    t.ok(flagged.length > 0 && flagged.length < rows.length, `${kind}: some event rows flagged, some not`);
+    const excluded = (await list(`/v1/activities/${kind}`, { ...ALL_DAYS, exclude_machine: true })).data;
+    t.equal(excluded.length, rows.length - flagged.length, `${kind}: the rows with machine null are those exclude_machine keeps`);
+  }
+  // Spring: bob's only open came from a privacy proxy, gus's only open was re-flagged (its copies: '' then 'prefetch').
+  const spring = (await list('/v1/activities/opens', { ...ALL_DAYS, msg_id: reflaggedInCampaign.mail.msg_id, group_by: 'msg_id' })).data[0];
+  t.ok(spring.recipients_opened_human < spring.recipients_opened, `people opened it fewer times than it was opened (${spring.recipients_opened_human} of ${spring.recipients_opened})`);
+});
+
+t.test('unopened human=true: delivered with no open a person made', async (t) => {
+  const human = await list('/v1/activities/unopened', { human: true } as any);
+  t.strictSame(human.data, expectedUnopened({ human: true }), 'the reference model');
+  const plain = (await list('/v1/activities/unopened')).data.map((x) => x.mail_id);
+  const onlyMachines = human.data.map((x) => x.mail_id).filter((id) => !plain.includes(id));
+  t.ok(onlyMachines.length > 0, `mails opened only by machines are listed with human=true (${onlyMachines.length})`);
+  for (const id of plain) t.ok(human.data.some((x) => x.mail_id === id), 'every mail with no open at all is still listed');
+  const ranged = await list('/v1/activities/unopened', { human: true, start_date: dateOf(1), end_date: dateOf(1) } as any);
+  t.strictSame(ranged.data, expectedUnopened({ human: true, start_date: dateOf(1), end_date: dateOf(1) }), 'within a range');
+  t.equal((await get('/v1/activities/unopened?human=perhaps')).status, 422);
+});
+
 t.test('unopened: delivered mails without a recorded open; bounced, dropped, queued never', async (t) => {
   const unopenedIds = async () => (await list('/v1/activities/unopened')).data.map((x) => x.mail_id);
   const ids = await unopenedIds();
@@ -827,7 +876,7 @@ t.test('the OpenAPI document describes the four listings', async (t) => {
     'sender_id', 'start_date', 'subject', 'tz'];
   t.strictSame(params('/v1/activities/opens'), [...common, 'exclude_machine', 'group_by'].sort());
   t.strictSame(params('/v1/activities/clicks'), [...common, 'exclude_machine', 'group_by'].sort());
-  t.strictSame(params('/v1/activities/unopened'), common);
+  t.strictSame(params('/v1/activities/unopened'), [...common, 'human'].sort());
   t.strictSame(params('/v1/activities/sent'), [...common, 'opened', 'status'].sort());
   for (const path of ['/v1/activities/opens', '/v1/activities/clicks']) {
     const op = doc.paths[path].get;

@@ -390,6 +390,10 @@ const EXPORTS: Array<{ listing: string; query: string; minRows: number }> = [
   { listing: '/v1/activities/opens', query: `group_by=none&custom_msg_id=${encodeURIComponent('=SUM(A1)')}`, minRows: 1 },
 ];
 
+/** Cartero's machine-made additions to the opens and clicks rows (docs/tracking.md): exported only with include_machine=true. */
+const MACHINE_FIELDS = new Set(['machine', 'human_open_count', 'recipients_opened_human', 'human_click_count', 'recipients_clicked_human']);
+const specFields = (row: Record<string, unknown>) => Object.fromEntries(Object.entries(row).filter(([k]) => !MACHINE_FIELDS.has(k)));
+
 t.test('JSON export equals the listing rows, page after page, for every endpoint and group_by', async (t) => {
   for (const { listing, query, minRows } of EXPORTS) {
     const label = `${listing} ${query}`;
@@ -399,8 +403,30 @@ t.test('JSON export equals the listing rows, page after page, for every endpoint
     t.equal(r.status, 200, label);
     t.ok(r.complete, label);
     t.equal(r.headers['content-type'], 'application/json; charset=utf-8');
-    t.same(JSON.parse(r.body.toString('utf8')), listed, `${label}: same rows, same order, same values`);
+    t.same(JSON.parse(r.body.toString('utf8')), listed.map(specFields), `${label}: same rows, same order, same values (the spec's fields)`);
+    if (listing.endsWith('/opens') || listing.endsWith('/clicks')) {
+      const withMachine = await rawGet(`${listing}/export?${query}&format=json&include_machine=true`);
+      t.strictSame(JSON.parse(withMachine.body.toString('utf8')), listed, `${label}: include_machine=true: the listing's rows exactly`);
+    }
   }
+});
+
+t.test('CSV export with include_machine=true: the spec columns, then the machine-made ones', async (t) => {
+  for (const { listing, query } of EXPORTS.filter((e) => e.listing.endsWith('/opens') || e.listing.endsWith('/clicks'))) {
+    const label = `${listing} ${query}`;
+    const listed = await listAll(query ? `${listing}?${query}` : listing);
+    const plain = parseCsv((await rawGet(`${listing}/export?${query}`)).body.subarray(3).toString('utf8'));
+    const r = await rawGet(`${listing}/export?${query}&include_machine=true`);
+    t.equal(r.status, 200, label);
+    const [header, ...rows] = parseCsv(r.body.subarray(3).toString('utf8'));
+    const extra = Object.keys(listed[0]!).filter((k) => MACHINE_FIELDS.has(k));
+    t.ok(extra.length >= 1, `${label}: the listing has machine-made fields (${extra.join(', ')})`);
+    t.same(header, [...plain[0]!, ...extra], `${label}: the spec's header, then ${extra.join(', ')}`);
+    t.same(rows.map((row) => row.slice(0, plain[0]!.length)), plain.slice(1), `${label}: the spec's cells unchanged`);
+    t.same(rows.map((row) => row.slice(plain[0]!.length)), listed.map((row) => extra.map((c) => expectedCell(row[c]))), `${label}: the added cells`);
+  }
+  const bad = await rawGet('/v1/activities/opens/export?include_machine=sometimes');
+  t.equal(bad.status, 422, 'include_machine is a boolean');
 });
 
 t.test('CSV export: BOM, the header row per group_by, and every cell the guarded listing value', async (t) => {
@@ -418,7 +444,7 @@ t.test('CSV export: BOM, the header row per group_by, and every cell the guarded
     t.same([...r.body.subarray(0, 3)], [0xef, 0xbb, 0xbf], `${label}: BOM`);
     const [header, ...rows] = parseCsv(r.body.subarray(3).toString('utf8'));
     const groupBy = /group_by=(\w+)/.exec(query)?.[1];
-    const columns = listing.endsWith('/opens') ? OPENS_CSV_HEADERS[groupBy!]! : Object.keys(listed[0]!);
+    const columns = listing.endsWith('/opens') ? OPENS_CSV_HEADERS[groupBy!]! : Object.keys(listed[0]!).filter((k) => !MACHINE_FIELDS.has(k));
     t.same(header, columns, `${label}: header row`);
     t.equal(rows.length, listed.length, `${label}: one line per listing row`);
     const expected = listed.map((row) => columns.map((c) => expectedCell(row[c])));

@@ -15,7 +15,7 @@ import type { ActivityQuery } from './query.js';
 export const CLICKS: EventKind = {
   type: 'click',
   queries: { none: 'clicks.group_by_none', mail_id: 'clicks.group_by_mail_id', msg_id: 'clicks.group_by_msg_id', count: 'clicks.count' },
-  columns: { at: 'clicked_at', count: 'click_count', first: 'first_clicked_at', last: 'last_clicked_at', recipients: 'recipients_clicked' },
+  columns: { at: 'clicked_at', count: 'click_count', first: 'first_clicked_at', last: 'last_clicked_at', recipients: 'recipients_clicked', humanCount: 'human_click_count', humanRecipients: 'recipients_clicked_human' },
   links: true,
 };
 

@@ -19,6 +19,9 @@ export interface EventKind {
     first: string;
     last: string;
     recipients: string;
+    /** Grouped: the group's events not flagged machine-made, and its recipients with one (Cartero's additions). */
+    humanCount: string;
+    humanRecipients: string;
   };
   /** Clicks carry a link: url_redirect per event, links_clicked per group. */
   links: boolean;

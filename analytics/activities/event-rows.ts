@@ -23,6 +23,8 @@ export function eventRowColumns(k: EventKind): ColumnSql[] {
     { name: 'sent_at', kind: 'datetime', sql: 'sent_at', nullable: true },
     { name: 'custom_msg_id', kind: 'text', sql: 'custom_msg_id', nullable: true },
     { name: 'custom_group_code', kind: 'text', sql: 'custom_group_code', nullable: true },
+    // The reason the event was judged machine-made (docs/tracking.md), null for a human one.
+    { name: 'machine', kind: 'text', sql: "nullIf(machine, '')", nullable: true, machine: true },
   ];
 }
 
@@ -34,13 +36,15 @@ export function eventRowsQuery(tenant: Tenant, k: EventKind, f: EventActivityFil
   // The export: every event of the range once, merged by FINAL in constant memory.
   // A page: read newest first in key order, keep each event's newest copy (highest shipped_at),
   // stop when full; `SELECT *` inside on purpose: an explicit list makes the ORDER BY a full sort.
+  // The flag is qualified (`ev.machine`, `${where.table}.machine`): the row's own `machine`
+  // (nullIf(machine, '')) is an alias of the same name, which a bare name in WHERE would mean.
   const sql = page
     ? `SELECT ${select}
     FROM (SELECT * FROM ${where.table} WHERE ${where.sql}
-          ORDER BY occurred_at DESC, event_id DESC, shipped_at DESC LIMIT 1 BY occurred_at, event_id)
-    ${f.exclude_machine ? "WHERE machine = ''" : ''}
+          ORDER BY occurred_at DESC, event_id DESC, shipped_at DESC LIMIT 1 BY occurred_at, event_id) AS ev
+    ${f.exclude_machine ? "WHERE ev.machine = ''" : ''}
     ORDER BY occurred_at DESC, event_id DESC${limitClause(page, params)}`
-    : `SELECT ${select} FROM ${where.table} FINAL WHERE ${where.sql}${f.exclude_machine ? " AND machine = ''" : ''} ORDER BY occurred_at DESC, event_id DESC`;
+    : `SELECT ${select} FROM ${where.table} FINAL WHERE ${where.sql}${f.exclude_machine ? ` AND ${where.table}.machine = ''` : ''} ORDER BY occurred_at DESC, event_id DESC`;
   return { name: k.queries.none, columns: resultColumns(columns), params, sql };
 }
 

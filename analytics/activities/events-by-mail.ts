@@ -1,7 +1,7 @@
 import type { Tenant } from '../../domain/tenancy/context.js';
 import type { EventKind } from './event-kind.js';
 import { eventWhere, type EventActivityFilter, type PageWindow } from './filters.js';
-import { CUSTOM_IDS, firstAndLast, pageKeys } from './grouped.js';
+import { CUSTOM_IDS, firstAndLast, humanCount, pageKeys } from './grouped.js';
 import { resultColumns, selectList, type ActivityQuery, type ColumnSql } from './query.js';
 
 /**
@@ -28,6 +28,7 @@ export function mailGroupColumns(k: EventKind, copies: boolean): ColumnSql[] {
     // A re-shipped event reads sent_at again from its mail: it only moves forward.
     { name: 'sent_at', kind: 'datetime', sql: 'max(e.sent_at)', nullable: true },
     ...CUSTOM_IDS,
+    humanCount(k, copies),
   ];
 }
 
@@ -35,7 +36,7 @@ export function eventsByMailQuery(tenant: Tenant, k: EventKind, f: EventActivity
   const where = eventWhere(tenant, f, k.type);
   const params = { ...where.params };
   // The events' columns the row reads.
-  const read = `mail_id, msg_id, sender, recipient, sent_at, ${k.links ? 'url, ' : ''}occurred_at, custom_msg_id, custom_group_code`;
+  const read = `mail_id, msg_id, sender, recipient, sent_at, ${k.links ? 'url, ' : ''}occurred_at, custom_msg_id, custom_group_code, machine`;
   // Without exclude_machine, a page reads the events as stored, copies included (cheaper than
   // merging them first); with it, each event's newest copy decides, so copies are merged.
   const copies = page !== undefined && !f.exclude_machine;

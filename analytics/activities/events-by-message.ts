@@ -1,7 +1,7 @@
 import type { Tenant } from '../../domain/tenancy/context.js';
 import type { EventKind } from './event-kind.js';
 import { eventWhere, type EventActivityFilter, type PageWindow } from './filters.js';
-import { CUSTOM_IDS, firstAndLast, pageKeys } from './grouped.js';
+import { CUSTOM_IDS, firstAndLast, humanCount, pageKeys } from './grouped.js';
 import { resultColumns, selectList, type ActivityQuery, type ColumnSql } from './query.js';
 
 /**
@@ -19,7 +19,13 @@ import { resultColumns, selectList, type ActivityQuery, type ColumnSql } from '.
  * events-by-mail.ts. links_clicked: distinct links per recipient, summed over the recipients,
  * i.e. the distinct (mail, url) pairs (uniqExact skips the pairs whose url is NULL).
  */
-export function messageGroupColumns(k: EventKind, copies: boolean): Array<ColumnSql & { lookup?: true }> {
+/**
+ * `flagged`, with copies: a query of the event_ids with a flagged copy among the events read,
+ * so that a recipient whose only unflagged-looking event has a flagged newer copy is not counted
+ * human (humanCount in grouped.ts says why a flagged copy decides).
+ */
+export function messageGroupColumns(k: EventKind, copies: boolean, flagged?: string): Array<ColumnSql & { lookup?: true }> {
+  const humanEvent = copies && flagged ? `e.machine = '' AND e.event_id NOT IN (${flagged})` : "e.machine = ''";
   return [
     { name: 'msg_id', kind: 'text', sql: 'e.msg_id' },
     { name: 'sender', kind: 'text', sql: "ifNull(any(e.sender), '')" },
@@ -31,6 +37,8 @@ export function messageGroupColumns(k: EventKind, copies: boolean): Array<Column
     { name: 'rcpt_count', kind: 'number', sql: 'toUInt32(r.n)', lookup: true },
     ...firstAndLast(k),
     ...CUSTOM_IDS,
+    humanCount(k, copies),
+    { name: k.columns.humanRecipients, kind: 'number', sql: `toUInt32(uniqExactIf(e.mail_id, ${humanEvent}))`, machine: true },
   ];
 }
 
@@ -38,11 +46,12 @@ export function eventsByMessageQuery(tenant: Tenant, k: EventKind, f: EventActiv
   const where = eventWhere(tenant, f, k.type);
   const params = { ...where.params };
   // The events' columns the row reads.
-  const read = `mail_id, msg_id, sender, subject, ${k.links ? 'url, ' : ''}occurred_at, custom_msg_id, custom_group_code`;
+  const read = `mail_id, msg_id, sender, subject, ${k.links ? 'url, ' : ''}occurred_at, custom_msg_id, custom_group_code, machine`;
   const copies = page !== undefined && !f.exclude_machine;
   let head = '';
   let events: string;
   let messages: string;
+  let flagged: string | undefined;
   if (!page) {
     events = `(SELECT ${read} FROM ${where.table} FINAL WHERE ${where.sql}${f.exclude_machine ? " AND machine = ''" : ''}) AS e`;
     // A superset is harmless: only the listed messages are joined.
@@ -55,8 +64,9 @@ export function eventsByMessageQuery(tenant: Tenant, k: EventKind, f: EventActiv
       ? `(SELECT ${read} FROM mail_events_by_msg FINAL WHERE ${pageEvents} AND machine = '') AS e`
       : `(SELECT event_id, ${read} FROM mail_events_by_msg WHERE ${pageEvents}) AS e`;
     messages = '(SELECT arrayJoin(page.1))';
+    flagged = `SELECT event_id FROM mail_events_by_msg WHERE ${pageEvents} AND machine != ''`;
   }
-  const columns = messageGroupColumns(k, copies);
+  const columns = messageGroupColumns(k, copies, flagged);
   const aggregates = selectList(columns.filter((c) => !c.lookup));
   const select = selectList(columns.map((c) => (c.lookup ? c : { ...c, sql: `g.\`${c.name}\`` })));
   // rcpt_count: uniqExact(mail_id), not FINAL: the mirror holds one row per snapshot of a mail.

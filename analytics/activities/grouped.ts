@@ -10,6 +10,20 @@ export const firstAndLast = (k: EventKind): ColumnSql[] => [
   { name: k.columns.last, kind: 'datetime', sql: 'max(e.occurred_at)' },
 ];
 
+/**
+ * A group's events not flagged machine-made (human_open_count, human_click_count), equal to the
+ * count with exclude_machine=true, where each event is judged on its newest copy. `copies`: the
+ * events are read as stored, an event possibly more than once; a flag only ever goes from none to
+ * a reason (the event pump re-flags earlier clicks of a burst, never the other way), so an event
+ * whose newest copy is flagged is one with any flagged copy: the events less the flagged ones.
+ */
+export const humanCount = (k: EventKind, copies: boolean): ColumnSql => ({
+  name: k.columns.humanCount,
+  kind: 'number',
+  sql: copies ? "toUInt32(uniqExact(e.event_id) - uniqExactIf(e.event_id, e.machine != ''))" : "toUInt32(countIf(e.machine = ''))",
+  machine: true,
+});
+
 /** The integrator's ids, the same on every event of a mail (and, in practice, of a message). */
 export const CUSTOM_IDS: readonly ColumnSql[] = [
   { name: 'custom_msg_id', kind: 'text', sql: 'any(e.custom_msg_id)', nullable: true },

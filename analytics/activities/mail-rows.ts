@@ -20,7 +20,7 @@ export const MAIL_HEAD: readonly ColumnSql[] = [
 ];
 
 export interface MailRowsListing {
-  name: 'sent' | 'unopened';
+  name: 'sent' | 'unopened' | 'unopened.human';
   /** The row, in the spec's order. */
   columns: readonly ColumnSql[];
   /**

@@ -12,7 +12,7 @@ import type { ActivityQuery } from './query.js';
 export const OPENS: EventKind = {
   type: 'open',
   queries: { none: 'opens.group_by_none', mail_id: 'opens.group_by_mail_id', msg_id: 'opens.group_by_msg_id', count: 'opens.count' },
-  columns: { at: 'opened_at', count: 'open_count', first: 'first_opened_at', last: 'last_opened_at', recipients: 'recipients_opened' },
+  columns: { at: 'opened_at', count: 'open_count', first: 'first_opened_at', last: 'last_opened_at', recipients: 'recipients_opened', humanCount: 'human_open_count', humanRecipients: 'recipients_opened_human' },
   links: false,
 };
 
@@ -27,6 +27,7 @@ export function opensQuery(tenant: Tenant, f: EventActivityFilter, page?: PageWi
  */
 export function opensCsvColumns(groupBy: GroupBy): string[] {
   return eventColumns(OPENS, groupBy)
+    .filter((c) => !c.machine)
     .map((c) => c.name)
     .filter((name) => groupBy !== 'mail_id' || name !== 'sent_at');
 }

@@ -18,6 +18,12 @@ export interface ResultColumn {
   kind: 'text' | 'number' | 'datetime';
   /** The SQL may yield NULL here (a Nullable column, an aggregate of one); else never. */
   nullable?: true;
+  /**
+   * Cartero's addition about machine-made events (the flag, the human counts: docs/tracking.md),
+   * beside the spec's fields: listed always, exported only with include_machine=true, after the
+   * spec's columns.
+   */
+  machine?: true;
 }
 
 /**
@@ -48,4 +54,4 @@ export const ACTIVITY_SETTINGS = {
 export const selectList = (columns: readonly ColumnSql[]): string => columns.map((c) => `${c.sql} AS \`${c.name}\``).join(',\n  ');
 
 export const resultColumns = (columns: readonly ColumnSql[]): ResultColumn[] =>
-  columns.map(({ name, kind, nullable }) => (nullable ? { name, kind, nullable } : { name, kind }));
+  columns.map(({ name, kind, nullable, machine }) => ({ name, kind, ...(nullable ? { nullable } : {}), ...(machine ? { machine } : {}) }));

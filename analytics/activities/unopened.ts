@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Page, PageRequest } from '../../domain/pagination.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
-import type { ActivityFilter, PageWindow } from './filters.js';
+import { activityWhere, DATETIME_PARAM, type ActivityFilter, type PageWindow } from './filters.js';
 import { fetchPage } from './listing.js';
 import { MAIL_HEAD, mailRowsQuery } from './mail-rows.js';
 import type { ActivityQuery, ColumnSql } from './query.js';
@@ -25,6 +25,20 @@ export const NO_RECORDED_OPEN = `status = 3 AND opens = 0 AND mail_id NOT IN (
     SELECT mail_id FROM mail_events
      WHERE instance_id = {instance_id:UInt64} AND event_type = 'open' AND occurred_at >= now64(3) - INTERVAL 1 DAY)`;
 
+/**
+ * human=true: delivered with no open a person made, so a mail opened only by a privacy proxy or a
+ * scanner is listed (docs/tracking.md). Read from the events: the mirror counts every open. Each
+ * open is judged on its newest copy, as exclude_machine judges it. No open precedes its mail's
+ * reception, so the opens read start where the listed receptions do (`from`), when the range has
+ * a start.
+ */
+function noHumanOpen(hasFrom: boolean): string {
+  return `status = 3 AND mail_id NOT IN (
+    SELECT mail_id FROM mail_events
+     WHERE instance_id = {instance_id:UInt64} AND event_type = 'open'${hasFrom ? ` AND occurred_at >= {from:${DATETIME_PARAM}}` : ''}
+     GROUP BY mail_id, event_id HAVING argMax(machine, shipped_at) = '')`;
+}
+
 /** The Unopened row (spec), in its order. */
 const COLUMNS: ColumnSql[] = [
   ...MAIL_HEAD,
@@ -38,11 +52,17 @@ const COLUMNS: ColumnSql[] = [
  * GET /v1/activities/unopened (and its export): one row per delivered, unopened mail of the
  * `mails` mirror (mail-rows.ts), newest reception first; dates on the reception date.
  */
-export function unopenedQuery(tenant: Tenant, f: ActivityFilter, page?: PageWindow): ActivityQuery {
-  return mailRowsQuery(tenant, f, { name: 'unopened', columns: COLUMNS, newest: [NO_RECORDED_OPEN] }, page);
+export function unopenedQuery(tenant: Tenant, f: UnopenedFilter, page?: PageWindow): ActivityQuery {
+  const newest = f.human ? noHumanOpen('from' in activityWhere(tenant, f, 'received_at').params) : NO_RECORDED_OPEN;
+  return mailRowsQuery(tenant, f, { name: f.human ? 'unopened.human' : 'unopened', columns: COLUMNS, newest: [newest] }, page);
+}
+
+/** The common filters, and whether only people's opens count (human=true). */
+export interface UnopenedFilter extends ActivityFilter {
+  human?: boolean;
 }
 
 /** total_items is always null (spec); paginate with has_more. */
-export function listUnopened(tenant: Tenant, ch: ClickHouseClient, f: ActivityFilter & PageRequest): Promise<Page<Record<string, unknown>>> {
+export function listUnopened(tenant: Tenant, ch: ClickHouseClient, f: UnopenedFilter & PageRequest): Promise<Page<Record<string, unknown>>> {
   return fetchPage(ch, (page) => unopenedQuery(tenant, f, page), f);
 }

@@ -7,9 +7,9 @@ import type { JsonSchema } from '../../domain/validation.js';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { defineRoute } from '../http/route.js';
 import type { RouteNaming } from './reads.js';
-import { byGroup, clickRowSchemas, eventActivityQuerySchema, openRowSchemas, unopenedRowSchema } from '../schemas/activities.js';
+import { byGroup, clickRowSchemas, eventActivityQuerySchema, openRowSchemas, unopenedQuerySchema, unopenedRowSchema } from '../schemas/activities.js';
 import { collectionSchema } from '../schemas/common.js';
-import { activityFilterQuery, mailSchema, sentFilterQuery } from '../schemas/mails.js';
+import { mailSchema, sentFilterQuery } from '../schemas/mails.js';
 import { TAGS } from './tags.js';
 
 const LAG =
@@ -86,8 +86,9 @@ export const activityRoutes = [
     description:
       'One row per recipient whose mail was delivered (status 3) and has no recorded open: bounced, dropped, deferred, queued ' +
       'and on-hold mails never appear, and a mail stops appearing once opened. Dates apply to the reception date; newest ' +
-      'reception first. total_items is always null; paginate with has_more.',
-    query: activityFilterQuery,
+      'reception first. total_items is always null; paginate with has_more. human=true: no open a person made, so a mail opened ' +
+      'only by machines (privacy proxies, scanners; docs/tracking.md) is listed too.',
+    query: unopenedQuerySchema,
     page: { description: 'A page of unopened mails, newest first', item: unopenedRowSchema },
     list: listUnopened,
   }),

@@ -1,14 +1,16 @@
-import { clicksQuery } from '../../analytics/activities/clicks.js';
-import type { ActivityFilter, EventActivityFilter } from '../../analytics/activities/filters.js';
-import { opensCsvColumns, opensQuery } from '../../analytics/activities/opens.js';
+import { CLICKS, clicksQuery } from '../../analytics/activities/clicks.js';
+import type { EventKind } from '../../analytics/activities/event-kind.js';
+import { eventColumns } from '../../analytics/activities/events.js';
+import type { EventActivityFilter } from '../../analytics/activities/filters.js';
+import { OPENS, opensCsvColumns, opensQuery } from '../../analytics/activities/opens.js';
 import { sentQuery, type SentActivityFilter } from '../../analytics/activities/sent.js';
-import { unopenedQuery } from '../../analytics/activities/unopened.js';
+import { unopenedQuery, type UnopenedFilter } from '../../analytics/activities/unopened.js';
 import { EXPORT_FORMATS, streamExport, type ExportFormat } from '../../analytics/export/stream.js';
 import { defineRoute } from '../http/route.js';
 import type { RouteContext } from '../http/route.js';
 import type { RouteNaming } from './reads.js';
-import { eventActivityQuerySchema } from '../schemas/activities.js';
-import { activityFilterQuery, sentFilterQuery } from '../schemas/mails.js';
+import { eventActivityQuerySchema, unopenedQuerySchema } from '../schemas/activities.js';
+import { sentFilterQuery } from '../schemas/mails.js';
 import type { JsonSchema } from '../../domain/validation.js';
 import type { ActivityQuery } from '../../analytics/activities/query.js';
 import { TAGS } from './tags.js';
@@ -21,11 +23,12 @@ import { TAGS } from './tags.js';
 
 type Exported<F> = F & { format: ExportFormat };
 
-/** A listing's query parameters without page/page_size, plus format. */
-function exportQuery(listing: Record<string, JsonSchema>): Record<string, JsonSchema> {
+/** A listing's query parameters without page/page_size, plus format (and `extra`). */
+function exportQuery(listing: Record<string, JsonSchema>, extra: Record<string, JsonSchema> = {}): Record<string, JsonSchema> {
   const { page: _page, page_size: _pageSize, ...filters } = listing;
   return {
     ...filters,
+    ...extra,
     format: {
       type: 'string',
       enum: [...EXPORT_FORMATS],
@@ -33,6 +36,26 @@ function exportQuery(listing: Record<string, JsonSchema>): Record<string, JsonSc
       description: 'csv: UTF-8 BOM, header row, formula-guarded text cells (docs/analytics.md, Exports); json: an array of the listing rows, values unchanged.',
     },
   };
+}
+
+/** The opens and clicks exports' choice of Cartero's machine-made additions. */
+const includeMachine: Record<string, JsonSchema> = {
+  include_machine: {
+    type: 'boolean',
+    default: false,
+    description:
+      "true: after the spec's columns (CSV) or fields (JSON), Cartero's additions about machine-made events: machine with group_by=none, " +
+      'the human counts when grouped (docs/tracking.md). Default false: exactly the spec\'s columns.',
+  },
+};
+
+type EventExport = Exported<EventActivityFilter> & { include_machine?: boolean };
+
+/** An opens or clicks export's columns: the spec's (`spec`, else the rows' own), then the machine-made additions if asked for. */
+function eventExportColumns(k: EventKind, query: EventExport, spec?: readonly string[]): string[] {
+  const all = eventColumns(k, query.group_by ?? 'none');
+  const base = spec ?? all.filter((c) => !c.machine).map((c) => c.name);
+  return query.include_machine ? [...base, ...all.filter((c) => c.machine).map((c) => c.name)] : [...base];
 }
 
 const success = {
@@ -52,17 +75,19 @@ const STREAMING =
 function exportRoute<F>(route: RouteNaming & {
   /** The listing's query parameters (exportQuery drops its pagination and adds format). */
   listing: Record<string, JsonSchema>;
+  /** Query parameters of the export only. */
+  extra?: Record<string, JsonSchema>;
   basename: string;
   build: (ctx: RouteContext<Exported<F>, unknown, unknown>) => ActivityQuery;
   columns?: (query: Exported<F>) => readonly string[] | undefined;
 }) {
-  const { listing, basename, build, columns, ...shape } = route;
+  const { listing, extra, basename, build, columns, ...shape } = route;
   return defineRoute<Exported<F>>({
     method: 'get',
     ...shape,
     tag: TAGS.activities,
     auth: { kind: 'api_key', scope: 'mail:read' },
-    query: exportQuery(listing),
+    query: exportQuery(listing, extra),
     success,
     handler: async (ctx, res) => {
       await streamExport(ctx.deps.clickhouse, build(ctx), res, {
@@ -87,33 +112,38 @@ export const activityExportRoutes = [
     basename: 'sent',
     build: ({ tenant, query }) => sentQuery(tenant, query),
   }),
-  exportRoute<EventActivityFilter>({
+  exportRoute<EventActivityFilter & { include_machine?: boolean }>({
     path: '/v1/activities/opens/export',
     operationId: 'exportOpens',
     summary: 'Export opens, per open, per recipient or per message (CSV or JSON)',
     description:
       `CSV columns by group_by are the spec's: ${(['none', 'mail_id', 'msg_id'] as const).map((g) => `${g}: ${opensCsvColumns(g).join(', ')}`).join('; ')}. ` +
-      `JSON: the rows of GET /v1/activities/opens. ${STREAMING}`,
+      `JSON: the rows of GET /v1/activities/opens. include_machine=true appends machine or the human counts. ${STREAMING}`,
     listing: eventActivityQuerySchema,
+    extra: includeMachine,
     basename: 'opens',
     build: ({ tenant, query }) => opensQuery(tenant, query),
-    columns: (query) => (query.format === 'csv' ? opensCsvColumns(query.group_by ?? 'none') : undefined),
+    columns: (query) => eventExportColumns(OPENS, query, query.format === 'csv' ? opensCsvColumns(query.group_by ?? 'none') : undefined),
   }),
-  exportRoute<EventActivityFilter>({
+  exportRoute<EventActivityFilter & { include_machine?: boolean }>({
     path: '/v1/activities/clicks/export',
     operationId: 'exportClicks',
     summary: 'Export clicks, per click, per recipient or per message (CSV or JSON)',
-    description: `The rows of GET /v1/activities/clicks for the same filters and group_by, with its fields in its order. ${STREAMING}`,
+    description:
+      `The rows of GET /v1/activities/clicks for the same filters and group_by, with the spec's fields in its order; include_machine=true ` +
+      `appends machine or the human counts. ${STREAMING}`,
     listing: eventActivityQuerySchema,
+    extra: includeMachine,
     basename: 'clicks',
     build: ({ tenant, query }) => clicksQuery(tenant, query),
+    columns: (query) => eventExportColumns(CLICKS, query),
   }),
-  exportRoute<ActivityFilter>({
+  exportRoute<UnopenedFilter>({
     path: '/v1/activities/unopened/export',
     operationId: 'exportUnopened',
     summary: 'Export delivered mails with no recorded open (CSV or JSON)',
     description: `The rows of GET /v1/activities/unopened for the same filters, with its fields in its order. ${STREAMING}`,
-    listing: activityFilterQuery,
+    listing: unopenedQuerySchema,
     basename: 'unopened',
     build: ({ tenant, query }) => unopenedQuery(tenant, query),
   }),

@@ -28,6 +28,18 @@ export const eventActivityQuerySchema = {
   },
 } satisfies Record<string, JsonSchema>;
 
+/** The unopened listing's and export's query string: the common filters and human. */
+export const unopenedQuerySchema = {
+  ...activityFilterQuery,
+  human: {
+    type: 'boolean',
+    default: false,
+    description:
+      'true: delivered mails with no open made by a person: a mail opened only by machines (privacy proxies, scanners; docs/tracking.md) ' +
+      'is listed. Default false: no open at all.',
+  },
+} satisfies Record<string, JsonSchema>;
+
 const text: JsonSchema = { type: 'string' };
 const nullableText: JsonSchema = { type: ['string', 'null'] };
 const count = (description: string): JsonSchema => ({ type: 'integer', minimum: 0, description });
@@ -50,10 +62,16 @@ const messageAttributes = {
   subject: { type: ['string', 'null'], description: "The message's subject; null when its recipients' subjects differ (merge tags)." },
 };
 const rcptCount = count('Recipients of the message, whether they opened or clicked or not.');
+// Cartero's additions about machine-made events (docs/tracking.md), after the spec's fields.
+const machine: JsonSchema = {
+  type: ['string', 'null'],
+  description: 'Why the event was judged machine-made (privacy_proxy, image_scanner, link_scanner, prefetch, head_request, click_burst, no_user_agent; docs/tracking.md), or null: a person.',
+};
+const human = (what: string, exclude: string): JsonSchema => count(`${what} not flagged as machine-made: what the same query counts with exclude_machine=true${exclude}.`);
 
 export const openRowSchemas = {
   none: row(
-    { ...mailAttributes, opened_at: dateTime, sent_at: nullableDateTime, ...custom },
+    { ...mailAttributes, opened_at: dateTime, sent_at: nullableDateTime, ...custom, machine },
     'group_by=none: one row per open.',
   ),
   mail_id: row(
@@ -64,6 +82,7 @@ export const openRowSchemas = {
       last_opened_at: dateTime,
       sent_at: nullableDateTime,
       ...custom,
+      human_open_count: human('Opens of this recipient', ' (open_count)'),
     },
     'group_by=mail_id: one row per recipient with an open in the range.',
   ),
@@ -76,6 +95,8 @@ export const openRowSchemas = {
       first_opened_at: dateTime,
       last_opened_at: dateTime,
       ...custom,
+      human_open_count: human('Opens of the message', ' (open_count)'),
+      recipients_opened_human: human('Distinct recipients with an open', ' (recipients_opened)'),
     },
     'group_by=msg_id: one row per message with an open in the range.',
   ),
@@ -89,6 +110,7 @@ export const clickRowSchemas = {
       clicked_at: dateTime,
       sent_at: nullableDateTime,
       ...custom,
+      machine,
     },
     'group_by=none: one row per click.',
   ),
@@ -101,6 +123,7 @@ export const clickRowSchemas = {
       last_clicked_at: dateTime,
       sent_at: nullableDateTime,
       ...custom,
+      human_click_count: human('Clicks of this recipient', ' (click_count)'),
     },
     'group_by=mail_id: one row per recipient with a click in the range.',
   ),
@@ -114,6 +137,8 @@ export const clickRowSchemas = {
       first_clicked_at: dateTime,
       last_clicked_at: dateTime,
       ...custom,
+      human_click_count: human('Clicks of the message', ' (click_count)'),
+      recipients_clicked_human: human('Distinct recipients with a click', ' (recipients_clicked)'),
     },
     'group_by=msg_id: one row per message with a click in the range.',
   ),
