@@ -210,6 +210,14 @@ t.test('a send produces its events in order per mail, signed; a bounce, an open,
   t.ok(Date.parse(sent.event.timestamp) > 0, 'timestamp');
   const click = got.find((x) => x.event.type === 'mail.clicked')!;
   t.equal(click.event.data.url, 'https://shop.example/a');
+  // Each carries the event pump's judgment (fetched by Node right after delivery: a machine's).
+  const open = got.find((x) => x.event.type === 'mail.opened')!;
+  const judged = await dbs.pool.query<{ kind: string; machine: string | null }>(
+    "SELECT kind, machine FROM event_outbox WHERE mail_id = $1 AND kind IN ('open', 'click') ORDER BY id", [ok]);
+  t.strictSame(judged.rows.map((x) => x.kind), ['open', 'click']);
+  t.equal(open.event.data.machine, judged.rows[0]!.machine, `mail.opened: machine ${open.event.data.machine}`);
+  t.equal(click.event.data.machine, judged.rows[1]!.machine, `mail.clicked: machine ${click.event.data.machine}`);
+  t.type(open.event.data.machine, 'string', 'an open fetched by a script is flagged');
   // The hard bounce restricted the address: restriction.created, from the same transaction.
   const restriction = await waitFor('restriction.created', async () => receiver.at('/flow-all').find((x) => x.event.type === 'restriction.created'));
   t.match(restriction.event.data, { recipient: 'bounce@example.org', reason: 'hard_bounce' });

@@ -11,6 +11,10 @@ import { restrictionBounceFields } from './restrictions.js';
 const str = (description: string): JsonSchema => ({ type: ['string', 'null'], description });
 const int = (description: string): JsonSchema => ({ type: ['integer', 'null'], description });
 
+const machineFlag = str(
+  'Why the event was judged machine-made (privacy_proxy, image_scanner, link_scanner, prefetch, head_request, click_burst, no_user_agent; ' +
+    'docs/tracking.md), or null: a person. Judged before delivery; a later burst re-flag of a click is not sent again.',
+);
 const mailData: Record<string, JsonSchema> = {
   mail_id: { type: 'string', description: 'The mail (one recipient of a send).' },
   msg_id: str('The send it belongs to (shared by its recipients).'),
@@ -47,10 +51,13 @@ const DATA: Record<WebhookEventType, { summary: string; properties: Record<strin
   },
   'mail.dropped': { summary: 'The mail was refused before sending (status 4).', properties: statusData },
   'mail.onhold': { summary: 'The mail is held (status 7).', properties: statusData },
-  'mail.opened': { summary: 'The tracking pixel was loaded.', properties: { ...mailData, user_agent: str('Of the client.'), ip: str('Of the client.') } },
+  'mail.opened': {
+    summary: 'The tracking pixel was loaded.',
+    properties: { ...mailData, user_agent: str('Of the client.'), ip: str('Of the client.'), machine: machineFlag },
+  },
   'mail.clicked': {
     summary: 'A tracked link was followed.',
-    properties: { ...mailData, url: str('The link.'), user_agent: str('Of the client.'), ip: str('Of the client.') },
+    properties: { ...mailData, url: str('The link.'), user_agent: str('Of the client.'), ip: str('Of the client.'), machine: machineFlag },
   },
   'mail.unsubscribed': { summary: 'The recipient unsubscribed through this mail.', properties: mailData },
   'mail.complained': { summary: 'A feedback-loop complaint about this mail.', properties: { ...mailData, feedback_type: str('ARF Feedback-Type, e.g. abuse.') } },

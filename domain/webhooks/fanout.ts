@@ -17,6 +17,12 @@ import { assignTags, outboxShares, priorityOf, virtualTime, type FanoutBudget } 
  *      each job's priority its place in its instance's backlog (fair-share.ts).
  * All or nothing: a crash before the commit leaves the rows unmarked, to be done again; after it,
  * the deliveries and their jobs exist. An event of an instance without any webhook is only marked.
+ *
+ * An instance's rows are taken up to its first open or click the event pump has not judged yet
+ * (stage 0: workers/jobs/event-pump.ts flags machine-made ones within a tick, about 100 ms), so
+ * mail.opened and mail.clicked carry that judgment (`machine`) and the order stays the outbox's.
+ * A click judged human and re-flagged later as part of a burst (a judgment only later clicks can
+ * make) keeps the `machine: null` it was delivered with; the listings show the new flag.
  */
 const STAGE_LOCK = 0x77656268; // 'webh'
 
@@ -30,6 +36,8 @@ interface OutboxRow {
   url: string | null;
   user_agent: string | null;
   ip: string | null;
+  /** The event pump's judgment of an open or click (domain/tracking/machine.ts): a reason, or null for a person. */
+  machine: string | null;
   occurred_at: Date;
 }
 
@@ -64,8 +72,11 @@ export async function fanOutBatch(
     name: 'webhook_fanout_claim',
     text: `SELECT o.* FROM unnest($1::bigint[], $2::int[]) AS q(instance_id, n)
             CROSS JOIN LATERAL (
-              SELECT id, instance_id, mail_id, entity_id, kind, status, url, user_agent, host(ip) AS ip, occurred_at
-                FROM event_outbox WHERE instance_id = q.instance_id AND NOT webhooks_done ORDER BY id LIMIT q.n FOR UPDATE) o
+              SELECT id, instance_id, mail_id, entity_id, kind, status, url, user_agent, host(ip) AS ip, machine, occurred_at
+                FROM event_outbox WHERE instance_id = q.instance_id AND NOT webhooks_done
+                 AND id < coalesce((SELECT min(id) FROM event_outbox
+                                     WHERE instance_id = q.instance_id AND NOT webhooks_done AND stage = 0 AND kind IN ('open', 'click')), 9223372036854775807)
+               ORDER BY id LIMIT q.n FOR UPDATE) o
            ORDER BY o.id`,
     values: [shares.map((s) => s.instanceId), shares.map((s) => s.events)],
   });
@@ -183,7 +194,7 @@ async function buildBodies(c: Client, events: OutboxRow[]): Promise<Map<string, 
         });
         if (e.status === 6) Object.assign(data, { bounce_class: r.bounce_class ?? null, bounce_reason: r.bounce_reason ?? null });
       } else if (e.kind === 'open' || e.kind === 'click') {
-        Object.assign(data, e.kind === 'click' ? { url: e.url } : {}, { user_agent: e.user_agent, ip: e.ip });
+        Object.assign(data, e.kind === 'click' ? { url: e.url } : {}, { user_agent: e.user_agent, ip: e.ip, machine: e.machine ?? null });
       } else if (e.kind === 'complaint') {
         data.feedback_type = r.feedback_type ?? null;
       }
