@@ -138,6 +138,67 @@ t.test('the rules: channel not covered, confirmation without email, dataset colu
   t.equal(shape.status, 422, 'the definition schema refuses the shape');
 });
 
+t.test('preview: the hosted page a definition would make, drawn by its own renderer, nothing stored; the same 422s as create', async (t) => {
+  const countForms = async () => Number((await pool.query('SELECT count(*) FROM forms WHERE instance_id = $1', [a.tenant.instanceId])).rows[0].count);
+  const before = await countForms();
+  const css = '.cf h1 { letter-spacing: 2px } /* </style><script>alert(1)</script> */';
+  const def = definition('Preview me', {
+    settings: { title: 'Join the preview', header_text: 'Every other week.', footer_text: 'Unsubscribe at any time.', design: { primary_color: '#204080', custom_css: css } },
+  });
+  const shown = await call(viewer, 'POST', '/v1/private/forms/preview', def);
+  t.equal(shown.status, 200, JSON.stringify(shown.body));
+  t.equal(shown.headers.get('cache-control'), 'no-store');
+  const html = shown.body.html as string;
+  for (const text of ['<title>Join the preview</title>', '<h1>Join the preview</h1>', 'Every other week.', 'Unsubscribe at any time.', 'Read the terms.', 'Send me the newsletter', 'We send you the newsletter.']) {
+    t.ok(html.includes(text), `the page holds ${text}`);
+  }
+  t.ok(html.includes('.cf h1 { letter-spacing: 2px } /* \\3c /style>\\3c script>alert(1)\\3c /script> */'), 'the custom CSS, made unable to leave its <style> as on the hosted page');
+  t.notOk(/<script/i.test(html), 'no script element');
+  t.match(html, /<button type="submit" disabled>Send<\/button>/, 'Send disabled: nothing is submitted from a preview');
+  t.equal(await countForms(), before, 'nothing stored');
+
+  // The hosted page of the same definition once saved: the same bytes, but for the item ids, the page's submission key and the disabled Send.
+  const made = await call(admin, 'POST', '/v1/private/forms', def);
+  t.equal(made.status, 201, JSON.stringify(made.body));
+  const hosted = await fetch(`${url}/f/${made.body.public_token}`, { headers: { accept: 'text/html' } });
+  t.equal(hosted.status, 200);
+  const ids = new Map<string, string>((made.body.items as Array<{ id: number }>).map((item, i) => [String(item.id), String(i + 1)]));
+  const normal = (page: string) =>
+    page
+      .replace(/(item[-_]|term_version_)(\d+)/g, (_, p: string, id: string) => `${p}${ids.get(id) ?? id}`)
+      .replace(/name="submission_key" value="[^"]*"/, 'name="submission_key" value="K"')
+      .replace('<button type="submit" disabled>', '<button type="submit">');
+  t.equal(normal(html), normal(await hosted.text()), 'the preview is the hosted page');
+  t.match(html, new RegExp(`name="term_version_4" value="${made.body.items[3].term_version_id}"`), "the consent's current term version, as the page sends it");
+
+  // The rules of a save (409s) are the save's: the page can be seen while it is being built.
+  const noEmail = await call(viewer, 'POST', '/v1/private/forms/preview', { ...definition('No email yet'), items: [{ type: 'consent', term_id: term.id, channel: 'mail', label: 'Newsletter please' }] });
+  t.equal(noEmail.status, 200, 'a consent item before its email field: drawn (the save answers consent_channel_not_covered)');
+  t.ok(noEmail.body.html.includes('Newsletter please'));
+  const taken = await call(viewer, 'POST', '/v1/private/forms/preview', definition('Preview me'));
+  t.equal(taken.status, 200, 'a name taken: drawn (the save answers form_name_taken)');
+
+  // align_dataset_columns: the missing columns drawn as the save adds them.
+  const dataset = await createDataset(a.tenant, pool, { name: 'Preview members', channel: ['mail'], columns: [{ key: 'email', required: true }, { key: 'phone', required: true }] });
+  const aligned = await call(viewer, 'POST', '/v1/private/forms/preview', { ...definition('Aligned'), dataset_id: dataset.id, align_dataset_columns: true });
+  t.equal(aligned.status, 200, JSON.stringify(aligned.body));
+  t.match(aligned.body.html, /<label for="item-5">Phone <span class="req"/, 'the phone column added as a required item, last');
+
+  // Invalid definitions: exactly the 422 a create answers.
+  const broken = { ...definition('Broken preview'), items: [{ type: 'field', field_key: 'no_such_field' }, { type: 'consent', term_id: 9_999_999 }, { type: 'text' }], auto_reply: { template_id: 9_999_999 }, dataset_id: 9_999_999 };
+  const created = await call(admin, 'POST', '/v1/private/forms', broken);
+  const previewed = await call(viewer, 'POST', '/v1/private/forms/preview', broken);
+  t.equal(previewed.status, 422);
+  t.same(previewed.body.errors, created.body.errors, 'the same errors, pointers and codes as a create');
+  t.same(previewed.body.errors.map((e: { pointer: string }) => e.pointer).sort(), ['/auto_reply/template_id', '/dataset_id', '/items/0/field_key', '/items/1/term_id', '/items/2/text']);
+  const shape = { name: 'Shape', kind: 'other', type: 'registration', items: [], settings: { design: { primary_color: 'red' } } };
+  const shapeCreated = await call(admin, 'POST', '/v1/private/forms', shape);
+  const shapePreviewed = await call(viewer, 'POST', '/v1/private/forms/preview', shape);
+  t.equal(shapePreviewed.status, 422);
+  t.same(shapePreviewed.body.errors, shapeCreated.body.errors, 'the schema refuses the same shape with the same errors');
+  t.equal(await countForms(), before + 1, 'only the create stored a form');
+});
+
 t.test('submissions: listed newest first with their consents, exported as formula-guarded CSV', async (t) => {
   const made = await call(admin, 'POST', '/v1/private/forms', definition('Listed'));
   const id = made.body.id as number;
@@ -184,6 +245,19 @@ t.test("another instance's form: 404 form_not_found on every form route; B's own
     t.equal(res.body.code, 'form_not_found');
   }
   t.notOk((await call(viewer, 'GET', '/v1/private/forms?page_size=100')).body.data.some((x: { id: number }) => x.id === made.body.id), "A's listing has none of B's forms");
+  // A preview naming B's term or dataset: A's 422, nothing of B's drawn.
+  const purposeB = await createPurpose(b.tenant, pool, { name: 'B purpose' });
+  const termB = await createTerm(b.tenant, pool, { name: 'B secret terms', type: 'marketing', purposeIds: [purposeB.id], channels: ['mail'] });
+  await addTermVersion(b.tenant, pool, termB.id, { version: 'v1', body: 'Text only B may read.' });
+  await setCurrentVersion(b.tenant, pool, termB.id, 'v1');
+  const datasetB = await createDataset(b.tenant, pool, { name: 'B dataset', channel: ['mail'], columns: [{ key: 'email', required: true }] });
+  const foreign = await call(owner, 'POST', '/v1/private/forms/preview', {
+    name: 'Peek', kind: 'advanced', type: 'registration', dataset_id: datasetB.id,
+    items: [{ type: 'field', field_key: 'email' }, { type: 'consent', term_id: termB.id }],
+  });
+  t.equal(foreign.status, 422);
+  t.same(foreign.body.errors.map((e: { pointer: string; code: string }) => [e.pointer, e.code]).sort(), [['/dataset_id', 'value_error.dataset_not_found'], ['/items/1/term_id', 'value_error.term_not_found']]);
+  t.notOk(JSON.stringify(foreign.body).includes('B secret terms') || JSON.stringify(foreign.body).includes('Text only B'), "nothing of B's term");
   const read = await call(ownerOfB, 'GET', path, undefined, b.slug);
   t.same(read.body, made.body, "A's attempts changed nothing");
 });

@@ -256,8 +256,12 @@ function itemHtml(item: PageItem, state: PageState | undefined): string {
   }
 }
 
-/** The form to fill: first drawn (no state) or drawn again with the values sent and the errors next to their items. */
-export function formPage(form: PageForm, state: PageState): string {
+/**
+ * The form to fill: first drawn (no state) or drawn again with the values sent and the errors next
+ * to their items. `preview`: the panel's preview of a definition (POST /v1/private/forms/preview),
+ * the same page with its Send button disabled, so nothing is ever submitted from it.
+ */
+export function formPage(form: PageForm, state: PageState, opts: { preview?: boolean } = {}): string {
   const d = designOf(form);
   const all = [...state.errors.values()].reduce((n, list) => n + list.length, 0);
   const general = state.errors.get('') ?? [];
@@ -276,7 +280,7 @@ export function formPage(form: PageForm, state: PageState): string {
 ${required}${items}
 <div class="hp" aria-hidden="true"><label for="hp-${HONEYPOT}">Leave this field empty</label><input type="text" id="hp-${HONEYPOT}" name="${HONEYPOT}" tabindex="-1" autocomplete="off"></div>
 <input type="hidden" name="submission_key" value="${escape(state.submissionKey)}">
-<button type="submit">Send</button>
+<button type="submit"${opts.preview ? ' disabled' : ''}>Send</button>
 </form>`,
   );
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
 import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
 import { AppError, RateLimited, ValidationFailed, type FieldError } from '../../domain/errors.js';
-import { hostedPageData } from '../../domain/forms/hosted-page.js';
+import { hostedPageData, type HostedItem } from '../../domain/forms/hosted-page.js';
 import { CHANNEL_FIELD, getFormByPublicToken, type Form } from '../../domain/forms/read.js';
 import { submitForm, type SubmissionItemInput } from '../../domain/forms/submit.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
@@ -58,8 +58,11 @@ const common = {
 
 const wantsHtml = (res: Response) => res.req.accepts(['json', 'html']) === 'html';
 
-/** The page's form: the API's form with what the page shows besides (catalog fields, term texts). */
-async function pageFormOf(tenant: Tenant, deps: AppDeps, form: Form): Promise<PageForm> {
+/**
+ * The page's form: the API's form (or a definition not written yet: the panel's preview) with what
+ * the page shows besides (catalog fields, term texts).
+ */
+export async function pageFormOf(tenant: Tenant, deps: AppDeps, form: { name: string; settings: unknown; items: readonly HostedItem[] }): Promise<PageForm> {
   const data = await hostedPageData(tenant, deps.pool, form.items);
   return {
     name: form.name,

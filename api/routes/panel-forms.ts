@@ -1,9 +1,11 @@
-import { createForm, deleteForm, setFormActive, updateForm, type FormDefinitionInput } from '../../domain/forms/definition.js';
+import { createForm, deleteForm, draftForm, setFormActive, updateForm, type FormDefinitionInput } from '../../domain/forms/definition.js';
 import { formMailSettings, listSubmissions, MAX_SUBMISSION_EXPORT, submissionsCsv } from '../../domain/forms/submissions.js';
 import { defineRoute, type ApiKeyRoute } from '../http/route.js';
 import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
 import { formSchema } from '../schemas/forms.js';
-import { formActiveSchema, formDeletedSchema, formWriteSchema, mailSettingsSchema, submissionRowSchema } from '../schemas/panel-forms.js';
+import { formPage } from '../pages/form-page.js';
+import { formActiveSchema, formDeletedSchema, formPreviewSchema, formWriteSchema, mailSettingsSchema, submissionRowSchema } from '../schemas/panel-forms.js';
+import { pageFormOf } from './form-pages.js';
 import { formRoutes } from './forms.js';
 import { panelMirror } from './panel-mirror.js';
 import { TAGS } from './tags.js';
@@ -55,6 +57,28 @@ export const panelFormRoutes = [
     success: { status: 201, description: 'The new form, as GET /v1/forms/{id} shows it', schema: formSchema },
     errors: [409],
     handler: ({ tenant, body, deps }) => createForm(tenant, deps.pool, ...split(body)),
+  }),
+  defineRoute<Record<string, never>, Record<string, never>, FormWrite>({
+    method: 'post',
+    path: '/v1/private/forms/preview',
+    operationId: 'previewPanelForm',
+    summary: 'The hosted page a definition would make, storing nothing',
+    description:
+      'The builder\'s live preview: the definition (the body of POST /v1/private/forms, checked by the same schema) drawn by the hosted ' +
+      'page\'s own renderer (GET /f/{public_token}) as `html`, its Send button disabled. Nothing is written. 422 with every reference that ' +
+      'does not resolve, each with its pointer, as a create answers; the 409 rules (consent_channel_not_covered, ' +
+      'form_confirmation_email_missing, form_dataset_columns_not_collected, form_name_taken) are the save\'s, so a form can be seen while ' +
+      'it is built. align_dataset_columns true: the dataset\'s missing columns drawn as the save would add them. The HTML is for a ' +
+      '`sandbox=""` frame\'s srcdoc (the panel\'s Forms page): never for the panel\'s own document. Any member.',
+    tag,
+    auth: { kind: 'session', role: 'viewer' },
+    body: formWriteSchema,
+    success: { status: 200, description: 'The page', schema: formPreviewSchema },
+    handler: async ({ tenant, body, deps }, res) => {
+      res.set('Cache-Control', 'no-store');
+      const draft = await draftForm(tenant, deps.pool, ...split(body));
+      return { html: formPage(await pageFormOf(tenant, deps, draft), { values: {}, errors: new Map(), submissionKey: 'preview' }, { preview: true }) };
+    },
   }),
   defineRoute<Record<string, never>, { id: number }, FormWrite>({
     method: 'put',

@@ -48,3 +48,7 @@ export const mailSettingsSchema: JsonSchema = closedObject({
   auto_reply: definitionProperties['auto_reply']!,
   team_notice_emails: { type: 'array', items: { type: 'string' } },
 });
+
+export const formPreviewSchema: JsonSchema = closedObject({
+  html: { type: 'string', description: 'The hosted page (GET /f/{public_token}) as it would be drawn for this definition, its Send button disabled.' },
+});

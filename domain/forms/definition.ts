@@ -5,6 +5,7 @@ import { NotFoundError, RuleViolation, ValidationFailed, type FieldError } from 
 import { SYSTEM_FIELD_KEYS } from '../fields/types.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
 import { alignItems, missingRequired, requiredFieldsOf, type DatasetNeeds } from './dataset-columns.js';
+import type { HostedItem } from './hosted-page.js';
 import { CHANNEL_FIELD, readForm, type Form, type FormConsentChannel, type FormItemType, type FormKind, type FormSettings, type FormType } from './read.js';
 import type { ResolvedItem } from './resolved-item.js';
 
@@ -58,7 +59,7 @@ const IDENTITY_KEYS: readonly string[] = SYSTEM_FIELD_KEYS;
 
 interface Catalog {
   fields: Map<string, { id: number; is_active: boolean; name: string }>;
-  terms: Map<number, { channels: string[] }>;
+  terms: Map<number, { channels: string[]; current_version_id: number | null }>;
   existingItems: Set<number>;
   dataset: DatasetNeeds | null;
   senderOk: boolean;
@@ -70,15 +71,17 @@ async function catalog(tenant: Tenant, c: Client, input: FormDefinitionInput, fo
   const termIds = input.items.flatMap((i) => (i.term_id ? [i.term_id] : []));
   const { rows } = await c.query<{
     fields: Array<{ key: string; id: number; is_active: boolean; name: string }>;
-    terms: Array<{ id: number; channels: string[] }>;
+    terms: Array<{ id: number; channels: string[]; current_version_id: number | null }>;
     items: number[];
     sender_ok: boolean;
     template_ok: boolean;
   }>(
     `SELECT coalesce((SELECT json_agg(json_build_object('key', field_key, 'id', id, 'is_active', is_active, 'name', name)) FROM fields
                        WHERE instance_id = $1 AND field_key = ANY ($2::text[]) AND deleted_at IS NULL), '[]') AS fields,
-            coalesce((SELECT json_agg(json_build_object('id', id, 'channels', channels)) FROM consent_terms
-                       WHERE instance_id = $1 AND id = ANY ($3::bigint[])), '[]') AS terms,
+            coalesce((SELECT json_agg(json_build_object('id', t.id, 'channels', t.channels,
+                                                        'current_version_id', (SELECT v.id FROM consent_term_versions v
+                                                                                WHERE v.instance_id = t.instance_id AND v.term_id = t.id AND v.is_current)))
+                        FROM consent_terms t WHERE t.instance_id = $1 AND t.id = ANY ($3::bigint[])), '[]') AS terms,
             coalesce((SELECT json_agg(id) FROM form_items WHERE instance_id = $1 AND form_id = $4 AND removed_at IS NULL), '[]') AS items,
             ($5::bigint IS NULL OR EXISTS (SELECT 1 FROM senders WHERE instance_id = $1 AND id = $5)) AS sender_ok,
             ($6::bigint IS NULL OR EXISTS (SELECT 1 FROM mail_templates WHERE instance_id = $1 AND id = $6 AND deleted_at IS NULL)) AS template_ok`,
@@ -273,6 +276,48 @@ export async function createForm(tenant: Tenant, pool: Pool, input: FormDefiniti
       return shown(tenant, c, id);
     }),
   );
+}
+
+/** A definition's form as its hosted page reads it (draftForm). */
+export interface DraftForm {
+  name: string;
+  settings: FormSettings | null;
+  items: HostedItem[];
+}
+
+/** A resolved item as GET /v1/forms/{id} would show it once written, numbered `id`. */
+function shownItem(item: ResolvedItem, id: number, cat: Catalog): HostedItem {
+  switch (item.type) {
+    case 'field':
+      return { id, type: 'field', field_key: item.fieldKey ?? '', label: item.label, required: item.required };
+    case 'consent':
+      return {
+        id, type: 'consent', term_id: item.termId ?? 0, term_version_id: cat.terms.get(item.termId ?? 0)?.current_version_id ?? null,
+        channel: item.channel ?? 'mail', label: item.label, required: item.required,
+      };
+    case 'separator':
+      return { id, type: 'separator' };
+    case 'text':
+      return { id, type: 'text', text: item.text ?? '' };
+  }
+}
+
+/**
+ * The form a definition describes, written nowhere: what the panel's preview of the hosted page
+ * draws (POST /v1/private/forms/preview). Check 1 exactly as createForm makes it (the same 422s:
+ * nothing can be drawn from a reference that does not resolve, and the builder learns of them as
+ * it goes); checks 2 to 5 are the save's, so a page can be seen while it is being built (a consent
+ * item added before the email field). alignDatasetColumns adds the dataset's missing columns as
+ * the save would. Items are numbered by position: they have no id until written.
+ */
+export async function draftForm(tenant: Tenant, pool: Pool, input: FormDefinitionInput, opts: DefinitionOptions = {}): Promise<DraftForm> {
+  const asNew = { ...input, items: input.items.map(({ id: _, ...i }) => i) };
+  return withTenant(pool, tenant, async (c) => {
+    const cat = await catalog(tenant, c, asNew, null);
+    let items = resolveItems(asNew, cat);
+    if (opts.alignDatasetColumns && cat.dataset) items = alignItems(items, missingRequired(items, cat.dataset));
+    return { name: input.name.trim(), settings: input.settings ?? null, items: items.map((item, i) => shownItem(item, i + 1, cat)) };
+  });
 }
 
 /** cartero form update --file: the file replaces the whole definition; items named by id keep it. */

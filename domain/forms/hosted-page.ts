@@ -3,7 +3,7 @@ import { readTerm } from '../consent/terms.js';
 import { fieldsByKey } from '../fields/catalog.js';
 import type { FieldDefinition } from '../fields/types.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
-import type { FormItem } from './read.js';
+import type { FormConsentChannel } from './read.js';
 
 /**
  * What the hosted form page (api/pages/form-page.ts) draws besides the form as GET /v1/forms/{id}
@@ -12,6 +12,17 @@ import type { FormItem } from './read.js';
  * through the catalog's and the terms' own modules, in one tenant transaction.
  */
 
+
+/**
+ * An item as the hosted page reads it: what GET /v1/forms/{id} shows of it (a stored form's
+ * items are these), or a definition's items not written yet (definition.ts draftForm, the
+ * panel's preview), numbered by position.
+ */
+export type HostedItem =
+  | { id: number; type: 'field'; field_key: string; label: string | null; required: boolean }
+  | { id: number; type: 'consent'; term_id: number; term_version_id: number | null; channel: FormConsentChannel; label: string | null; required: boolean }
+  | { id: number; type: 'separator' }
+  | { id: number; type: 'text'; text: string };
 
 export interface HostedTermVersion {
   name: string;
@@ -27,7 +38,7 @@ export interface HostedPageData {
   terms: Map<number, HostedTermVersion>;
 }
 
-export async function hostedPageData(tenant: Tenant, pool: Pool, items: readonly FormItem[]): Promise<HostedPageData> {
+export async function hostedPageData(tenant: Tenant, pool: Pool, items: readonly HostedItem[]): Promise<HostedPageData> {
   const keys = items.flatMap((i) => (i.type === 'field' ? [i.field_key] : []));
   const termIds = [...new Set(items.flatMap((i) => (i.type === 'consent' ? [i.term_id] : [])))];
   return withTenant(pool, tenant, async (c) => {

@@ -467,6 +467,8 @@ export const catalogFields = (slug: string) => call<Page<CatalogField>>('GET', '
 export const formMailSettings = (slug: string, id: number) => call<FormMailSettings>('GET', formPath(id, '/mail-settings'), { slug });
 export const createForm = (slug: string, body: FormDefinition) => call<Form>('POST', '/v1/private/forms', { slug, body });
 export const updateForm = (slug: string, id: number, body: FormDefinition) => call<Form>('PUT', formPath(id), { slug, body });
+/** The hosted page the definition would make, drawn by the API (nothing stored): for a sandboxed frame's srcdoc only. */
+export const previewForm = (slug: string, body: FormDefinition) => call<{ html: string }>('POST', '/v1/private/forms/preview', { slug, body });
 export const setFormActive = (slug: string, id: number, is_active: boolean) => call<Form>('PATCH', formPath(id), { slug, body: { is_active } });
 export const deleteForm = (slug: string, id: number) => call<{ id: number; deleted: true }>('DELETE', formPath(id), { slug });
 export const formSubmissions = (slug: string, id: number) => call<Page<Submission>>('GET', formPath(id, '/submissions?page_size=100'), { slug });

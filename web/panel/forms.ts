@@ -7,10 +7,12 @@ import type { Context } from './context.js';
  * The Forms pages (#/forms, #/forms/new, #/forms/<id>): the instance's forms with their public
  * link and embed snippet; a form's builder (items from the field catalog, consent items with their
  * term and its current version, separators and text blocks, required flags and order; settings;
- * double confirmation, auto-reply, team notice; the dataset it feeds), a preview drawn from what
- * is being edited, activation and deletion, and its submissions with a CSV download. Save is the
- * API's whole-definition PUT (POST for a new form): the spec's rules are the API's, and the page
- * explains the ones that fire. A viewer sees the form and its submissions, no control.
+ * double confirmation, the auto-reply written here or by a published template, team notice; the
+ * dataset it feeds, picked from the instance's), a live preview of the hosted page itself (drawn
+ * by the API from the draft, shown in a sandboxed frame), activation and deletion, and its
+ * submissions with a CSV download. Save is the API's whole-definition PUT (POST for a new form):
+ * the spec's rules are the API's, and the page explains the ones that fire and shows a 422's
+ * errors at their fields. A viewer sees the form and its submissions, no control.
  */
 
 /** What the page says when the API answers one of the spec's form rules. */
@@ -85,7 +87,16 @@ async function listPage(ctx: Context): Promise<Node[]> {
   return nodes;
 }
 
-/** The definition being edited: what PUT /v1/private/forms/{id} takes. */
+/** How the auto-reply is written: not at all, here (subject, text, HTML), or by a template (its subject unless one is given). */
+interface Reply {
+  mode: 'none' | 'written' | 'template';
+  subject: string;
+  text: string;
+  html: string;
+  templateId: number | null;
+}
+
+/** The definition being edited: what PUT /v1/private/forms/{id} takes (the auto-reply as the builder holds it). */
 interface Draft {
   name: string;
   kind: string;
@@ -93,37 +104,98 @@ interface Draft {
   dataset_id: number | null;
   requires_confirmation: boolean;
   auto_reply_sender_id: number | null;
-  auto_reply: api.FormMailSettings['auto_reply'];
+  reply: Reply;
   team_notice_emails: string[];
   settings: api.FormSettings;
   is_default: boolean;
   items: Array<Omit<api.FormItem, 'id' | 'field_type' | 'term_version_id'> & { id?: number }>;
+  /** align_dataset_columns: the save adds (and the preview draws) the items the dataset requires. */
+  align: boolean;
+}
+
+function replyOf(r: api.FormMailSettings['auto_reply']): Reply {
+  const mode = !r ? 'none' : r.template_id ? 'template' : r.subject || r.text || r.html ? 'written' : 'none';
+  return { mode, subject: r?.subject ?? '', text: r?.text ?? '', html: r?.html ?? '', templateId: r?.template_id ?? null };
 }
 
 function draftOf(f: api.Form | null, mail: api.FormMailSettings | null): Draft {
   if (!f) {
     return {
       name: '', kind: 'advanced', type: 'registration', dataset_id: null, requires_confirmation: false, auto_reply_sender_id: null,
-      auto_reply: null, team_notice_emails: [], settings: {}, is_default: false, items: [{ type: 'field', field_key: 'email', required: true }],
+      reply: replyOf(null), team_notice_emails: [], settings: {}, is_default: false, items: [{ type: 'field', field_key: 'email', required: true }], align: false,
     };
   }
   return {
     name: f.name, kind: f.kind, type: f.type, dataset_id: f.dataset_id, requires_confirmation: f.requires_confirmation, auto_reply_sender_id: f.auto_reply_sender_id,
-    auto_reply: mail?.auto_reply ?? null, team_notice_emails: mail?.team_notice_emails ?? [], settings: f.settings ?? {}, is_default: f.is_default,
+    reply: replyOf(mail?.auto_reply ?? null), team_notice_emails: mail?.team_notice_emails ?? [], settings: f.settings ?? {}, is_default: f.is_default,
     items: f.items.map(({ id, type, field_key, term_id, channel, label, required, text }) => ({ id, type, field_key, term_id, channel, label, required, text })),
+    align: false,
   };
 }
 
-/** The body of a save: no empty strings, the items in their order. */
-function bodyOf(d: Draft, align: boolean): api.FormDefinition {
+/** The auto-reply of a save: only what its mode uses (the other mode's drafts are left out, not sent). */
+function autoReplyOf(r: Reply): api.FormMailSettings['auto_reply'] {
+  if (r.mode === 'template') return r.templateId ? { template_id: r.templateId, ...(r.subject ? { subject: r.subject } : {}) } : null;
+  if (r.mode === 'none') return null;
+  const written = Object.fromEntries(Object.entries({ subject: r.subject, text: r.text, html: r.html }).filter(([, v]) => v));
+  return Object.keys(written).length ? written : null;
+}
+
+/** The body of a save (and of a preview): no empty strings, the items in their order. */
+function bodyOf(d: Draft): api.FormDefinition {
   const design = Object.fromEntries(Object.entries(d.settings.design ?? {}).filter(([, v]) => v));
   const settings = Object.fromEntries(Object.entries({ ...d.settings, design: Object.keys(design).length ? design : undefined }).filter(([, v]) => v));
   const items = d.items.map((i) => Object.fromEntries(Object.entries(i).filter(([k, v]) => v !== undefined && v !== null && v !== '' && !(k === 'required' && (i.type === 'separator' || i.type === 'text')))));
   return {
     name: d.name.trim(), kind: d.kind, type: d.type, dataset_id: d.dataset_id, requires_confirmation: d.requires_confirmation,
-    auto_reply_sender_id: d.auto_reply_sender_id, auto_reply: d.auto_reply, team_notice_emails: d.team_notice_emails,
-    settings: Object.keys(settings).length ? settings : null, is_default: d.is_default, items, ...(align ? { align_dataset_columns: true } : {}),
+    auto_reply_sender_id: d.auto_reply_sender_id, auto_reply: autoReplyOf(d.reply), team_notice_emails: d.team_notice_emails,
+    settings: Object.keys(settings).length ? settings : null, is_default: d.is_default, items, ...(d.align ? { align_dataset_columns: true } : {}),
   };
+}
+
+/**
+ * The API's 422 errors shown at their fields: each control registered with the pointer it edits
+ * gets the messages of that pointer (and below it) in a paragraph it is described by, and
+ * aria-invalid. Shown after a save and after each preview (the preview answers the same 422s),
+ * cleared when the next answer no longer has them.
+ */
+function fieldErrors() {
+  const slots: Array<{ pointer: string; control: HTMLElement; slot: HTMLElement; describedBy: string }> = [];
+  return {
+    slot(pointer: string, control: HTMLElement): HTMLElement {
+      const slot = h('p', { class: 'field-error', id: `error-${pointer.slice(1).replace(/\W+/g, '-')}`, hidden: true });
+      slots.push({ pointer, control, slot, describedBy: control.getAttribute('aria-describedby') ?? '' });
+      return slot;
+    },
+    show(errors: NonNullable<api.Problem['errors']>): HTMLElement | undefined {
+      let first: HTMLElement | undefined;
+      for (const s of slots) {
+        const mine = errors.filter((e) => e.pointer === s.pointer || e.pointer?.startsWith(`${s.pointer}/`));
+        s.slot.textContent = mine.map((e) => e.message ?? e.code ?? '').join(' ');
+        s.slot.hidden = !mine.length;
+        if (mine.length) {
+          first ??= s.control;
+          s.control.setAttribute('aria-invalid', 'true');
+          s.control.setAttribute('aria-describedby', `${s.describedBy} ${s.slot.id}`.trim());
+        } else {
+          s.control.removeAttribute('aria-invalid');
+          if (s.describedBy) s.control.setAttribute('aria-describedby', s.describedBy);
+          else s.control.removeAttribute('aria-describedby');
+        }
+      }
+      return first;
+    },
+  };
+}
+type FieldErrors = ReturnType<typeof fieldErrors>;
+
+/** The data the builder offers choices from. */
+interface Choices {
+  fields: api.CatalogField[];
+  terms: api.Term[];
+  senders: api.Sender[];
+  datasets: api.Dataset[];
+  templates: api.TemplateSummary[];
 }
 
 async function builderPage(ctx: Context, id: number | null): Promise<Node[]> {
@@ -131,22 +203,25 @@ async function builderPage(ctx: Context, id: number | null): Promise<Node[]> {
   const back = h('p', {}, h('a', { href: '#/forms' }, 'All forms'));
   let form: api.Form | null = null;
   let mail: api.FormMailSettings | null = null;
-  let fields: api.CatalogField[];
-  let terms: api.Term[];
-  let senders: api.Sender[];
+  let choices: Choices;
   let submissions: api.Page<api.Submission> | null = null;
   try {
-    [form, mail, fields, terms, senders, submissions] = await Promise.all([
+    const [f, m, fields, terms, senders, datasets, templates, subs] = await Promise.all([
       id ? api.form(instance.slug, id) : null,
       id ? api.formMailSettings(instance.slug, id) : null,
       api.catalogFields(instance.slug).then((p) => p.data.filter((f) => f.is_active)),
       api.terms(instance.slug).then((p) => p.data),
       api.senders(instance.slug).then((p) => p.data),
+      api.datasets(instance.slug).then((p) => p.data),
+      api.templates(instance.slug).then((p) => p.data),
       id ? api.formSubmissions(instance.slug, id) : null,
     ]);
+    [form, mail, submissions] = [f, m, subs];
+    choices = { fields, terms, senders, datasets, templates };
   } catch (err) {
     return [back, ...failed(id ? 'Form' : 'New form', err)];
   }
+  const { fields, terms } = choices;
   flushNotice(ctx);
   const admin = instance.role !== 'viewer';
   const draft = draftOf(form, mail);
@@ -159,30 +234,36 @@ async function builderPage(ctx: Context, id: number | null): Promise<Node[]> {
   const fieldName = (key?: string): string => fields.find((f) => f.field_key === key)?.name ?? key ?? '';
 
   const error = h('div', { class: 'error', role: 'alert', id: 'form-error' });
-  const preview = h('div', { class: 'form-preview', id: 'form-preview' });
+  const errors = fieldErrors();
   const itemList = h('ol', { class: 'form-items' });
 
-  const drawPreview = (): void => {
-    const s = draft.settings;
-    const box = h('div', { class: 'preview-page' });
-    if (s.design?.primary_color) box.style.borderTopColor = s.design.primary_color;
-    if (s.design?.logo_url) box.append(h('p', { class: 'help' }, `Logo: ${s.design.logo_url}`));
-    box.append(h('p', { class: 'preview-title' }, s.title || draft.name || 'Untitled form'));
-    if (s.header_text) box.append(h('p', {}, s.header_text));
-    for (const item of draft.items) {
-      if (item.type === 'separator') box.append(h('hr', {}));
-      else if (item.type === 'text') box.append(h('p', {}, item.text ?? ''));
-      else if (item.type === 'field') box.append(h('p', {}, `${item.label || fieldName(item.field_key)}${item.required ? ' *' : ''}`, h('span', { class: 'preview-input' }, ' ')));
-      else box.append(h('p', {}, `☐ ${item.label || termName(item.term_id)}${item.required ? ' *' : ''}`, h('br', {}), h('small', {}, termName(item.term_id))));
+  // ---- The preview: the hosted page itself, as the API draws it from the draft (POST
+  // /v1/private/forms/preview), in a frame that grants nothing (sandbox=""): the form's custom CSS
+  // and texts never run in, nor reach, the panel's document. Asked again once edits pause.
+  const frame = h('iframe', { sandbox: '', title: 'Preview of the hosted page', class: 'preview form-frame', id: 'form-preview-frame', height: '640', referrerpolicy: 'no-referrer' });
+  const previewNote = h('p', { class: 'help', id: 'form-preview-note' }, 'Drawing the preview…');
+  let asked = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const drawPreview = async (): Promise<void> => {
+    const mine = ++asked;
+    try {
+      // The name is the page's title only when no title is set: an unnamed new form is previewed as "New form".
+      const { html } = await api.previewForm(instance.slug, { ...bodyOf(draft), name: draft.name.trim() || 'New form' });
+      if (mine !== asked) return;
+      frame.srcdoc = html;
+      previewNote.textContent = admin
+        ? 'The hosted page as your changes make it (Send is disabled here). Saving keeps them.'
+        : 'The hosted page as contacts see it (Send is disabled here).';
+      errors.show([]);
+    } catch (err) {
+      if (mine !== asked) return;
+      previewNote.textContent = `Not updated: ${(err as Error).message}`;
+      if (err instanceof api.ApiError) errors.show(err.problem.errors ?? []);
     }
-    const submit = h('span', { class: 'preview-button' }, 'Submit');
-    if (s.design?.primary_color) submit.style.backgroundColor = s.design.primary_color;
-    box.append(submit);
-    if (s.footer_text) box.append(h('p', {}, h('small', {}, s.footer_text)));
-    preview.replaceChildren(
-      h('p', { class: 'help' }, 'Drawn from what you are editing; custom CSS applies on the hosted page only. The hosted page itself refuses to be framed (clickjacking), so open the public link to see it.'),
-      box,
-    );
+  };
+  const changed = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => void drawPreview(), 400);
   };
 
   const drawItems = (): void => {
@@ -199,22 +280,22 @@ async function builderPage(ctx: Context, id: number | null): Promise<Node[]> {
         if (item.type === 'field' || item.type === 'consent') {
           const label = h('input', { type: 'text', maxlength: '1000', id: `item-label-${i}`, autocomplete: 'off' });
           label.value = item.label ?? '';
-          label.addEventListener('input', () => { item.label = label.value || null; drawPreview(); });
+          label.addEventListener('input', () => { item.label = label.value || null; changed(); });
           const req = h('input', { type: 'checkbox', id: `item-required-${i}`, checked: !!item.required });
-          req.addEventListener('change', () => { item.required = req.checked; drawPreview(); });
+          req.addEventListener('change', () => { item.required = req.checked; changed(); });
           li.append(field(`Label of item ${i + 1}`, label), h('div', { class: 'check' }, req, h('label', { for: req.id }, `Item ${i + 1} required`)));
         }
         if (item.type === 'text') {
           const text = h('textarea', { id: `item-text-${i}`, rows: '2', maxlength: '10000' });
           text.value = item.text ?? '';
-          text.addEventListener('input', () => { item.text = text.value; drawPreview(); });
+          text.addEventListener('input', () => { item.text = text.value; changed(); });
           li.append(h('div', { class: 'field' }, h('label', { for: text.id }, `Text of item ${i + 1}`), text));
         }
         const move = (to: number) => () => {
           const [moved] = draft.items.splice(i, 1);
           draft.items.splice(to, 0, moved!);
           drawItems();
-          drawPreview();
+          changed();
           document.getElementById(`item-${to < i ? 'up' : 'down'}-${to}`)?.focus();
         };
         const up = h('button', { type: 'button', class: 'secondary', id: `item-up-${i}`, disabled: i === 0, 'aria-label': `Move item ${i + 1} up` }, '↑');
@@ -222,7 +303,7 @@ async function builderPage(ctx: Context, id: number | null): Promise<Node[]> {
         const remove = h('button', { type: 'button', class: 'danger', 'aria-label': `Remove item ${i + 1}` }, 'Remove');
         up.addEventListener('click', move(i - 1));
         down.addEventListener('click', move(i + 1));
-        remove.addEventListener('click', () => { draft.items.splice(i, 1); drawItems(); drawPreview(); });
+        remove.addEventListener('click', () => { draft.items.splice(i, 1); drawItems(); changed(); });
         li.append(h('div', { class: 'actions' }, up, down, remove));
         return li;
       }),
@@ -230,10 +311,11 @@ async function builderPage(ctx: Context, id: number | null): Promise<Node[]> {
   };
 
   drawItems();
-  drawPreview();
+  void drawPreview();
   const title = form ? `Form ${form.name}` : 'New form';
   const nodes: Node[] = [back, heading(title), error];
   if (form) {
+    const fed = choices.datasets.find((d) => d.id === form!.dataset_id);
     nodes.push(
       h(
         'dl',
@@ -241,6 +323,7 @@ async function builderPage(ctx: Context, id: number | null): Promise<Node[]> {
         h('dt', {}, 'State'), h('dd', {}, form.is_active ? 'active: takes submissions' : 'inactive: submissions answer form_not_found'),
         h('dt', {}, 'Public link'), h('dd', {}, h('a', { href: hostedUrl(form), rel: 'noopener noreferrer', target: '_blank', id: 'hosted-link' }, hostedUrl(form))),
         h('dt', {}, 'Form id'), h('dd', {}, String(form.id)),
+        h('dt', {}, 'Feeds the dataset'), h('dd', {}, form.dataset_id === null ? 'none' : fed ? `${fed.name} (${fed.channel?.join(', ') || 'no channel'})` : `dataset ${form.dataset_id}`),
         h('dt', {}, 'Updated'), h('dd', {}, when(form.updated_at)),
       ),
     );
@@ -273,10 +356,11 @@ async function builderPage(ctx: Context, id: number | null): Promise<Node[]> {
     nodes.push(h('div', { class: 'actions' }, toggle, del));
   }
 
-  nodes.push(h('h2', { id: 'items-title' }, 'Items'), h('p', { class: 'help' }, 'In display order. Consent items show their term and the version a submission freezes.'), itemList);
-  if (admin) nodes.push(...addControls(draft, fields, terms, () => { drawItems(); drawPreview(); }));
-  if (admin) nodes.push(...settingsForm(ctx, draft, senders, drawPreview, error, form));
-  nodes.push(h('h2', { id: 'preview-title' }, 'Preview'), preview);
+  const editing: Node[] = [h('h2', { id: 'items-title' }, 'Items'), h('p', { class: 'help' }, 'In display order. Consent items show their term and the version a submission freezes.'), itemList];
+  if (admin) editing.push(...addControls(draft, fields, terms, () => { drawItems(); changed(); }));
+  if (admin) editing.push(...settingsForm(ctx, draft, choices, changed, error, errors, form));
+  const previewing = h('section', { class: 'form-preview', 'aria-labelledby': 'preview-title' }, h('h2', { id: 'preview-title' }, 'Preview'), previewNote, frame);
+  nodes.push(h('div', { class: 'form-builder' }, h('div', {}, ...editing), previewing));
   if (form && submissions) nodes.push(...submissionsSection(ctx, form, submissions, termName));
   return nodes;
 }
@@ -301,40 +385,143 @@ function addControls(draft: Draft, fields: api.CatalogField[], terms: api.Term[]
   ];
 }
 
-function settingsForm(ctx: Context, draft: Draft, senders: api.Sender[], redraw: () => void, error: HTMLElement, form: api.Form | null): Node[] {
-  const text = (label: string, value: string | undefined, set: (v: string) => void, attrs: Record<string, string> = {}): HTMLElement => {
+/** The dataset the submissions feed: a select of the instance's datasets, and what the chosen one requires of the form. */
+function datasetPicker(ctx: Context, draft: Draft, datasets: api.Dataset[], changed: () => void, errors: FieldErrors): HTMLElement[] {
+  const options: Array<[string, string]> = [['', 'none'], ...datasets.map((d): [string, string] => [String(d.id), `${d.name} (${d.channel?.join(', ') || 'no channel'})${d.is_active ? '' : ', inactive'}`])];
+  if (draft.dataset_id && !datasets.some((d) => d.id === draft.dataset_id)) options.push([String(draft.dataset_id), `dataset ${draft.dataset_id}`]);
+  const picker = select('form-dataset', options, String(draft.dataset_id ?? ''), { id: 'form-dataset', 'aria-describedby': 'form-dataset-needs' });
+  const needs = h('p', { class: 'help', id: 'form-dataset-needs' });
+  let asked = 0;
+  // What the rule form_dataset_columns_not_collected will ask, said before it fires.
+  const showNeeds = async (): Promise<void> => {
+    const mine = ++asked;
+    if (!draft.dataset_id) {
+      needs.textContent = 'The submissions feed no dataset.';
+      return;
+    }
+    try {
+      const d = await api.dataset(ctx.current.slug, draft.dataset_id);
+      if (mine !== asked) return;
+      const required = [d.identity_field ?? '', ...(d.columns ?? []).filter((c) => c.required && c.field_key !== d.identity_field).map((c) => c.field_key)].filter(Boolean);
+      needs.textContent = `Each submission becomes a contact of ${d.name}, recognised by ${d.identity_field}. The form must collect as required items: ${required.join(', ')}.`;
+    } catch {
+      if (mine === asked) needs.textContent = '';
+    }
+  };
+  picker.addEventListener('change', () => {
+    draft.dataset_id = picker.value ? Number(picker.value) : null;
+    void showNeeds();
+    changed();
+  });
+  void showNeeds();
+  const box = field('Dataset the submissions feed', picker);
+  box.append(needs, errors.slot('/dataset_id', picker));
+  return [box];
+}
+
+/** The auto-reply: none, written here (subject, text, HTML), or a published template (its own subject unless one is given). */
+function autoReplyControls(draft: Draft, templates: api.TemplateSummary[], changed: () => void, errors: FieldErrors): HTMLElement[] {
+  const r = draft.reply;
+  const published = templates.filter((t) => t.status === 'public');
+  const options: Array<[string, string]> = published.map((t) => [String(t.id), t.subject ? `${t.name} (subject: ${t.subject})` : t.name]);
+  if (r.templateId && !published.some((t) => t.id === r.templateId)) {
+    const t = templates.find((x) => x.id === r.templateId);
+    options.push([String(r.templateId), t ? `${t.name} (draft: not sent until published)` : `template ${r.templateId} (not found)`]);
+  }
+  const template = select('form-reply-template', options, String(r.templateId ?? options[0]?.[0] ?? ''), { id: 'form-reply-template' });
+  template.addEventListener('change', () => { r.templateId = Number(template.value) || null; changed(); });
+  const text = (label: string, id: string, value: string, set: (v: string) => void, pointer: string, attrs: Record<string, string> = {}): HTMLElement => {
+    const input = h('input', { type: 'text', id, autocomplete: 'off', ...attrs });
+    input.value = value;
+    input.addEventListener('input', () => { set(input.value); changed(); });
+    const box = field(label, input);
+    box.append(errors.slot(pointer, input));
+    return box;
+  };
+  const area = (label: string, id: string, value: string, set: (v: string) => void, pointer: string): HTMLElement => {
+    const input = h('textarea', { id, rows: '4' });
+    input.value = value;
+    input.addEventListener('input', () => { set(input.value); changed(); });
+    return h('div', { class: 'field' }, h('label', { for: id }, label), input, errors.slot(pointer, input));
+  };
+  const written = h('div', { id: 'reply-written' },
+    area('Auto-reply text', 'form-reply-text', r.text, (v) => (r.text = v), '/auto_reply/text'),
+    area('Auto-reply HTML', 'form-reply-html', r.html, (v) => (r.html = v), '/auto_reply/html'),
+  );
+  const byTemplate = h('div', { id: 'reply-template' });
+  if (options.length) {
+    const box = field('Template of the auto-reply', template);
+    box.append(errors.slot('/auto_reply/template_id', template));
+    byTemplate.append(box);
+  }
+  const subjectHelp = h('p', { class: 'help', id: 'form-reply-subject-help' });
+  const subject = text('Auto-reply subject', 'form-reply-subject', r.subject, (v) => (r.subject = v), '/auto_reply/subject', { maxlength: '254', 'aria-describedby': subjectHelp.id });
+  subject.append(subjectHelp);
+  const show = (): void => {
+    written.hidden = r.mode !== 'written';
+    byTemplate.hidden = r.mode !== 'template';
+    subject.hidden = r.mode === 'none';
+    subjectHelp.textContent = r.mode === 'template' ? 'Empty: the template’s own subject.' : 'Empty: the form’s name. Merge tags: the answers by field key, such as {{email}}, and {{form_name}}.';
+  };
+  const mode = (value: Reply['mode'], label: string, disabled = false): HTMLElement => {
+    const radio = h('input', { type: 'radio', name: 'form-reply-mode', id: `form-reply-mode-${value}`, value, checked: r.mode === value, disabled });
+    radio.addEventListener('change', () => {
+      r.mode = value;
+      if (value === 'template' && !r.templateId) r.templateId = Number(template.value) || null;
+      show();
+      changed();
+    });
+    return h('div', { class: 'check' }, radio, h('label', { for: radio.id }, label));
+  };
+  show();
+  return [
+    h('fieldset', { class: 'choice' },
+      h('legend', {}, 'Auto-reply'),
+      mode('none', 'None'),
+      mode('written', 'Written here: subject, text and HTML'),
+      mode('template', 'A published template', !options.length),
+    ),
+    options.length ? '' : h('p', { class: 'help' }, 'No published template yet: publish one on the Templates page to send it as the auto-reply.'),
+    byTemplate, subject, written,
+  ].filter((n): n is HTMLElement => !!n);
+}
+
+function settingsForm(ctx: Context, draft: Draft, choices: Choices, changed: () => void, error: HTMLElement, errors: FieldErrors, form: api.Form | null): Node[] {
+  const text = (label: string, value: string | undefined, set: (v: string) => void, attrs: Record<string, string> = {}, pointer?: string): HTMLElement => {
     const input = h('input', { type: 'text', autocomplete: 'off', ...attrs });
     input.value = value ?? '';
-    input.addEventListener('input', () => { set(input.value); redraw(); });
-    return field(label, input);
+    input.addEventListener('input', () => { set(input.value); changed(); });
+    const box = field(label, input);
+    if (pointer) box.append(errors.slot(pointer, input));
+    return box;
   };
   const area = (label: string, id: string, value: string | undefined, set: (v: string) => void): HTMLElement => {
     const input = h('textarea', { id, rows: '3' });
     input.value = value ?? '';
-    input.addEventListener('input', () => { set(input.value); redraw(); });
+    input.addEventListener('input', () => { set(input.value); changed(); });
     return h('div', { class: 'field' }, h('label', { for: id }, label), input);
   };
   const check = (label: string, id: string, value: boolean, set: (v: boolean) => void): HTMLElement => {
     const box = h('input', { type: 'checkbox', id, checked: value });
-    box.addEventListener('change', () => set(box.checked));
+    box.addEventListener('change', () => { set(box.checked); changed(); });
     return h('div', { class: 'check' }, box, h('label', { for: id }, label));
   };
   const s = draft.settings;
   const design = (s.design ??= {});
   const kind = select('form-kind', [['advanced', 'advanced: any catalog field'], ['consent', 'consent: identifiers and consents only']], draft.kind);
-  kind.addEventListener('change', () => (draft.kind = kind.value));
+  kind.addEventListener('change', () => { draft.kind = kind.value; changed(); });
   const type = select('form-type', [['registration', 'registration'], ['update', 'update']], draft.type);
   type.addEventListener('change', () => (draft.type = type.value));
-  const sender = select('form-sender', [['', 'none'], ...senders.map((x): [string, string] => [String(x.id), `${x.name} <${x.email_address}>`])], String(draft.auto_reply_sender_id ?? ''));
-  sender.addEventListener('change', () => (draft.auto_reply_sender_id = sender.value ? Number(sender.value) : null));
-  const reply = (draft.auto_reply ??= {});
-  let align = false;
+  const sender = select('form-sender', [['', 'none'], ...choices.senders.map((x): [string, string] => [String(x.id), `${x.name} <${x.email_address}>`])], String(draft.auto_reply_sender_id ?? ''));
+  sender.addEventListener('change', () => { draft.auto_reply_sender_id = sender.value ? Number(sender.value) : null; changed(); });
+  const senderBox = field('Sender of the auto-reply and the confirmation mail', sender);
+  senderBox.append(errors.slot('/auto_reply_sender_id', sender));
   const save = h('button', { type: 'button', id: 'form-save' }, form ? 'Save form' : 'Create form');
   save.addEventListener('click', async () => {
     error.replaceChildren();
     ctx.announce('');
     save.disabled = true;
-    const body = bodyOf({ ...draft, auto_reply: reply.subject || reply.text || reply.html || reply.template_id ? reply : null }, align);
+    const body = bodyOf(draft);
     try {
       const saved = form ? await api.updateForm(ctx.current.slug, form.id, body) : await api.createForm(ctx.current.slug, body);
       noticeForNextPage(`The form ${saved.name} was saved.`);
@@ -344,30 +531,31 @@ function settingsForm(ctx: Context, draft: Draft, senders: api.Sender[], redraw:
       const code = err instanceof api.ApiError ? err.problem.code : '';
       error.append(h('p', {}, (err as Error).message), RULE_HELP[code] ? h('p', { class: 'rule-help' }, RULE_HELP[code]!) : '');
       save.disabled = false;
-      error.scrollIntoView?.();
+      const invalid = errors.show(err instanceof api.ApiError ? (err.problem.errors ?? []) : []);
+      if (invalid) invalid.focus();
+      else error.scrollIntoView?.();
     }
   });
   return [
     h('h2', { id: 'settings-title' }, 'Settings'),
-    text('Form name', draft.name, (v) => (draft.name = v), { id: 'form-name', maxlength: '255', required: 'true' }),
+    text('Form name', draft.name, (v) => (draft.name = v), { id: 'form-name', maxlength: '255', required: 'true' }, '/name'),
     field('Kind', kind),
     field('Type', type),
     text('Page title', s.title, (v) => (s.title = v), { maxlength: '255' }),
     area('Header text', 'form-header', s.header_text, (v) => (s.header_text = v)),
     area('Footer text', 'form-footer', s.footer_text, (v) => (s.footer_text = v)),
-    text('Primary colour (#rrggbb)', design.primary_color, (v) => (design.primary_color = v), { pattern: '#[0-9A-Fa-f]{3}([0-9A-Fa-f]{3})?' }),
-    text('Secondary colour (#rrggbb)', design.secondary_color, (v) => (design.secondary_color = v), { pattern: '#[0-9A-Fa-f]{3}([0-9A-Fa-f]{3})?' }),
-    text('Logo URL (https)', design.logo_url, (v) => (design.logo_url = v), { class: 'wide' }),
+    text('Primary colour (#rrggbb)', design.primary_color, (v) => (design.primary_color = v), { pattern: '#[0-9A-Fa-f]{3}([0-9A-Fa-f]{3})?' }, '/settings/design/primary_color'),
+    text('Secondary colour (#rrggbb)', design.secondary_color, (v) => (design.secondary_color = v), { pattern: '#[0-9A-Fa-f]{3}([0-9A-Fa-f]{3})?' }, '/settings/design/secondary_color'),
+    text('Logo URL (https)', design.logo_url, (v) => (design.logo_url = v), { class: 'wide' }, '/settings/design/logo_url'),
     area('Custom CSS (hosted page only)', 'form-css', design.custom_css, (v) => (design.custom_css = v)),
     h('h3', {}, 'Confirmation, auto-reply and team notice'),
     check('Double confirmation: consents count once the contact confirms by mail (needs a required email field)', 'form-confirm', draft.requires_confirmation, (v) => (draft.requires_confirmation = v)),
-    field('Sender of the auto-reply and the confirmation mail', sender),
-    text('Auto-reply subject', reply.subject, (v) => (reply.subject = v || undefined), { maxlength: '254' }),
-    area('Auto-reply text', 'form-reply-text', reply.text, (v) => (reply.text = v || undefined)),
-    text('Team notice addresses (comma-separated)', draft.team_notice_emails.join(', '), (v) => (draft.team_notice_emails = v.split(',').map((x) => x.trim()).filter(Boolean)), { class: 'wide' }),
+    senderBox,
+    ...autoReplyControls(draft, choices.templates, changed, errors),
+    text('Team notice addresses (comma-separated)', draft.team_notice_emails.join(', '), (v) => (draft.team_notice_emails = v.split(',').map((x) => x.trim()).filter(Boolean)), { class: 'wide' }, '/team_notice_emails'),
     h('h3', {}, 'Dataset'),
-    text('Dataset id the submissions feed (empty: none)', draft.dataset_id ? String(draft.dataset_id) : '', (v) => (draft.dataset_id = Number(v) > 0 ? Number(v) : null), { inputmode: 'numeric', id: 'form-dataset' }),
-    check('Add the columns the dataset requires as required items (instead of refusing)', 'form-align', false, (v) => (align = v)),
+    ...datasetPicker(ctx, draft, choices.datasets, changed, errors),
+    check('Add the columns the dataset requires as required items (instead of refusing)', 'form-align', draft.align, (v) => (draft.align = v)),
     check('Default form of the instance', 'form-default', draft.is_default, (v) => (draft.is_default = v)),
     h('div', { class: 'actions' }, save),
   ];
