@@ -731,6 +731,9 @@ async function startCompareWeb(service: Service, dir: string): Promise<Web & { c
   }
   env.PORT = String(await freePort());
   delete env.INTERNAL_PORT;
+  // The service's web may be a cluster worker of `npm start`: these would make the comparison's
+  // web think it is one too, and die at start on the parent's IPC channel it does not have.
+  for (const inherited of ['NODE_UNIQUE_ID', 'NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE']) delete env[inherited];
   const child = spawn(process.execPath, [script], { cwd: dir, env, stdio: ['ignore', 'ignore', 'inherit'] });
   if (!child.pid) throw new Error(`could not start ${script}`);
   return { url: `http://127.0.0.1:${env.PORT}`, webPid: child.pid, child };
