@@ -15,7 +15,8 @@ import { startTestWeb } from './helpers/web.js';
  * fields and imports"), against the real web app and Postgres: an admin creates a field and a
  * dataset declaring it, imports a 10,000-row CSV from a file input with a column mapped by a
  * select, watches the progress bar's aria-valuenow reach 100, reads the summary, downloads the
- * rejects file, searches a contact; a viewer sees the pages with no write control. Each fact
+ * rejects file, searches a contact, uploads a 10,000-row file to a CSV list (its bar to 100, its
+ * summary, its rejects file); a viewer sees the pages with no write control. Each fact
  * checked through the API; axe on every view; screenshots artifacts/screenshots/panel-datasets*.png.
  */
 
@@ -32,6 +33,11 @@ const csvPath = join(dir, 'customers.csv');
 const rows = ['email,town,note'];
 for (let i = 0; i < 10_000; i++) rows.push(i % 2500 === 3 ? `broken-${i},-cmd,x` : `buyer${i}@example.org,${i % 3 ? 'Lima' : 'Quito'},x`);
 await writeFile(csvPath, rows.join('\n') + '\n');
+// A list's file: a header, then 10,000 addresses of which three are not (the first looks like a formula).
+const vipPath = join(dir, 'vip.csv');
+const vip = ['email'];
+for (let i = 0; i < 10_000; i++) vip.push(i === 3 ? '=not-an-address' : i % 5000 === 7 ? `nobody-${i}` : `vip${i}@example.org`);
+await writeFile(vipPath, vip.join('\n') + '\n');
 
 const chromium = useChromium(t, 'the panel datasets pages in a browser');
 if (chromium) {
@@ -105,6 +111,39 @@ if (chromium) {
     await page.getByRole('button', { name: 'Create list' }).click();
     t.ok(await shown(page.getByRole('rowheader', { name: 'VIP' })), 'the list');
     await assertAxeClean(t, page, 'lists (admin)');
+
+    // An upload to the list: its progress to 100 %, its summary, its rejects file.
+    const listId = ((await read('/v1/private/lists')).data as Array<{ id: number; name: string }>).find((l) => l.name === 'VIP')!.id;
+    const upload = page.getByRole('form', { name: 'Upload to VIP' });
+    await upload.getByLabel('CSV file', { exact: true }).setInputFiles(vipPath);
+    await upload.getByLabel('The first row is a header').check();
+    const listValues: number[] = [];
+    await page.exposeFunction('seeListValue', (v: string) => listValues.push(Number(v)));
+    await page.evaluate(() => {
+      const bar = document.querySelector('[role=progressbar][aria-label="Upload progress of VIP"]')!;
+      new MutationObserver(() => (window as unknown as { seeListValue(v: string): void }).seeListValue(bar.getAttribute('aria-valuenow')!)).observe(bar, { attributes: true, attributeFilter: ['aria-valuenow'] });
+    });
+    await upload.getByRole('button', { name: 'Upload to VIP' }).click();
+    const listBar = page.getByRole('progressbar', { name: 'Upload progress of VIP' });
+    await listBar.and(page.locator('[aria-valuenow="100"]')).waitFor({ timeout: 60_000 });
+    t.equal(listValues.at(-1), 100, `the upload's bar reached 100 (values seen: ${listValues.join(', ')})`);
+    t.same([...listValues].sort((a, b) => a - b), listValues, 'never going back');
+    await page.getByRole('status').getByText('The file was uploaded to VIP: 9997 rows accepted, 3 rejected.').waitFor();
+    const listSummary = await page.locator('.summary dl').innerText();
+    t.match(listSummary, /Rows\s+10000/);
+    t.match(listSummary, /Accepted\s+9997/);
+    t.match(listSummary, /Rejected\s+3/);
+    t.match(listSummary, /Rows in the list now\s+9997/);
+    t.equal((await read(`/v1/private/lists/${listId}`)).rows, 9997, 'the rows are in the list (through the API)');
+    t.ok(await shown(page.getByRole('row').filter({ hasText: 'VIP' }).filter({ hasText: '9997 of at most' })), 'the table read again, the summary still shown');
+    await assertAxeClean(t, page, 'lists after an upload');
+    await page.screenshot({ path: join(SCREENSHOTS, 'panel-datasets-lists.png'), fullPage: true });
+    const [listDownload] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download rejects' }).click()]);
+    t.equal(listDownload.suggestedFilename(), `list-${listId}-rejects.csv`);
+    const listRejects = (await readFile((await listDownload.path())!, 'utf8')).trim().split('\n');
+    t.equal(listRejects.length, 4, 'the header and three refused rows');
+    t.equal(listRejects[0], 'row,code,field,rule,detail');
+    t.match(listRejects[1], /^\d+,field_value_invalid,email,.*,'=not-an-address$/, 'the refused cell, formula-guarded');
 
     const elsewhere = requests.filter((u) => !u.startsWith('data:') && !u.startsWith('blob:') && new URL(u).origin !== origin);
     t.same(elsewhere, [], `no request left the origin (${requests.length} requests)`);

@@ -16,7 +16,8 @@ import { startReceiver, verifies, type Received } from './helpers/webhook-receiv
  * test event and sees its delivery listed (the receiver got it, signed with that secret), retries
  * it and replays a range (each arriving again), pauses and resumes, rotates the secret (both
  * secrets verify during the overlap), edits and deletes; a viewer sees the pages without a
- * control. Every fact is checked at the receiver or through the API; axe on every page;
+ * control and filters the deliveries by outcome (a refused event's failed attempts, then the
+ * succeeded ones, each time the API's rows). Every fact is checked at the receiver or through the API; axe on every page;
  * screenshots under artifacts/screenshots/panel-webhooks*.png.
  */
 
@@ -161,7 +162,20 @@ if (chromium) {
     await context.close();
   });
 
-  t.test('in Chromium, a viewer: the webhooks and their deliveries, no control', async (t) => {
+  t.test('in Chromium, a viewer: the webhooks and their deliveries filtered by outcome, no control', async (t) => {
+    // A test event the receiver refuses (HTTP 500) until its retries are spent: failed attempts beside the succeeded ones.
+    receiver.on(PATH, () => ({ status: 500, body: 'down' }));
+    t.equal((await api('POST', `/v1/private/webhooks/${hookId}/test`)).status, 202);
+    type Row = { id: number; event_id: string; status: string; delivery_status: string };
+    const attemptsOf = async (status?: string) => (await api('GET', `/v1/private/webhooks/${hookId}/deliveries${status ? `?status=${status}` : ''}`)).body.data as Row[];
+    const failed = await waitFor('the refused delivery to fail for good', async () => {
+      const rows = await attemptsOf('failed');
+      return rows.length && rows.every((a) => a.delivery_status === 'failed') ? rows : undefined;
+    }, 30_000);
+    receiver.on(PATH, () => ({ status: 200 }));
+    const succeeded = await attemptsOf('succeeded');
+    t.ok(failed.length >= 1 && succeeded.length >= 1, `${failed.length} failed and ${succeeded.length} succeeded attempts (through the API)`);
+
     const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     await signInToPanel(page, url, viewer);
@@ -173,6 +187,23 @@ if (chromium) {
     await page.getByRole('link', { name: 'Orders EU' }).click();
     await page.getByRole('heading', { name: 'Webhook Orders EU' }).waitFor();
     t.ok(await shown(page.getByRole('row').filter({ hasText: 'webhook.test' }).first()), 'the deliveries are listed');
+
+    // The outcome filter: the table holds exactly the API's attempts of that outcome.
+    const shownRows = page.locator('#deliveries-table tbody tr');
+    await page.getByLabel('Outcome', { exact: true }).selectOption('failed');
+    await page.getByRole('status').getByText(`Deliveries with the outcome failed: ${failed.length} failed attempt`).waitFor();
+    t.equal(await shownRows.count(), failed.length, 'as many rows as failed attempts');
+    t.same(await shownRows.locator('td:nth-child(2) code').allInnerTexts(), failed.map((a) => a.event_id), 'the failed attempts, newest first');
+    t.same(new Set(await shownRows.locator('td:nth-child(4)').allInnerTexts()), new Set(['failed HTTP 500']), 'each failed, HTTP 500');
+    await assertAxeClean(t, page, 'webhook deliveries (failed only)');
+    await page.screenshot({ path: join(SCREENSHOTS, 'panel-webhooks-failed.png'), fullPage: true });
+    await page.getByLabel('Outcome', { exact: true }).selectOption('succeeded');
+    await page.getByRole('status').getByText(`Deliveries with the outcome succeeded: ${succeeded.length} succeeded attempt`).waitFor();
+    t.same(await shownRows.locator('td:nth-child(2) code').allInnerTexts(), succeeded.map((a) => a.event_id), 'then the succeeded ones');
+    t.same(new Set(await shownRows.locator('td:nth-child(4)').allInnerTexts()), new Set(['succeeded HTTP 200']), 'each succeeded, HTTP 200');
+    await page.getByLabel('Outcome', { exact: true }).selectOption('');
+    await page.getByRole('status').getByText('Deliveries with every outcome').waitFor();
+    t.equal(await shownRows.count(), (await attemptsOf()).length, 'then every attempt again');
     const buttons = await page.getByRole('main').getByRole('button').allTextContents();
     t.same(buttons, ['Refresh deliveries'], 'no control but reading the deliveries again');
     t.equal(await page.getByRole('textbox').count(), 0, 'no form field');

@@ -145,10 +145,10 @@ export type Limits = Partial<Pick<Settings, 'send_rate_per_second' | 'send_burst
 export const keys = (slug: string) => call<{ data: ApiKey[] }>('GET', '/v1/private/keys', { slug }).then((r) => r.data);
 export const createKey = (slug: string, body: { scopes: string[]; allowed_cidrs?: string[]; expires_at?: string }) => call<CreatedKey>('POST', '/v1/private/keys', { slug, body });
 export const revokeKey = (slug: string, keyId: string) => call<{ key_id: string; revoked_at: string }>('DELETE', `/v1/private/keys/${encodeURIComponent(keyId)}`, { slug });
-export const senders = (slug: string) => call<Page<Sender>>('GET', '/v1/private/senders?page_size=100', { slug });
+export const senders = (slug: string, n = 1) => call<Page<Sender>>('GET', `/v1/private/senders${pageQuery(n)}`, { slug });
 export const createSender = (slug: string, body: { email: string; name: string; is_consent_required: boolean }) => call<Sender>('POST', '/v1/private/senders', { slug, body });
 export const setConsentRequired = (slug: string, id: number, value: boolean) => call<Sender>('PATCH', `/v1/private/senders/${id}`, { slug, body: { is_consent_required: value } });
-export const restrictions = (slug: string) => call<Page<Restriction>>('GET', '/v1/private/restrictions?page_size=100', { slug });
+export const restrictions = (slug: string, n = 1) => call<Page<Restriction>>('GET', `/v1/private/restrictions${pageQuery(n)}`, { slug });
 export const addRestriction = (slug: string, body: { recipient: string; reason: string }) => call<Restriction>('POST', '/v1/private/restrictions', { slug, body });
 export const liftRestriction = (slug: string, id: number) => call<Restriction>('DELETE', `/v1/private/restrictions/${id}`, { slug });
 export const settings = (slug: string) => call<Settings>('GET', '/v1/private/instance', { slug });
@@ -183,7 +183,7 @@ export interface DomainWithRecords extends Domain {
   is_sandbox: boolean;
   dns_records: DnsRecord[];
 }
-export const domains = (slug: string) => call<{ data: Domain[] }>('GET', '/v1/private/domains?page_size=100', { slug }).then((r) => r.data);
+export const domains = (slug: string, n = 1) => call<Page<Domain>>('GET', `/v1/private/domains${pageQuery(n)}`, { slug });
 export const domain = (slug: string, id: number) => call<DomainWithRecords>('GET', `/v1/private/domains/${id}`, { slug });
 export const addDomain = (slug: string, name: string) => call<DomainWithRecords>('POST', '/v1/private/domains', { slug, body: { domain: name } });
 export const verifyDomain = (slug: string, id: number) => call<DomainWithRecords>('POST', `/v1/private/domains/${id}/verify`, { slug });
@@ -247,7 +247,7 @@ export interface WebhookInput {
   events: string[] | null;
 }
 const hook = (id: number, rest = '') => `/v1/private/webhooks/${id}${rest}`;
-export const webhooks = (slug: string) => call<Page<Webhook>>('GET', '/v1/private/webhooks?page_size=100', { slug });
+export const webhooks = (slug: string, n = 1) => call<Page<Webhook>>('GET', `/v1/private/webhooks${pageQuery(n)}`, { slug });
 export const webhook = (slug: string, id: number) => call<Webhook>('GET', hook(id), { slug });
 export const createWebhook = (slug: string, body: WebhookInput) => call<WebhookWithSecret>('POST', '/v1/private/webhooks', { slug, body });
 export const updateWebhook = (slug: string, id: number, body: Partial<WebhookInput> & { is_active?: boolean }) => call<Webhook>('PATCH', hook(id), { slug, body });
@@ -255,7 +255,10 @@ export const deleteWebhook = (slug: string, id: number) => call<void>('DELETE', 
 export const rotateWebhookSecret = (slug: string, id: number, expirePrevious: boolean) =>
   call<WebhookWithSecret>('POST', hook(id, '/rotate-secret'), { slug, body: { expire_previous: expirePrevious } });
 export const testWebhook = (slug: string, id: number) => call<{ event_id: number }>('POST', hook(id, '/test'), { slug });
-export const deliveries = (slug: string, id: number) => call<Page<Attempt>>('GET', hook(id, '/deliveries?page_size=50'), { slug });
+/** A webhook's attempts, newest first, 50 a page; `status` keeps one outcome. */
+export const deliveries = (slug: string, id: number, n = 1, status?: Attempt['status']) =>
+  call<Page<Attempt>>('GET', hook(id, `/deliveries${pageQuery(n, status ? { status } : {}, DELIVERIES_PAGE_SIZE)}`), { slug });
+export const DELIVERIES_PAGE_SIZE = 50;
 export const retryDelivery = (slug: string, id: number, deliveryId: number) => call<{ delivery_id: number; event_id: string }>('POST', hook(id, `/deliveries/${deliveryId}/retry`), { slug });
 export const replayWebhook = (slug: string, id: number, range: { since: string; until?: string }) => call<{ queued: number }>('POST', hook(id, '/replay'), { slug, body: range });
 
@@ -344,15 +347,15 @@ export interface Verdict {
   event_ids: number[];
 }
 const term = (id: number, rest = '') => `/v1/private/consent-terms/${id}${rest}`;
-export const purposes = (slug: string) => call<Page<Purpose>>('GET', '/v1/private/consent-purposes?page_size=100', { slug });
+export const purposes = (slug: string, n = 1) => call<Page<Purpose>>('GET', `/v1/private/consent-purposes${pageQuery(n)}`, { slug });
 export const createPurpose = (slug: string, name: string) => call<Purpose>('POST', '/v1/private/consent-purposes', { slug, body: { name } });
-export const terms = (slug: string) => call<Page<Term>>('GET', '/v1/private/consent-terms?page_size=100', { slug });
+export const terms = (slug: string, n = 1) => call<Page<Term>>('GET', `/v1/private/consent-terms${pageQuery(n)}`, { slug });
 export const consentTerm = (slug: string, id: number) => call<Term>('GET', term(id), { slug });
 export const createTerm = (slug: string, body: { name: string; type: string; purpose_ids: number[]; channels: string[] }) => call<Term>('POST', '/v1/private/consent-terms', { slug, body });
 export const publishVersion = (slug: string, id: number, body: { version: string; body: string; document_url?: string }) => call<Term>('POST', term(id, '/versions'), { slug, body });
 export const setCurrentVersion = (slug: string, id: number, version: string) => call<Term>('PUT', term(id, '/current-version'), { slug, body: { version } });
 export const setTermActive = (slug: string, id: number, is_active: boolean) => call<Term>('PATCH', term(id), { slug, body: { is_active } });
-export const consentHistory = (slug: string, contact: string) => call<Page<ConsentEvent>>('GET', `/v1/private/consent-events?page_size=100&contact=${encodeURIComponent(contact)}`, { slug });
+export const consentHistory = (slug: string, contact: string, n = 1) => call<Page<ConsentEvent>>('GET', `/v1/private/consent-events${pageQuery(n, { contact })}`, { slug });
 export const resolveConsent = (slug: string, q: { contact: string; contact_type: string; channel: string; purpose_ids: number[] }) =>
   call<{ data: Verdict[] }>('GET', `/v1/private/consent-rules/resolve?${new URLSearchParams({ contacts: q.contact, contact_types: q.contact_type, channel: q.channel, purpose_ids: q.purpose_ids.join(',') })}`, { slug });
 /** The proof document exactly as the API answered it (its bytes), to be saved as a file. */
@@ -390,7 +393,7 @@ export interface TemplateFields {
   config?: unknown;
 }
 const tpl = (id: number, rest = '') => `/v1/private/mail-templates/${id}${rest}`;
-export const templates = (slug: string) => call<Page<TemplateSummary>>('GET', '/v1/private/mail-templates?page_size=100', { slug });
+export const templates = (slug: string, n = 1) => call<Page<TemplateSummary>>('GET', `/v1/private/mail-templates${pageQuery(n)}`, { slug });
 export const template = (slug: string, id: number) => call<Template>('GET', tpl(id), { slug });
 export const templateFormat = (slug: string) => call<{ skeleton: Record<string, unknown>; modules: Array<{ kind: string; type: string; description?: string }> }>('GET', '/v1/private/mail-templates/format?lang=en', { slug });
 export const templateModule = (slug: string, kind: string) => call<{ kind: string; type: string; example: Record<string, unknown> }>('GET', `/v1/private/mail-templates/format/modules/${encodeURIComponent(kind)}?lang=en`, { slug });
@@ -461,7 +464,7 @@ export interface Submission {
 /** A definition as PUT/POST /v1/private/forms take it (items with their id keep it). */
 export type FormDefinition = Record<string, unknown> & { name: string; items: Array<Record<string, unknown>> };
 const formPath = (id: number, rest = '') => `/v1/private/forms/${id}${rest}`;
-export const forms = (slug: string) => call<Page<Form>>('GET', '/v1/private/forms?page_size=100', { slug });
+export const forms = (slug: string, n = 1) => call<Page<Form>>('GET', `/v1/private/forms${pageQuery(n)}`, { slug });
 export const form = (slug: string, id: number) => call<Form>('GET', formPath(id), { slug });
 export const catalogFields = (slug: string) => call<Page<CatalogField>>('GET', '/v1/private/fields?page_size=100', { slug });
 export const formMailSettings = (slug: string, id: number) => call<FormMailSettings>('GET', formPath(id, '/mail-settings'), { slug });
@@ -471,7 +474,7 @@ export const updateForm = (slug: string, id: number, body: FormDefinition) => ca
 export const previewForm = (slug: string, body: FormDefinition) => call<{ html: string }>('POST', '/v1/private/forms/preview', { slug, body });
 export const setFormActive = (slug: string, id: number, is_active: boolean) => call<Form>('PATCH', formPath(id), { slug, body: { is_active } });
 export const deleteForm = (slug: string, id: number) => call<{ id: number; deleted: true }>('DELETE', formPath(id), { slug });
-export const formSubmissions = (slug: string, id: number) => call<Page<Submission>>('GET', formPath(id, '/submissions?page_size=100'), { slug });
+export const formSubmissions = (slug: string, id: number, n = 1) => call<Page<Submission>>('GET', formPath(id, `/submissions${pageQuery(n)}`), { slug });
 export const formSubmissionsCsv = (slug: string, id: number) => call<string>('GET', formPath(id, '/submissions/export'), { slug, text: true });
 // Datasets, fields and lists (docs/panel.md, Datasets, fields and imports).
 export interface FieldDef {
@@ -521,11 +524,11 @@ export interface CsvList {
   uploads: Array<{ id: number; mode: string; rows: number; rejected: number; created_at: string }>;
   created_at: string;
 }
-export const fields = (slug: string) => call<Page<FieldDef>>('GET', '/v1/private/fields?page_size=100', { slug });
+export const fields = (slug: string, n = 1) => call<Page<FieldDef>>('GET', `/v1/private/fields${pageQuery(n)}`, { slug });
 export const createField = (slug: string, body: Record<string, unknown>) => call<FieldDef>('POST', '/v1/private/fields', { slug, body });
 export const setFieldActive = (slug: string, key: string, is_active: boolean) => call<FieldDef>('PATCH', `/v1/private/fields/${encodeURIComponent(key)}`, { slug, body: { is_active } });
 export const deleteField = (slug: string, key: string) => call<FieldDef>('DELETE', `/v1/private/fields/${encodeURIComponent(key)}`, { slug });
-export const datasets = (slug: string) => call<Page<Dataset>>('GET', '/v1/private/datasets?page_size=100', { slug });
+export const datasets = (slug: string, n = 1) => call<Page<Dataset>>('GET', `/v1/private/datasets${pageQuery(n)}`, { slug });
 export const dataset = (slug: string, id: number) => call<Dataset>('GET', `/v1/private/datasets/${id}`, { slug });
 export const createDataset = (slug: string, body: Record<string, unknown>) => call<Dataset>('POST', '/v1/private/datasets', { slug, body });
 export const updateDataset = (slug: string, id: number, body: Record<string, unknown>) => call<Dataset>('PATCH', `/v1/private/datasets/${id}`, { slug, body });
@@ -546,4 +549,23 @@ export async function sendCsv<T>(slug: string, path: string, file: Blob): Promis
   if (res.ok) return body as T;
   const fieldErrors = Array.isArray(body['errors']) ? (body['errors'] as Array<{ pointer?: string; message?: string }>).map((e) => `${e.pointer?.slice(1) || 'body'}: ${e.message}`) : [];
   throw new ApiError({ status: res.status, code: String(body['code'] ?? 'error'), detail: String(body['detail'] ?? res.statusText) + (fieldErrors.length ? ` (${fieldErrors.join('; ')})` : '') });
+}
+
+// Paging (docs/panel.md, The web panel): every listing of the API pages the same way (page from 1,
+// page_size up to 100, has_more), so one query for a page of any, and every page of one.
+/** Rows a page: the API's largest. */
+export const PAGE_SIZE = 100;
+/** The query of page `n` of a listing, with its filters: `?page_size=100&page=2`. */
+export const pageQuery = (n: number, filters: Record<string, string> = {}, size = PAGE_SIZE): string => `?${new URLSearchParams({ ...filters, page_size: String(size), page: String(n) })}`;
+/** At most this many pages (2,000 rows) are read for a listing needed whole. */
+export const MOST_PAGES = 20;
+/** Every row of a listing (up to MOST_PAGES), page after page while has_more says there is more: for the pickers and names a page needs whole. */
+export async function everyPage<T>(read: (n: number) => Promise<Page<T>>): Promise<T[]> {
+  const rows: T[] = [];
+  for (let n = 1; n <= MOST_PAGES; n++) {
+    const page = await read(n);
+    rows.push(...page.data);
+    if (!page.pagination.has_more) break;
+  }
+  return rows;
 }

@@ -1,6 +1,6 @@
 import * as api from './api.js';
 import { field, h, select } from './dom.js';
-import { count, table, when } from './kit.js';
+import { count, pager, table, when } from './kit.js';
 import type { Context } from './context.js';
 
 /**
@@ -13,7 +13,7 @@ import type { Context } from './context.js';
 /** The spec's channels (the API refuses any other with a 422). */
 export const CHANNELS = ['mail', 'sms', 'wsp', 'call', 'push'];
 
-/** "Newsletter, Offers" from purpose ids (an id the listing lacks, past its first 100, as #id). */
+/** "Newsletter, Offers" from purpose ids (an id not among `purposes` as #id). */
 export const purposeNames = (ids: number[], purposes: api.Purpose[]): string => ids.map((id) => purposes.find((p) => p.id === id)?.name ?? `#${id}`).join(', ');
 
 const TYPES: Array<[string, string]> = [
@@ -55,8 +55,9 @@ export function contactSection(ctx: Context, purposes: api.Purpose[], terms: api
         ...channels.flatMap((channel) => chunks.map((chunk) => api.resolveConsent(slug, { contact: stored, contact_type: type.value, channel, purpose_ids: chunk }))),
       ]);
       const verdicts = answers.flatMap((a) => a!.data);
-      results.replaceChildren(...drawResults(ctx, stored, history as api.Page<api.ConsentEvent>, verdicts, channels, purposes, terms));
-      if (announce) ctx.announce(`${stored}: ${count(history!.data.length, 'consent event')}${(history as api.Page<api.ConsentEvent>).pagination.has_more ? ' (the newest shown)' : ''}; ${summary(verdicts)}.`);
+      const events = history as api.Page<api.ConsentEvent>;
+      results.replaceChildren(...drawResults(ctx, stored, events, verdicts, channels, purposes, terms));
+      if (announce) ctx.announce(`${stored}: ${count(events.data.length, 'consent event')}${events.pagination.has_more ? ' on the first page, more on the next' : ''}; ${summary(verdicts)}.`);
     } catch (err) {
       results.replaceChildren();
       error.textContent = (err as Error).message;
@@ -87,22 +88,33 @@ const VERDICT_TEXT: Record<api.Verdict['verdict'], string> = { allowed: 'allowed
 
 function drawResults(ctx: Context, contact: string, history: api.Page<api.ConsentEvent>, verdicts: api.Verdict[], channels: string[], purposes: api.Purpose[], terms: api.Term[]): Node[] {
   const termName = (id: number) => terms.find((t) => t.id === id)?.name ?? `term #${id}`;
-  const events = history.data.map((e) => {
-    const mine = e.rules.filter((r) => r.contact === contact);
-    return h(
-      'tr',
-      e.status === 'confirmed' ? {} : { class: 'lifted' },
-      h('td', {}, String(e.id)),
-      h('td', {}, when(e.created_at)),
-      h('td', {}, termName(e.term_id)),
-      h('td', {}, e.status, e.confirmed_at ? ` ${when(e.confirmed_at)}` : ''),
-      h('td', {}, e.method.replace(/_/g, ' ')),
-      h('td', {}, e.source, e.form_name ? ` (${e.form_name})` : ''),
-      h('td', {}, ...mine.map((r, i) => h('span', { class: 'rule' }, i ? '; ' : '', `${r.action} ${r.channel} for ${purposeNames([r.purpose_id], purposes)}`))),
-    );
-  });
-  const caption = history.pagination.has_more ? `The newest ${history.data.length} consent events of ${contact}` : `${count(history.data.length, 'consent event')} of ${contact}`;
-  const historyTable = table(caption, ['Event', 'Registered', 'Term', 'Status', 'Method', 'Source', 'Rules for this contact'], events);
+  // The history, 100 events a page, newest first (the listing's total is not counted: has_more pages it).
+  const historyTable = pager(
+    ctx,
+    {
+      id: 'consent-events',
+      keep: null,
+      noun: ['consent event'],
+      about: `of ${contact}`,
+      columns: ['Event', 'Registered', 'Term', 'Status', 'Method', 'Source', 'Rules for this contact'],
+      read: (n) => api.consentHistory(ctx.current.slug, contact, n),
+      row: (e) => {
+        const mine = e.rules.filter((r) => r.contact === contact);
+        return h(
+          'tr',
+          e.status === 'confirmed' ? {} : { class: 'lifted' },
+          h('td', {}, String(e.id)),
+          h('td', {}, when(e.created_at)),
+          h('td', {}, termName(e.term_id)),
+          h('td', {}, e.status, e.confirmed_at ? ` ${when(e.confirmed_at)}` : ''),
+          h('td', {}, e.method.replace(/_/g, ' ')),
+          h('td', {}, e.source, e.form_name ? ` (${e.form_name})` : ''),
+          h('td', {}, ...mine.map((r, i) => h('span', { class: 'rule' }, i ? '; ' : '', `${r.action} ${r.channel} for ${purposeNames([r.purpose_id], purposes)}`))),
+        );
+      },
+    },
+    history,
+  );
 
   const verdictRows = purposes.map((p) =>
     h(
@@ -141,7 +153,7 @@ function drawResults(ctx: Context, contact: string, history: api.Page<api.Consen
   });
   return [
     h('h3', {}, 'History'),
-    historyTable,
+    historyTable.node,
     h('h3', {}, 'Verdicts now'),
     purposes.length ? verdictTable : h('p', {}, 'The instance has no purpose yet.'),
     h('p', { class: 'help' }, 'A deny wins over any allow; pending (unconfirmed) and expired events count for nothing.'),

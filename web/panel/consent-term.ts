@@ -19,7 +19,7 @@ export async function termPage(ctx: Context, id: number): Promise<Node[]> {
   let term: api.Term;
   let purposes: api.Purpose[];
   try {
-    [term, purposes] = await Promise.all([api.consentTerm(instance.slug, id), api.purposes(instance.slug).then((p) => p.data)]);
+    [term, purposes] = await Promise.all([api.consentTerm(instance.slug, id), api.everyPage((n) => api.purposes(instance.slug, n))]);
   } catch (err) {
     return [back, ...failed('Consent term', err)];
   }

@@ -2,7 +2,7 @@ import * as api from './api.js';
 import { field, h, select } from './dom.js';
 import { CHANNELS, contactSection, purposeNames } from './consent-contact.js';
 import { termPage } from './consent-term.js';
-import { act, count, failed, flushNotice, heading, noticeForNextPage, table, when } from './kit.js';
+import { act, failed, flushNotice, heading, noticeForNextPage, pageOf, pagedTable, when, type Paged } from './kit.js';
 import type { Context } from './context.js';
 
 /**
@@ -27,55 +27,61 @@ const currentText = (t: api.Term): string => t.versions.find((v) => v.is_current
 async function mainPage(ctx: Context): Promise<Node[]> {
   const instance = ctx.current;
   const title = `Consent of ${instance.name}`;
-  let purposes: api.Page<api.Purpose>;
-  let terms: api.Page<api.Term>;
+  const admin = instance.role !== 'viewer';
+  // Every purpose and term, read page by page (the names in the tables, the term form's boxes, a
+  // contact's verdicts per purpose need them all); each table shows them 100 a page.
+  let purposes: api.Purpose[];
+  let terms: api.Term[];
+  let purposeList: Paged<api.Purpose>;
+  let termList: Paged<api.Term>;
   try {
-    [purposes, terms] = await Promise.all([api.purposes(instance.slug), api.terms(instance.slug)]);
+    [purposes, terms] = await Promise.all([api.everyPage((n) => api.purposes(instance.slug, n)), api.everyPage((n) => api.terms(instance.slug, n))]);
+    [purposeList, termList] = await Promise.all([
+      pagedTable(ctx, {
+        id: 'purposes',
+        noun: ['purpose'],
+        columns: ['Id', 'Name', 'Created'],
+        read: async (n) => pageOf(purposes, n),
+        row: (p) => h('tr', {}, h('td', {}, String(p.id)), h('th', { scope: 'row' }, p.name), h('td', {}, when(p.created_at))),
+      }),
+      pagedTable(ctx, {
+        id: 'terms',
+        noun: ['term'],
+        columns: ['Name', 'Type', 'Purposes', 'Channels', 'Current version', 'State'],
+        read: async (n) => pageOf(terms, n),
+        row: (t) =>
+          h(
+            'tr',
+            t.is_active ? {} : { class: 'lifted' },
+            h('th', { scope: 'row' }, h('a', { href: `#/consent/terms/${t.id}` }, t.name)),
+            h('td', {}, t.type),
+            h('td', {}, purposeNames(t.purpose_ids, purposes)),
+            h('td', {}, t.channels.join(', ')),
+            h('td', {}, currentText(t)),
+            h('td', {}, t.is_active ? 'active' : 'inactive'),
+          ),
+      }),
+    ]);
   } catch (err) {
     return failed(title, err);
   }
   flushNotice(ctx);
-  const admin = instance.role !== 'viewer';
-  const more = (page: api.Page<unknown>, one: string) =>
-    page.pagination.has_more ? `${count(page.pagination.total_items ?? page.data.length, one)}, the first ${page.data.length} shown` : count(page.data.length, one);
-
-  const purposeList = table(
-    more(purposes, 'purpose'),
-    ['Id', 'Name', 'Created'],
-    purposes.data.map((p) => h('tr', {}, h('td', {}, String(p.id)), h('th', { scope: 'row' }, p.name), h('td', {}, when(p.created_at)))),
-  );
-  const termList = table(
-    more(terms, 'term'),
-    ['Name', 'Type', 'Purposes', 'Channels', 'Current version', 'State'],
-    terms.data.map((t) =>
-      h(
-        'tr',
-        t.is_active ? {} : { class: 'lifted' },
-        h('th', { scope: 'row' }, h('a', { href: `#/consent/terms/${t.id}` }, t.name)),
-        h('td', {}, t.type),
-        h('td', {}, purposeNames(t.purpose_ids, purposes.data)),
-        h('td', {}, t.channels.join(', ')),
-        h('td', {}, currentText(t)),
-        h('td', {}, t.is_active ? 'active' : 'inactive'),
-      ),
-    ),
-  );
 
   const nodes: Node[] = [heading(title)];
   if (!admin) nodes.push(h('p', {}, 'Your role here is viewer: an admin or owner creates purposes and terms and publishes versions.'));
   nodes.push(
     h('h2', { id: 'purposes' }, 'Purposes'),
     h('p', { class: 'help' }, 'What a consent is for (“Newsletter”). Purposes are never edited or deleted: terms and past consents name them.'),
-    purposeList,
+    purposeList.node,
   );
   if (admin) nodes.push(...purposeForm(ctx));
   nodes.push(
     h('h2', { id: 'terms' }, 'Terms'),
     h('p', { class: 'help' }, 'A legal text for some purposes on some channels, with its versions. A consent freezes the current version; an inactive term receives no new consents.'),
-    termList,
+    termList.node,
   );
-  if (admin) nodes.push(...termForm(ctx, purposes.data));
-  nodes.push(...contactSection(ctx, purposes.data, terms.data));
+  if (admin) nodes.push(...termForm(ctx, purposes));
+  nodes.push(...contactSection(ctx, purposes, terms));
   return nodes;
 }
 

@@ -1,6 +1,6 @@
 import * as api from './api.js';
 import { field, h, select } from './dom.js';
-import { act, count, failed, flushNotice, heading, noticeForNextPage, table, when } from './kit.js';
+import { act, count, failed, flushNotice, heading, noticeForNextPage, pagedTable, table, when, type Paged } from './kit.js';
 import { importSection } from './dataset-import.js';
 import type { Context } from './context.js';
 
@@ -47,39 +47,42 @@ function columnPicker(fields: api.FieldDef[], prefix: string, current: Array<{ f
 async function listPage(ctx: Context): Promise<Node[]> {
   const instance = ctx.current;
   const title = `Datasets of ${instance.name}`;
-  let datasets: api.Page<api.Dataset>;
-  let fields: api.Page<api.FieldDef>;
+  const admin = instance.role !== 'viewer';
+  let datasets: Paged<api.Dataset>;
+  // Every field of the catalog: the identity field and column pickers offer them all.
+  let fields: api.FieldDef[];
   try {
-    [datasets, fields] = await Promise.all([api.datasets(instance.slug), api.fields(instance.slug)]);
+    [datasets, fields] = await Promise.all([
+      pagedTable(ctx, {
+        id: 'datasets',
+        noun: ['dataset'],
+        columns: ['Name', 'Channels', 'State', 'Created'],
+        read: (n) => api.datasets(instance.slug, n),
+        row: (d) =>
+          h(
+            'tr',
+            d.is_active ? {} : { class: 'lifted' },
+            h('th', { scope: 'row' }, h('a', { href: `#/datasets/${d.id}` }, d.name)),
+            h('td', {}, d.channel?.join(', ') ?? 'none'),
+            h('td', {}, d.is_active ? 'active' : 'inactive'),
+            h('td', {}, when(d.created_at)),
+          ),
+      }),
+      admin ? api.everyPage((n) => api.fields(instance.slug, n)) : [],
+    ]);
   } catch (err) {
     return failed(title, err);
   }
   flushNotice(ctx);
-  const admin = instance.role !== 'viewer';
   const nodes: Node[] = [heading(title)];
   if (!admin) nodes.push(h('p', {}, 'Your role here is viewer: you browse and search contacts; an admin or owner creates, changes and imports.'));
-  nodes.push(
-    table(
-      count(datasets.data.length, 'dataset'),
-      ['Name', 'Channels', 'State', 'Created'],
-      datasets.data.map((d) =>
-        h(
-          'tr',
-          d.is_active ? {} : { class: 'lifted' },
-          h('th', { scope: 'row' }, h('a', { href: `#/datasets/${d.id}` }, d.name)),
-          h('td', {}, d.channel?.join(', ') ?? 'none'),
-          h('td', {}, d.is_active ? 'active' : 'inactive'),
-          h('td', {}, when(d.created_at)),
-        ),
-      ),
-    ),
-  );
+  nodes.push(datasets.node);
   if (!admin) return nodes;
   const error = h('p', { class: 'error', role: 'alert' });
   const name = h('input', { type: 'text', name: 'dataset-name', required: true, maxlength: '255', autocomplete: 'off' });
   const channels = boxes('Channels (one fixes the identifier: mail → email, sms and wsp → phone)', 'ds-channel', CHANNELS, ['mail']);
-  const identity = select('dataset-identity', [['', 'as the channel says'], ...fields.data.filter((f) => f.is_active).map((f): [string, string] => [f.field_key, f.field_key])], '');
-  const columns = columnPicker(fields.data, 'ds-new', [{ field_key: 'email', required: true }]);
+  const identity = select('dataset-identity', [['', 'as the channel says'], ...fields.filter((f) => f.is_active).map((f): [string, string] => [f.field_key, f.field_key])], '');
+  const columns = columnPicker(fields, 'ds-new', [{ field_key: 'email', required: true }]);
   const button = h('button', { type: 'submit' }, 'Create dataset');
   const form = h('form', { 'aria-labelledby': 'create-dataset' }, field('Dataset name', name), channels.node, field('Identity field (several channels or none)', identity), columns.node, button);
   form.addEventListener('submit', async (event) => {
@@ -103,9 +106,9 @@ async function listPage(ctx: Context): Promise<Node[]> {
 async function datasetPage(ctx: Context, id: number): Promise<Node[]> {
   const instance = ctx.current;
   let d: api.Dataset;
-  let fields: api.Page<api.FieldDef>;
+  let fields: api.FieldDef[];
   try {
-    [d, fields] = await Promise.all([api.dataset(instance.slug, id), api.fields(instance.slug)]);
+    [d, fields] = await Promise.all([api.dataset(instance.slug, id), api.everyPage((n) => api.fields(instance.slug, n))]);
   } catch (err) {
     return failed('Dataset', err);
   }
@@ -133,7 +136,7 @@ async function datasetPage(ctx: Context, id: number): Promise<Node[]> {
     const toggle = h('button', { type: 'button', class: 'secondary' }, d.is_active ? 'Deactivate dataset' : 'Activate dataset');
     toggle.addEventListener('click', () => void act(ctx, error, () => api.updateDataset(instance.slug, id, { is_active: !d.is_active }), `The dataset is ${d.is_active ? 'inactive' : 'active'}.`));
     const channels = boxes('Channels', 'ds-edit-channel', CHANNELS, d.channel ?? []);
-    const picker = columnPicker(fields.data, 'ds-edit', columns);
+    const picker = columnPicker(fields, 'ds-edit', columns);
     const forms = select('dataset-connected-forms', [['', 'refuse the change'], ['align', 'align them (the item added, required)'], ['keep', 'keep them as they are']], '');
     const form = h('form', { 'aria-labelledby': 'configure' }, channels.node, picker.node, field('Connected forms left short by a newly required column', forms), h('button', { type: 'submit' }, 'Save channels and columns'));
     form.addEventListener('submit', (event) => {

@@ -1,5 +1,6 @@
 import * as api from './api.js';
 import { field, h } from './dom.js';
+import { pagedTable, type Paged } from './kit.js';
 import type { Context } from './context.js';
 
 /**
@@ -23,29 +24,27 @@ export async function domainsPage(ctx: Context): Promise<Node[]> {
 async function listPage(ctx: Context): Promise<Node[]> {
   const instance = ctx.current;
   const heading = h('h1', { tabindex: '-1' }, `Domains of ${instance.name}`);
-  let list: api.Domain[];
+  let list: Paged<api.Domain>;
   try {
-    list = await api.domains(instance.slug);
+    list = await pagedTable(ctx, {
+      id: 'domains',
+      noun: ['domain'],
+      columns: ['Domain', 'Verified', ...CHECKS.map(([, c]) => c), 'Added'],
+      read: (n) => api.domains(instance.slug, n),
+      row: (d) =>
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'row' }, h('a', { href: `#/domains/${d.id}` }, d.domain)),
+          h('td', {}, d.is_verified ? 'verified' : 'not verified'),
+          ...CHECKS.map(([key]) => h('td', {}, state(d[key] as api.CheckState))),
+          h('td', {}, d.created_at.slice(0, 10)),
+        ),
+    });
   } catch (err) {
     return [heading, h('p', { class: 'error', role: 'alert' }, (err as Error).message)];
   }
-  const rows = list.map((d) =>
-    h(
-      'tr',
-      {},
-      h('th', { scope: 'row' }, h('a', { href: `#/domains/${d.id}` }, d.domain)),
-      h('td', {}, d.is_verified ? 'verified' : 'not verified'),
-      ...CHECKS.map(([key]) => h('td', {}, state(d[key] as api.CheckState))),
-      h('td', {}, d.created_at.slice(0, 10)),
-    ),
-  );
-  const table = h(
-    'table',
-    {},
-    h('caption', {}, `${list.length} domain${list.length === 1 ? '' : 's'}`),
-    h('thead', {}, h('tr', {}, ...['Domain', 'Verified', ...CHECKS.map(([, c]) => c), 'Added'].map((c) => h('th', { scope: 'col' }, c)))),
-    h('tbody', {}, ...rows),
-  );
+  const table = list.node;
   if (!canChange(ctx)) return [heading, h('p', {}, `Your role here is ${instance.role}: only an admin or an owner adds a domain.`), table];
 
   const error = h('p', { class: 'error', role: 'alert' });

@@ -1,6 +1,6 @@
 import * as api from './api.js';
 import { field, h, select } from './dom.js';
-import { act, count, failed, flushNotice, heading, table } from './kit.js';
+import { act, failed, flushNotice, heading, pagedTable, type Paged } from './kit.js';
 import type { Context } from './context.js';
 
 /**
@@ -26,16 +26,9 @@ function rulesText(f: api.FieldDef): string {
 export async function fieldsPage(ctx: Context): Promise<Node[]> {
   const instance = ctx.current;
   const title = `Fields of ${instance.name}`;
-  let page: api.Page<api.FieldDef>;
-  try {
-    page = await api.fields(instance.slug);
-  } catch (err) {
-    return failed(title, err);
-  }
-  flushNotice(ctx);
   const admin = instance.role !== 'viewer';
   const error = h('p', { class: 'error', role: 'alert' });
-  const rows = page.data.map((f) => {
+  const row = (f: api.FieldDef) => {
     const actions = h('td', {});
     if (admin && !f.is_system) {
       const toggle = h('button', { type: 'button', class: 'secondary', 'aria-label': `${f.is_active ? 'Deactivate' : 'Activate'} ${f.field_key}` }, f.is_active ? 'Deactivate' : 'Activate');
@@ -57,13 +50,20 @@ export async function fieldsPage(ctx: Context): Promise<Node[]> {
       h('td', {}, f.is_active ? 'active' : 'inactive'),
       actions,
     );
-  });
+  };
+  let paged: Paged<api.FieldDef>;
+  try {
+    paged = await pagedTable(ctx, { id: 'fields', noun: ['field'], columns: ['Key', 'Name', 'Type', 'Rules', 'State', 'Actions'], read: (n) => api.fields(instance.slug, n), row });
+  } catch (err) {
+    return failed(title, err);
+  }
+  flushNotice(ctx);
   const nodes: Node[] = [heading(title)];
   if (!admin) nodes.push(h('p', {}, 'Your role here is viewer: an admin or owner changes the catalog.'));
   nodes.push(
     h('p', { class: 'help' }, 'The typed fields dataset columns and lists are declared with. email and phone are system fields: never deactivated or deleted. A deactivated field keeps validating the columns that declare it but cannot be declared anew. Deleting frees the name; the key is reserved forever, and a field a dataset or list declares cannot be deleted.'),
     error,
-    table(count(page.data.length, 'field'), ['Key', 'Name', 'Type', 'Rules', 'State', 'Actions'], rows),
+    paged.node,
   );
   if (admin) nodes.push(...createForm(ctx));
   return nodes;

@@ -1,6 +1,6 @@
 import * as api from './api.js';
 import { field, h, select } from './dom.js';
-import { count, failed, flushNotice, heading, noticeForNextPage, table, when } from './kit.js';
+import { failed, flushNotice, heading, noticeForNextPage, pagedTable, pager, when, type Paged } from './kit.js';
 import type { Context } from './context.js';
 
 /**
@@ -54,35 +54,40 @@ function copyButton(ctx: Context, label: string, text: string, target: HTMLInput
 async function listPage(ctx: Context): Promise<Node[]> {
   const instance = ctx.current;
   const title = `Forms of ${instance.name}`;
-  let forms: api.Page<api.Form>;
+  let forms: Paged<api.Form>;
   try {
-    forms = await api.forms(instance.slug);
+    forms = await pagedTable(ctx, {
+      id: 'forms',
+      noun: ['form'],
+      columns: ['Name', 'Kind', 'State', 'Items', 'Public link', 'Embed snippet'],
+      read: (n) => api.forms(instance.slug, n),
+      row: (f, i) => {
+        const snippet = embedSnippet(f);
+        const code = h('textarea', { readonly: true, rows: '2', id: `embed-${i}`, class: 'snippet', 'aria-label': `Embed snippet of ${f.name}` });
+        code.value = snippet;
+        return h(
+          'tr',
+          f.is_active ? {} : { class: 'lifted' },
+          h('th', { scope: 'row' }, h('a', { href: `#/forms/${f.id}` }, f.name)),
+          h('td', {}, f.kind),
+          h('td', {}, f.is_active ? 'active' : 'inactive'),
+          h('td', {}, String(f.items.length)),
+          h('td', {}, h('a', { href: hostedUrl(f), rel: 'noopener noreferrer', target: '_blank' }, `/f/${f.public_token}`)),
+          h('td', {}, code, copyButton(ctx, `Copy the embed snippet of ${f.name}`, snippet, code)),
+        );
+      },
+    });
   } catch (err) {
     return failed(title, err);
   }
   flushNotice(ctx);
   const admin = instance.role !== 'viewer';
-  const rows = forms.data.map((f, i) => {
-    const snippet = embedSnippet(f);
-    const code = h('textarea', { readonly: true, rows: '2', id: `embed-${i}`, class: 'snippet', 'aria-label': `Embed snippet of ${f.name}` });
-    code.value = snippet;
-    return h(
-      'tr',
-      f.is_active ? {} : { class: 'lifted' },
-      h('th', { scope: 'row' }, h('a', { href: `#/forms/${f.id}` }, f.name)),
-      h('td', {}, f.kind),
-      h('td', {}, f.is_active ? 'active' : 'inactive'),
-      h('td', {}, String(f.items.length)),
-      h('td', {}, h('a', { href: hostedUrl(f), rel: 'noopener noreferrer', target: '_blank' }, `/f/${f.public_token}`)),
-      h('td', {}, code, copyButton(ctx, `Copy the embed snippet of ${f.name}`, snippet, code)),
-    );
-  });
   const nodes: Node[] = [heading(title)];
   if (!admin) nodes.push(h('p', {}, 'Your role here is viewer: an admin or owner builds, activates and deletes forms.'));
   else nodes.push(h('p', {}, h('a', { href: '#/forms/new', class: 'button' }, 'New form')));
   nodes.push(
     h('p', { class: 'help' }, 'Each form has a hosted page anyone can open (the public link) and can be embedded in a site with the snippet. A deactivated form takes no submission.'),
-    table(count(forms.data.length, 'form'), ['Name', 'Kind', 'State', 'Items', 'Public link', 'Embed snippet'], rows),
+    forms.node,
   );
   return nodes;
 }
@@ -574,21 +579,32 @@ function submissionsSection(ctx: Context, form: api.Form, page: api.Page<api.Sub
       ctx.announce((err as Error).message);
     }
   });
-  const rows = page.data.map((s) =>
-    h(
-      'tr',
-      {},
-      h('th', { scope: 'row' }, String(s.id)),
-      h('td', {}, when(s.created_at)),
-      h('td', {}, s.source === 'form' ? 'hosted page' : 'API (form_api)'),
-      h('td', {}, s.status),
-      h('td', {}, Object.entries(s.field_values).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('; ')),
-      h('td', {}, s.consents.map((c) => `${termName(c.term_id)}: ${c.status} (event ${c.event_id})`).join('; ') || '—'),
-    ),
+  // The newest first, 100 a page (the CSV has them all).
+  const listed = pager(
+    ctx,
+    {
+      id: 'submissions',
+      keep: null,
+      noun: ['submission'],
+      columns: ['Id', 'Received', 'Source', 'Status', 'Values', 'Consents'],
+      read: (n) => api.formSubmissions(ctx.current.slug, form.id, n),
+      row: (s) =>
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'row' }, String(s.id)),
+          h('td', {}, when(s.created_at)),
+          h('td', {}, s.source === 'form' ? 'hosted page' : 'API (form_api)'),
+          h('td', {}, s.status),
+          h('td', {}, Object.entries(s.field_values).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join('; ')),
+          h('td', {}, s.consents.map((c) => `${termName(c.term_id)}: ${c.status} (event ${c.event_id})`).join('; ') || '—'),
+        ),
+    },
+    page,
   );
   return [
     h('h2', { id: 'submissions-title' }, 'Submissions'),
     h('div', { class: 'actions' }, download),
-    table(page.pagination.has_more ? `The latest ${page.data.length} submissions` : count(page.data.length, 'submission'), ['Id', 'Received', 'Source', 'Status', 'Values', 'Consents'], rows),
+    listed.node,
   ];
 }

@@ -1,6 +1,6 @@
 import * as api from './api.js';
 import { field, h } from './dom.js';
-import { act, count, failed, heading, table, when } from './kit.js';
+import { act, failed, heading, pagedTable, when, type Paged } from './kit.js';
 import type { Context } from './context.js';
 
 /** The Senders page: everyone reads; an admin or owner creates senders and turns a sender's consent requirement on or off. */
@@ -9,34 +9,37 @@ export async function sendersPage(ctx: Context): Promise<Node[]> {
   const instance = ctx.current;
   const title = `Senders of ${instance.name}`;
   const admin = instance.role !== 'viewer';
-  let page: api.Page<api.Sender>;
+  const error = h('p', { class: 'error', role: 'alert' });
+  let paged: Paged<api.Sender>;
   try {
-    page = await api.senders(instance.slug);
+    paged = await pagedTable(ctx, {
+      id: 'senders',
+      noun: ['sender'],
+      columns: ['Name', 'Address', 'Domain', 'Consent', 'Created', ...(admin ? ['Actions'] : [])],
+      read: (n) => api.senders(instance.slug, n),
+      row: (s) => {
+        const cells = [
+          h('td', {}, s.name),
+          h('td', {}, s.email_address),
+          h('td', {}, s.is_sandbox ? 'sandbox: sends only to members' : s.domain_is_verified ? 'verified' : 'not verified'),
+          h('td', {}, s.is_consent_required ? 'required' : 'not required'),
+          h('td', {}, when(s.created_at)),
+        ];
+        if (admin) {
+          const turn = s.is_consent_required ? 'off' : 'on';
+          const toggle = h('button', { type: 'button', class: 'secondary', 'aria-label': `Turn consent ${turn} for ${s.email_address}` }, `Turn consent ${turn}`);
+          toggle.addEventListener('click', () =>
+            act(ctx, error, () => api.setConsentRequired(instance.slug, s.id, !s.is_consent_required), `${s.email_address} ${s.is_consent_required ? 'no longer requires' : 'now requires'} consent.`),
+          );
+          cells.push(h('td', {}, toggle));
+        }
+        return h('tr', {}, ...cells);
+      },
+    });
   } catch (err) {
     return failed(title, err);
   }
-  const error = h('p', { class: 'error', role: 'alert' });
-  const rows = page.data.map((s) => {
-    const cells = [
-      h('td', {}, s.name),
-      h('td', {}, s.email_address),
-      h('td', {}, s.is_sandbox ? 'sandbox: sends only to members' : s.domain_is_verified ? 'verified' : 'not verified'),
-      h('td', {}, s.is_consent_required ? 'required' : 'not required'),
-      h('td', {}, when(s.created_at)),
-    ];
-    if (admin) {
-      const turn = s.is_consent_required ? 'off' : 'on';
-      const toggle = h('button', { type: 'button', class: 'secondary', 'aria-label': `Turn consent ${turn} for ${s.email_address}` }, `Turn consent ${turn}`);
-      toggle.addEventListener('click', () =>
-        act(ctx, error, () => api.setConsentRequired(instance.slug, s.id, !s.is_consent_required), `${s.email_address} ${s.is_consent_required ? 'no longer requires' : 'now requires'} consent.`),
-      );
-      cells.push(h('td', {}, toggle));
-    }
-    return h('tr', {}, ...cells);
-  });
-  const total = page.pagination.total_items ?? page.data.length;
-  const caption = page.pagination.has_more ? `${count(total, 'sender')}, the first ${page.data.length} shown` : count(total, 'sender');
-  const list = table(caption, ['Name', 'Address', 'Domain', 'Consent', 'Created', ...(admin ? ['Actions'] : [])], rows);
+  const list = paged.node;
   const about = h(
     'p',
     { class: 'help' },

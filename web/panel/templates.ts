@@ -1,6 +1,6 @@
 import * as api from './api.js';
 import { field, h, select } from './dom.js';
-import { act, count, failed, flushNotice, heading, noticeForNextPage, table, when } from './kit.js';
+import { act, failed, flushNotice, heading, noticeForNextPage, pagedTable, when, type Paged } from './kit.js';
 import { templatePage } from './template.js';
 import type { Context } from './context.js';
 
@@ -22,16 +22,9 @@ export const providerText = (t: api.TemplateSummary): string => (t.provider === 
 async function listPage(ctx: Context): Promise<Node[]> {
   const instance = ctx.current;
   const title = `Templates of ${instance.name}`;
-  let page: api.Page<api.TemplateSummary>;
-  try {
-    page = await api.templates(instance.slug);
-  } catch (err) {
-    return failed(title, err);
-  }
-  flushNotice(ctx);
   const admin = instance.role !== 'viewer';
   const error = h('p', { class: 'error', role: 'alert' });
-  const rows = page.data.map((t) => {
+  const row = (t: api.TemplateSummary) => {
     const cells = [
       h('th', { scope: 'row' }, h('a', { href: `#/templates/${t.id}` }, t.name)),
       h('td', {}, t.subject ?? '—'),
@@ -53,17 +46,27 @@ async function listPage(ctx: Context): Promise<Node[]> {
       cells.push(h('td', {}, h('div', { class: 'actions' }, publish, remove)));
     }
     return h('tr', {}, ...cells);
-  });
-  const columns = ['Name', 'Subject', 'State', 'Kind', 'Updated', ...(admin ? ['Actions'] : [])];
-  const more = page.pagination.has_more ? ' (the first 100)' : '';
-  const list = table(`${count(page.data.length, 'template')}${more}`, columns, rows);
+  };
+  let paged: Paged<api.TemplateSummary>;
+  // An admin copies any template: the create form offers every one, whatever page the table shows.
+  let every: api.TemplateSummary[] = [];
+  try {
+    [paged, every] = await Promise.all([
+      pagedTable(ctx, { id: 'templates', noun: ['template'], columns: ['Name', 'Subject', 'State', 'Kind', 'Updated', ...(admin ? ['Actions'] : [])], read: (n) => api.templates(instance.slug, n), row }),
+      admin ? api.everyPage((n) => api.templates(instance.slug, n)) : [],
+    ]);
+  } catch (err) {
+    return failed(title, err);
+  }
+  flushNotice(ctx);
+  const list = paged.node;
   const about = h(
     'p',
     { class: 'help' },
     'A draft is sent only by a send with test_mode; a published template by any send, and is not editable until unpublished. External templates come from an editor no longer offered: they are read-only.',
   );
   if (!admin) return [heading(title), h('p', {}, 'Your role here is viewer: an admin or owner creates, edits, publishes and deletes templates.'), list, about];
-  return [heading(title), error, list, about, ...createForm(ctx, page.data)];
+  return [heading(title), error, list, about, ...createForm(ctx, every)];
 }
 
 /** Create: a name, and where the design comes from (the skeleton, a file, or another template). */

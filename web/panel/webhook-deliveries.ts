@@ -1,13 +1,14 @@
 import * as api from './api.js';
-import { field, h } from './dom.js';
-import { count, table } from './kit.js';
+import { field, h, select } from './dom.js';
+import { count, pagedTable, pager, type Listing, type Paged } from './kit.js';
 import type { Context } from './context.js';
 
 /**
- * A webhook's deliveries on its page: every attempt, newest first (outcome, answer, timing, the
- * start of the response), and for an admin or owner a Retry per delivery and the replay of a
- * time range. Deliveries happen in the worker a moment after they are asked for, so after an
- * action the table follows them for a while (and Refresh reads them again at any time).
+ * A webhook's deliveries on its page: every attempt, newest first, 50 a page (outcome, answer,
+ * timing, the start of the response), of every outcome or of one, and for an admin or owner a
+ * Retry per delivery and the replay of a time range. Deliveries happen in the worker a moment
+ * after they are asked for, so after an action the table follows them for a while (and Refresh
+ * reads them again at any time).
  */
 
 let followNext = false;
@@ -23,16 +24,21 @@ const EXCERPT = 160;
 /** Date and time to the second: attempts a second apart are told apart. */
 const at = (iso: string) => new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
+/** The outcome each webhook's table shows ('' for every one), kept while the panel is open, as its page is. */
+const outcomes = new Map<string, Outcome>();
+type Outcome = api.Attempt['status'] | '';
+const OUTCOMES: Array<[Outcome, string]> = [
+  ['', 'every outcome'],
+  ['succeeded', 'succeeded'],
+  ['failed', 'failed'],
+  ['pending', 'pending (in flight)'],
+];
+
 export async function deliveriesSection(ctx: Context, w: api.Webhook, admin: boolean): Promise<Node[]> {
   const slug = ctx.current.slug;
   const title = h('h2', { id: 'deliveries' }, 'Deliveries');
   const error = h('p', { class: 'error', role: 'alert' });
-  let page: api.Page<api.Attempt>;
-  try {
-    page = await api.deliveries(slug, w.id);
-  } catch (err) {
-    return [title, h('p', { class: 'error', role: 'alert' }, (err as Error).message)];
-  }
+  const where = `${slug}/${w.id}`;
 
   const retry = async (button: HTMLButtonElement, a: api.Attempt) => {
     error.textContent = '';
@@ -49,65 +55,86 @@ export async function deliveriesSection(ctx: Context, w: api.Webhook, admin: boo
     }
   };
 
-  const tableOf = (p: api.Page<api.Attempt>) => {
-    const seen = new Set<number>();
-    const rows = p.data.map((a) => {
-      // One Retry per delivery, on its newest attempt.
-      const first = !seen.has(a.delivery_id);
-      seen.add(a.delivery_id);
-      const result = a.status_code !== null ? `HTTP ${a.status_code}` : a.error ?? (a.status === 'pending' ? 'in flight' : 'no answer');
-      const excerpt = a.response_body ? (a.response_body.length > EXCERPT ? `${a.response_body.slice(0, EXCERPT)}…` : a.response_body) : '—';
-      const cells = [
-        h('td', {}, at(a.attempted_at)),
-        h('td', {}, a.event_type, h('br'), h('small', {}, h('code', {}, a.event_id))),
-        h('td', {}, String(a.attempt)),
-        h('td', {}, h('span', { class: `state ${a.status === 'succeeded' ? 'approved' : a.status}` }, a.status), ` ${result}`),
-        h('td', {}, a.duration_ms === null ? '—' : `${a.duration_ms} ms`),
-        h('td', {}, h('code', { class: 'record' }, excerpt)),
-        h('td', {}, a.delivery_status),
-      ];
-      if (admin) {
-        const button = first
-          ? h('button', { type: 'button', class: 'secondary', id: `retry-${a.delivery_id}`, 'aria-label': `Retry delivery ${a.delivery_id} (${a.event_type})` }, 'Retry')
-          : null;
-        button?.addEventListener('click', () => void retry(button, a));
-        cells.push(h('td', {}, button));
-      }
-      return h('tr', {}, ...cells);
-    });
-    const caption = p.pagination.has_more ? `The newest ${count(p.data.length, 'attempt')}` : count(p.data.length, 'attempt');
-    return table(caption, ['Attempted', 'Event', 'Attempt', 'Result', 'Duration', 'Response (start)', 'Delivery', ...(admin ? ['Actions'] : [])], rows);
+  const row = (a: api.Attempt, i: number, rows: api.Attempt[]) => {
+    // One Retry per delivery, on its newest attempt of the page.
+    const first = rows.findIndex((x) => x.delivery_id === a.delivery_id) === i;
+    const result = a.status_code !== null ? `HTTP ${a.status_code}` : a.error ?? (a.status === 'pending' ? 'in flight' : 'no answer');
+    const excerpt = a.response_body ? (a.response_body.length > EXCERPT ? `${a.response_body.slice(0, EXCERPT)}…` : a.response_body) : '—';
+    const cells = [
+      h('td', {}, at(a.attempted_at)),
+      h('td', {}, a.event_type, h('br'), h('small', {}, h('code', {}, a.event_id))),
+      h('td', {}, String(a.attempt)),
+      h('td', {}, h('span', { class: `state ${a.status === 'succeeded' ? 'approved' : a.status}` }, a.status), ` ${result}`),
+      h('td', {}, a.duration_ms === null ? '—' : `${a.duration_ms} ms`),
+      h('td', {}, h('code', { class: 'record' }, excerpt)),
+      h('td', {}, a.delivery_status),
+    ];
+    if (admin) {
+      const button = first
+        ? h('button', { type: 'button', class: 'secondary', id: `retry-${a.delivery_id}`, 'aria-label': `Retry delivery ${a.delivery_id} (${a.event_type})` }, 'Retry')
+        : null;
+      button?.addEventListener('click', () => void retry(button, a));
+      cells.push(h('td', {}, button));
+    }
+    return h('tr', {}, ...cells);
   };
-  let listed = tableOf(page);
+  /** The attempts of one outcome ('' every one), 50 a page, newest first; its page kept per webhook and outcome. */
+  const listing = (outcome: Outcome): Listing<api.Attempt> => ({
+    id: 'deliveries',
+    keep: `deliveries-${w.id}-${outcome}`,
+    noun: [outcome ? `${outcome} attempt` : 'attempt'],
+    columns: ['Attempted', 'Event', 'Attempt', 'Result', 'Duration', 'Response (start)', 'Delivery', ...(admin ? ['Actions'] : [])],
+    pageSize: api.DELIVERIES_PAGE_SIZE,
+    read: (n) => api.deliveries(slug, w.id, n, outcome || undefined),
+    row,
+  });
 
-  /** Reads the attempts again; the control that had the focus in the table keeps it. */
-  const reload = async () => {
-    const fresh = tableOf(await api.deliveries(slug, w.id));
-    const focused = listed.contains(document.activeElement) ? document.activeElement?.id : undefined;
-    listed.replaceWith(fresh);
-    listed = fresh;
-    if (focused) document.getElementById(focused)?.focus();
-    return fresh;
-  };
+  let outcome: Outcome = outcomes.get(where) ?? '';
+  let listed: Paged<api.Attempt>;
+  try {
+    listed = await pagedTable(ctx, listing(outcome));
+  } catch (err) {
+    return [title, h('p', { class: 'error', role: 'alert' }, (err as Error).message)];
+  }
+
   let following: ReturnType<typeof setInterval> | undefined;
   const follow = () => {
     clearInterval(following);
     let n = 0;
     following = setInterval(() => {
       // Another page, or long enough: stop.
-      if (!listed.isConnected || ++n > FOLLOW_TIMES) return clearInterval(following);
-      reload().catch(() => clearInterval(following));
+      if (!listed.node.isConnected || ++n > FOLLOW_TIMES) return clearInterval(following);
+      listed.reload().catch(() => clearInterval(following));
     }, FOLLOW_EVERY_MS);
   };
   if (followNext) follow();
   followNext = false;
 
+  // The outcome filter: the first page of the attempts with that outcome, drawn in place.
+  const chooser = select('deliveries-status', OUTCOMES, outcome, { id: 'deliveries-status' });
+  let asked = 0;
+  chooser.addEventListener('change', async () => {
+    const mine = ++asked;
+    const chosen = chooser.value as Outcome;
+    error.textContent = '';
+    try {
+      const o = listing(chosen);
+      const fresh = pager(ctx, o, await o.read(1), 1);
+      if (mine !== asked) return;
+      listed.node.replaceWith(fresh.node);
+      listed = fresh;
+      outcome = chosen;
+      outcomes.set(where, chosen);
+      ctx.announce(`Deliveries with ${chosen ? `the outcome ${chosen}` : 'every outcome'}: ${fresh.caption()}.`);
+    } catch (err) {
+      if (mine === asked) error.textContent = (err as Error).message;
+    }
+  });
   const refresh = h('button', { type: 'button', class: 'secondary', id: 'deliveries-refresh' }, 'Refresh deliveries');
   refresh.addEventListener('click', async () => {
     error.textContent = '';
     try {
-      const fresh = await reload();
-      ctx.announce(`Deliveries read again: ${fresh.caption?.textContent ?? ''}.`);
+      ctx.announce(`Deliveries read again: ${await listed.reload()}.`);
     } catch (err) {
       error.textContent = (err as Error).message;
     }
@@ -117,7 +144,8 @@ export async function deliveriesSection(ctx: Context, w: api.Webhook, admin: boo
     { class: 'help' },
     'Every attempt, newest first: a delivery is one event sent to this webhook, retried on failure. The response is the start of what the receiver answered. Kept for the configured retention (WEBHOOK_RETENTION_DAYS).',
   );
-  const nodes: Node[] = [title, about, error, h('p', {}, refresh), listed];
+  const controls = h('div', { class: 'actions filters' }, field('Outcome', chooser), refresh);
+  const nodes: Node[] = [title, about, error, controls, listed.node];
   if (admin) nodes.push(...replayForm(w, async (range, button) => {
     error.textContent = '';
     button.disabled = true;

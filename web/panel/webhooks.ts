@@ -1,6 +1,6 @@
 import * as api from './api.js';
 import { h } from './dom.js';
-import { count, failed, flushNotice, heading, noticeForNextPage, table, when } from './kit.js';
+import { failed, flushNotice, heading, noticeForNextPage, pagedTable, when, type Paged } from './kit.js';
 import { showSecretOnce, webhookPage } from './webhook.js';
 import { eventsText, webhookFields } from './webhook-form.js';
 import type { Context } from './context.js';
@@ -22,26 +22,30 @@ export const stateText = (w: api.Webhook): string => (w.is_active ? 'active' : w
 async function listPage(ctx: Context): Promise<Node[]> {
   const instance = ctx.current;
   const title = `Webhooks of ${instance.name}`;
-  let page: api.Page<api.Webhook>;
+  let paged: Paged<api.Webhook>;
   try {
-    page = await api.webhooks(instance.slug);
+    paged = await pagedTable(ctx, {
+      id: 'webhooks',
+      noun: ['webhook'],
+      columns: ['Name', 'URL', 'Events', 'State', 'Last success', 'Failures'],
+      read: (n) => api.webhooks(instance.slug, n),
+      row: (w) =>
+        h(
+          'tr',
+          w.is_active ? {} : { class: 'lifted' },
+          h('th', { scope: 'row' }, h('a', { href: `#/webhooks/${w.id}` }, w.name)),
+          h('td', {}, h('code', { class: 'record' }, w.url)),
+          h('td', {}, eventsText(w.events)),
+          h('td', {}, stateText(w)),
+          h('td', {}, w.last_success_at ? when(w.last_success_at) : 'never'),
+          h('td', {}, w.consecutive_failures ? `${w.consecutive_failures} in a row since ${when(w.failing_since)}` : 'none'),
+        ),
+    });
   } catch (err) {
     return failed(title, err);
   }
   flushNotice(ctx);
-  const rows = page.data.map((w) =>
-    h(
-      'tr',
-      w.is_active ? {} : { class: 'lifted' },
-      h('th', { scope: 'row' }, h('a', { href: `#/webhooks/${w.id}` }, w.name)),
-      h('td', {}, h('code', { class: 'record' }, w.url)),
-      h('td', {}, eventsText(w.events)),
-      h('td', {}, stateText(w)),
-      h('td', {}, w.last_success_at ? when(w.last_success_at) : 'never'),
-      h('td', {}, w.consecutive_failures ? `${w.consecutive_failures} in a row since ${when(w.failing_since)}` : 'none'),
-    ),
-  );
-  const list = table(count(page.data.length, 'webhook'), ['Name', 'URL', 'Events', 'State', 'Last success', 'Failures'], rows);
+  const list = paged.node;
   const about = h(
     'p',
     { class: 'help' },
