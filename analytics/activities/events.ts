@@ -31,7 +31,7 @@ const SHAPES: Record<GroupBy, (tenant: Tenant, k: EventKind, f: EventActivityFil
 const ROWS: Record<GroupBy, (k: EventKind) => ColumnSql[]> = {
   none: eventRowColumns,
   mail_id: (k) => mailGroupColumns(k, false),
-  msg_id: (k) => messageGroupColumns(k, false),
+  msg_id: (k) => messageGroupColumns(k),
 };
 
 /**
