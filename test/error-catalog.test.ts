@@ -23,8 +23,10 @@ import { projectRoot } from '../config/paths.js';
 const SOURCE_FOLDERS = ['api', 'cli', 'domain', 'errors', 'runtime', 'sql', 'smtp', 'workers', 'analytics'];
 
 // `code:` properties that are not error codes of a problem object or an errors[] item: the rejects
-// file of a dataset import or a list upload has a `code` column of its own (docs/datasets.md).
-const NOT_ERROR_CODES = new Set(['row_malformed', 'row_empty']);
+// file of a dataset import or a list upload has a `code` column of its own (docs/datasets.md); a
+// panel import's progress says import_interrupted of a run whose web dyno stopped, which no
+// request answers (docs/panel.md, the import's progress).
+const NOT_ERROR_CODES = new Set(['row_malformed', 'row_empty', 'import_interrupted']);
 
 function sources(dir: string): string[] {
   if (!existsSync(dir)) return [];
