@@ -11,13 +11,15 @@ import { heldOff, holdByLiveWorker, mailApi, messagesOf, startSendStack, waitFor
 import type { Proc } from './helpers/spawn.js';
 
 /**
- * A send job that outlives its expiry while its mail is still at SMTP (a relay that takes 10 s to
+ * A send job that outlives its expiry while its mail is still at SMTP (a relay that takes 20 s to
  * answer, the job expires after 2 s): pg-boss retries the job while the first run still waits.
  * The retry must not send the mail a second time (workers/machinery/send-lease.ts), whether it runs in the
  * same worker process or in another one; the first run's reply settles the mail, and every mail
  * is delivered exactly once, its job completed.
  */
-const SLOW_MS = 10_000;
+// The relay's wait must outlast the retry by a margin on a loaded CI host: with 10 s, a retry seen
+// only after the slow mails had their 250 failed once under the whole suite's load.
+const SLOW_MS = 20_000;
 const stack = await startSendStack(t, { label: 'sendexpiry', publicUrl: 'https://track.expiry.test', simulatorSlowMs: SLOW_MS });
 const { dbs } = stack;
 const a = await makeTenant(dbs.pool, { scopes: ['mail:send', 'mail:read'] });
@@ -48,10 +50,17 @@ async function checkOnce(t: Test, ids: string[], workers: Proc[]): Promise<void>
   const alive = () => {
     for (const w of workers) if (w.exit()) throw new Error(`a worker exited: ${w.stderr()}`);
   };
+  // The mails reach SMTP first: on a loaded host the render threads (run at a lower priority than
+  // the event loop) can take longer than the 2 s expiry, and a retry before the claim is not the
+  // case under test.
+  await waitFor('a slow mail at SMTP', async () => {
+    alive();
+    return (await statuses(ids)).some((m) => m.status === 2) ? true : undefined;
+  }, 30_000);
   await waitFor('a slow mail\'s job retried after its expiry', async () => {
     alive();
     return (await jobs(ids)).some((j) => j.retry_count > 0) ? true : undefined;
-  }, 20_000);
+  }, 30_000);
   t.ok((await statuses(ids)).some((m) => m.status === 2), 'a slow mail is still queued, waiting on the relay');
   await waitFor('every mail sent', async () => {
     alive();

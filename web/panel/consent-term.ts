@@ -34,8 +34,8 @@ export async function termPage(ctx: Context, id: number): Promise<Node[]> {
     try {
       await what();
       refocus = focus;
-      ctx.refresh();
-      setTimeout(() => ctx.announce(done));
+      await ctx.refresh();
+      ctx.announce(done);
     } catch (err) {
       error.textContent = (err as Error).message;
       button.disabled = false;

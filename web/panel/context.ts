@@ -10,6 +10,9 @@ export interface Context {
   announce(message: string): void;
   /** Makes `slug` the current instance (as the switcher does) and draws the page again. */
   switchTo(slug: string): void;
-  /** Draws the current page again (after a change). */
-  refresh(): void;
+  /**
+   * Draws the current page again (after a change); resolves once it is drawn, so a change's
+   * message is announced with the page that shows it (a newer draw started meanwhile wins).
+   */
+  refresh(): Promise<void>;
 }

@@ -50,7 +50,7 @@ export async function dashboardPage(ctx: Context): Promise<Node[]> {
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     range = { start_date: start.value, end_date: end.value };
-    ctx.refresh();
+    void ctx.refresh();
   });
   if (!d) return [heading, form, error];
 

@@ -90,7 +90,7 @@ async function domainPage(ctx: Context, id: number): Promise<Node[]> {
     try {
       const r = await what();
       refocus = button.textContent ?? undefined;
-      ctx.refresh();
+      await ctx.refresh();
       ctx.announce(done(r));
     } catch (err) {
       const e = err as api.ApiError;

@@ -341,8 +341,8 @@ async function builderPage(ctx: Context, id: number | null): Promise<Node[]> {
       error.textContent = '';
       try {
         await api.setFormActive(instance.slug, saved.id, !saved.is_active);
-        ctx.refresh();
-        setTimeout(() => ctx.announce(saved.is_active ? `${saved.name} is inactive.` : `${saved.name} is active: it takes submissions.`));
+        await ctx.refresh();
+        ctx.announce(saved.is_active ? `${saved.name} is inactive.` : `${saved.name} is active: it takes submissions.`);
       } catch (err) {
         error.textContent = (err as Error).message;
       }
@@ -530,7 +530,7 @@ function settingsForm(ctx: Context, draft: Draft, choices: Choices, changed: () 
     try {
       const saved = form ? await api.updateForm(ctx.current.slug, form.id, body) : await api.createForm(ctx.current.slug, body);
       noticeForNextPage(`The form ${saved.name} was saved.`);
-      if (form) ctx.refresh();
+      if (form) await ctx.refresh();
       else location.hash = `#/forms/${saved.id}`;
     } catch (err) {
       const code = err instanceof api.ApiError ? err.problem.code : '';

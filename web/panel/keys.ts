@@ -96,7 +96,7 @@ export async function keysPage(ctx: Context): Promise<Node[]> {
   /** The new key, once: not redrawn from the list (which has no secret), gone when the page changes. */
   function showOnce(created: api.CreatedKey): void {
     const done = h('button', { type: 'button' }, 'I have stored it');
-    done.addEventListener('click', () => ctx.refresh());
+    done.addEventListener('click', () => void ctx.refresh());
     shown.replaceChildren(
       h('h2', { id: 'new-key-title', tabindex: '-1' }, `Key ${created.key_id} created`),
       h('p', { class: 'warning' }, 'This is the only time the full key is shown: Cartero does not keep it. Copy it now and store it where your integration reads its secrets.'),

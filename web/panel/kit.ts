@@ -13,8 +13,8 @@ export async function act(ctx: Context, error: HTMLElement, what: () => Promise<
   ctx.announce('');
   try {
     await what();
+    await ctx.refresh();
     ctx.announce(done);
-    ctx.refresh();
     return true;
   } catch (err) {
     undo?.();

@@ -101,7 +101,7 @@ async function shell(user: api.User): Promise<void> {
       ctx.announce(`Now working in ${ctx.current.name}.`);
       void draw(false);
     },
-    refresh: () => void draw(false),
+    refresh: () => draw(false),
   };
   context = ctx;
   const switcher = h('select', { name: 'instance' });
@@ -110,8 +110,12 @@ async function shell(user: api.User): Promise<void> {
   const nav = h('nav', { 'aria-label': 'Panel' }, h('ul', {}, ...NAV.map(([id, text]) => h('li', {}, h('a', { href: `#/${id}`, 'data-page': id }, text)))));
   app.replaceChildren(header(user, switcher), h('div', { class: 'layout' }, nav, h('div', { class: 'content' }, status, main)));
 
+  // Draws overlap (a change's redraw, a click on the navigation): only the newest one's page is
+  // shown, so a slower, older read never replaces the page drawn after it.
+  let drawing = 0;
   async function draw(moveFocus = true): Promise<void> {
     if (context !== ctx) return;
+    const mine = ++drawing;
     // One resource's own page is <area>/<id> (domains/3, webhooks/7): its area's module draws both.
     const page = (location.hash.replace(/^#\//, '') || 'instances').split('/')[0]!;
     for (const a of nav.querySelectorAll('a')) {
@@ -119,7 +123,7 @@ async function shell(user: api.User): Promise<void> {
       else a.removeAttribute('aria-current');
     }
     const content = page === 'members' ? await membersPage(ctx) : PAGES[page] ? await PAGES[page][1](ctx) : instancesPage(ctx);
-    if (context !== ctx) return;
+    if (context !== ctx || mine !== drawing) return;
     // Another page: the last page's message is no longer about what is shown.
     if (moveFocus) ctx.announce('');
     main.replaceChildren(...content);

@@ -27,8 +27,8 @@ export async function membersPage(ctx: Context): Promise<Node[]> {
     ctx.announce('');
     try {
       await what();
+      await ctx.refresh();
       ctx.announce(done);
-      ctx.refresh();
     } catch (err) {
       undo?.();
       error.textContent = (err as Error).message;

@@ -41,8 +41,8 @@ export async function templatePage(ctx: Context, id: number): Promise<Node[]> {
     try {
       await what();
       refocus = button.id;
-      ctx.refresh();
-      afterDraw(() => ctx.announce(done));
+      await ctx.refresh();
+      ctx.announce(done);
       return true;
     } catch (err) {
       error.textContent = (err as Error).message;

@@ -47,8 +47,8 @@ export async function webhookPage(ctx: Context, id: number): Promise<Node[]> {
     try {
       await what();
       refocus = button.id;
-      ctx.refresh();
-      afterDraw(() => ctx.announce(done));
+      await ctx.refresh();
+      ctx.announce(done);
     } catch (err) {
       error.textContent = (err as Error).message;
       button.disabled = false;
@@ -152,7 +152,7 @@ function rotateForm(w: api.Webhook, rotate: (expirePrevious: boolean, button: HT
 /** The secret, once: a read-only field with a copy button, and what the rotation did to the previous one. */
 function secretBox(ctx: Context, w: api.WebhookWithSecret, why: 'created' | 'rotated'): Node {
   const done = h('button', { type: 'button' }, 'I have stored it');
-  done.addEventListener('click', () => ctx.refresh());
+  done.addEventListener('click', () => void ctx.refresh());
   const overlap =
     why === 'created'
       ? null
