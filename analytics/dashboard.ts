@@ -12,7 +12,8 @@ import { checkRows } from './activities/rows.js';
  * that day, each counted where and as its listing counts it (docs/panel.md, "Dashboard"):
  *
  *  - sent, delivered, bounced (hard, soft): the `mails` mirror, each mail's newest snapshot,
- *    by reception day: the rows of GET /v1/activities/sent (status=3, status=6);
+ *    by reception day: the rows of GET /v1/activities/sent (status=3, status=6); the delivered
+ *    ones opened and clicked, raw and human (the rates), from the same snapshots' counts;
  *  - opened, clicked (human, machine): `mail_events`, one per event (its newest copy decides
  *    the machine flag), by event day: total_items of GET /v1/activities/opens and clicks, with
  *    exclude_machine=true for the human part;
@@ -39,6 +40,11 @@ export interface DashboardFigures {
   clicked: number;
   clicked_human: number;
   clicked_machine: number;
+  /** Of the delivered mails: those with an open, with an open not flagged (the rates' numerators). */
+  delivered_opened: number;
+  delivered_opened_human: number;
+  delivered_clicked: number;
+  delivered_clicked_human: number;
   restricted: number;
 }
 
@@ -57,7 +63,8 @@ export const TOP_BOUNCE_REASONS = 10;
 
 const zero = (): DashboardFigures => ({
   sent: 0, delivered: 0, bounced: 0, bounced_hard: 0, bounced_soft: 0, complained: 0,
-  opened: 0, opened_human: 0, opened_machine: 0, clicked: 0, clicked_human: 0, clicked_machine: 0, restricted: 0,
+  opened: 0, opened_human: 0, opened_machine: 0, clicked: 0, clicked_human: 0, clicked_machine: 0,
+  delivered_opened: 0, delivered_opened_human: 0, delivered_clicked: 0, delivered_clicked_human: 0, restricted: 0,
 });
 
 interface Query {
@@ -82,7 +89,10 @@ const filterOf = (range: DashboardRange) => ({ start_date: range.start_date, end
 /**
  * The mails received per day, by their newest snapshot (FINAL): all of them (the sent listing's
  * rows), delivered (status 3) and bounced (status 6), bounced split by the mirror's bounce_class
- * (hard; everything else bounced is soft, as the classifier judges whatever is not hard).
+ * (hard; everything else bounced is soft, as the classifier judges whatever is not hard); and of
+ * the delivered ones, those opened and clicked, at all and by a person (the snapshot's counts:
+ * opens > 0, human_opens > 0), the numerators of the open and click rates, raw and human. A mail
+ * opened before human counts existed (human_opens null) counts as opened, not as opened by a person.
  */
 export function mailsPerDayQuery(tenant: Tenant, range: DashboardRange): Query {
   const where = activityWhere(tenant, filterOf(range), 'received_at');
@@ -90,12 +100,15 @@ export function mailsPerDayQuery(tenant: Tenant, range: DashboardRange): Query {
     name: 'dashboard.mails',
     sql: `SELECT toString(toDate(received_at, {tz:String})) AS day, toUInt32(count()) AS sent,
     toUInt32(countIf(status = 3)) AS delivered, toUInt32(countIf(status = 6)) AS bounced,
-    toUInt32(countIf(status = 6 AND bounce_class = 'hard')) AS bounced_hard
+    toUInt32(countIf(status = 6 AND bounce_class = 'hard')) AS bounced_hard,
+    toUInt32(countIf(status = 3 AND opens > 0)) AS delivered_opened, toUInt32(countIf(status = 3 AND human_opens > 0)) AS delivered_opened_human,
+    toUInt32(countIf(status = 3 AND clicks > 0)) AS delivered_clicked, toUInt32(countIf(status = 3 AND human_clicks > 0)) AS delivered_clicked_human
     FROM mails FINAL WHERE ${where.sql} GROUP BY day`,
     params: { ...where.params, tz: range.tz },
     columns: [
       { name: 'day', kind: 'text' }, { name: 'sent', kind: 'number' }, { name: 'delivered', kind: 'number' },
       { name: 'bounced', kind: 'number' }, { name: 'bounced_hard', kind: 'number' },
+      ...(['delivered_opened', 'delivered_opened_human', 'delivered_clicked', 'delivered_clicked_human'] as const).map((name) => ({ name, kind: 'number' as const })),
     ],
   };
 }
@@ -159,6 +172,10 @@ export async function dashboard(tenant: Tenant, ch: ClickHouseClient, pool: Pool
     f.bounced = Number(r.bounced);
     f.bounced_hard = Number(r.bounced_hard);
     f.bounced_soft = f.bounced - f.bounced_hard;
+    f.delivered_opened = Number(r.delivered_opened);
+    f.delivered_opened_human = Number(r.delivered_opened_human);
+    f.delivered_clicked = Number(r.delivered_clicked);
+    f.delivered_clicked_human = Number(r.delivered_clicked_human);
   }
   for (const r of events) {
     const f = at(r.day);

@@ -180,6 +180,9 @@ ev('open', bAnn, at(2, 9));
 
 const opensOf = (m: Mail) => m.opens ?? events.filter((e) => e.mail === m && e.type === 'open').length;
 const clicksOf = (m: Mail) => events.filter((e) => e.mail === m && e.type === 'click').length;
+/** The mail's human opens (clicks): its events no rule flagged, as the pump counts them (none while its snapshot says 0). */
+const humanOf = (m: Mail, type: 'open' | 'click') =>
+  type === 'open' && m.opens === 0 ? 0 : events.filter((e) => e.mail === m && e.type === type && !e.machine).length;
 
 function eventRow(e: Ev, machine: string, shippedAt: Date) {
   const m = e.mail;
@@ -195,7 +198,9 @@ function snapshot(m: Mail, version: number, over: Partial<{ status: number; open
   return {
     instance_id: m.instance_id, received_at: chTime(m.received_at), mail_id: m.mail_id, msg_id: m.msg_id, recipient: m.recipient,
     subject: m.subject, sender_id: m.sender_id, sender: m.sender, status: m.status, bounce_class: m.status === 6 ? 'hard' : '',
-    opens: opensOf(m), clicks: clicksOf(m), queued_at: chTime(m.queued_at), sent_at: chTime(m.sent_at),
+    opens: opensOf(m), clicks: clicksOf(m),
+    human_opens: Math.min(over.opens ?? Infinity, humanOf(m, 'open')), human_clicks: Math.min(over.clicks ?? Infinity, humanOf(m, 'click')),
+    queued_at: chTime(m.queued_at), sent_at: chTime(m.sent_at),
     delay: m.sent_at ? (m.sent_at.getTime() - m.received_at.getTime()) / 1000 : null, custom_msg_id: m.custom_msg_id,
     custom_group_code: m.custom_group_code, version, ...over,
   };
@@ -355,7 +360,7 @@ function expectedSent(f: Filter) {
     .sort(newestFirst)
     .map((m) => ({
       mail_id: m.mail_id, msg_id: m.msg_id, to: m.recipient, subject: m.subject, sender: m.sender, status: m.status, opens: opensOf(m),
-      clicks: clicksOf(m), received_at: iso(m.received_at), queued_at: iso(m.queued_at), sent_at: iso(m.sent_at), schedule_at: null,
+      clicks: clicksOf(m), human_opens: humanOf(m, 'open'), human_clicks: humanOf(m, 'click'), received_at: iso(m.received_at), queued_at: iso(m.queued_at), sent_at: iso(m.sent_at), schedule_at: null,
       delay: m.sent_at ? (m.sent_at.getTime() - m.received_at.getTime()) / 1000 : null, custom_msg_id: m.custom_msg_id,
       custom_group_code: m.custom_group_code,
     }));
@@ -417,7 +422,7 @@ const SPEC_FIELDS = {
       'custom_msg_id', 'custom_group_code', 'human_click_count', 'recipients_clicked_human'],
   },
   unopened: ['mail_id', 'msg_id', 'to', 'subject', 'sender', 'received_at', 'sent_at', 'custom_msg_id', 'custom_group_code'],
-  sent: ['mail_id', 'msg_id', 'to', 'subject', 'sender', 'status', 'opens', 'clicks', 'received_at', 'queued_at', 'sent_at', 'schedule_at', 'delay',
+  sent: ['mail_id', 'msg_id', 'to', 'subject', 'sender', 'status', 'opens', 'clicks', 'human_opens', 'human_clicks', 'received_at', 'queued_at', 'sent_at', 'schedule_at', 'delay',
     'custom_msg_id', 'custom_group_code'],
 } as const;
 

@@ -138,10 +138,12 @@ async function listingFigures(who: TestTenant, start: string, end: string, tz: s
   const from = DateTime.fromISO(start, { zone: tz }).startOf('day').toMillis();
   const to = DateTime.fromISO(end, { zone: tz }).plus({ days: 1 }).startOf('day').toMillis();
   const restricted = (await all(who, '/v1/mail-restrictions', {})).filter((r) => Date.parse(r.restricted_at) >= from && Date.parse(r.restricted_at) < to);
+  const deliveredRows = await all(who, '/v1/activities/sent', { ...range, status: '3' });
+  const deliveredOpened = (await all(who, '/v1/activities/sent', { ...range, status: '3', opened: 'opened' })).length;
   return {
     figures: {
       sent: sentRows.length,
-      delivered: (await all(who, '/v1/activities/sent', { ...range, status: '3' })).length,
+      delivered: deliveredRows.length,
       bounced: (await all(who, '/v1/activities/sent', { ...range, status: '6' })).length,
       bounced_hard: hard,
       bounced_soft: bouncedRows.length - hard,
@@ -152,6 +154,10 @@ async function listingFigures(who: TestTenant, start: string, end: string, tz: s
       clicked,
       clicked_human: clickedHuman,
       clicked_machine: clicked - clickedHuman,
+      delivered_opened: deliveredOpened,
+      delivered_opened_human: deliveredRows.filter((r) => r.human_opens > 0).length,
+      delivered_clicked: deliveredRows.filter((r) => r.clicks > 0).length,
+      delivered_clicked_human: deliveredRows.filter((r) => r.human_clicks > 0).length,
       restricted: restricted.length,
     },
     bouncedRows,
@@ -187,6 +193,13 @@ t.test('a viewer reads the default range: the last 30 days in the instance zone,
   });
   t.ok(d.totals.opened_human > 0 && d.totals.opened_machine > 0, 'opens of both kinds');
   t.ok(d.totals.clicked_human > 0 && d.totals.clicked_machine > 0, 'clicks of both kinds');
+  // reader1 opened by a person, reader2 by Apple's proxy and a bare fetch only: the raw open rate
+  // is twice the human one; reader1's click is a person's.
+  t.same(
+    [d.totals.delivered_opened, d.totals.delivered_opened_human, d.totals.delivered_clicked, d.totals.delivered_clicked_human],
+    [2, 1, 1, 1],
+    'delivered mails opened and clicked, raw and human',
+  );
   t.ok(d.totals.restricted >= 2, 'the unsubscribe and the hard bounce restrictions');
 
   // Day by day: every day with activity, and one without, equal its listings for that day.

@@ -170,6 +170,14 @@ if (chromium) {
     t.equal(figures['clicked'], await total(a, '/v1/activities/clicks', range), 'clicks');
     t.equal(figures['clicked_human'], await total(a, '/v1/activities/clicks', { ...range, exclude_machine: 'true' }), 'clicks by people');
     t.strictSame([figures['sent'], figures['delivered'], figures['bounced'], figures['opened'], figures['clicked']], [3, 2, 1, 1, 2], 'the activity made');
+    // The rates, raw and by people side by side (issue 32), over the delivered mails.
+    const rates = await page.locator('table.rates-table tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+    const pct = (n: number) => `${((100 * n) / d.totals.delivered).toFixed(1)} % (${n} of ${d.totals.delivered})`;
+    t.same(rates, [
+      ['Open rate', pct(d.totals.delivered_opened), pct(d.totals.delivered_opened_human)],
+      ['Click rate', pct(d.totals.delivered_clicked), pct(d.totals.delivered_clicked_human)],
+    ], 'open and click rates, all and by people');
+    t.equal(d.totals.delivered_opened, 1, 'reader1 opened (by a person)');
     t.equal(await page.locator('svg.chart').count(), 6, 'six charts');
     t.equal(await page.locator('details table.numbers').count(), 6, 'each with its numbers as a table');
     await assertAxeClean(t, page, 'dashboard');

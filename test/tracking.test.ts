@@ -114,8 +114,10 @@ t.test('opens and clicks of a real mail are counted at once and reach ClickHouse
   t.match(c.ip, /127\.0\.0\.1/, 'ip recorded');
   t.same(rows.map((r) => r.machine), ['', '', '', ''], 'browser events are not flagged');
   // The pump settled the counts into the row: the same numbers once nothing is pending.
-  const settled = await dbs.pool.query(`SELECT opens, clicks FROM mails WHERE mail_id = $1`, [id]);
-  t.same(settled.rows[0], { opens: 2, clicks: 2 });
+  const settled = await dbs.pool.query(`SELECT opens, clicks, human_opens, human_clicks FROM mails WHERE mail_id = $1`, [id]);
+  t.same(settled.rows[0], { opens: 2, clicks: 2, human_opens: 2, human_clicks: 2 });
+  m = await api.mail(id);
+  t.same([m.human_opens, m.human_clicks], [2, 2], 'GET /v1/mails/{id}: a browser\'s opens and clicks are human');
   // The delivery history and the mirror of the mail row reach ClickHouse through the same pump.
   const moves = await ch.query({
     query: `SELECT event_type, status FROM mail_events FINAL WHERE mail_id = {m:String} AND status IS NOT NULL ORDER BY status`,
@@ -127,14 +129,18 @@ t.test('opens and clicks of a real mail are counted at once and reach ClickHouse
   // moment before the snapshot that counts them.
   const mirror = await waitFor('the mirror row with both opens and clicks', async () => {
     const rs = await ch.query({
-      query: `SELECT status, opens, clicks, recipient, subject FROM mails FINAL WHERE mail_id = {m:String}`,
+      query: `SELECT status, opens, clicks, human_opens, human_clicks, recipient, subject FROM mails FINAL WHERE mail_id = {m:String}`,
       query_params: { m: id },
       format: 'JSONEachRow',
     });
     const r = (await rs.json()) as Array<{ opens: number; clicks: number }>;
     return r[0]?.opens === 2 && r[0]?.clicks === 2 ? r : undefined;
   }, 20_000);
-  t.same(mirror, [{ status: 3, opens: 2, clicks: 2, recipient: 'reader@example.org', subject: 'Tracked' }], 'the mirror row is current');
+  t.same(
+    mirror,
+    [{ status: 3, opens: 2, clicks: 2, human_opens: 2, human_clicks: 2, recipient: 'reader@example.org', subject: 'Tracked' }],
+    'the mirror row is current',
+  );
 });
 
 t.test('no open redirect: tampered or foreign tokens never redirect', async (t) => {
@@ -271,6 +277,33 @@ t.test('machine-made opens and clicks are flagged, not dropped', async (t) => {
   t.same(clicks.sort(), ['click_burst', 'click_burst', 'head_request', 'link_scanner']);
   const pg = await dbs.pool.query(`SELECT machine FROM event_outbox WHERE mail_id = $1 AND kind = 'click' ORDER BY id`, [id]);
   t.same(pg.rows.map((r) => r.machine), ['click_burst', 'click_burst', 'head_request', 'link_scanner'], 'the outbox holds the same flags');
+
+  // Both counts side by side (issue 32): the mail, the sent listing and the listings with
+  // exclude_machine=true agree: one human open of three, no human click of four.
+  const day = new Date().toISOString().slice(0, 10);
+  const range = `start_date=${day}&end_date=${day}&mail_id=${id}&page_size=100`;
+  const mail = await api.mail(id);
+  t.same([mail.opens, mail.clicks, mail.human_opens, mail.human_clicks], [3, 4, 1, 0], 'GET /v1/mails/{id}: raw and human counts');
+  const listed = (await api.call('GET', `/v1/mails?${range}`)).body.data;
+  t.same(listed.map((x: any) => [x.human_opens, x.human_clicks]), [[1, 0]], 'GET /v1/mails: the same');
+  for (const [kind, field] of [['opens', 'human_opens'], ['clicks', 'human_clicks']] as const) {
+    const human = await api.call('GET', `/v1/activities/${kind}?${range}&exclude_machine=true`);
+    t.equal(human.status, 200);
+    t.equal(human.body.data.length, mail[field], `${field} is what /v1/activities/${kind} lists with exclude_machine=true`);
+  }
+  const sent = await waitFor('the mirror row with every count', async () => {
+    const r = await api.call('GET', `/v1/activities/sent?${range}`);
+    const row = r.body.data?.[0];
+    return row?.opens === 3 && row?.clicks === 4 && row?.human_clicks === 0 ? row : undefined;
+  }, 20_000);
+  t.same([sent.human_opens, sent.human_clicks], [1, 0], 'GET /v1/activities/sent: the same, from ClickHouse');
+  const exported = await api.call('GET', `/v1/activities/sent/export?${range}&format=json&include_machine=true`);
+  t.same(exported.body.map((x: any) => [x.human_opens, x.human_clicks]), [[1, 0]], 'the sent export with include_machine=true');
+  const csv = String((await api.call('GET', `/v1/activities/sent/export?${range}`)).body);
+  t.notMatch(csv.split('\n')[0], /human/, "the sent CSV keeps the spec's columns");
+  const csvWith = String((await api.call('GET', `/v1/activities/sent/export?${range}&include_machine=true`)).body).replace(/^\uFEFF/, '').split(/\r?\n/);
+  t.match(csvWith[0], /"custom_group_code","human_opens","human_clicks"$/, 'include_machine=true appends the human counts');
+  t.match(csvWith[1], /,1,0$/);
 });
 
 t.test('one-click unsubscribe: event row, restriction, and the next send is dropped', async (t) => {

@@ -11,12 +11,18 @@ import { NO_RECORDED_OPEN } from './unopened.js';
 /** GET /v1/mails's filters without paging: the sent listing is the same rows (spec). */
 export type SentActivityFilter = Omit<MailFilter, keyof PageRequest>;
 
-/** The Mail row (spec), in its order: GET /v1/mails's fields, from the mirror. */
-const COLUMNS: ColumnSql[] = [
+/**
+ * The Mail row (spec), in its order: GET /v1/mails's fields, from the mirror; human_opens and
+ * human_clicks are Cartero's (null for a mail opened or clicked before they were counted:
+ * analytics/migrations/007_human_counts.ts).
+ */
+export const SENT_COLUMNS: readonly ColumnSql[] = [
   ...MAIL_HEAD,
   { name: 'status', kind: 'number', sql: 'status' },
   { name: 'opens', kind: 'number', sql: 'opens' },
   { name: 'clicks', kind: 'number', sql: 'clicks' },
+  { name: 'human_opens', kind: 'number', sql: 'human_opens', nullable: true, machine: true },
+  { name: 'human_clicks', kind: 'number', sql: 'human_clicks', nullable: true, machine: true },
   { name: 'received_at', kind: 'datetime', sql: 'received_at' },
   { name: 'queued_at', kind: 'datetime', sql: 'queued_at', nullable: true },
   { name: 'sent_at', kind: 'datetime', sql: 'sent_at', nullable: true },
@@ -40,7 +46,7 @@ export function sentQuery(tenant: Tenant, f: SentActivityFilter, page?: PageWind
   }
   if (f.opened === 'opened') newest.push('opens > 0');
   if (f.opened === 'unopened') newest.push(NO_RECORDED_OPEN);
-  return mailRowsQuery(tenant, f, { name: 'sent', columns: COLUMNS, newest, params }, page);
+  return mailRowsQuery(tenant, f, { name: 'sent', columns: SENT_COLUMNS, newest, params }, page);
 }
 
 /** total_items is null, as in GET /v1/mails; paginate with has_more. */

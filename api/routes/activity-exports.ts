@@ -3,7 +3,7 @@ import type { EventKind } from '../../analytics/activities/event-kind.js';
 import { eventColumns } from '../../analytics/activities/events.js';
 import type { EventActivityFilter } from '../../analytics/activities/filters.js';
 import { OPENS, opensCsvColumns, opensQuery } from '../../analytics/activities/opens.js';
-import { sentQuery, type SentActivityFilter } from '../../analytics/activities/sent.js';
+import { SENT_COLUMNS, sentQuery, type SentActivityFilter } from '../../analytics/activities/sent.js';
 import { unopenedQuery, type UnopenedFilter } from '../../analytics/activities/unopened.js';
 import { EXPORT_FORMATS, streamExport, type ExportFormat } from '../../analytics/export/stream.js';
 import { defineRoute } from '../http/route.js';
@@ -12,7 +12,7 @@ import type { RouteNaming } from './reads.js';
 import { eventActivityQuerySchema, unopenedQuerySchema } from '../schemas/activities.js';
 import { sentFilterQuery } from '../schemas/mails.js';
 import type { JsonSchema } from '../../domain/validation.js';
-import type { ActivityQuery } from '../../analytics/activities/query.js';
+import type { ActivityQuery, ResultColumn } from '../../analytics/activities/query.js';
 import { TAGS } from './tags.js';
 
 /**
@@ -38,25 +38,29 @@ function exportQuery(listing: Record<string, JsonSchema>, extra: Record<string, 
   };
 }
 
-/** The opens and clicks exports' choice of Cartero's machine-made additions. */
-const includeMachine: Record<string, JsonSchema> = {
+/** An export's choice of Cartero's additions about machine-made events (`what`: which they are). */
+const includeMachine = (what: string): Record<string, JsonSchema> => ({
   include_machine: {
     type: 'boolean',
     default: false,
     description:
-      "true: after the spec's columns (CSV) or fields (JSON), Cartero's additions about machine-made events: machine with group_by=none, " +
-      'the human counts when grouped (docs/tracking.md). Default false: exactly the spec\'s columns.',
+      `true: after the spec's columns (CSV) or fields (JSON), Cartero's additions about machine-made events: ${what} (docs/tracking.md). ` +
+      "Default false: exactly the spec's columns.",
   },
-};
+});
+const EVENT_ADDITIONS = 'machine with group_by=none, the human counts when grouped';
+
+/** An export's columns: the spec's (`spec`, else the rows' own without Cartero's machine-made additions), then those additions if asked for. */
+function exportColumns(all: readonly ResultColumn[], include: boolean | undefined, spec?: readonly string[]): string[] {
+  const base = spec ?? all.filter((c) => !c.machine).map((c) => c.name);
+  return include ? [...base, ...all.filter((c) => c.machine).map((c) => c.name)] : [...base];
+}
 
 type EventExport = Exported<EventActivityFilter> & { include_machine?: boolean };
 
-/** An opens or clicks export's columns: the spec's (`spec`, else the rows' own), then the machine-made additions if asked for. */
-function eventExportColumns(k: EventKind, query: EventExport, spec?: readonly string[]): string[] {
-  const all = eventColumns(k, query.group_by ?? 'none');
-  const base = spec ?? all.filter((c) => !c.machine).map((c) => c.name);
-  return query.include_machine ? [...base, ...all.filter((c) => c.machine).map((c) => c.name)] : [...base];
-}
+/** An opens or clicks export's columns (`spec`: the CSV's, where they are not the rows' fields). */
+const eventExportColumns = (k: EventKind, query: EventExport, spec?: readonly string[]): string[] =>
+  exportColumns(eventColumns(k, query.group_by ?? 'none'), query.include_machine, spec);
 
 const success = {
   status: 200,
@@ -103,14 +107,18 @@ function exportRoute<F>(route: RouteNaming & {
 }
 
 export const activityExportRoutes = [
-  exportRoute<SentActivityFilter>({
+  exportRoute<SentActivityFilter & { include_machine?: boolean }>({
     path: '/v1/activities/sent/export',
     operationId: 'exportSentActivity',
     summary: 'Export sent mails (CSV or JSON)',
-    description: `The rows of GET /v1/activities/sent for the same filters, with its fields in its order. ${STREAMING}`,
+    description:
+      `The rows of GET /v1/activities/sent for the same filters, with the spec's Mail fields in its order; include_machine=true appends ` +
+      `human_opens and human_clicks. ${STREAMING}`,
     listing: sentFilterQuery,
+    extra: includeMachine('human_opens and human_clicks'),
     basename: 'sent',
     build: ({ tenant, query }) => sentQuery(tenant, query),
+    columns: (query) => exportColumns(SENT_COLUMNS, query.include_machine),
   }),
   exportRoute<EventActivityFilter & { include_machine?: boolean }>({
     path: '/v1/activities/opens/export',
@@ -120,7 +128,7 @@ export const activityExportRoutes = [
       `CSV columns by group_by are the spec's: ${(['none', 'mail_id', 'msg_id'] as const).map((g) => `${g}: ${opensCsvColumns(g).join(', ')}`).join('; ')}. ` +
       `JSON: the rows of GET /v1/activities/opens. include_machine=true appends machine or the human counts. ${STREAMING}`,
     listing: eventActivityQuerySchema,
-    extra: includeMachine,
+    extra: includeMachine(EVENT_ADDITIONS),
     basename: 'opens',
     build: ({ tenant, query }) => opensQuery(tenant, query),
     columns: (query) => eventExportColumns(OPENS, query, query.format === 'csv' ? opensCsvColumns(query.group_by ?? 'none') : undefined),
@@ -133,7 +141,7 @@ export const activityExportRoutes = [
       `The rows of GET /v1/activities/clicks for the same filters and group_by, with the spec's fields in its order; include_machine=true ` +
       `appends machine or the human counts. ${STREAMING}`,
     listing: eventActivityQuerySchema,
-    extra: includeMachine,
+    extra: includeMachine(EVENT_ADDITIONS),
     basename: 'clicks',
     build: ({ tenant, query }) => clicksQuery(tenant, query),
     columns: (query) => eventExportColumns(CLICKS, query),

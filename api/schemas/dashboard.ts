@@ -26,6 +26,16 @@ const FIGURES: Record<string, JsonSchema> = {
   clicked: count('Click events that day: total_items of GET /v1/activities/clicks for that day.'),
   clicked_human: count('Clicks not flagged as machine-made: total_items with exclude_machine=true.'),
   clicked_machine: count('Clicks flagged as machine-made (clicked minus clicked_human).'),
+  delivered_opened: count(
+    'Of the delivered mails (received that day), those opened at least once: GET /v1/activities/sent with status=3 and opened=opened. ' +
+      'Over delivered: the open rate.',
+  ),
+  delivered_opened_human: count(
+    'Of the delivered mails, those with at least one open not flagged as machine-made (their human_opens > 0). Over delivered: the human ' +
+      'open rate, shown beside the raw one. A mail opened before human counts existed (human_opens null) is not counted here.',
+  ),
+  delivered_clicked: count('Of the delivered mails, those clicked at least once (clicks > 0). Over delivered: the click rate.'),
+  delivered_clicked_human: count('Of the delivered mails, those with a click not flagged as machine-made (human_clicks > 0): the human click rate.'),
   restricted: count('Restrictions added that day (restricted_at), lifted since or not: rows of GET /v1/mail-restrictions.'),
 };
 

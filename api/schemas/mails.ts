@@ -103,6 +103,16 @@ export const mailSchema: JsonSchema = closedObject({
   status: { type: ['integer', 'null'], minimum: 1, maximum: 7, description: '1 received, 2 queued, 3 sent, 4 dropped, 5 deferred, 6 bounced, 7 onhold' },
   opens: { type: 'integer' },
   clicks: { type: 'integer' },
+  human_opens: {
+    type: ['integer', 'null'],
+    description:
+      'Beyond the spec: the opens no machine rule flagged (docs/tracking.md), what GET /v1/activities/opens counts for this mail with exclude_machine=true. ' +
+      'Counted when the event pump judges an open (within a second), so it can trail opens briefly. Null for a mail opened before Cartero counted them.',
+  },
+  human_clicks: {
+    type: ['integer', 'null'],
+    description: 'Beyond the spec: the clicks no machine rule flagged, as human_opens is for opens (a click found later to start a burst is taken off).',
+  },
   received_at: nullableDateTime,
   queued_at: nullableDateTime,
   sent_at: nullableDateTime,

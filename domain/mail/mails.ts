@@ -19,6 +19,9 @@ export interface Mail {
   status: number | null;
   opens: number;
   clicks: number;
+  /** Cartero's: the opens and clicks no machine rule flagged; null for a mail counted before they were (sql/migrations/029_human_counts.sql). */
+  human_opens: number | null;
+  human_clicks: number | null;
   received_at: Date | null;
   queued_at: Date | null;
   sent_at: Date | null;
@@ -31,7 +34,9 @@ export interface Mail {
 /**
  * opens and clicks are right the moment a tracking endpoint answered: the row's counts (settled
  * by the event pump, workers/jobs/event-pump.ts) plus the events still waiting in the event outbox at
- * stage 0, a handful at most, read through the outbox's mail_id index.
+ * stage 0, a handful at most, read through the outbox's mail_id index. human_opens and
+ * human_clicks are the row's alone: an event is judged human or machine-made when the pump counts
+ * it (within a tick), and ClickHouse's exclude_machine=true listings see it only then too.
  */
 const MAIL_FROM = `mails m LEFT JOIN LATERAL (
     SELECT count(*) FILTER (WHERE e.kind = 'open')::int AS opens, count(*) FILTER (WHERE e.kind = 'click')::int AS clicks
@@ -40,7 +45,7 @@ const OPENS = 'm.opens + coalesce(pending.opens, 0)';
 const CLICKS = 'm.clicks + coalesce(pending.clicks, 0)';
 
 const MAIL_COLUMNS = `m.mail_id, m.msg_id, m.to_email AS "to", m.subject, m.sender, m.status, ${OPENS} AS opens, ${CLICKS} AS clicks,
-  m.received_at, m.queued_at, m.sent_at, NULL AS schedule_at, m.delay, m.custom_msg_id, m.custom_group_code`;
+  m.human_opens, m.human_clicks, m.received_at, m.queued_at, m.sent_at, NULL AS schedule_at, m.delay, m.custom_msg_id, m.custom_group_code`;
 
 /**
  * The retention rule of mail-by-id and mail logs: an id whose embedded creation time is before

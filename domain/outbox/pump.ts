@@ -86,15 +86,28 @@ export async function lockMails(c: Client, mailIds: readonly string[]): Promise<
   });
 }
 
-/** Add counted opens and clicks to their (locked) mails. */
-export async function addCounts(c: Client, counts: Map<string, { opens: number; clicks: number }>): Promise<void> {
+/** New opens and clicks of one mail, and how many of them no machine rule flagged. */
+export interface MailCounts {
+  opens: number;
+  clicks: number;
+  humanOpens: number;
+  humanClicks: number;
+}
+
+/**
+ * Add counted opens and clicks to their (locked) mails, the human ones to human_opens and
+ * human_clicks too (a NULL there stays NULL: sql/migrations/029_human_counts.sql).
+ */
+export async function addCounts(c: Client, counts: Map<string, MailCounts>): Promise<void> {
   if (!counts.size) return;
   const ids = [...counts.keys()];
+  const of = (k: keyof MailCounts) => ids.map((id) => counts.get(id)![k]);
   await c.query(
-    `UPDATE mails m SET opens = m.opens + x.opens, clicks = m.clicks + x.clicks
-       FROM unnest($1::text[], $2::int[], $3::int[]) AS x(mail_id, opens, clicks)
+    `UPDATE mails m SET opens = m.opens + x.opens, clicks = m.clicks + x.clicks,
+                        human_opens = m.human_opens + x.human_opens, human_clicks = m.human_clicks + x.human_clicks
+       FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::int[]) AS x(mail_id, opens, clicks, human_opens, human_clicks)
       WHERE m.mail_id = x.mail_id`,
-    [ids, ids.map((id) => counts.get(id)!.opens), ids.map((id) => counts.get(id)!.clicks)],
+    [ids, of('opens'), of('clicks'), of('humanOpens'), of('humanClicks')],
   );
 }
 
@@ -113,6 +126,9 @@ export interface MailSnapshot {
   bounce_class: string;
   opens: number;
   clicks: number;
+  /** Null for a mail opened (clicked) before human counts existed (sql/migrations/029_human_counts.sql). */
+  human_opens: number | null;
+  human_clicks: number | null;
   queued_at: Date | null;
   sent_at: Date | null;
   delay: number | null;
@@ -129,7 +145,7 @@ export async function snapshotMails(c: Client, mailIds: readonly string[]): Prom
     name: 'outbox_snapshot_mails',
     text: `SELECT instance_id, received_at, mail_id, msg_id, to_email AS recipient, subject, sender_id, sender, status,
                   coalesce(bounce_class, '') AS bounce_class,
-                  opens, clicks, queued_at, sent_at, delay, custom_msg_id, custom_group_code,
+                  opens, clicks, human_opens, human_clicks, queued_at, sent_at, delay, custom_msg_id, custom_group_code,
                   (extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text AS version
              FROM mails WHERE mail_id = ANY($1::text[])`,
     values: [mailIds],
@@ -162,15 +178,21 @@ export async function markShipped(c: Client, events: ReadonlyArray<{ id: number;
 }
 
 /**
- * Flag events counted earlier that a newer event revealed as machine-made (the first click of a
- * burst); shipped ones go back to stage 1 so ClickHouse gets the flagged version (it replaces
- * the row: same key, later shipped_at).
+ * Flag clicks counted earlier that a newer click revealed as machine-made (the first click of a
+ * burst), and take them off their (locked) mails' human_clicks; shipped ones go back to stage 1
+ * so ClickHouse gets the flagged version (it replaces the row: same key, later shipped_at).
  */
 export async function reflag(c: Client, events: ReadonlyArray<{ id: number; machine: string }>): Promise<void> {
   if (!events.length) return;
   await c.query(
-    `UPDATE event_outbox e SET machine = x.machine, stage = CASE WHEN e.stage = 2 THEN 1 ELSE e.stage END
-       FROM unnest($1::bigint[], $2::text[]) AS x(id, machine) WHERE e.id = x.id AND e.machine IS NULL`,
+    `WITH flagged AS (
+       UPDATE event_outbox e SET machine = x.machine, stage = CASE WHEN e.stage = 2 THEN 1 ELSE e.stage END
+         FROM unnest($1::bigint[], $2::text[]) AS x(id, machine)
+        WHERE e.id = x.id AND e.machine IS NULL AND e.stage > 0 AND e.kind = 'click'
+        RETURNING e.mail_id),
+     per_mail AS (SELECT mail_id, count(*)::int AS n FROM flagged GROUP BY mail_id)
+     UPDATE mails m SET human_clicks = greatest(m.human_clicks - per_mail.n, 0)
+       FROM per_mail WHERE m.mail_id = per_mail.mail_id`,
     [events.map((e) => e.id), events.map((e) => e.machine)],
   );
 }

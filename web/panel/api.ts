@@ -191,7 +191,8 @@ export type DnsChecks = Partial<Record<'mx' | 'spf' | 'dkim' | 'dmarc', CheckSta
 export const setChecks = (slug: string, id: number, checks: DnsChecks) => call<DomainWithRecords>('PUT', `/v1/private/domains/${id}/checks`, { slug, body: checks });
 export const rotateDkim = (slug: string, id: number) => call<DomainWithRecords>('POST', `/v1/private/domains/${id}/rotate-dkim`, { slug });
 
-export const FIGURES = ['sent', 'delivered', 'bounced', 'bounced_hard', 'bounced_soft', 'complained', 'opened', 'opened_human', 'opened_machine', 'clicked', 'clicked_human', 'clicked_machine', 'restricted'] as const;
+export const FIGURES = ['sent', 'delivered', 'bounced', 'bounced_hard', 'bounced_soft', 'complained', 'opened', 'opened_human', 'opened_machine', 'clicked', 'clicked_human', 'clicked_machine',
+  'delivered_opened', 'delivered_opened_human', 'delivered_clicked', 'delivered_clicked_human', 'restricted'] as const;
 export type Figures = Record<(typeof FIGURES)[number], number>;
 export interface Dashboard {
   start_date: string;

@@ -23,8 +23,34 @@ const LABELS: Record<keyof api.Figures, string> = {
   clicked: 'Clicks',
   clicked_human: 'Clicks by people',
   clicked_machine: 'Clicks by machines',
+  delivered_opened: 'Delivered mails opened',
+  delivered_opened_human: 'Delivered mails opened by a person',
+  delivered_clicked: 'Delivered mails clicked',
+  delivered_clicked_human: 'Delivered mails clicked by a person',
   restricted: 'Restrictions added',
 };
+
+/** "42.9 % (3 of 7)"; an em dash when nothing was delivered. */
+const rate = (n: number, of: number): string => (of ? `${((100 * n) / of).toFixed(1)} % (${n} of ${of})` : '—');
+
+/** The open and click rates of the range's delivered mails: all of them and by people, side by side (issue 32). */
+function ratesTable(d: api.Dashboard): HTMLTableElement {
+  const t = d.totals;
+  const row = (what: string, all: number, people: number) =>
+    h('tr', {}, h('th', { scope: 'row' }, what), h('td', {}, rate(all, t.delivered)), h('td', {}, rate(people, t.delivered)));
+  return h(
+    'table',
+    { class: 'rates-table' },
+    h('caption', {}, 'Of the mails delivered in the range: opened and clicked, by anyone and by people (machine-made events left out)'),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Rate'), h('th', { scope: 'col' }, 'All'), h('th', { scope: 'col' }, 'By people'))),
+    h(
+      'tbody',
+      {},
+      row('Open rate', t.delivered_opened, t.delivered_opened_human),
+      row('Click rate', t.delivered_clicked, t.delivered_clicked_human),
+    ),
+  );
+}
 
 /** The range last asked, kept while the panel is open (switching instance keeps it). */
 let range: { start_date?: string; end_date?: string } = {};
@@ -100,6 +126,8 @@ export async function dashboardPage(ctx: Context): Promise<Node[]> {
     h('p', {}, `Per local day in ${d.tz}. Sent, delivered and bounced count mails by the day they were received, in their state now; opens, clicks, complaints and restrictions count events by the day they happened.`),
     form,
     error,
+    h('h2', {}, 'Rates'),
+    ratesTable(d),
     h('h2', {}, 'Totals'),
     totals,
     h('h2', {}, 'Per day'),

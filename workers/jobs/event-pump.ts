@@ -12,6 +12,7 @@ import {
   reflag,
   setStage,
   snapshotMails,
+  type MailCounts,
   type OutboxEvent,
 } from '../../domain/outbox/pump.js';
 import { withTransaction, type Pool } from '../../sql/pool.js';
@@ -27,8 +28,10 @@ import { startTickLoop } from '../machinery/tick-loop.js';
  *      counted-but-unshipped ones (stage 1), FOR UPDATE SKIP LOCKED (pumps of several workers
  *      share the work);
  *   2. flag machine-made events (domain/tracking/machine.ts);
- *   3. lock the mails they touch, add the new opens and clicks to mails.opens / mails.clicks,
- *      read the mails' current rows, and mark the new events counted (stage 1); commit;
+ *   3. lock the mails they touch, add the new opens and clicks to mails.opens / mails.clicks
+ *      (the unflagged ones to human_opens / human_clicks too; a click re-flagged as the start of
+ *      a burst leaves human_clicks), read the mails' current rows, and mark the new events
+ *      counted (stage 1); commit;
  *   4. outside any transaction, insert the events and those mail snapshots (the mirror of the
  *      sent and unopened listings) into ClickHouse;
  *   5. mark the events shipped (stage 2), unless a newer flag was written meanwhile.
@@ -71,20 +74,28 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
       const backlog = tryClickHouse ? await claimUnshipped(c, batchSize) : [];
       if (!fresh.length && !backlog.length) return undefined;
 
-      const flags = await flagFresh(c, fresh);
+      const { flags, earlier } = await flagFresh(c, fresh);
       const live = [...fresh, ...backlog].filter((e) => e.to_email !== null);
-      const counts = new Map<string, { opens: number; clicks: number }>();
+      const counts = new Map<string, MailCounts>();
       for (const e of fresh) {
         if (e.kind !== 'open' && e.kind !== 'click') continue;
-        const n = counts.get(e.mail_id) ?? { opens: 0, clicks: 0 };
-        if (e.kind === 'open') n.opens++;
-        else n.clicks++;
+        const n = counts.get(e.mail_id) ?? { opens: 0, clicks: 0, humanOpens: 0, humanClicks: 0 };
+        const human = flags.get(e.id) ? 0 : 1;
+        if (e.kind === 'open') {
+          n.opens++;
+          n.humanOpens += human;
+        } else {
+          n.clicks++;
+          n.humanClicks += human;
+        }
         counts.set(e.mail_id, n);
       }
       const shipping = tryClickHouse && live.length > 0;
       const touched = shipping ? [...new Set(live.map((e) => e.mail_id))] : [...counts.keys()];
+      // Every mail `earlier` names has a click in this batch: locked here too.
       await lockMails(c, touched);
       await addCounts(c, counts);
+      await reflag(c, earlier);
       const snapshots = shipping ? await snapshotMails(c, touched) : [];
       const flagged = (e: OutboxEvent) => ({ id: e.id, machine: flags.has(e.id) ? flags.get(e.id)! : e.machine });
       // Events of purged mails have nothing to ship: done.
@@ -113,16 +124,19 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
   }
 
   /**
-   * Machine flags of the new events, and those of earlier clicks that a new click turns into a
-   * burst (written at once with reflag: they are not in this batch).
+   * Machine flags of the new events, and those of earlier (counted) clicks that a new click turns
+   * into a burst: not in this batch, they are re-flagged with reflag once their mails are locked.
    */
-  async function flagFresh(c: Parameters<typeof claimNew>[0], fresh: OutboxEvent[]): Promise<Map<number, string | null>> {
+  async function flagFresh(
+    c: Parameters<typeof claimNew>[0],
+    fresh: OutboxEvent[],
+  ): Promise<{ flags: Map<number, string | null>; earlier: Array<{ id: number; machine: string }> }> {
     const flags = new Map<number, string | null>();
     for (const e of fresh) {
       flags.set(e.id, machineReason({ kind: e.kind, userAgent: e.user_agent, occurredAt: e.occurred_at, sentAt: e.sent_at, machine: e.machine }));
     }
     const clicks = fresh.filter((e) => e.kind === 'click');
-    if (!clicks.length) return flags;
+    if (!clicks.length) return { flags, earlier: [] };
     const times = clicks.map((e) => e.occurred_at.getTime());
     const around = await clicksAround(c, [...new Set(clicks.map((e) => e.mail_id))], new Date(Math.min(...times)), new Date(Math.max(...times)));
     const byMail = new Map<string, typeof around>();
@@ -142,8 +156,7 @@ export function startEventPump(opts: EventPumpOptions): EventPump {
         }
       }
     }
-    await reflag(c, earlier);
-    return flags;
+    return { flags, earlier };
   }
 
   return startTickLoop({ logger, failure: 'event pump tick failed', intervalMs, tick: async () => (await tick()) === batchSize });
