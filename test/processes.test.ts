@@ -430,6 +430,10 @@ t.test('npm start: embedded default end to end, two side by side, Ctrl-C, restar
     for (const { pid, name } of invA.named) {
       t.equal(codes.get(pid), 0, `${name} dyno stopped gracefully (exit code 0, not cut short by a second signal)`);
     }
+    // Once in CI the web dyno exited 1 without answering: what the dynos logged says why.
+    if (res?.status !== 200 || invA.named.some(({ pid }) => codes.get(pid) !== 0)) {
+      t.comment(`the service's output (last 4,000 characters):\n${(a.stdout() + a.stderr()).slice(-4_000)}`);
+    }
   });
 
   await t.test('a second start reuses the data', async (t) => {
