@@ -47,5 +47,6 @@ export async function fetchPage(
           .then((r) => Number(checkRows({ name: count.name, columns: COUNT_ROW }, r)[0]?.n ?? 0))
       : Promise.resolve(null),
   ]);
-  return toPage(checkRows(q, rows), req, total);
+  const checked = checkRows(q, rows);
+  return toPage(q.settle ? await q.settle(ch, checked) : checked, req, total);
 }

@@ -1,3 +1,4 @@
+import type { ClickHouseClient } from '@clickhouse/client';
 /**
  * One activity query (sent, opens, clicks, unopened; per group_by), as both its listing and its
  * export use it: a ClickHouse SELECT with `{name:Type}` parameters, its ORDER BY included and no
@@ -11,6 +12,12 @@ export interface ActivityQuery {
   params: Record<string, unknown>;
   /** Result columns in order, and whether each is text (the CSV formula guard applies) or not. */
   columns: ReadonlyArray<ResultColumn>;
+  /**
+   * A page only: finishes the rows read (checked against `columns`) with a follow-up read, and
+   * leaves out the columns that served it; listing.ts's fetchPage calls it. The group_by=msg_id
+   * pages use it for their few messages whose events were read in copies (events-by-message.ts).
+   */
+  settle?: (ch: ClickHouseClient, rows: Array<Record<string, unknown>>) => Promise<Array<Record<string, unknown>>>;
 }
 
 export interface ResultColumn {
