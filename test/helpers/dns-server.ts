@@ -54,22 +54,48 @@ export async function startTestDnsServer(t: Teardown): Promise<TestDnsServer> {
     s.on('error', () => {});
     return s;
   };
-  let server = create();
-  const first = await server.listen({ udp: { port: 0, address: '127.0.0.1' } });
-  const port = first.udp!.port;
-  await server.close();
+  let server: ReturnType<typeof create> | undefined;
   let running = false;
-  const start = async () => {
+  /**
+   * Listens on `port` over UDP and TCP, or fails with the socket's error. dns2's listen() waits
+   * for 'listening' only: a port taken over TCP (free over UDP when it was picked) hung the test
+   * until tap's timeout, silently, once in CI.
+   */
+  const listenOn = async (port: number) => {
     server = create();
-    await server.listen({ udp: { port, address: '127.0.0.1' }, tcp: { port, address: '127.0.0.1' } });
+    const s = server;
+    await new Promise<void>((resolve, reject) => {
+      const failed = (err: Error) => {
+        void s.close(); // the other socket, if it listened (not awaited: one that never listened never says closed)
+        reject(err);
+      };
+      s.once('error', failed);
+      void s.listen({ udp: { port, address: '127.0.0.1' }, tcp: { port, address: '127.0.0.1' } }).then(() => {
+        s.off('error', failed);
+        resolve();
+      });
+    });
     running = true;
   };
+  // A port free over UDP (the system's pick), tried over both; another pick if TCP has it taken.
+  let port = 0;
+  for (let attempt = 1; ; attempt++) {
+    const probe = create();
+    port = (await probe.listen({ udp: { port: 0, address: '127.0.0.1' } })).udp!.port;
+    await probe.close();
+    try {
+      await listenOn(port);
+      break;
+    } catch (err) {
+      if (attempt >= 20 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    }
+  }
+  const start = () => listenOn(port);
   const stop = async () => {
     if (!running) return;
     running = false;
-    await server.close();
+    await server?.close();
   };
-  await start();
   t.teardown(stop);
   return {
     address: `127.0.0.1:${port}`,
