@@ -120,7 +120,9 @@ t.test('two workers, one SIGKILLed mid-send of 2,000 mails and restarted: none l
   const atKill = await byStatus(ids);
   t.comment(`killed after ${Date.now() - started} ms with ${sentAtKill} seen sent; statuses at kill ${JSON.stringify(atKill)}`);
   t.ok((atKill['3'] ?? 0) > 0 && (atKill['3'] ?? 0) < TOTAL, `some but not all sent at the kill (${atKill['3']}/${TOTAL})`);
-  t.ok(victimQueued.size >= MID_BATCH, `the victim was killed with mails at SMTP: ${victimQueued.size} queued and held by it`);
+  // The kill came once the victim held MID_BATCH mails at SMTP; between that read and the signal
+  // it may still finish some (18 of 20 were left once in CI), so after the kill: some, not all.
+  t.ok(victimQueued.size > 0, `the victim was killed with mails at SMTP: ${victimQueued.size} queued and held by it`);
   // At most IN_FLIGHT while every batch ends within its jobs' expiry; a batch that outlives it is
   // no longer waited for by pg-boss, and its loop takes another (docs/operations.md, Faults).
   t.comment(`the victim's mails in flight at the kill: ${victimQueued.size} (its loops' batches: ${IN_FLIGHT})`);
