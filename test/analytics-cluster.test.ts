@@ -5,7 +5,7 @@ import t, { type Test } from 'tap';
 import { CLICKS, clicksQuery } from '../analytics/activities/clicks.js';
 import { eventCountQuery } from '../analytics/activities/event-rows.js';
 import type { EventActivityFilter, GroupBy, PageWindow } from '../analytics/activities/filters.js';
-import { PAGE_SETTINGS } from '../analytics/activities/listing.js';
+import { readPage } from '../analytics/activities/listing.js';
 import { OPENS, opensQuery } from '../analytics/activities/opens.js';
 import { ACTIVITY_SETTINGS, type ActivityQuery } from '../analytics/activities/query.js';
 import { sentQuery, type SentActivityFilter } from '../analytics/activities/sent.js';
@@ -26,7 +26,8 @@ import { TEST_DIR } from './setup/env.js';
  * runner, get the same mails and events through the event pump's own inserts (re-shipped batches
  * and successive snapshots included); then every listing (sent, unopened, opens and clicks in
  * each group_by, with and without exclude_machine, under each filter, page by page), every count
- * and every export (CSV and JSON) is asked of both, and the bytes ClickHouse returns must be the
+ * and every export (CSV and JSON) is asked of both, and the answers (a page's rows as the listing
+ * gives them, every other result's bytes as ClickHouse returns them) must be the
  * same. The rest of the analytics suite runs in cluster mode by hand with
  * CARTERO_TEST_CLICKHOUSE_SHARDS=2 (test/helpers/databases.ts).
  */
@@ -231,15 +232,11 @@ t.test('a re-shipped batch adds no row', async (t) => {
 // Every listing, count and export, compared byte for byte.
 
 /**
- * A page as the listing answers it: its rows, finished by the query's follow-up read where it has
- * one (a group_by=msg_id page's messages read with copies, which depends on which copies each
- * side has merged yet), one JSON line each.
+ * A page as the listing answers it (readPage: a group_by=msg_id page's messages read with copies,
+ * which depends on which copies each side has merged yet, are settled), one JSON line per row.
  */
 async function pageText(ch: ClickHouseClient, q: ActivityQuery): Promise<string> {
-  const rs = await ch.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', clickhouse_settings: { ...ACTIVITY_SETTINGS, ...PAGE_SETTINGS } });
-  if (!q.settle) return rs.text();
-  const rows = await q.settle(ch, await rs.json<Record<string, unknown>>());
-  return rows.map((r) => `${JSON.stringify(r)}\n`).join('');
+  return (await readPage(ch, q)).map((r) => `${JSON.stringify(r)}\n`).join('');
 }
 
 async function exportBytes(ch: ClickHouseClient, q: ActivityQuery, format: ExportFormat): Promise<Buffer> {

@@ -35,11 +35,8 @@ export async function fetchPage(
   req: PageRequest,
   count?: CountQuery,
 ): Promise<Page<Record<string, unknown>>> {
-  const q = build(window(req));
   const [rows, total] = await Promise.all([
-    ch
-      .query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', clickhouse_settings: { ...ACTIVITY_SETTINGS, ...PAGE_SETTINGS, log_comment: q.name } })
-      .then((rs) => rs.json<unknown>()),
+    readPage(ch, build(window(req))),
     count
       ? ch
           .query({ query: count.sql, query_params: count.params, format: 'JSONEachRow', clickhouse_settings: { ...ACTIVITY_SETTINGS, log_comment: count.name } })
@@ -47,6 +44,15 @@ export async function fetchPage(
           .then((r) => Number(checkRows({ name: count.name, columns: COUNT_ROW }, r)[0]?.n ?? 0))
       : Promise.resolve(null),
   ]);
-  const checked = checkRows(q, rows);
-  return toPage(q.settle ? await q.settle(ch, checked) : checked, req, total);
+  return toPage(rows, req, total);
+}
+
+/**
+ * A page query's rows as the listing answers them: read with PAGE_SETTINGS, checked against the
+ * query's row shape, then finished by its follow-up read where it has one (ActivityQuery.settle).
+ */
+export async function readPage(ch: ClickHouseClient, q: ActivityQuery): Promise<Array<Record<string, unknown>>> {
+  const rs = await ch.query({ query: q.sql, query_params: q.params, format: 'JSONEachRow', clickhouse_settings: { ...ACTIVITY_SETTINGS, ...PAGE_SETTINGS, log_comment: q.name } });
+  const rows = checkRows(q, await rs.json<unknown>());
+  return q.settle ? q.settle(ch, rows) : rows;
 }
