@@ -237,6 +237,9 @@ export async function startInboundSmtp(opts: InboundSmtpOptions): Promise<Inboun
 
   const server = new SMTPServer({
     banner: 'Cartero inbound',
+    // smtp-server asks the system resolver for each client's PTR name by default: a query leaving
+    // the machine for every connection, for a name nothing here reads (issue 37).
+    disableReverseLookup: true,
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     size: INBOUND_MAX_BYTES,

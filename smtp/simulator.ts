@@ -245,6 +245,9 @@ export async function startMailboxSimulator(opts: MailboxSimulatorOptions): Prom
   };
   const server = new SMTPServer({
     banner: 'Cartero mailbox simulator',
+    // smtp-server asks the system resolver for each client's PTR name by default: a query leaving
+    // the machine for every connection, for a name nothing here reads (issue 37).
+    disableReverseLookup: true,
     ...(auth
       ? {
           authOptional: false,
