@@ -94,7 +94,6 @@ t.test('npx cartero demo seeds a running service and every printed command answe
     complaints: find(/\/v1\/mail-complaints/),
     submission: find(/-X POST .*\/v1\/forms\/\d+\/submissions/),
     resolve: find(/\/v1\/consent-rules\/resolve\?/),
-    deliveries: find(/\/v1\/webhooks\/\d+\/deliveries/),
   };
   for (const [name, line] of Object.entries(lines)) {
     t.ok(line, `a curl line for ${name}`);
@@ -123,8 +122,12 @@ t.test('npx cartero demo seeds a running service and every printed command answe
   t.ok(csv.trim().split('\n').length > 20, 'a row per open');
   t.match(await answerOf(lines.resolve!, env, (b) => b.data?.[0]?.verdict === 'allowed'), { data: [{ verdict: 'allowed' }] }, 'the double opt-in confirmed through its link: consent allowed');
   t.match(await answerOf(lines.submission!, env, () => true), { id: Number, status: 'pending' }, 'the submission line answers with the submission');
-  const deliveries = await answerOf(lines.deliveries!, env, (b) => b.data?.some((a: any) => a.attempt > 1));
-  t.ok(deliveries.data.some((a: any) => a.status === 'failed') && deliveries.data.some((a: any) => a.attempt > 1), 'the webhook at a public URL: failed attempts and retries');
+  // Private receivers refused (the default): no webhook at all, rather than one at an address the
+  // demo does not run (it once fell back on example.com, then 1.1.1.1).
+  t.notOk(find(/\/v1\/webhooks/), 'no webhook deliveries line');
+  const webhooks = await answerOf(lines.campaign!.replace(/\/v1\/mails\?[^']*/, '/v1/webhooks'), env, () => true);
+  t.same(webhooks.data, [], 'no webhook made');
+  t.match(first.stdout, /No webhook: .*WEBHOOK_ALLOW_PRIVATE=true/, 'says how to see deliveries locally');
 
   // The mailbox: delivered and complained mails stored, bounced and deferred ones not.
   const stored = readdirSync(join(dataDir, 'mailbox'))

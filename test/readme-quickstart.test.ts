@@ -1,10 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import t from 'tap';
 import { clickHouseFetch } from '../analytics/client.js';
 import { projectRoot } from '../config/paths.js';
 import { freePort } from '../config/ports.js';
 import { readServices } from '../config/services-file.js';
+import { netWatchNodeOptions, outsideAttempts, recordedAttempts } from './helpers/net-watch.js';
 import { childEnv, sh, sleep, spawnNode, tempDataDir, type ShellRun } from './helpers/spawn.js';
 
 /**
@@ -14,6 +15,10 @@ import { childEnv, sh, sleep, spawnNode, tempDataDir, type ShellRun } from './he
  * Only what differs on a test machine is substituted: this file's DATA_DIR for `./.data`, a free
  * port for 3000, the key the README's `key create` printed for `<key>`, and `node bin/cartero.js`
  * for `npx cartero` (the same script, without npx's lookup).
+ *
+ * Every Node process of the run (the supervisor, its dynos, the CLI, the demo) loads the network
+ * watch (helpers/net-watch.ts): at the end, no connection attempt and no name lookup may have
+ * aimed outside loopback (issue 37: the demo once sent its webhook to example.com, then 1.1.1.1).
  */
 
 /** The commands of each ```sh block of a Markdown text, `\` continuations joined. */
@@ -52,7 +57,12 @@ t.test('the README quickstart works as written', async (t) => {
 
   const dataDir = tempDataDir(t);
   const port = await freePort();
-  const env = childEnv({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' }, ['DATABASE_URL', 'CLICKHOUSE_URL', 'SMTP_URL', 'INTERNAL_PORT', 'INBOUND_SMTP_PORT']);
+  const watch = join(dataDir, '..', `${basename(dataDir)}.net-watch.jsonl`);
+  const env = childEnv(
+    { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', NODE_OPTIONS: netWatchNodeOptions(), CARTERO_NET_WATCH_FILE: watch },
+    ['DATABASE_URL', 'CLICKHOUSE_URL', 'SMTP_URL', 'INTERNAL_PORT', 'INBOUND_SMTP_PORT', 'WEBHOOK_ALLOW_PRIVATE', 'DNS_SERVERS'],
+  );
+  t.teardown(() => rmSync(watch, { force: true }));
   // `npm start` is its build (prestart) then this; the suite is already built.
   const service = spawnNode(t, 'dist/runtime/start.js', { env, detached: true });
   await service.waitForStdout(new RegExp(`Cartero is running at http://localhost:${port}\\b`), 120_000);
@@ -139,4 +149,10 @@ t.test('the README quickstart works as written', async (t) => {
   t.ok(Number(shipped) > 0, `the mail's events are in ClickHouse (${shipped.trim()})`);
   const anonymous = await fetch(`http://127.0.0.1:${clickhouse.port}/?database=cartero`, { method: 'POST', body: select });
   t.equal(anonymous.status, 401, 'and a request without the password is refused');
+
+  // Nothing left this machine: every attempt the service, its dynos, the CLI and the demo made
+  // (they all ran with the watch) was to loopback. The count shows the watch saw them at all.
+  const seen = recordedAttempts(watch);
+  t.ok(seen > 50, `the watch recorded the run's connections and lookups (${seen})`);
+  t.same(outsideAttempts(watch), [], 'no connection attempt or name lookup outside loopback');
 });

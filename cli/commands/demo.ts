@@ -17,7 +17,7 @@ export const demoCommands = [
       'progress goes to stderr. docs/operations.md, The demo.',
     flags: {
       reset: toggle('set an existing instance "demo" aside (renamed demo-retired-<time>, disabled, data kept) and seed a new one'),
-      'webhook-url': optional('url', 'where the demo webhook points (default: a loopback receiver of the run if the service allows private receivers, else a public URL that is no receiver)'),
+      'webhook-url': optional('url', 'where the demo webhook points (default: a loopback receiver of the run if the service allows private receivers, else no webhook: the demo never points one at an address it does not run)'),
     },
     output: 'text',
     precheck: async (config) => {

@@ -14,7 +14,8 @@ export interface GuideInput {
   /** A contact whose double opt-in was confirmed, and the purpose it consented to. */
   confirmedContact: string;
   purposeId: number;
-  webhookId: number;
+  /** None when the demo made no webhook (a service refusing private receivers, no --webhook-url). */
+  webhookId?: number;
 }
 
 /** The Idempotency-Key of the printed submission: the demo sent it once, so the line answers 200 with that submission. */
@@ -38,7 +39,7 @@ export function curlLines(g: GuideInput): Array<{ what: string; command: string 
       command: `curl -s -X POST ${auth} -H ${q('Content-Type: application/json')} -H ${q(`Idempotency-Key: ${SIGNUP_IDEMPOTENCY_KEY}`)} -d ${q(JSON.stringify(g.signupBody))} ${q(`${g.base}/v1/forms/${g.formId}/submissions`)}`,
     },
     { what: `The consent verdict of a contact who confirmed the signup by its double opt-in link`, command: get(`/v1/consent-rules/resolve?contacts=${encodeURIComponent(g.confirmedContact)}&contact_types=email_address&channel=mail&purpose_ids=${g.purposeId}`) },
-    { what: 'The webhook’s deliveries: every attempt, failures and retries included', command: get(`/v1/webhooks/${g.webhookId}/deliveries`) },
+    ...(g.webhookId === undefined ? [] : [{ what: 'The webhook’s deliveries: every attempt, failures and retries included', command: get(`/v1/webhooks/${g.webhookId}/deliveries`) }]),
   ];
 }
 

@@ -56,7 +56,8 @@ async function findInstance(ctx: CliContext, slug: string): Promise<Instance | u
 
 /**
  * The guide for a demo seeded earlier, with a new key; undefined when the instance lacks what a
- * finished seeding leaves (its form, webhook and purpose), which only an interrupted run does.
+ * finished seeding leaves (its form and purpose), which only an interrupted run does. A demo
+ * seeded on a service refusing private receivers has no webhook, and its guide no deliveries line.
  */
 async function describeExisting(ctx: CliContext, service: DemoService, instance: Instance): Promise<string | undefined> {
   if (!instance.enabled || instance.name !== DEMO_INSTANCE_NAME) return undefined;
@@ -70,7 +71,7 @@ async function describeExisting(ctx: CliContext, service: DemoService, instance:
   const form = forms.data?.[0];
   const webhook = webhooks.data?.[0];
   const purpose = purposes.data?.find((p: { name: string }) => p.name === DEMO_PURPOSE);
-  if (!form || !webhook || !purpose) {
+  if (!form || !purpose) {
     const { revokeApiKey } = await import('../../domain/tenancy/api-keys.js');
     await revokeApiKey(ctx.pool, key.key_id);
     return undefined;
@@ -84,7 +85,7 @@ async function describeExisting(ctx: CliContext, service: DemoService, instance:
     signupBody: signupSubmission(form),
     confirmedContact: CONFIRMED_CONTACT,
     purposeId: purpose.id,
-    webhookId: webhook.id,
+    webhookId: webhook?.id,
   };
   return [
     `The demo exists: instance "${instance.slug}" at ${service.base}, seeded ${instance.created_at.toISOString()}; nothing was seeded again.`,

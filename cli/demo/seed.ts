@@ -14,9 +14,6 @@ import { simulateTraffic, type TrafficCount } from './traffic.js';
 /** The design document of the demo's newsletter: a Beefree document authored for the demo (docs/templates.md). */
 export const DESIGN_FILE = join(projectRoot, 'cli', 'demo', 'newsletter.json');
 
-/** Where the webhook points when the service refuses private receivers: see publicWebhookUrl. */
-const PUBLIC_WEBHOOK_URLS = ['https://example.com/cartero-demo/webhook', 'https://1.1.1.1/cartero-demo/webhook'];
-
 export interface SeedOptions {
   /** A receiver URL chosen by the operator instead of the demo's choice. */
   webhookUrl?: string;
@@ -53,7 +50,9 @@ export async function seedDemo(pool: Pool, config: Config, service: DemoService,
   say(`template ${template.id} "November roasts" created from the design document and published`);
 
   const hook = await createWebhook(api, opts.webhookUrl);
-  say(`webhook ${hook.webhook.id} → ${hook.webhook.url}${hook.receiver ? ' (a receiver of this run, on loopback)' : ''}`);
+  say(hook.webhook
+    ? `webhook ${hook.webhook.id} → ${hook.webhook.url}${hook.receiver ? ' (a receiver of this run, on loopback)' : ''}`
+    : `no webhook: ${NO_RECEIVER}`);
 
   try {
     const recipients = campaignRecipients();
@@ -76,14 +75,17 @@ export async function seedDemo(pool: Pool, config: Config, service: DemoService,
     say(`form ${formId}: 3 submissions, ${forms.confirmed} confirmed through the link of its double opt-in mail; dataset ${datasetId} fed with it`);
 
     await hook.settle(say);
+    const webhookId = hook.webhook?.id;
     return {
-      guide: { base: service.base, slug, key: key.key, campaign: CAMPAIGN, formId, signupBody: forms.signupBody, confirmedContact: forms.confirmed, purposeId, webhookId: hook.webhook.id },
+      guide: { base: service.base, slug, key: key.key, campaign: CAMPAIGN, formId, signupBody: forms.signupBody, confirmedContact: forms.confirmed, purposeId, webhookId },
       summary: [
-        `Seeded instance "${slug}" at ${service.base}: template ${template.id}, campaign "${CAMPAIGN}" (${recipients.length} mails), form ${formId}, dataset ${datasetId}, webhook ${hook.webhook.id}.`,
-        hook.receiver
-          ? 'Its webhook pointed at a receiver this run started on loopback, now stopped: PATCH /v1/webhooks/{id} with your own URL to keep receiving.'
-          : `Its webhook points at ${hook.webhook.url}, a public address that is no webhook receiver: its deliveries fail and are retried (Svix's schedule). ` +
-            'Start the service with WEBHOOK_ALLOW_PRIVATE=true and run `npx cartero demo --reset` to see them succeed on a receiver of the demo, or give --webhook-url.',
+        `Seeded instance "${slug}" at ${service.base}: template ${template.id}, campaign "${CAMPAIGN}" (${recipients.length} mails), form ${formId}, dataset ${datasetId}, ` +
+          (webhookId === undefined ? 'no webhook.' : `webhook ${webhookId}.`),
+        !hook.webhook
+          ? `No webhook: ${NO_RECEIVER}`
+          : hook.receiver
+            ? 'Its webhook pointed at a receiver this run started on loopback, now stopped: PATCH /v1/webhooks/{id} with your own URL to keep receiving.'
+            : `Its webhook points at ${hook.webhook.url}, given with --webhook-url.`,
       ],
     };
   } finally {
@@ -110,16 +112,27 @@ async function waitForDelivery(service: DemoService, recipients: Recipient[], ma
 }
 
 interface WebhookSetup {
-  webhook: { id: number; url: string };
+  /** None when the service refuses private receivers and no --webhook-url was given. */
+  webhook?: { id: number; url: string };
   receiver: boolean;
   settle(say: (line: string) => void): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
- * The webhook, every event type: on a receiver of this run when the service accepts a loopback
- * one (WEBHOOK_ALLOW_PRIVATE=true), else at a public URL that is no receiver, so failed attempts
- * and their retries show. A service refusing private receivers answers 422 url_not_public.
+ * Said when the demo makes no webhook: the demo never points one at an address it does not run
+ * itself (a first user's events must not go to a stranger's server), and a service refusing
+ * private receivers refuses the demo's own loopback one.
+ */
+export const NO_RECEIVER =
+  'the service refuses private webhook receivers (WEBHOOK_ALLOW_PRIVATE is off), and the demo points a webhook only at a receiver it runs itself. ' +
+  'To see deliveries locally, start the service with WEBHOOK_ALLOW_PRIVATE=true and run `npx cartero demo --reset` (the demo then runs its own loopback receiver), ' +
+  'or give your receiver with --webhook-url.';
+
+/**
+ * The webhook, every event type: at --webhook-url when given; else on a receiver of this run when
+ * the service accepts a loopback one (WEBHOOK_ALLOW_PRIVATE=true); else none (a service refusing
+ * private receivers answers 422 url_not_public), and the demo goes on without it.
  */
 async function createWebhook(api: DemoApi, chosen: string | undefined): Promise<WebhookSetup> {
   const create = (url: string) => api.call('POST', '/v1/webhooks', { name: 'Demo receiver', url });
@@ -140,34 +153,25 @@ async function createWebhook(api: DemoApi, chosen: string | undefined): Promise<
   }
   await receiver.close();
   if (!isRefusedUrl(local)) throw new DemoError(`POST /v1/webhooks answered ${local.status}: ${JSON.stringify(local.body)}`);
-  // example.com is IANA's (RFC 2606): it answers, but no webhook. A network without DNS cannot
-  // resolve it (refused: the service would not know where it goes), so a literal public address then.
-  for (const url of PUBLIC_WEBHOOK_URLS) {
-    const created = await create(url);
-    if (created.status === 201) return { webhook: created.body, receiver: false, settle: (say) => settleDeliveries(api, created.body.id, 'retried', say), close: async () => {} };
-    if (!isRefusedUrl(created)) throw new DemoError(`POST /v1/webhooks answered ${created.status}: ${JSON.stringify(created.body)}`);
-  }
-  throw new DemoError(`the service refused every webhook URL the demo tried (${PUBLIC_WEBHOOK_URLS.join(', ')}): give one with --webhook-url`);
+  return { receiver: false, settle: async () => {}, close: async () => {} };
 }
 
 const isRefusedUrl = (a: { status: number; body: any }) => a.status === 422 && a.body?.errors?.some((e: { code: string }) => e.code === 'url_not_public');
 
 /**
  * Waits (bounded) until the deliveries listing shows what the demo promises: deliveries that
- * succeeded on the loopback receiver, or, for a URL that is no receiver, a failed attempt and its
- * retry (the schedule's second attempt comes 5 s after the first).
+ * succeeded on the loopback receiver, or any attempt at a receiver the operator named.
  */
 async function settleDeliveries(
   api: DemoApi,
   webhookId: number,
-  want: 'succeeded' | 'retried' | 'any',
+  want: 'succeeded' | 'any',
   say: (line: string) => void,
   received?: () => number,
 ): Promise<void> {
   const attempts = async () => (await api.expect('GET', `/v1/webhooks/${webhookId}/deliveries?page_size=100`, undefined, [200])).data as Array<{ status: string; attempt: number }>;
   let before = -1;
-  const started = Date.now();
-  const seen = await waitUntil(want === 'retried' ? 30_000 : 20_000, async () => {
+  const seen = await waitUntil(20_000, async () => {
     const list = await attempts();
     const succeeded = list.filter((a) => a.status === 'succeeded').length;
     const failed = list.filter((a) => a.status === 'failed').length;
@@ -177,13 +181,7 @@ async function settleDeliveries(
     const now = received?.() ?? 0;
     const quiet = now === before;
     before = now;
-    const ready =
-      want === 'succeeded' ? succeeded > 0 && quiet && !list.some((a) => a.status === 'pending')
-      : want === 'retried'
-        ? (retried > 0 && failed > 0) ||
-          // A host that answers 2xx after all: nothing to retry once the first attempts settled.
-          (Date.now() - started > 8_000 && list.length > 0 && !list.some((a) => a.status === 'pending' || a.status === 'failed'))
-      : list.length > 0;
+    const ready = want === 'succeeded' ? succeeded > 0 && quiet && !list.some((a) => a.status === 'pending') : list.length > 0;
     const more = list.length === 100 ? ' (of the latest 100)' : '';
     return ready ? `${succeeded} attempts succeeded, ${failed} failed, ${retried} were retries${more}` : undefined;
   }, 1_000);
