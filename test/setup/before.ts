@@ -1,9 +1,10 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../../sql/embedded.js';
 import { freePort } from '../../config/ports.js';
-import { removeStaleClickHouseDirs, TEST_DIR, TEST_ENV_FILE, type TestEnv } from './env.js';
+import { removeStaleClickHouseDirs, stopProcess, TEST_DIR, TEST_ENV_FILE, type TestEnv } from './env.js';
 
 /**
  * Runs once before the suite (tap's `before`): finds a Postgres that can create one database
@@ -24,19 +25,51 @@ async function reachable(url: string): Promise<boolean> {
   }
 }
 
-async function postgresAdminUrl(): Promise<string> {
-  if (process.env.TEST_DATABASE_URL) return process.env.TEST_DATABASE_URL;
+async function postgresAdminUrl(): Promise<{ url: string; embeddedPid?: number }> {
+  if (process.env.TEST_DATABASE_URL) return { url: process.env.TEST_DATABASE_URL };
   const local = 'postgres://postgres@127.0.0.1:5432/postgres';
-  if (await reachable(local)) return local;
-  const server = await startEmbeddedPostgres({ dir: join(TEST_DIR, 'postgres'), port: await freePort(), database: 'postgres' });
-  return server.url;
+  if (await reachable(local)) return { url: local };
+  const dir = join(TEST_DIR, 'postgres');
+  await stopUnreachable(dir);
+  const server = await startEmbeddedPostgres({ dir, port: await freePort(), database: 'postgres' });
+  return { url: server.url, embeddedPid: server.pid };
+}
+
+/**
+ * The suite's embedded Postgres is stopped by after.ts; one left running by a run that crashed is
+ * adopted, unless it cannot be reached: a run inside a network namespace of its own (.ci/run)
+ * leaves nothing reachable from the next one, so such a server is stopped and started anew.
+ */
+async function stopUnreachable(dir: string): Promise<void> {
+  let pid: number;
+  let port: number;
+  try {
+    [pid, , , port] = readFileSync(join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n').map(Number) as [number, number, number, number];
+    process.kill(pid, 0);
+  } catch {
+    return; // none, or not running
+  }
+  const open = await new Promise<boolean>((done) => {
+    const socket = connect({ host: '127.0.0.1', port }, () => {
+      socket.destroy();
+      done(true);
+    });
+    socket.setTimeout(2_000, () => {
+      socket.destroy();
+      done(false);
+    });
+    socket.on('error', () => done(false));
+  });
+  if (open) return;
+  console.log(`# test postgres: the embedded server left by an earlier run (pid ${pid}) cannot be reached from here; stopping it`);
+  await stopProcess(pid);
 }
 
 async function main(): Promise<void> {
   removeStaleClickHouseDirs();
   mkdirSync(TEST_DIR, { recursive: true });
-  const admin = await postgresAdminUrl();
-  const env: TestEnv = { postgresAdminUrl: admin };
+  const { url: admin, embeddedPid } = await postgresAdminUrl();
+  const env: TestEnv = { postgresAdminUrl: admin, embeddedPostgresPid: embeddedPid };
   writeFileSync(TEST_ENV_FILE, JSON.stringify(env, null, 2));
   console.log(`# test postgres: ${new URL(admin).host}`);
 }

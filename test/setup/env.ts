@@ -6,6 +6,24 @@ import { projectRoot } from '../../config/paths.js';
 export interface TestEnv {
   /** A Postgres URL with rights to CREATE DATABASE; each test file makes its own database. */
   postgresAdminUrl: string;
+  /** The embedded Postgres this run started (none on a machine Postgres): after.ts stops it. */
+  embeddedPostgresPid?: number;
+}
+
+/** SIGINT (Postgres's fast shutdown), then SIGKILL if it still runs after 30 s. */
+export async function stopProcess(pid: number): Promise<void> {
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!alive()) return;
+  process.kill(pid, 'SIGINT');
+  for (const deadline = Date.now() + 30_000; alive() && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 100));
+  if (alive()) process.kill(pid, 'SIGKILL');
 }
 
 export const TEST_DIR = join(projectRoot, '.data', 'test');
