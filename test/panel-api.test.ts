@@ -228,7 +228,7 @@ t.test('sliding expiry: each use moves it ahead; unused for the TTL, 401', async
   t.equal(res.body.code, 'unauthorized');
 });
 
-t.test('failed logins per account: past the budget 429 with Retry-After, on every web app, even with the right password', async (t) => {
+t.test('failed logins per account from one address: past the budget 429 with Retry-After, on every web app, even with the right password', async (t) => {
   const env = { PANEL_LOGIN_FAILURES_PER_ACCOUNT: '3', PANEL_LOGIN_FAILURES_PER_ADDRESS: '1000' };
   const one = await startTestWeb(t, dbs, { env });
   const two = await startTestWeb(t, dbs, { env });
@@ -240,7 +240,7 @@ t.test('failed logins per account: past the budget 429 with Retry-After, on ever
   }
   for (const at of [one.url, two.url]) {
     const res = await login({ email: user.email.toUpperCase(), password: user.password }, {}, at);
-    t.equal(res.status, 429, 'past 3 failures: 429, the right password too, whatever the case of the address');
+    t.equal(res.status, 429, 'past 3 failures from this address: 429, the right password too, whatever the case of the address');
     t.equal(res.body.code, 'rate_limit_exceeded');
     const retry = Number(res.headers['retry-after']);
     t.ok(retry >= 1 && retry <= 900, `Retry-After ${retry} s within the window`);
@@ -254,7 +254,7 @@ t.test('failed logins per account: past the budget 429 with Retry-After, on ever
   const statuses = answers.map((r) => r.status).sort();
   t.equal(statuses.filter((s) => s === 401).length, 3, `10 at once: 3 checked (401), the rest 429 (${statuses.join(' ')})`);
   t.equal(statuses.filter((s) => s === 429).length, 7);
-  // A success clears its account's count.
+  // A success clears its account's count from its address.
   const third = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
   for (let i = 0; i < 2; i++) await login({ email: third.email, password: 'wrong-password' }, {}, one.url);
   t.equal((await login({ email: third.email, password: third.password }, {}, one.url)).status, 201);
@@ -275,4 +275,49 @@ t.test('failed logins per client address: past the budget 429 for any account fr
   t.equal(limited.status, 429, 'a real account from that address: 429');
   t.ok(Number(limited.headers['retry-after']) >= 1);
   t.equal((await login({ email: user.email, password: user.password }, from('203.0.113.8'), one.url)).status, 201, 'from another address: signs in');
+});
+
+t.test('issue 37: wrong passwords from some addresses lock those addresses, not the account: the owner signs in from another', async (t) => {
+  const env = { TRUST_PROXY: 'loopback', PANEL_LOGIN_FAILURES_PER_ACCOUNT: '3', PANEL_LOGIN_FAILURES_PER_ADDRESS: '1000' };
+  const one = await startTestWeb(t, dbs, { env });
+  const two = await startTestWeb(t, dbs, { env });
+  const owner = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'owner' }]);
+  const from = (ip: string) => ({ 'x-forwarded-for': ip });
+  const attackers = ['198.51.100.1', '198.51.100.2', '2001:db8:1:2::1'];
+  for (const [n, ip] of attackers.entries()) {
+    for (let i = 0; i < 3; i++) {
+      const res = await login({ email: owner.email, password: `wrong-${i}` }, from(ip), (n + i) % 2 ? two.url : one.url);
+      t.equal(res.status, 401, `${ip}, failure ${i + 1}: 401`);
+    }
+  }
+  // 9 failures on the account, three times its budget of 3: the old lock on the account refused this.
+  const home = await login({ email: owner.email, password: owner.password }, from('192.0.2.10'), one.url);
+  t.equal(home.status, 201, `the right password from an address that has not failed signs in (${home.status} ${home.body.code ?? ''})`);
+  for (const ip of [...attackers, '2001:db8:1:2:ffff::9']) {
+    const res = await login({ email: owner.email, password: owner.password }, from(ip), two.url);
+    t.equal(res.status, 429, `${ip}: 429 even with the right password${ip.endsWith('::9') ? ' (another address of a failing /64)' : ''}`);
+    t.equal(res.body.code, 'rate_limit_exceeded');
+    t.ok(Number(res.headers['retry-after']) >= 1 && Number(res.headers['retry-after']) <= 900, 'Retry-After within the window');
+  }
+  t.equal((await login({ email: owner.email, password: owner.password }, from('2001:db8:1:3::1'), two.url)).status, 201, 'another /64 signs in');
+  t.equal((await login({ email: owner.email, password: 'wrong' }, from('192.0.2.10'), two.url)).status, 401, "the owner's address is not locked by the others' failures");
+});
+
+t.test('issue 37: a spray past the account total gives each address one attempt; an address that has not failed still signs in', async (t) => {
+  const env = { TRUST_PROXY: 'loopback', PANEL_LOGIN_FAILURES_PER_ACCOUNT: '3', PANEL_LOGIN_FAILURES_PER_ACCOUNT_TOTAL: '4', PANEL_LOGIN_FAILURES_PER_ADDRESS: '1000' };
+  const web = await startTestWeb(t, dbs, { env });
+  const user = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'owner' }]);
+  const from = (ip: string) => ({ 'x-forwarded-for': ip });
+  const guess = (ip: string, password = 'wrong-password') => login({ email: user.email, password }, from(ip), web.url);
+  // Two addresses spend 2 failures each: the account's total of 4 is reached, no address is past its 3.
+  for (const ip of ['198.51.100.21', '198.51.100.22']) for (let i = 0; i < 2; i++) t.equal((await guess(ip)).status, 401, `${ip}: 401`);
+  t.equal((await guess('198.51.100.21')).status, 429, 'past the total, an address that failed has no further attempt (under its own 3)');
+  t.equal((await guess('198.51.100.23')).status, 401, 'a new address has one attempt');
+  t.equal((await guess('198.51.100.23')).status, 429, 'and only one');
+  // Parallel attempts from one new address: one is checked.
+  const burst = await Promise.all(Array.from({ length: 5 }, (_, i) => guess('198.51.100.24', `wrong-${i}`)));
+  t.same(burst.map((r) => r.status).sort(), [401, 429, 429, 429, 429], 'five at once from a new address: one checked');
+  t.equal((await guess('198.51.100.25', user.password)).status, 201, 'the right password from an address that has not failed signs in');
+  t.equal((await guess('198.51.100.25', user.password)).status, 201, 'again: a success clears its address');
+  t.equal((await guess('198.51.100.22', user.password)).status, 429, 'a failing address stays refused, the right password too');
 });
