@@ -6,7 +6,6 @@ import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
-import { sleep } from './helpers/spawn.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -208,24 +207,89 @@ t.test('a disabled instance: 403 forbidden for its members, as the API answers i
   t.equal(res.body.code, 'forbidden');
 });
 
+/**
+ * The clock, moved instead of slept: shifts a session's stored times into the past, as if `seconds`
+ * had passed. `idle` shifts last use and expiry too (the session was not used meanwhile); otherwise
+ * only its creation (it was used all along, the last use being now).
+ */
+async function passTime(token: string, seconds: number, idle: boolean): Promise<void> {
+  const { rowCount } = await pool.query(
+    `UPDATE panel_sessions SET created_at = created_at - make_interval(secs => $2),
+            last_seen_at = CASE WHEN $3 THEN last_seen_at - make_interval(secs => $2) ELSE last_seen_at END,
+            expires_at = CASE WHEN $3 THEN expires_at - make_interval(secs => $2) ELSE expires_at END
+      WHERE token_sha256 = sha256(convert_to($1, 'UTF8'))`,
+    [token, seconds, idle],
+  );
+  if (rowCount !== 1) throw new Error('no such session');
+}
+const sessionTimes = async (token: string) =>
+  (
+    await pool.query<{ idle: number; age: number; left: number }>(
+      `SELECT extract(epoch FROM expires_at - last_seen_at)::float AS idle, extract(epoch FROM expires_at - created_at)::float AS age,
+              extract(epoch FROM expires_at - now())::float AS left
+         FROM panel_sessions WHERE token_sha256 = sha256(convert_to($1, 'UTF8'))`,
+      [token],
+    )
+  ).rows[0]!;
+
 t.test('sliding expiry: each use moves it ahead; unused for the TTL, 401', async (t) => {
-  const short = await startTestWeb(t, dbs, { env: { PANEL_SESSION_TTL_SECONDS: '2' } });
+  const ttl = 600;
+  const short = await startTestWeb(t, dbs, { env: { PANEL_SESSION_TTL_SECONDS: String(ttl) } });
   const user = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
   const token = await panelLogin(short.url, user);
   const use = () => jsonCall(short.url, 'GET', '/v1/private/instances', undefined, panelHeaders(token));
   for (let i = 0; i < 3; i++) {
-    await sleep(1200);
-    t.equal((await use()).status, 200, `used after ${(i + 1) * 1.2} s: alive (the TTL is 2 s, each use extends it)`);
+    await passTime(token, ttl - 60, true);
+    t.equal((await use()).status, 200, `unused for ${ttl - 60} s, then used: alive (the TTL is ${ttl} s, each use extends it)`);
+    t.ok(Math.abs((await sessionTimes(token)).idle - ttl) < 0.01, 'expires_at is last_seen_at + TTL');
   }
-  const { rows } = await pool.query<{ idle: number }>(
-    "SELECT extract(epoch FROM expires_at - last_seen_at)::float AS idle FROM panel_sessions WHERE token_sha256 = sha256(convert_to($1, 'UTF8'))",
-    [token],
-  );
-  t.ok(Math.abs(rows[0]!.idle - 2) < 0.01, 'expires_at is last_seen_at + TTL');
-  await sleep(2500);
+  await passTime(token, ttl + 1, true);
   const res = await use();
   t.equal(res.status, 401, 'unused for longer than the TTL: refused');
   t.equal(res.body.code, 'unauthorized');
+});
+
+t.test('issue 37: a session has an absolute lifetime (PANEL_SESSION_MAX_AGE_SECONDS, 7 days): used all along, it is refused past it', async (t) => {
+  const week = 7 * 24 * 3600;
+  const user = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
+  const token = await panelLogin(url, user);
+  const use = (at = url) => jsonCall(at, 'GET', '/v1/private/instances', undefined, panelHeaders(token));
+  // Used every few hours for almost a week: the sliding TTL (8 h) alone would keep it alive for ever.
+  for (let day = 1; day <= 6; day++) {
+    await passTime(token, 24 * 3600, false);
+    t.equal((await use()).status, 200, `day ${day}, in use: alive`);
+  }
+  await passTime(token, 24 * 3600 - 3600, false);
+  t.equal((await use()).status, 200, 'an hour before the week is up: alive');
+  const capped = await sessionTimes(token);
+  t.ok(Math.abs(capped.age - week) < 0.01, `the renewal stops at created_at + 7 days (${capped.age} s), not last use + 8 h`);
+  t.ok(capped.left > 3500 && capped.left <= 3600, `an hour left, not 8 (${capped.left.toFixed(0)} s)`);
+  await passTime(token, 3601, false);
+  const refused = await use();
+  t.equal(refused.status, 401, 'past a week, used all along: refused');
+
+  // Refused as an expired session is: the very same answer.
+  const other = await panelLogin(url, user);
+  await passTime(other, 9 * 3600, true);
+  const expired = await jsonCall(url, 'GET', '/v1/private/instances', undefined, panelHeaders(other));
+  t.equal(expired.status, 401);
+  t.same(refused.body, { ...expired.body, trace_id: refused.body.trace_id }, 'the 401 of an expired session');
+  t.equal((await rawCall(url + '/v1/private/instances', { authorization: `Bearer ${token}` })).headers['www-authenticate'], 'Bearer');
+});
+
+t.test('issue 37: the maximum age bounds the first expiry too, and a lowered one ends older sessions at once', async (t) => {
+  const hour = await startTestWeb(t, dbs, { env: { PANEL_SESSION_MAX_AGE_SECONDS: '3600' } });
+  const user = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
+  const before = Date.now();
+  const res = await login({ email: user.email, password: user.password }, {}, hour.url);
+  t.equal(res.status, 201);
+  const left = Date.parse(res.body.expires_at) - before;
+  t.ok(left > 3600_000 - 60_000 && left < 3600_000 + 60_000, `expires_at is the login + 1 h (the max age), not + 8 h (the TTL): ${left} ms`);
+  // A session opened under the default week, two hours old and in use, meets a web app configured with one hour.
+  const older = await panelLogin(url, user);
+  await passTime(older, 7200, false);
+  t.equal((await jsonCall(url, 'GET', '/v1/private/instances', undefined, panelHeaders(older))).status, 200, 'a week allowed: alive');
+  t.equal((await jsonCall(hour.url, 'GET', '/v1/private/instances', undefined, panelHeaders(older))).status, 401, 'one hour allowed: refused');
 });
 
 t.test('failed logins per account from one address: past the budget 429 with Retry-After, on every web app, even with the right password', async (t) => {

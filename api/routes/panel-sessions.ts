@@ -26,7 +26,7 @@ export const panelSessionRoutes = [
     description:
       'Checks the email address and password of a panel user (cartero user create) and opens a session: 201 with its token, shown ' +
       'once, to send as Authorization: Bearer on every /v1/private call. The session expires when unused for ' +
-      'PANEL_SESSION_TTL_SECONDS (each call moves expires_at ahead). ' +
+      'PANEL_SESSION_TTL_SECONDS (each call moves expires_at ahead), and at the latest PANEL_SESSION_MAX_AGE_SECONDS after this login, however often it is used. ' +
       'An unknown address, a wrong password and a disabled user get ' +
       'one identical 401 invalid_credentials, in comparable time. Failed logins are limited per client address ' +
       '(PANEL_LOGIN_FAILURES_PER_ADDRESS) and per account from each client address (PANEL_LOGIN_FAILURES_PER_ACCOUNT) within ' +
@@ -41,7 +41,7 @@ export const panelSessionRoutes = [
     handler: async ({ body, deps, client }, res) => {
       const panel = deps.config.panel;
       const attempt = await admitLogin(deps.pool, panel, body.email, client.ip);
-      const outcome = await login(deps.pool, body, panel.sessionTtlSeconds);
+      const outcome = await login(deps.pool, body, { ttlSeconds: panel.sessionTtlSeconds, maxAgeSeconds: panel.sessionMaxAgeSeconds });
       if (outcome.kind === 'invalid') throw new AppError('invalid_credentials', INVALID, {}, { 'WWW-Authenticate': 'Bearer' });
       await loginSucceeded(attempt);
       res.status(201);
