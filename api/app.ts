@@ -39,7 +39,7 @@ function mount(app: express.Express, route: Route, deps: AppDeps): void {
     route.auth.kind === 'api_key'
       ? requireScope(deps.pool, route.auth.scope)
       : route.auth.kind === 'session'
-        ? requireSession(deps.pool, deps.config.panel.sessionTtlSeconds, route.auth.role)
+        ? requireSession(deps.pool, { ttlSeconds: deps.config.panel.sessionTtlSeconds, maxAgeSeconds: deps.config.panel.sessionMaxAgeSeconds }, route.auth.role)
         : noCredentials;
   const handle = async (req: Request, res: Response) => {
     const params = inputs.params({ ...req.params });

@@ -6,7 +6,6 @@ import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
-import { sleep } from './helpers/spawn.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -208,27 +207,92 @@ t.test('a disabled instance: 403 forbidden for its members, as the API answers i
   t.equal(res.body.code, 'forbidden');
 });
 
+/**
+ * The clock, moved instead of slept: shifts a session's stored times into the past, as if `seconds`
+ * had passed. `idle` shifts last use and expiry too (the session was not used meanwhile); otherwise
+ * only its creation (it was used all along, the last use being now).
+ */
+async function passTime(token: string, seconds: number, idle: boolean): Promise<void> {
+  const { rowCount } = await pool.query(
+    `UPDATE panel_sessions SET created_at = created_at - make_interval(secs => $2),
+            last_seen_at = CASE WHEN $3 THEN last_seen_at - make_interval(secs => $2) ELSE last_seen_at END,
+            expires_at = CASE WHEN $3 THEN expires_at - make_interval(secs => $2) ELSE expires_at END
+      WHERE token_sha256 = sha256(convert_to($1, 'UTF8'))`,
+    [token, seconds, idle],
+  );
+  if (rowCount !== 1) throw new Error('no such session');
+}
+const sessionTimes = async (token: string) =>
+  (
+    await pool.query<{ idle: number; age: number; left: number }>(
+      `SELECT extract(epoch FROM expires_at - last_seen_at)::float AS idle, extract(epoch FROM expires_at - created_at)::float AS age,
+              extract(epoch FROM expires_at - now())::float AS left
+         FROM panel_sessions WHERE token_sha256 = sha256(convert_to($1, 'UTF8'))`,
+      [token],
+    )
+  ).rows[0]!;
+
 t.test('sliding expiry: each use moves it ahead; unused for the TTL, 401', async (t) => {
-  const short = await startTestWeb(t, dbs, { env: { PANEL_SESSION_TTL_SECONDS: '2' } });
+  const ttl = 600;
+  const short = await startTestWeb(t, dbs, { env: { PANEL_SESSION_TTL_SECONDS: String(ttl) } });
   const user = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
   const token = await panelLogin(short.url, user);
   const use = () => jsonCall(short.url, 'GET', '/v1/private/instances', undefined, panelHeaders(token));
   for (let i = 0; i < 3; i++) {
-    await sleep(1200);
-    t.equal((await use()).status, 200, `used after ${(i + 1) * 1.2} s: alive (the TTL is 2 s, each use extends it)`);
+    await passTime(token, ttl - 60, true);
+    t.equal((await use()).status, 200, `unused for ${ttl - 60} s, then used: alive (the TTL is ${ttl} s, each use extends it)`);
+    t.ok(Math.abs((await sessionTimes(token)).idle - ttl) < 0.01, 'expires_at is last_seen_at + TTL');
   }
-  const { rows } = await pool.query<{ idle: number }>(
-    "SELECT extract(epoch FROM expires_at - last_seen_at)::float AS idle FROM panel_sessions WHERE token_sha256 = sha256(convert_to($1, 'UTF8'))",
-    [token],
-  );
-  t.ok(Math.abs(rows[0]!.idle - 2) < 0.01, 'expires_at is last_seen_at + TTL');
-  await sleep(2500);
+  await passTime(token, ttl + 1, true);
   const res = await use();
   t.equal(res.status, 401, 'unused for longer than the TTL: refused');
   t.equal(res.body.code, 'unauthorized');
 });
 
-t.test('failed logins per account: past the budget 429 with Retry-After, on every web app, even with the right password', async (t) => {
+t.test('issue 37: a session has an absolute lifetime (PANEL_SESSION_MAX_AGE_SECONDS, 7 days): used all along, it is refused past it', async (t) => {
+  const week = 7 * 24 * 3600;
+  const user = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
+  const token = await panelLogin(url, user);
+  const use = (at = url) => jsonCall(at, 'GET', '/v1/private/instances', undefined, panelHeaders(token));
+  // Used every few hours for almost a week: the sliding TTL (8 h) alone would keep it alive for ever.
+  for (let day = 1; day <= 6; day++) {
+    await passTime(token, 24 * 3600, false);
+    t.equal((await use()).status, 200, `day ${day}, in use: alive`);
+  }
+  await passTime(token, 24 * 3600 - 3600, false);
+  t.equal((await use()).status, 200, 'an hour before the week is up: alive');
+  const capped = await sessionTimes(token);
+  t.ok(Math.abs(capped.age - week) < 0.01, `the renewal stops at created_at + 7 days (${capped.age} s), not last use + 8 h`);
+  t.ok(capped.left > 3500 && capped.left <= 3600, `an hour left, not 8 (${capped.left.toFixed(0)} s)`);
+  await passTime(token, 3601, false);
+  const refused = await use();
+  t.equal(refused.status, 401, 'past a week, used all along: refused');
+
+  // Refused as an expired session is: the very same answer.
+  const other = await panelLogin(url, user);
+  await passTime(other, 9 * 3600, true);
+  const expired = await jsonCall(url, 'GET', '/v1/private/instances', undefined, panelHeaders(other));
+  t.equal(expired.status, 401);
+  t.same(refused.body, { ...expired.body, trace_id: refused.body.trace_id }, 'the 401 of an expired session');
+  t.equal((await rawCall(url + '/v1/private/instances', { authorization: `Bearer ${token}` })).headers['www-authenticate'], 'Bearer');
+});
+
+t.test('issue 37: the maximum age bounds the first expiry too, and a lowered one ends older sessions at once', async (t) => {
+  const hour = await startTestWeb(t, dbs, { env: { PANEL_SESSION_MAX_AGE_SECONDS: '3600' } });
+  const user = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
+  const before = Date.now();
+  const res = await login({ email: user.email, password: user.password }, {}, hour.url);
+  t.equal(res.status, 201);
+  const left = Date.parse(res.body.expires_at) - before;
+  t.ok(left > 3600_000 - 60_000 && left < 3600_000 + 60_000, `expires_at is the login + 1 h (the max age), not + 8 h (the TTL): ${left} ms`);
+  // A session opened under the default week, two hours old and in use, meets a web app configured with one hour.
+  const older = await panelLogin(url, user);
+  await passTime(older, 7200, false);
+  t.equal((await jsonCall(url, 'GET', '/v1/private/instances', undefined, panelHeaders(older))).status, 200, 'a week allowed: alive');
+  t.equal((await jsonCall(hour.url, 'GET', '/v1/private/instances', undefined, panelHeaders(older))).status, 401, 'one hour allowed: refused');
+});
+
+t.test('failed logins per account from one address: past the budget 429 with Retry-After, on every web app, even with the right password', async (t) => {
   const env = { PANEL_LOGIN_FAILURES_PER_ACCOUNT: '3', PANEL_LOGIN_FAILURES_PER_ADDRESS: '1000' };
   const one = await startTestWeb(t, dbs, { env });
   const two = await startTestWeb(t, dbs, { env });
@@ -240,7 +304,7 @@ t.test('failed logins per account: past the budget 429 with Retry-After, on ever
   }
   for (const at of [one.url, two.url]) {
     const res = await login({ email: user.email.toUpperCase(), password: user.password }, {}, at);
-    t.equal(res.status, 429, 'past 3 failures: 429, the right password too, whatever the case of the address');
+    t.equal(res.status, 429, 'past 3 failures from this address: 429, the right password too, whatever the case of the address');
     t.equal(res.body.code, 'rate_limit_exceeded');
     const retry = Number(res.headers['retry-after']);
     t.ok(retry >= 1 && retry <= 900, `Retry-After ${retry} s within the window`);
@@ -254,7 +318,7 @@ t.test('failed logins per account: past the budget 429 with Retry-After, on ever
   const statuses = answers.map((r) => r.status).sort();
   t.equal(statuses.filter((s) => s === 401).length, 3, `10 at once: 3 checked (401), the rest 429 (${statuses.join(' ')})`);
   t.equal(statuses.filter((s) => s === 429).length, 7);
-  // A success clears its account's count.
+  // A success clears its account's count from its address.
   const third = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
   for (let i = 0; i < 2; i++) await login({ email: third.email, password: 'wrong-password' }, {}, one.url);
   t.equal((await login({ email: third.email, password: third.password }, {}, one.url)).status, 201);
@@ -275,4 +339,49 @@ t.test('failed logins per client address: past the budget 429 for any account fr
   t.equal(limited.status, 429, 'a real account from that address: 429');
   t.ok(Number(limited.headers['retry-after']) >= 1);
   t.equal((await login({ email: user.email, password: user.password }, from('203.0.113.8'), one.url)).status, 201, 'from another address: signs in');
+});
+
+t.test('issue 37: wrong passwords from some addresses lock those addresses, not the account: the owner signs in from another', async (t) => {
+  const env = { TRUST_PROXY: 'loopback', PANEL_LOGIN_FAILURES_PER_ACCOUNT: '3', PANEL_LOGIN_FAILURES_PER_ADDRESS: '1000' };
+  const one = await startTestWeb(t, dbs, { env });
+  const two = await startTestWeb(t, dbs, { env });
+  const owner = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'owner' }]);
+  const from = (ip: string) => ({ 'x-forwarded-for': ip });
+  const attackers = ['198.51.100.1', '198.51.100.2', '2001:db8:1:2::1'];
+  for (const [n, ip] of attackers.entries()) {
+    for (let i = 0; i < 3; i++) {
+      const res = await login({ email: owner.email, password: `wrong-${i}` }, from(ip), (n + i) % 2 ? two.url : one.url);
+      t.equal(res.status, 401, `${ip}, failure ${i + 1}: 401`);
+    }
+  }
+  // 9 failures on the account, three times its budget of 3: the old lock on the account refused this.
+  const home = await login({ email: owner.email, password: owner.password }, from('192.0.2.10'), one.url);
+  t.equal(home.status, 201, `the right password from an address that has not failed signs in (${home.status} ${home.body.code ?? ''})`);
+  for (const ip of [...attackers, '2001:db8:1:2:ffff::9']) {
+    const res = await login({ email: owner.email, password: owner.password }, from(ip), two.url);
+    t.equal(res.status, 429, `${ip}: 429 even with the right password${ip.endsWith('::9') ? ' (another address of a failing /64)' : ''}`);
+    t.equal(res.body.code, 'rate_limit_exceeded');
+    t.ok(Number(res.headers['retry-after']) >= 1 && Number(res.headers['retry-after']) <= 900, 'Retry-After within the window');
+  }
+  t.equal((await login({ email: owner.email, password: owner.password }, from('2001:db8:1:3::1'), two.url)).status, 201, 'another /64 signs in');
+  t.equal((await login({ email: owner.email, password: 'wrong' }, from('192.0.2.10'), two.url)).status, 401, "the owner's address is not locked by the others' failures");
+});
+
+t.test('issue 37: a spray past the account total gives each address one attempt; an address that has not failed still signs in', async (t) => {
+  const env = { TRUST_PROXY: 'loopback', PANEL_LOGIN_FAILURES_PER_ACCOUNT: '3', PANEL_LOGIN_FAILURES_PER_ACCOUNT_TOTAL: '4', PANEL_LOGIN_FAILURES_PER_ADDRESS: '1000' };
+  const web = await startTestWeb(t, dbs, { env });
+  const user = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'owner' }]);
+  const from = (ip: string) => ({ 'x-forwarded-for': ip });
+  const guess = (ip: string, password = 'wrong-password') => login({ email: user.email, password }, from(ip), web.url);
+  // Two addresses spend 2 failures each: the account's total of 4 is reached, no address is past its 3.
+  for (const ip of ['198.51.100.21', '198.51.100.22']) for (let i = 0; i < 2; i++) t.equal((await guess(ip)).status, 401, `${ip}: 401`);
+  t.equal((await guess('198.51.100.21')).status, 429, 'past the total, an address that failed has no further attempt (under its own 3)');
+  t.equal((await guess('198.51.100.23')).status, 401, 'a new address has one attempt');
+  t.equal((await guess('198.51.100.23')).status, 429, 'and only one');
+  // Parallel attempts from one new address: one is checked.
+  const burst = await Promise.all(Array.from({ length: 5 }, (_, i) => guess('198.51.100.24', `wrong-${i}`)));
+  t.same(burst.map((r) => r.status).sort(), [401, 429, 429, 429, 429], 'five at once from a new address: one checked');
+  t.equal((await guess('198.51.100.25', user.password)).status, 201, 'the right password from an address that has not failed signs in');
+  t.equal((await guess('198.51.100.25', user.password)).status, 201, 'again: a success clears its address');
+  t.equal((await guess('198.51.100.22', user.password)).status, 429, 'a failing address stays refused, the right password too');
 });

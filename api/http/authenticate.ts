@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { authenticateSession } from '../../domain/panel/sessions.js';
+import { authenticateSession, type SessionLifetime } from '../../domain/panel/sessions.js';
 import { roleAllows, type PanelRole } from '../../domain/panel/roles.js';
 import { authenticate } from '../../domain/tenancy/authenticate.js';
 import { clientAddress } from '../../domain/tenancy/ip.js';
@@ -49,14 +49,15 @@ export function requireScope(pool: Pool, scope: string) {
  * is the one 401 above, the very same as the API's), then, for a route of an instance, the
  * membership: an instance the user is not a member of answers exactly as one that does not exist
  * (404 instance_not_found, no existence leak), a disabled instance or a role below the route's
- * 403 forbidden, the API's own 403. Using the session moves its expiry ahead (sliding).
+ * 403 forbidden, the API's own 403. Using the session moves its expiry ahead (sliding), never past
+ * its maximum age.
  */
-export function requireSession(pool: Pool, ttlSeconds: number, role: PanelRole | undefined) {
+export function requireSession(pool: Pool, lifetime: SessionLifetime, role: PanelRole | undefined) {
   return async function authenticateSessionRequest(req: Request, res: Response, next: NextFunction): Promise<void> {
     const bearer = /^Bearer ([^\s]+)$/i.exec(req.get('authorization') ?? '');
     if (!bearer) return sendUnauthorized(res);
     const slug = role ? req.get('x-instance-slug') ?? '' : null;
-    const outcome = await authenticateSession(pool, bearer[1]!, slug || null, ttlSeconds);
+    const outcome = await authenticateSession(pool, bearer[1]!, slug || null, lifetime);
     if (outcome.kind === 'unauthenticated') return sendUnauthorized(res);
     res.locals.session = outcome.session;
     if (!role) return next();

@@ -28,7 +28,7 @@ export const sessionSchema: JsonSchema = {
   required: ['token', 'expires_at', 'user'],
   properties: {
     token: { type: 'string', description: 'crtsess_ and 43 base64url characters; shown once, stored only as its SHA-256' },
-    expires_at: { ...dateTime, description: 'When the session ends if unused; each authenticated request moves it PANEL_SESSION_TTL_SECONDS ahead' },
+    expires_at: { ...dateTime, description: 'When the session ends if unused; each authenticated request moves it PANEL_SESSION_TTL_SECONDS ahead, never past PANEL_SESSION_MAX_AGE_SECONDS after the login' },
     user: sessionUser,
   },
 };
