@@ -234,6 +234,7 @@ export const NOT_FOUND_RESOURCES = {
   restriction: ours('cli/commands/restriction.ts'),
   user: ours('docs/panel.md'),
   member: ours('docs/panel.md'),
+  invitation: ours('docs/panel.md (Invitations)'),
   import: ours('docs/panel.md (Datasets: an import\'s progress)'),
 } as const;
 
@@ -251,7 +252,7 @@ export type CodeOf<S extends ErrorStatus> =
 /** Resources only the CLI looks up; none since the panel API looks up keys and restrictions too. */
 const CLI_RESOURCES: ReadonlySet<NotFoundResource> = new Set([]);
 /** Resources only the panel's /v1/private routes look up by id (and the CLI: a key, a restriction by address). */
-const PANEL_RESOURCES: ReadonlySet<NotFoundResource> = new Set(['member', 'api_key', 'restriction', 'import']);
+const PANEL_RESOURCES: ReadonlySet<NotFoundResource> = new Set(['member', 'invitation', 'api_key', 'restriction', 'import']);
 
 function withTitle(entry: Omit<CatalogEntry, 'title'>): CatalogEntry {
   return { ...entry, title: STATUS_TITLES[entry.status] };

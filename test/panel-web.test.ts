@@ -7,7 +7,7 @@ import { createInstance } from '../domain/tenancy/instances.js';
 import { assertAxeClean, SCREENSHOTS, shown, useChromium, watchPage } from './helpers/chromium.js';
 import { testDatabases } from './helpers/databases.js';
 import { jsonCall } from './helpers/http.js';
-import { makePanelUser, panelHeaders } from './helpers/panel.js';
+import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -147,15 +147,24 @@ if (chromium) {
     await assertAxeClean(t, page, 'members (viewer)');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-members-viewer.png') });
 
-    // Back to Acme (owner) with the switcher: add the newcomer as admin, then make them a viewer.
+    // Back to Acme (owner) with the switcher: invite the newcomer as admin (a member once it
+    // accepts: test/panel-web-invitations.test.ts shows that side), then make them a viewer.
     await page.getByLabel('Instance', { exact: true }).selectOption(acme.slug);
     await page.getByRole('heading', { name: 'Members of Acme newsletters' }).waitFor();
     await page.getByLabel('Email', { exact: true }).fill(newcomer.email);
     await page.getByLabel('Role', { exact: true }).selectOption('admin');
-    await page.getByRole('button', { name: 'Add member' }).click();
-    await page.getByRole('cell', { name: newcomer.email, exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Invite', exact: true }).click();
+    await page.getByRole('row', { name: new RegExp(`${newcomer.email.replace(/[.]/g, '\\.')} admin invited`) }).waitFor();
     const roleOf = async () => (await listMembers(acme.id, pool)).find((m) => m.email === newcomer.email)?.role;
-    t.equal(await roleOf(), 'admin', 'added as admin (read from Postgres)');
+    t.equal(await roleOf(), undefined, 'invited, not a member (read from Postgres)');
+    const newcomerToken = await panelLogin(web.url, newcomer);
+    const [invitation] = (await jsonCall(web.url, 'GET', '/v1/private/invitations', undefined, panelHeaders(newcomerToken))).body.data;
+    t.equal((await jsonCall(web.url, 'POST', `/v1/private/invitations/${invitation.id}/accept`, undefined, panelHeaders(newcomerToken))).status, 200);
+    t.equal(await roleOf(), 'admin', 'accepted: a member as admin');
+    await page.getByRole('link', { name: 'Instances', exact: true }).click();
+    await page.getByRole('heading', { name: 'Instances', exact: true }).waitFor();
+    await page.getByRole('link', { name: 'Members', exact: true }).click();
+    await page.getByRole('cell', { name: newcomer.email, exact: true }).waitFor();
     await page.getByLabel(`Role of ${newcomer.email}`, { exact: true }).selectOption('viewer');
     await page.getByRole('button', { name: `Change role of ${newcomer.email}` }).click();
     await page.getByRole('status').getByText(`${newcomer.email} is now viewer`).waitFor();

@@ -9,7 +9,7 @@ import { createForm } from '../domain/forms/definition.js';
 import { createApiKey, SCOPES } from '../domain/tenancy/api-keys.js';
 import { setInstanceEnabled } from '../domain/tenancy/instances.js';
 import { canonical, rawCall, type RawResponse } from './helpers/auth-matrix.js';
-import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
+import { makePanelUser, panelHeaders, panelLogin, type PanelUserFixture } from './helpers/panel.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js';
 import { startTestWeb } from './helpers/web.js';
@@ -263,9 +263,13 @@ class PanelWorld {
       return { domainId: Number(rows[0]!.id), senderId: senderId! };
     });
   }
-  /** A session of a user with `role` here (and nowhere else). */
+  /** A user with `role` here (and nowhere else). */
+  user(role: 'owner' | 'admin' | 'viewer'): Promise<PanelUserFixture> {
+    return this.once(`#user-${role}`, () => makePanelUser(pool, [{ instanceId: this.who.tenant.instanceId, role }]));
+  }
+  /** A session of that user. */
   session(role: 'owner' | 'admin' | 'viewer'): Promise<string> {
-    return this.once(`#${role}`, async () => panelLogin(url, await makePanelUser(pool, [{ instanceId: this.who.tenant.instanceId, role }])));
+    return this.once(`#${role}`, async () => panelLogin(url, await this.user(role)));
   }
   headers(token: string): Record<string, string> {
     return panelHeaders(token, this.who.slug);
@@ -274,16 +278,35 @@ class PanelWorld {
     const entry = PANEL_PATH_IDS[key];
     if (!entry) return Promise.resolve(1);
     if ('tenantless' in entry) return Promise.resolve(entry.value);
+    // Used up by the route that takes it (an invitation accepted or declined): one per path.
+    if (entry.fresh) return entry.make(this);
     return this.once(key, () => entry.make(this));
   }
 }
 
 /** Every path parameter of the panel API: how to make one in an instance, and the 404 code another instance gets. */
-const PANEL_PATH_IDS: Record<string, { code: string; make(w: PanelWorld): Promise<number | string> } | { tenantless: string; value: string }> = {
+const PANEL_PATH_IDS: Record<string, { code: string; fresh?: true; make(w: PanelWorld): Promise<number | string> } | { tenantless: string; value: string }> = {
   'members/{user_id}': {
     code: 'member_not_found',
     // A viewer: removing it never meets the last-owner rule.
     make: async (w) => (await makePanelUser(pool, [{ instanceId: w.who.tenant.instanceId, role: 'viewer' }])).id,
+  },
+  // A pending invitation of the instance to its owner's address: its owner withdraws it
+  // (members/invitations/{id}) or, as the invitee, accepts or declines it (invitations/{id}/...);
+  // inviting a pending address again gives the same one back, so a path made twice names it twice.
+  'invitations/{invitation_id}': {
+    code: 'invitation_not_found',
+    fresh: true,
+    // Written directly: the API refuses to invite a member, and only the owner's session is at hand as the invitee.
+    make: async (w) => {
+      const owner = await w.user('owner');
+      const { rows } = await pool.query<{ id: string }>(
+        `INSERT INTO panel_invitations (instance_id, email, role) VALUES ($1, $2, 'viewer')
+         ON CONFLICT (instance_id, lower(email)) DO UPDATE SET updated_at = now() RETURNING id`,
+        [w.who.tenant.instanceId, owner.email],
+      );
+      return Number(rows[0]!.id);
+    },
   },
   'keys/{key_id}': { code: 'api_key_not_found', make: async (w) => (await createApiKey(pool, { instanceSlug: w.who.slug, scopes: ['mail:read'] })).key_id },
   'senders/{id}': { code: 'sender_not_found', make: async (w) => (await w.sending()).senderId },

@@ -102,6 +102,31 @@ t.test('sent over SMTP to a member; dropped at send time once the recipient is n
   t.same(messagesOf(stack.mailboxDir, toLeaving), [], 'never sent');
 });
 
+t.test('an invited address is no member: no sandbox mail until it accepts (issue 37)', async (t) => {
+  // A known user (another instance's owner) and an address nobody has: both only invited.
+  const invitedUser = await panel('POST', '/v1/private/members', { email: ofB.email, role: 'viewer' });
+  t.equal(invitedUser.status, 201, JSON.stringify(invitedUser.body));
+  t.equal(invitedUser.body.status, 'invited');
+  const nobody = `nobody-${randomBytes(3).toString('hex')}@example.org`;
+  t.equal((await panel('POST', '/v1/private/members', { email: nobody, role: 'viewer' })).status, 201);
+  const before = await messages();
+  for (const to of [ofB.email, nobody]) {
+    const refused = await api.send({ from: sandbox, to: [{ email: to }], ...text });
+    t.equal(refused.status, 409, `${to}: invited, not accepted`);
+    t.equal(refused.body.code, 'sandbox_relay_restricted');
+  }
+  t.equal(await messages(), before, 'nothing accepted for them');
+
+  const tokenOfB = await panelLogin(stack.url, ofB);
+  const accepted = await jsonCall(stack.url, 'POST', `/v1/private/invitations/${invitedUser.body.id}/accept`, undefined, panelHeaders(tokenOfB));
+  t.equal(accepted.status, 200, JSON.stringify(accepted.body));
+  const ok = await api.send({ from: sandbox, to: [{ email: ofB.email }], ...text });
+  t.equal(ok.status, 202, 'accepted: a member, so the sandbox sends to it');
+  const sent = await api.waitFinal(ok.body.mails[0].mail_id);
+  t.equal(sent.status, 3, 'sent');
+  t.ok(messagesOf(stack.mailboxDir, ok.body.mails[0].mail_id)[0], 'in the mailbox');
+});
+
 t.test('mails to people who have not consented (forms, double opt-in) never come from the sandbox', async (t) => {
   const c = await makeTenant(pool);
   const alone = await chooseSender(c.tenant, pool, null);

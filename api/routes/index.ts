@@ -18,6 +18,7 @@ import { panelDatasetRoutes } from './panel-datasets.js';
 import { panelDomainRoutes } from './panel-domains.js';
 import { panelFormRoutes } from './panel-forms.js';
 import { panelInstanceRoutes } from './panel-instance.js';
+import { panelInvitationRoutes } from './panel-invitations.js';
 import { panelKeyRoutes } from './panel-keys.js';
 import { panelMemberRoutes } from './panel-members.js';
 import { panelRestrictionRoutes } from './panel-restrictions.js';
@@ -57,6 +58,7 @@ export const routes: Route[] = [
   // The operator panel's /v1/private API (session token; docs/panel.md).
   ...panelSessionRoutes,
   ...panelMemberRoutes,
+  ...panelInvitationRoutes,
   ...panelInstanceRoutes,
   ...panelKeyRoutes,
   ...panelSenderRoutes,

@@ -33,7 +33,60 @@ export const sessionSchema: JsonSchema = {
   },
 };
 
-export const memberInstancesSchema: JsonSchema = {
+export const memberInstanceSchema: JsonSchema = {
+  type: 'object',
+  required: ['slug', 'name', 'role', 'enabled'],
+  properties: { slug: { type: 'string' }, name: { type: 'string' }, role, enabled: { type: 'boolean' } },
+};
+
+export const memberInstancesSchema: JsonSchema = { type: 'object', required: ['data'], properties: { data: { type: 'array', items: memberInstanceSchema } } };
+
+export const memberSchema: JsonSchema = {
+  type: 'object',
+  required: ['user_id', 'email', 'role', 'status', 'disabled', 'created_at', 'updated_at'],
+  properties: {
+    user_id: { type: 'integer' },
+    email: { type: 'string' },
+    role,
+    status: { type: 'string', enum: ['member'] },
+    disabled: { type: 'boolean', description: 'The user is disabled (cartero user disable): still a member, unable to sign in' },
+    created_at: dateTime,
+    updated_at: dateTime,
+  },
+};
+
+/** A pending invitation as the instance sees it: by address only, never a user id (docs/panel.md, Invitations). */
+export const invitationSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'email', 'role', 'status', 'created_at', 'updated_at'],
+  properties: {
+    id: { type: 'integer', description: 'The invitation (DELETE /v1/private/members/invitations/{invitation_id} withdraws it)' },
+    email: { type: 'string' },
+    role,
+    status: { type: 'string', enum: ['invited'], description: 'Not a member until the person of this address accepts in the panel' },
+    created_at: dateTime,
+    updated_at: dateTime,
+  },
+};
+
+export const membersSchema: JsonSchema = {
+  type: 'object',
+  required: ['data'],
+  properties: { data: { type: 'array', description: 'The members (status member), then the pending invitations (status invited)', items: { oneOf: [memberSchema, invitationSchema] } } },
+};
+
+export const memberCreateSchema: JsonSchema = {
+  type: 'object',
+  required: ['email', 'role'],
+  additionalProperties: false,
+  properties: {
+    email: { type: 'string', format: 'email', minLength: 1, maxLength: 320, description: 'The address to invite; it need not have a panel user yet' },
+    role,
+  },
+};
+
+/** An invitation as its invitee sees it (GET /v1/private/invitations). */
+export const receivedInvitationsSchema: JsonSchema = {
   type: 'object',
   required: ['data'],
   properties: {
@@ -41,33 +94,16 @@ export const memberInstancesSchema: JsonSchema = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['slug', 'name', 'role', 'enabled'],
-        properties: { slug: { type: 'string' }, name: { type: 'string' }, role, enabled: { type: 'boolean' } },
+        required: ['id', 'instance', 'role', 'created_at'],
+        properties: {
+          id: { type: 'integer' },
+          instance: { type: 'object', required: ['slug', 'name'], properties: { slug: { type: 'string' }, name: { type: 'string' } } },
+          role,
+          created_at: dateTime,
+        },
       },
     },
   },
-};
-
-export const memberSchema: JsonSchema = {
-  type: 'object',
-  required: ['user_id', 'email', 'role', 'disabled', 'created_at', 'updated_at'],
-  properties: {
-    user_id: { type: 'integer' },
-    email: { type: 'string' },
-    role,
-    disabled: { type: 'boolean', description: 'The user is disabled (cartero user disable): still a member, unable to sign in' },
-    created_at: dateTime,
-    updated_at: dateTime,
-  },
-};
-
-export const membersSchema: JsonSchema = { type: 'object', required: ['data'], properties: { data: { type: 'array', items: memberSchema } } };
-
-export const memberCreateSchema: JsonSchema = {
-  type: 'object',
-  required: ['email', 'role'],
-  additionalProperties: false,
-  properties: { email: { type: 'string', minLength: 1, maxLength: 320, description: 'The address of an existing panel user (cartero user create)' }, role },
 };
 
 export const memberPatchSchema: JsonSchema = {

@@ -13,7 +13,9 @@ export const memberCommands = [
   defineCommand({
     name: 'member add',
     summary: 'Make a panel user a member of an instance with a role',
-    description: 'viewer reads; admin also writes; owner also manages members and keys. A member already: 409 user_already_member.',
+    description:
+      'viewer reads; admin also writes; owner also manages members and keys. A member already: 409 user_already_member. ' +
+      'A member at once, with no invitation: the operator is trusted (an owner in the panel only invites; docs/panel.md, Invitations).',
     flags: { instance, email, role: required(PANEL_ROLES.join('|'), "the user's role in the instance", oneOf(PANEL_ROLES)) },
     run: async (ctx, f) => {
       const tenant = await ctx.tenant(f.instance);

@@ -14,6 +14,8 @@ export interface Member {
   user_id: number;
   email: string;
   role: PanelRole;
+  /** A member (an invitation not yet accepted is listed beside the members with status invited: domain/panel/invitations.ts). */
+  status: 'member';
   /** The user is disabled (cartero user disable): a member still, but unable to sign in. */
   disabled: boolean;
   created_at: string;
@@ -37,6 +39,7 @@ function toMember(r: MemberRow): Member {
     user_id: Number(r.user_id),
     email: r.email,
     role: r.role,
+    status: 'member',
     disabled: r.disabled,
     created_at: r.created_at.toISOString(),
     updated_at: r.updated_at.toISOString(),
@@ -54,7 +57,12 @@ async function memberIn(instanceId: number, c: Client, userId: number): Promise<
   return toMember(rows[0]);
 }
 
-/** Makes the user of `email` a member; user_not_found when there is none, user_already_member when it is one. */
+/**
+ * Makes the user of `email` a member at once; user_not_found when there is none, user_already_member
+ * when it is one. The operator's `cartero member add` only: the operator is trusted with every
+ * instance. An owner in the panel invites instead (invitations.ts), so it can neither probe which
+ * addresses have a user nor make anyone a member who did not accept.
+ */
 export async function addMember(instanceId: number, pool: Pool, input: { email: string; role: PanelRole }): Promise<Member> {
   return withTransaction(pool, async (c) => {
     const user = await c.query<{ id: string; email: string }>('SELECT id, email FROM panel_users WHERE lower(email) = lower($1)', [input.email.trim()]);
@@ -92,10 +100,23 @@ export async function setMemberRole(instanceId: number, pool: Pool, userId: numb
 
 /** Removes a membership (the user and its other memberships stay); its sessions lose this instance at once. */
 export async function removeMember(instanceId: number, pool: Pool, userId: number): Promise<Member> {
+  return endMembership(instanceId, pool, userId, 'Removing the last owner');
+}
+
+/**
+ * The session's user leaves the instance, whatever its role, unless it is the last owner
+ * (member_last_owner: it makes another member owner first). Its sessions lose the instance at once:
+ * the role is read from panel_members on every request.
+ */
+export async function leaveInstance(instanceId: number, pool: Pool, userId: number): Promise<Member> {
+  return endMembership(instanceId, pool, userId, 'Leaving as the last owner');
+}
+
+async function endMembership(instanceId: number, pool: Pool, userId: number, what: string): Promise<Member> {
   return withTransaction(pool, async (c) => {
     const owners = await ownersLocked(instanceId, c);
     const member = await memberIn(instanceId, c, userId);
-    if (member.role === 'owner' && owners <= 1) refuseLastOwner('Removing the last owner');
+    if (member.role === 'owner' && owners <= 1) refuseLastOwner(what);
     await c.query('DELETE FROM panel_members WHERE instance_id = $1 AND user_id = $2', [instanceId, userId]);
     return member;
   });

@@ -65,9 +65,26 @@ export interface Member {
   user_id: number;
   email: string;
   role: Role;
+  status: 'member';
   disabled: boolean;
   created_at: string;
   updated_at: string;
+}
+/** An invitation of the instance not yet accepted: listed with the members, not one of them. */
+export interface Invitation {
+  id: number;
+  email: string;
+  role: Role;
+  status: 'invited';
+  created_at: string;
+  updated_at: string;
+}
+/** An invitation to the signed-in user. */
+export interface ReceivedInvitation {
+  id: number;
+  instance: { slug: string; name: string };
+  role: Role;
+  created_at: string;
 }
 
 export async function signIn(email: string, password: string): Promise<User> {
@@ -85,8 +102,13 @@ export async function signOut(): Promise<void> {
 }
 
 export const instances = () => call<{ data: Instance[] }>('GET', '/v1/private/instances').then((r) => r.data);
-export const members = (slug: string) => call<{ data: Member[] }>('GET', '/v1/private/members', { slug }).then((r) => r.data);
-export const addMember = (slug: string, email: string, role: Role) => call<Member>('POST', '/v1/private/members', { slug, body: { email, role } });
+export const members = (slug: string) => call<{ data: Array<Member | Invitation> }>('GET', '/v1/private/members', { slug }).then((r) => r.data);
+export const inviteMember = (slug: string, email: string, role: Role) => call<Invitation>('POST', '/v1/private/members', { slug, body: { email, role } });
+export const withdrawInvitation = (slug: string, id: number) => call<void>('DELETE', `/v1/private/members/invitations/${id}`, { slug });
+export const leaveInstance = (slug: string) => call<void>('DELETE', '/v1/private/membership', { slug });
+export const invitations = () => call<{ data: ReceivedInvitation[] }>('GET', '/v1/private/invitations').then((r) => r.data);
+export const acceptInvitation = (id: number) => call<Instance>('POST', `/v1/private/invitations/${id}/accept`);
+export const declineInvitation = (id: number) => call<void>('POST', `/v1/private/invitations/${id}/decline`);
 export const changeRole = (slug: string, userId: number, role: Role) => call<Member>('PATCH', `/v1/private/members/${userId}`, { slug, body: { role } });
 export const removeMember = (slug: string, userId: number) => call<void>('DELETE', `/v1/private/members/${userId}`, { slug });
 

@@ -15,4 +15,9 @@ export interface Context {
    * message is announced with the page that shows it (a newer draw started meanwhile wins).
    */
   refresh(): Promise<void>;
+  /**
+   * Draws the whole shell again with the user's instances as they are now (after accepting an
+   * invitation or leaving an instance), on `slug` when it is one of them, announcing `message`.
+   */
+  reload(message: string, slug?: string): Promise<void>;
 }

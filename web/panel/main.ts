@@ -16,6 +16,7 @@ import { fieldsPage } from './fields.js';
 import { datasetsPage } from './datasets.js';
 import { listsPage } from './lists.js';
 import { instancesPage } from './pages.js';
+import { invitationsSection } from './invitations.js';
 import type { Context } from './context.js';
 
 /**
@@ -81,19 +82,28 @@ function loginView(message = ''): void {
   if (!performance.getEntriesByName('panel-usable').length) performance.mark('panel-usable');
 }
 
-async function shell(user: api.User): Promise<void> {
+async function shell(user: api.User, message = '', slug?: string): Promise<void> {
   const instances = await api.instances();
   const main = h('main', { id: 'main', tabindex: '-1' });
   const status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' });
+  const reload = (text: string, to?: string) => shell(user, text, to);
   if (!instances.length) {
-    app.replaceChildren(header(user, null), main);
-    main.append(h('h1', {}, 'No instance yet'), h('p', {}, 'You are not a member of any instance. An owner adds you with “cartero member add”.'));
+    context = undefined;
+    window.onhashchange = null;
+    app.replaceChildren(header(user, null), h('div', { class: 'content' }, status, main));
+    main.append(
+      h('h1', { tabindex: '-1' }, 'No instance yet'),
+      h('p', {}, 'You are not a member of any instance. An owner invites you (you accept below), or the operator adds you.'),
+      ...(await invitationsSection(reload)),
+    );
+    status.textContent = message;
+    main.querySelector<HTMLElement>('h1')?.focus();
     return;
   }
   const ctx: Context = {
     user,
     instances,
-    current: instances[0]!,
+    current: instances.find((i) => i.slug === slug) ?? instances[0]!,
     announce: (message) => (status.textContent = message),
     switchTo: (slug) => {
       ctx.current = instances.find((i) => i.slug === slug) ?? ctx.current;
@@ -102,10 +112,12 @@ async function shell(user: api.User): Promise<void> {
       void draw(false);
     },
     refresh: () => draw(false),
+    reload,
   };
   context = ctx;
   const switcher = h('select', { name: 'instance' });
   for (const i of instances) switcher.append(h('option', { value: i.slug }, `${i.name} (${i.slug})`));
+  switcher.value = ctx.current.slug;
   switcher.addEventListener('change', () => ctx.switchTo(switcher.value));
   const nav = h('nav', { 'aria-label': 'Panel' }, h('ul', {}, ...NAV.map(([id, text]) => h('li', {}, h('a', { href: `#/${id}`, 'data-page': id }, text)))));
   app.replaceChildren(header(user, switcher), h('div', { class: 'layout' }, nav, h('div', { class: 'content' }, status, main)));
@@ -122,7 +134,7 @@ async function shell(user: api.User): Promise<void> {
       if (a.dataset['page'] === page) a.setAttribute('aria-current', 'page');
       else a.removeAttribute('aria-current');
     }
-    const content = page === 'members' ? await membersPage(ctx) : PAGES[page] ? await PAGES[page][1](ctx) : instancesPage(ctx);
+    const content = page === 'members' ? await membersPage(ctx) : PAGES[page] ? await PAGES[page][1](ctx) : await instancesPage(ctx);
     if (context !== ctx || mine !== drawing) return;
     // Another page: the last page's message is no longer about what is shown.
     if (moveFocus) ctx.announce('');
@@ -133,6 +145,7 @@ async function shell(user: api.User): Promise<void> {
   }
   window.onhashchange = () => void draw();
   await draw();
+  if (message) ctx.announce(message);
 }
 
 function header(user: api.User, switcher: HTMLSelectElement | null): HTMLElement {

@@ -1,8 +1,10 @@
 import { h } from './dom.js';
 import type { Context } from './context.js';
+import { invitationsSection } from './invitations.js';
 
-/** The instances page: the member's instances, their role in each, and the switch between them. */
-export function instancesPage(ctx: Context): Node[] {
+/** The instances page: the member's instances, their role in each, the switch between them, and its pending invitations. */
+export async function instancesPage(ctx: Context): Promise<Node[]> {
+  const invitations = await invitationsSection(ctx.reload);
   const rows = ctx.instances.map((i) =>
     h(
       'tr',
@@ -24,5 +26,6 @@ export function instancesPage(ctx: Context): Node[] {
       h('thead', {}, h('tr', {}, ...['Name', 'Slug', 'Your role', 'State', 'Current'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, ...rows),
     ),
+    ...invitations,
   ];
 }

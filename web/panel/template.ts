@@ -23,7 +23,10 @@ export async function templatePage(ctx: Context, id: number): Promise<Node[]> {
   let t: api.Template;
   let members: api.Member[];
   try {
-    [t, members] = await Promise.all([api.template(instance.slug, id), api.members(instance.slug)]);
+    let listed: Array<api.Member | api.Invitation>;
+    [t, listed] = await Promise.all([api.template(instance.slug, id), api.members(instance.slug)]);
+    // An invitation not accepted is no member: the sandbox would not send to it.
+    members = listed.filter((m): m is api.Member => m.status === 'member');
   } catch (err) {
     return [back, ...failed('Template', err)];
   }

@@ -1,0 +1,105 @@
+import { join } from 'node:path';
+import t from 'tap';
+import { listMembers } from '../domain/panel/members.js';
+import { createInstance } from '../domain/tenancy/instances.js';
+import { randomBytes } from 'node:crypto';
+import { assertAxeClean, SCREENSHOTS, shown, signInToPanel, useChromium, watchPage } from './helpers/chromium.js';
+import { testDatabases } from './helpers/databases.js';
+import { makePanelUser } from './helpers/panel.js';
+import { startTestWeb } from './helpers/web.js';
+
+/**
+ * Issue 37 in the browser (docs/panel.md, Invitations): an owner invites from the Members page
+ * (the row says invited, nobody is a member yet); the invitee, with no instance yet, sees the
+ * invitation, declines one and accepts another, and lands in the instance; a member leaves with
+ * the Leave button and loses the instance at once; the last owner's Leave is refused with the
+ * API's reason. Debian's Chromium through playwright-core, axe-core on each new page.
+ */
+
+const dbs = await testDatabases(t, 'panelwebinvite');
+const pool = dbs.pool;
+const web = await startTestWeb(t, dbs);
+const tag = randomBytes(3).toString('hex');
+const acme = await createInstance(pool, { slug: `acme-${tag}`, name: 'Acme newsletters' });
+const bravo = await createInstance(pool, { slug: `bravo-${tag}`, name: 'Bravo shop' });
+const owner = await makePanelUser(pool, [{ instanceId: acme.id, role: 'owner' }]);
+const ownerOfBravo = await makePanelUser(pool, [{ instanceId: bravo.id, role: 'owner' }]);
+const invitee = await makePanelUser(pool);
+
+const isMember = async (instanceId: number, email: string) => (await listMembers(instanceId, pool)).some((m) => m.email === email);
+
+const chromium = useChromium(t, 'invitations in a browser');
+if (chromium) {
+  t.test('in Chromium: invite, the invitee declines one and accepts another, leaves; the last owner cannot leave', async (t) => {
+    const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const origin = new URL(web.url).origin;
+    const { requests, complaints } = watchPage(page);
+    page.on('dialog', (d) => void d.accept());
+
+    // Acme's owner invites the invitee as admin; Bravo's owner invites it too.
+    await signInToPanel(page, web.url, owner);
+    await page.getByRole('link', { name: 'Members', exact: true }).click();
+    await page.getByRole('heading', { name: 'Members of Acme newsletters' }).waitFor();
+    await page.getByLabel('Email', { exact: true }).fill(invitee.email);
+    await page.getByLabel('Role', { exact: true }).selectOption('admin');
+    await page.getByRole('button', { name: 'Invite', exact: true }).click();
+    await page.getByRole('status').getByText(`${invitee.email} was invited as admin`).waitFor();
+    t.ok(await shown(page.getByRole('row', { name: new RegExp(`${invitee.email.replace(/\./g, '\\.')} admin invited`) })), 'the row says invited');
+    t.notOk(await isMember(acme.id, invitee.email), 'not a member (read from Postgres)');
+    await assertAxeClean(t, page, 'members with an invitation (owner)');
+    await page.screenshot({ path: join(SCREENSHOTS, 'panel-members-invited.png'), fullPage: true });
+    // The last owner's Leave: refused, the reason shown.
+    await page.getByRole('button', { name: 'Leave Acme newsletters' }).click();
+    await page.getByRole('alert').filter({ hasText: /owner/ }).waitFor();
+    t.ok(await isMember(acme.id, owner.email), 'the last owner stays');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByText('You are signed out.').waitFor();
+
+    await signInToPanel(page, web.url, ownerOfBravo);
+    await page.getByRole('link', { name: 'Members', exact: true }).click();
+    await page.getByLabel('Email', { exact: true }).fill(invitee.email);
+    await page.getByRole('button', { name: 'Invite', exact: true }).click();
+    await page.getByRole('status').getByText(`${invitee.email} was invited as viewer`).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByText('You are signed out.').waitFor();
+
+    // The invitee: no instance yet, two invitations.
+    await page.getByLabel('Email', { exact: true }).fill(invitee.email);
+    await page.getByLabel('Password', { exact: true }).fill(invitee.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'No instance yet' }).waitFor();
+    t.ok(await shown(page.getByRole('cell', { name: 'Acme newsletters', exact: true })), 'the invitation to Acme is listed');
+    t.ok(await shown(page.getByRole('cell', { name: 'Bravo shop', exact: true })), 'and the one to Bravo');
+    await assertAxeClean(t, page, 'no instance yet, with invitations');
+    await page.screenshot({ path: join(SCREENSHOTS, 'panel-invitations.png'), fullPage: true });
+
+    await page.getByRole('button', { name: 'Decline the invitation to Bravo shop' }).click();
+    await page.getByRole('status').getByText('You declined the invitation to Bravo shop').waitFor();
+    t.notOk(await isMember(bravo.id, invitee.email), 'declined: not a member of Bravo');
+    t.equal(await page.getByRole('cell', { name: 'Bravo shop', exact: true }).count(), 0, 'the declined one is gone');
+
+    await page.getByRole('button', { name: 'Accept the invitation to Acme newsletters' }).click();
+    await page.getByRole('heading', { name: 'Instances', exact: true }).waitFor();
+    await page.getByRole('status').getByText('You are now a member of Acme newsletters (admin)').waitFor();
+    t.ok(await isMember(acme.id, invitee.email), 'accepted: a member of Acme');
+    t.ok(await shown(page.getByRole('row', { name: /Acme newsletters .* admin/ })), 'listed among its instances with the role offered');
+    t.equal(await page.getByLabel('Instance', { exact: true }).inputValue(), acme.slug, 'and working in it');
+    await assertAxeClean(t, page, 'instances after accepting');
+
+    // It leaves: at once, back to no instance.
+    await page.getByRole('link', { name: 'Members', exact: true }).click();
+    await page.getByRole('heading', { name: 'Members of Acme newsletters' }).waitFor();
+    await assertAxeClean(t, page, 'members (admin, with Leave)');
+    await page.getByRole('button', { name: 'Leave Acme newsletters' }).click();
+    await page.getByRole('heading', { name: 'No instance yet' }).waitFor();
+    await page.getByRole('status').getByText('You left Acme newsletters').waitFor();
+    t.notOk(await isMember(acme.id, invitee.email), 'left (read from Postgres)');
+
+    const elsewhere = requests.filter((u) => !u.startsWith('data:') && new URL(u).origin !== origin);
+    t.same(elsewhere, [], `no request left the origin (${requests.length} requests)`);
+    // The last owner's refused Leave is the one expected console error (the browser logs a refused fetch).
+    t.same(complaints.filter((c) => !/status of 409/.test(c)), [], 'no other console error, nothing refused by the CSP');
+    await context.close();
+  });
+}
