@@ -62,11 +62,15 @@ const EXTRA_CONFIG_FILE = 'cartero-extra.xml';
 const START_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 10_000;
 const PORT_ATTEMPTS = 3;
+/** How clickhouse-local prints an exception (e.g. "Code: 210. DB::Exception: Listen [...] failed"). */
+const STATEMENT_FAILED = /^Code: \d+\. DB::Exception/m;
 
-// Starts the HTTP listener, then keeps the clickhouse-local "query" (and so the process) alive.
+// Starts the listeners, then keeps the clickhouse-local "query" (and so the process) alive.
 // sleepEachRow refuses to sleep more than 3 s per block (TOO_SLOW), hence one row per block.
+// TCP first: the statements run in order and a failed one stops the rest (launcher.c), so an HTTP
+// listener that answers means the TCP one was opened too.
 const KEEP_ALIVE = 'SELECT sleepEachRow(1) FROM system.numbers SETTINGS max_block_size = 1 FORMAT Null';
-const keepAliveQuery = (tcp: boolean) => `SYSTEM START LISTEN HTTP; ${tcp ? 'SYSTEM START LISTEN TCP; ' : ''}${KEEP_ALIVE}`;
+const keepAliveQuery = (tcp: boolean) => `${tcp ? 'SYSTEM START LISTEN TCP; ' : ''}SYSTEM START LISTEN HTTP; ${KEEP_ALIVE}`;
 
 // Verified against libchdb 26.7: this server creates no system.*_log tables unless the config
 // declares them, so the way to keep them bounded is to declare none. Two traps, both verified:
@@ -76,18 +80,28 @@ const keepAliveQuery = (tcp: boolean) => `SYSTEM START LISTEN HTTP; ${tcp ? 'SYS
 // without a <ttl>. Files in <dir>/config.d/ are merged on top of this one.
 //
 // Authentication, also verified against libchdb 26.7. clickhouse-local authenticates its own
-// session (the one running keepAliveQuery) as `default` with an empty password from an address
-// it counts as localhost, with no option to change either; and ClickHouse files every loopback
-// address under "localhost", so no <networks> rule tells that session from an HTTP request on
-// 127.0.0.1. So `default` must stay passwordless, and the HTTP interface is closed to it twice:
+// session (the one running keepAliveQuery) as `default` with an empty password from 127.0.0.1,
+// with no option to change either (no --user, no config key; a <networks> rule that excludes
+// 127.0.0.1, a password, or no `default` at all each make the launcher fail); and every loopback
+// connection can come from 127.0.0.1 too. So `default` must stay passwordless, and every port is
+// closed to it:
 //  - http_handlers: a request reaches the query handler only when it carries this server's
 //    credentials exactly (Basic auth as @clickhouse/client sends it, or the X-ClickHouse-User /
 //    X-ClickHouse-Key pair); anything else gets a 401 from a static handler. /ping stays open
 //    (it says "Ok." and nothing else). No <defaults/>: the built-in handlers would answer anyone.
-//  - users.xml: `default` may only start the listener and read system.numbers (what the keep-alive
-//    query needs); the HTTP user `cartero` has the password (stored as its SHA-256 only).
+//  - the native TCP port (cluster mode) has no such handlers, so users.xml closes it: `default`'s
+//    profile allows one session at a time (max_sessions_for_user), and clickhouse-local's own
+//    session holds it from before any listener starts until the process ends; any other login as
+//    `default` is refused ("has overflown session count"). Otherwise anyone on the machine
+//    could log in there and run SYSTEM STOP LISTEN HTTP (issue 37).
+//  - users.xml also keeps `default` to starting listeners and reading system.numbers (what the
+//    keep-alive query needs); the user `cartero` has the password (stored as its SHA-256 only),
+//    and the shards reach each other as `cartero` (cluster.ts).
+// A refused native login throws out of ClickHouse's TCP handler, which would abort a
+// non-interactive clickhouse-local: launcher.c explains why it runs it "interactive".
 // The credentials also sit in config.xml, so both files are written mode 0600 like `password`.
 const USER = 'cartero';
+const KEEP_ALIVE_PROFILE = 'keep_alive';
 /** The user every embedded server's URL names (cluster.ts: how shards reach each other). */
 export const EMBEDDED_USER = USER;
 
@@ -125,11 +139,12 @@ function usersXml(password: string): string {
 <!-- Written by analytics/embedded/server.ts on every start; edits here are overwritten. -->
 <clickhouse>
   <users>
-    <!-- clickhouse-local's own session (the keep-alive query); unreachable over HTTP. -->
+    <!-- clickhouse-local's own session (the keep-alive query); unreachable over HTTP (the
+         handlers) and over TCP (its one session is taken by clickhouse-local). -->
     <default>
       <no_password/>
       <networks><host>localhost</host></networks>
-      <profile>default</profile>
+      <profile>${KEEP_ALIVE_PROFILE}</profile>
       <quota>default</quota>
       <grants><query>GRANT SYSTEM LISTEN ON *.*</query><query>GRANT SELECT ON system.numbers</query></grants>
     </default>
@@ -140,7 +155,10 @@ function usersXml(password: string): string {
       <quota>default</quota>
     </${USER}>
   </users>
-  <profiles><default/></profiles>
+  <profiles>
+    <default/>
+    <${KEEP_ALIVE_PROFILE}><max_sessions_for_user>1</max_sessions_for_user></${KEEP_ALIVE_PROFILE}>
+  </profiles>
   <quotas><default/></quotas>
 </clickhouse>
 `;
@@ -232,7 +250,7 @@ async function launch(
   void exited.then((how) => (exitedHow = how));
 
   try {
-    await waitUntilServing(where, password, dir, () => exitedHow);
+    await waitUntilServing(where, password, dir, logPath, () => exitedHow);
   } catch (err) {
     await terminate(child, exited);
     const tail = await logTail(logPath);
@@ -256,12 +274,21 @@ async function launch(
   };
 }
 
-async function waitUntilServing(where: string, password: string, dir: string, exitedHow: () => string | undefined): Promise<void> {
+async function waitUntilServing(
+  where: string,
+  password: string,
+  dir: string,
+  logPath: string,
+  exitedHow: () => string | undefined,
+): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     const how = exitedHow();
     if (how !== undefined) throw new Error(`exited before serving (${how})`);
     if (Date.now() > deadline) throw new Error(`not answering /ping after ${START_TIMEOUT_MS} ms`);
+    // A failed statement (a listener's port taken) does not end the process (launcher.c); it
+    // prints the exception, which the log of this start holds.
+    if (STATEMENT_FAILED.test(await logTail(logPath))) throw new Error('a statement of keepAliveQuery failed');
     if (await answersPing(where)) break;
     await sleep(50);
   }
