@@ -18,7 +18,7 @@ export function secretFile(file: string, generate: () => string = () => randomBy
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  mkdirSync(dirname(file), { recursive: true });
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 }); // DATA_DIR's folders are private (config/data-dir.ts)
   // Written whole under a temporary name, then linked: a second process starting at the same
   // time either links first (and this one reads its secret) or finds the complete file.
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;

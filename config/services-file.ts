@@ -44,7 +44,7 @@ export function readServices(dataDir: string): ServicesFile {
 }
 
 export function writeServices(dataDir: string, services: ServicesFile): void {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 }); // private (config/data-dir.ts)
   const tmp = servicesPath(dataDir) + '.tmp';
   // Holds the embedded servers' URLs with their passwords (Postgres, ClickHouse, the mailbox
   // simulator): readable by the owner only, also when a crash left a .tmp with another mode.

