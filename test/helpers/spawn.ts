@@ -1,9 +1,10 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../config/paths.js';
+import { postgresRunAs } from '../../sql/embedded.js';
 
 /**
  * Child processes for tests of the real entry points (Procfile dynos, `npm start`, the CLI).
@@ -234,13 +235,18 @@ export function oneJsonObject(r: CliResult): Record<string, any> {
 }
 
 /**
- * A fresh DATA_DIR, removed at teardown. private: mode 0700 like mkdtemp's default (a home
- * directory); else 0755, traversable by other users (the embedded Postgres runs as `postgres`
- * when the service runs as root).
+ * A fresh DATA_DIR, removed at teardown, made as `npm start` makes one (config/data-dir.ts), so a
+ * start finds nothing to tighten: 0700, or as root 0710 with the group of the embedded Postgres's
+ * user, which must pass through it. private: 0700 even as root (like a home directory: Postgres
+ * then cannot pass, and its cluster goes elsewhere, see sql/embedded.ts).
  */
 export function tempDataDir(t: Teardown, opts: { private?: boolean } = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'cartero-data-'));
-  if (!opts.private) chmodSync(dir, 0o755);
+  const { gid } = postgresRunAs();
+  if (!opts.private && gid !== undefined) {
+    chownSync(dir, process.getuid!(), gid);
+    chmodSync(dir, 0o710);
+  }
   t.teardown(async () => {
     for (const pid of processesOf(dir)) {
       try {
