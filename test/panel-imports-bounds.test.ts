@@ -283,7 +283,7 @@ t.test(`a web dyno running 4 imports of a 200 MB cell at once stays under ${WEB_
   t.ok(!over, `the dyno was not over the bound (${Math.round(over / MiB)} MiB when killed)`);
   t.ok(peak < WEB_RSS_BOUND, `peak RSS ${Math.round(peak / MiB)} MiB (idle ${Math.round(idle / MiB)} MiB), bound ${WEB_RSS_BOUND / MiB} MiB`);
   for (const r of answers) {
-    t.equal(r.status, 400, JSON.stringify(r.body).slice(0, 300));
+    t.equal(r.status, 400, String(JSON.stringify(r.body)).slice(0, 300));
     t.match(r.body?.detail, /record starting at line 2 is over 1048576 bytes/);
   }
   t.equal((await fetch(`${dyno.base}/healthz`)).status, 200, 'the dyno answers after');
