@@ -71,8 +71,9 @@ function recordOf(raw: Buffer[], info: { lines: number }, maxCellBytes: number):
 }
 
 /**
- * The parser: bytes in (through recordBound), CsvRecord out. csv-parse's own `bom` option would switch it to decoding
- * every cell itself (without telling invalid bytes apart), so the BOM goes first (withoutBom).
+ * The parser: bytes in (through recordBound), CsvRecord out. csv-parse's own `bom` option would
+ * switch it to decoding every cell itself (without telling invalid bytes apart), so the BOM goes
+ * first (withoutBom).
  */
 export function csvParser(limits: Pick<CsvLimits, 'cellBytes'> = CSV_LIMITS): Parser {
   const options: Options<CsvRecord, Buffer[]> = {
@@ -90,13 +91,14 @@ const QUOTE = 0x22;
 const CR = 0x0d;
 
 /**
- * Refuses a record longer than `maxBytes` as its bytes arrive, passing every byte before that on
- * untouched; goes between withoutBom and csvParser. csv-parse's own max_record_size cannot do it:
+ * Refuses a record longer than `maxBytes` as its bytes arrive, passing the chunks before the one
+ * where a record goes over on untouched; goes between withoutBom and csvParser. csv-parse's own max_record_size cannot do it:
  * it adds up a record's cells only when they are strings, and cells are Buffers here (read as
  * bytes, decoded by recordOf), so it bounds one cell, not a record of many. A record ends at a
  * line break outside quotes; in RFC 4180 every quote toggles in and out of a quoted cell (an
  * escaped "" toggles twice, with no line break between), so counting quotes is enough to know
- * (a quote where the grammar allows none is csv-parse's error, on the bytes passed before).
+ * (a quote where the grammar allows none is csv-parse's error). Lines are counted by LF, as
+ * csv-parse counts them in a file of LF or CRLF line ends.
  */
 export function recordBound(maxBytes: number): Transform {
   let quoted = false;
