@@ -34,3 +34,18 @@ export const SOFT_BOUNCE_DEFAULTS: SoftBounceSettings = { threshold: 3, windowDa
  * the estimate lets through.
  */
 export const TEMPLATE_RENDER_DEFAULTS = { threads: 2, timeoutMs: 10_000 } as const;
+
+/** The bounds of a CSV file's record and cell (CSV_MAX_RECORD_BYTES, CSV_MAX_CELL_BYTES), in bytes as read. */
+export interface CsvLimits {
+  cellBytes: number;
+  recordBytes: number;
+}
+
+/**
+ * 64 KiB a cell: the longest value a field takes is 10,000 characters (VALUE_MAX_LENGTH in
+ * domain/fields/values.ts), at most 40,000 bytes of UTF-8, so every cell that could be accepted
+ * fits with room, and an email address is at most 254. 1 MiB a record: 16 such cells, far over
+ * the widest real row (a few hundred bytes to a few KiB), and the size of a stored piece of a
+ * rejects file (docs/panel.md), so an import holds about that much of its file at a time.
+ */
+export const CSV_LIMITS: CsvLimits = { cellBytes: 64 * 1024, recordBytes: 1024 * 1024 };

@@ -1,7 +1,7 @@
 import { promises as dnsPromises } from 'node:dns';
 import { isIP } from 'node:net';
 import { createRequire } from 'node:module';
-import { RENDER_LIMITS, SOFT_BOUNCE_DEFAULTS, TEMPLATE_RENDER_DEFAULTS } from './defaults.js';
+import { CSV_LIMITS, RENDER_LIMITS, SOFT_BOUNCE_DEFAULTS, TEMPLATE_RENDER_DEFAULTS } from './defaults.js';
 import { fail, integer, type Variable } from './variable.js';
 import { WEBHOOK_VARIABLES } from './webhooks.js';
 
@@ -319,6 +319,15 @@ export const CONFIG_SCHEMA = {
     loginFailuresPerAddress: integer('PANEL_LOGIN_FAILURES_PER_ADDRESS', 20, { min: 1 }, 'failed panel logins from one client address (req.ip, see TRUST_PROXY; an IPv4 address, an IPv6 /64) within PANEL_LOGIN_FAILURE_WINDOW_SECONDS, whatever the email; past them 429 with Retry-After; shared by every web dyno'),
     loginFailureWindowSeconds: integer('PANEL_LOGIN_FAILURE_WINDOW_SECONDS', 900, { min: 1, max: UNDER_A_DAY }, 'the window the panel login failure budgets count in, from the first failure'),
   },
+  // CSV files people upload: dataset imports and list uploads, the panel's and the CLI's alike
+  // (domain/csv-input.ts; docs/datasets.md, CSV input).
+  csv: {
+    cellBytes: integer('CSV_MAX_CELL_BYTES', CSV_LIMITS.cellBytes, { min: 1024, max: 16 * 1024 * 1024 }, "largest cell of an imported or uploaded CSV file, in bytes as read; a row with a larger cell is refused to the rejects file (value_error.too_large, with its line and column) and the rest of the file is read"),
+    recordBytes: integer('CSV_MAX_RECORD_BYTES', CSV_LIMITS.recordBytes, { min: 1024, max: 64 * 1024 * 1024 }, "largest record (row, all its cells) of an imported or uploaded CSV file, in bytes as read; a larger one refuses the whole file (400 dataset_import_csv_invalid or list_import_csv_invalid naming its line: most often an unclosed quote), nothing imported, and no more of it is held in memory"),
+  },
+  imports: {
+    idleTimeoutMs: integer('IMPORT_IDLE_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 }, "ms the panel's CSV import or list upload may go without receiving a byte of its file; past it the request answers 408 request_timeout and its run fails (nothing imported). The file is read to a temporary file before any database connection is taken, so a silent upload holds none"),
+  },
   formPage: {
     ratePerMinute: integer('FORM_PAGE_RATE_PER_MINUTE', 10, { min: 1 }, 'hosted form submissions (POST /f/{public_token}) per client address per minute, one budget shared by every web dyno (counted in Postgres, table rate_limits; in each process while Postgres is unreachable); past it 429 with Retry-After (docs/forms.md, Hosted page)'),
   },
@@ -332,6 +341,13 @@ export const CONFIG_RULES: Array<{ text: string; check(values: ConfigValues): st
     check: (v) =>
       v.webLimits.headersTimeoutMs > v.webLimits.requestTimeoutMs
         ? `WEB_HEADERS_TIMEOUT_MS (${v.webLimits.headersTimeoutMs}) must not exceed WEB_REQUEST_TIMEOUT_MS (${v.webLimits.requestTimeoutMs})`
+        : undefined,
+  },
+  {
+    text: 'CSV_MAX_CELL_BYTES must not exceed CSV_MAX_RECORD_BYTES',
+    check: (v) =>
+      v.csv.cellBytes > v.csv.recordBytes
+        ? `CSV_MAX_CELL_BYTES (${v.csv.cellBytes}) must not exceed CSV_MAX_RECORD_BYTES (${v.csv.recordBytes})`
         : undefined,
   },
 ];

@@ -1,6 +1,7 @@
 import { stringify, type Stringifier } from 'csv-stringify';
 import { CsvError, parse, type Options, type Parser } from 'csv-parse';
 import { Transform, type TransformCallback } from 'node:stream';
+import { CSV_LIMITS, type CsvLimits } from '../config/defaults.js';
 import { formulaGuard } from './csv-formula-guard.js';
 import { AppError } from './errors.js';
 
@@ -15,6 +16,14 @@ import { AppError } from './errors.js';
  * is told apart instead of silently becoming U+FFFD; a cell holding NUL, which Postgres text and
  * jsonb cannot hold, is told apart too. Either makes the record `unreadable`, with the file line
  * it starts on, and the caller refuses it (a rejected row, or the whole file for a header).
+ *
+ * Two bounds keep a file's memory small whatever it holds (CSV_MAX_CELL_BYTES,
+ * CSV_MAX_RECORD_BYTES, config/defaults.ts for why these sizes). A cell over its bound makes
+ * the record unreadable too (`value_error.too_large`): its row is refused and the rest of the
+ * file read. A record over its bound refuses the whole file (recordBound, ahead of the parser,
+ * as the bytes arrive, so no more than the bound is ever held): no row a person writes is that
+ * large, and the usual cause is an unclosed quote that swallows every row after it, which
+ * reading on could only guess past.
  */
 
 /** One record of the file. */
@@ -24,7 +33,7 @@ export interface CsvRecord {
   /** The file line the record starts on (1 for the first; blank lines and a cell's line breaks counted). */
   line: number;
   /** Why the record cannot be read as text: the first such cell, by index. */
-  unreadable?: { index: number; code: 'value_error.nul_character' | 'value_error.invalid_utf8'; reason: string };
+  unreadable?: { index: number; code: 'value_error.nul_character' | 'value_error.invalid_utf8' | 'value_error.too_large'; reason: string };
 }
 
 // fatal: invalid UTF-8 throws instead of becoming U+FFFD; ignoreBOM: a U+FEFF inside a cell is
@@ -32,13 +41,18 @@ export interface CsvRecord {
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const LF = 0x0a;
 
-function recordOf(raw: Buffer[], info: { lines: number }): CsvRecord {
+function recordOf(raw: Buffer[], info: { lines: number }, maxCellBytes: number): CsvRecord {
   const cells: string[] = new Array(raw.length);
   let unreadable: CsvRecord['unreadable'];
   let breaks = 0;
   for (let i = 0; i < raw.length; i++) {
     const bytes = raw[i]!;
     for (let at = bytes.indexOf(LF); at !== -1; at = bytes.indexOf(LF, at + 1)) breaks++;
+    if (bytes.length > maxCellBytes) {
+      cells[i] = bytes.toString('utf8');
+      unreadable ??= { index: i, code: 'value_error.too_large', reason: `has ${bytes.length} bytes, over the ${maxCellBytes} a cell may have (CSV_MAX_CELL_BYTES)` };
+      continue;
+    }
     let text: string;
     try {
       text = utf8.decode(bytes);
@@ -57,13 +71,64 @@ function recordOf(raw: Buffer[], info: { lines: number }): CsvRecord {
 }
 
 /**
- * The parser: bytes in, CsvRecord out. csv-parse's own `bom` option would switch it to decoding
- * every cell itself (without telling invalid bytes apart), so the BOM goes first (withoutBom).
+ * The parser: bytes in (through recordBound), CsvRecord out. csv-parse's own `bom` option would
+ * switch it to decoding every cell itself (without telling invalid bytes apart), so the BOM goes
+ * first (withoutBom).
  */
-export function csvParser(): Parser {
-  const options: Options<CsvRecord, Buffer[]> = { bom: false, encoding: null, relax_column_count: true, skip_empty_lines: true, on_record: recordOf };
+export function csvParser(limits: Pick<CsvLimits, 'cellBytes'> = CSV_LIMITS): Parser {
+  const options: Options<CsvRecord, Buffer[]> = {
+    bom: false,
+    encoding: null,
+    relax_column_count: true,
+    skip_empty_lines: true,
+    on_record: (raw, info) => recordOf(raw, info, limits.cellBytes),
+  };
   // parse's overloads type records as string[] unless columns are given; these are CsvRecords.
   return parse(options as unknown as Options);
+}
+
+const QUOTE = 0x22;
+const CR = 0x0d;
+
+/**
+ * Refuses a record longer than `maxBytes` as its bytes arrive, passing the chunks before the one
+ * where a record goes over on untouched; goes between withoutBom and csvParser. csv-parse's own max_record_size cannot do it:
+ * it adds up a record's cells only when they are strings, and cells are Buffers here (read as
+ * bytes, decoded by recordOf), so it bounds one cell, not a record of many. A record ends at a
+ * line break outside quotes; in RFC 4180 every quote toggles in and out of a quoted cell (an
+ * escaped "" toggles twice, with no line break between), so counting quotes is enough to know
+ * (a quote where the grammar allows none is csv-parse's error). Lines are counted by LF, as
+ * csv-parse counts them in a file of LF or CRLF line ends.
+ */
+export function recordBound(maxBytes: number): Transform {
+  let quoted = false;
+  let length = 0;
+  let line = 1;
+  let startLine = 1;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      for (let i = 0; i < chunk.length; i++) {
+        const b = chunk[i]!;
+        if (b === QUOTE) quoted = !quoted;
+        else if (b === LF || b === CR) {
+          if (b === LF) line++;
+          if (!quoted) {
+            length = 0;
+            startLine = line;
+            continue;
+          }
+        }
+        if (++length > maxBytes) {
+          // csv-parse's own error, so asCsvError words it as every other CSV fault (its options
+          // serve only to decode Buffer contexts, and these are numbers).
+          const options = {} as ConstructorParameters<typeof CsvError>[2];
+          const err = new CsvError('CSV_MAX_RECORD_SIZE', `Max Record Size: a record over ${maxBytes} bytes starting at line ${startLine}`, options, { lines: startLine, max_record_size: maxBytes });
+          return done(err);
+        }
+      }
+      done(null, chunk);
+    },
+  });
 }
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
@@ -106,8 +171,16 @@ export function rejectsCsv(): Stringifier {
  */
 export function asCsvError(err: unknown, code: 'dataset_import_csv_invalid' | 'list_import_csv_invalid'): unknown {
   if (!(err instanceof CsvError)) return err;
-  const what = err.message.split(':')[0]!.trim();
   const line = (err as CsvError & { lines?: number }).lines;
+  if (err.code === 'CSV_MAX_RECORD_SIZE') {
+    const max = (err as CsvError & { max_record_size?: number }).max_record_size;
+    return new AppError(
+      code,
+      `the file is not valid CSV: the record starting at line ${line} is over ${max} bytes (CSV_MAX_RECORD_BYTES), ` +
+        'most often an unclosed quote that runs on through the rows after it; nothing was imported',
+    );
+  }
+  const what = err.message.split(':')[0]!.trim();
   return new AppError(code, `the file is not valid CSV: ${what}${line ? ` (line ${line})` : ''}`);
 }
 

@@ -222,6 +222,31 @@ t.test('a cell that is not UTF-8 text, or holds NUL: its row refused with its li
   t.equal(await records(target.id), 3, 'nothing imported from it');
 });
 
+t.test('CSV_MAX_CELL_BYTES and CSV_MAX_RECORD_BYTES bound the CLI as the panel: a row refused for a large cell, a file for a large record', async (t) => {
+  // Small configured bounds, so the files stay small: a cell of 2 KiB, a record of 8 KiB.
+  const bounded = cliRunner(t, { ...env, CSV_MAX_CELL_BYTES: '2048', CSV_MAX_RECORD_BYTES: '8192' }, { inProcess: true });
+  const target = await dataset('Bounds');
+  const path = join(dir, 'bounds.csv');
+  writeFileSync(path, ['email,first_name,age,plan', 'ann@example.com,Ann,30,free', `big@example.com,Big,31,${'x'.repeat(3000)}`, 'bob@example.com,Bob,40,pro', ''].join('\n'));
+  const r = await bounded('dataset', 'import', '--instance', a.slug, '--id', String(target.id), '--file', path);
+  t.equal(r.code, 0, `not aborted: ${r.stderr}`);
+  const summary = oneJsonObject(r);
+  t.match(summary, { rows: 3, accepted: 2, rejected: 1, created: 2 });
+  t.same(summary.first_rejects, [
+    { row: 2, code: 'value_error.too_large', field: 'plan', rule: null, detail: 'line 3, column "plan": the cell has 3000 bytes, over the 2048 a cell may have (CSV_MAX_CELL_BYTES)' },
+  ]);
+  const plain = await cli('dataset', 'import', '--instance', a.slug, '--id', String(target.id), '--file', path);
+  t.match(oneJsonObject(plain).first_rejects, [{ row: 2, code: 'field_value_invalid', field: 'plan' }], 'under the default bound the same cell is read, and refused as a value');
+
+  const wide = join(dir, 'wide.csv');
+  writeFileSync(wide, ['email,first_name,age,plan', 'cy@example.com,Cy,30,free', `wide@example.com,${'y'.repeat(2000)},${'1'.repeat(2000)},${'z'.repeat(2000)},${'w'.repeat(2000)},${'v'.repeat(2000)}`, 'dee@example.com,Dee,40,pro', ''].join('\n'));
+  const whole = await bounded('dataset', 'import', '--instance', a.slug, '--id', String(target.id), '--file', wide);
+  refused(t, whole, 'dataset_import_csv_invalid', 'a record over the bound');
+  t.match(whole.stderr, 'the record starting at line 3 is over 8192 bytes (CSV_MAX_RECORD_BYTES)');
+  t.notOk(existsSync(`${wide}.rejected.csv`), 'no rejects file from a refused file');
+  t.equal(await records(target.id), 2, 'nothing imported from it');
+});
+
 t.test('the rejects file: every cell and header through the formula guard exports apply', async (t) => {
   const target = await dataset('Guarded');
   // The spec's cases (test/exports.test.ts), in a column the import skips, on rows refused for their plan.

@@ -1,9 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { unlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { createDataset, getDataset, setDatasetActive, updateDataset, type DatasetDetail } from '../../domain/datasets/datasets.js';
 import type { DatasetChannel } from '../../domain/datasets/declaration.js';
 import type { ImportColumn } from '../../domain/datasets/import.js';
@@ -35,7 +29,7 @@ import {
 } from '../schemas/panel-datasets.js';
 import { datasetRoutes } from './datasets.js';
 import { fieldRoutes } from './fields.js';
-import { csvBody, PANEL_IMPORT_MAX_BYTES, sendRejects, tracked } from './panel-imports.js';
+import { PANEL_IMPORT_MAX_BYTES, sendRejects, tracked, withSpooledBody } from './panel-imports.js';
 import { panelMirror } from './panel-mirror.js';
 import { TAGS } from './tags.js';
 
@@ -254,11 +248,12 @@ export const panelDatasetRoutes = [
       await getDataset(tenant, deps.pool, params.id);
       const map = importMap(query.map);
       res.set('Cache-Control', 'no-store');
-      return tracked(tenant, deps.pool, 'dataset_import', params.id, query.key, res.req, async (run) => {
-        const input = csvBody(res.req, run.onBytes);
-        const { importContacts } = await import('../../domain/datasets/import.js');
-        return importContacts(tenant, deps.bulkPool, params.id, { input, map, rejects: run.rejects, onMerge: run.onMerge });
-      });
+      return tracked(tenant, deps.pool, 'dataset_import', params.id, query.key, res.req, (run) =>
+        withSpooledBody(res.req, run.onBytes, deps.config.imports.idleTimeoutMs, async (open) => {
+          const { importContacts } = await import('../../domain/datasets/import.js');
+          return importContacts(tenant, deps.bulkPool, params.id, { input: open(), map, rejects: run.rejects, onMerge: run.onMerge, limits: deps.config.csv });
+        }),
+      );
     },
   }),
   defineRoute<Record<string, never>, { key: string }>({
@@ -369,25 +364,21 @@ export const panelDatasetRoutes = [
     handler: async ({ tenant, params, query, deps }, res) => {
       await getList(tenant, deps.pool, params.id);
       res.set('Cache-Control', 'no-store');
-      return tracked(tenant, deps.pool, 'list_upload', params.id, query.key, res.req, async (run) => {
-        // An upload reads its file twice (its SHA-256, then its rows): the body is spooled first,
-        // in this process's temporary directory for the length of the request.
-        const spool = join(tmpdir(), `cartero-list-upload-${randomBytes(9).toString('hex')}.csv`);
-        try {
-          await pipeline(csvBody(res.req, run.onBytes), createWriteStream(spool));
+      // An upload reads its file twice (its SHA-256, then its rows), from the spooled body.
+      return tracked(tenant, deps.pool, 'list_upload', params.id, query.key, res.req, (run) =>
+        withSpooledBody(res.req, run.onBytes, deps.config.imports.idleTimeoutMs, async (open) => {
           run.onMerge();
           const { uploadList } = await import('../../domain/lists/upload.js');
-          return await uploadList(tenant, deps.bulkPool, params.id, {
-            open: () => createReadStream(spool),
+          return uploadList(tenant, deps.bulkPool, params.id, {
+            open,
             fileName: null,
             mode: query.mode ?? 'append',
             header: query.header ?? false,
             rejects: run.rejects,
+            limits: deps.config.csv,
           });
-        } finally {
-          await unlink(spool).catch(() => {});
-        }
-      });
+        }),
+      );
     },
   }),
 ];

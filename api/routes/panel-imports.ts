@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough, Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import { AppError, NotFoundError, ValidationFailed } from '../../domain/errors.js';
 import { importRejects, rejectsPath, startImportRun, type ImportKind, type ImportRun } from '../../domain/panel/import-runs.js';
@@ -33,15 +38,26 @@ export async function sendRejects(tenant: Tenant, pool: Pool, key: string, res: 
   return undefined;
 }
 
-/** The body of a CSV request as a stream of at most PANEL_IMPORT_MAX_BYTES, read once; 400 when there is none. */
-export function csvBody(req: Request, onBytes: (bytes: number) => void): Readable {
+/**
+ * The body of a CSV request as a stream of at most PANEL_IMPORT_MAX_BYTES, read once; 400 when
+ * there is none; 408 request_timeout when no byte of it arrives for `idleMs`
+ * (IMPORT_IDLE_TIMEOUT_MS), counted from the request's start and then from each chunk.
+ */
+export function csvBody(req: Request, onBytes: (bytes: number) => void, idleMs: number): Readable {
   const length = req.headers['content-length'];
   if (length === '0' || (length === undefined && req.headers['transfer-encoding'] === undefined)) {
     throw new ValidationFailed([{ pointer: '', code: 'missing', message: 'A CSV body is required (Content-Type: text/csv)' }]);
   }
   let bytes = 0;
+  let idle: NodeJS.Timeout | undefined;
+  const stalled = () => {
+    // The answer closes the connection: what the client might still send is not waited for.
+    req.res?.setHeader('Connection', 'close');
+    input.destroy(new AppError('request_timeout', `No byte of the file arrived for ${idleMs} ms (IMPORT_IDLE_TIMEOUT_MS); nothing was imported`, { idle_ms: idleMs }));
+  };
   const limiter = new Transform({
     transform(chunk: Buffer, _enc, done) {
+      idle?.refresh();
       bytes += chunk.length;
       if (bytes > PANEL_IMPORT_MAX_BYTES) {
         return done(new AppError('request_too_large', `the file exceeds the maximum of ${PANEL_IMPORT_MAX_BYTES} bytes`, { max_bytes: PANEL_IMPORT_MAX_BYTES }));
@@ -53,6 +69,9 @@ export function csvBody(req: Request, onBytes: (bytes: number) => void): Readabl
   // Piped, not handed over: a refusal mid-file destroys the copy, never the request (its socket
   // carries the answer).
   const input = new PassThrough();
+  idle = setTimeout(stalled, idleMs);
+  input.once('close', () => clearTimeout(idle));
+  limiter.once('end', () => clearTimeout(idle));
   req.pipe(limiter);
   limiter.on('error', (err) => input.destroy(err));
   limiter.pipe(input);
@@ -68,6 +87,24 @@ export function csvBody(req: Request, onBytes: (bytes: number) => void): Readabl
     if (!req.complete) input.destroy(new AppError('bad_request', 'The upload was cut off before the whole file arrived; nothing was imported'));
   });
   return input;
+}
+
+/**
+ * The CSV body spooled whole to a temporary file of this dyno (0600, removed when `use` ends),
+ * then `use` with a way to read it. The file is on disk before `use` takes a connection of the
+ * import pool, so a client that sends slowly, or stops, holds no database connection however long
+ * it takes (issue 37): only a file already received is imported. The price is the disk (up to
+ * PANEL_IMPORT_MAX_BYTES a running import) and reading the file after it arrives instead of as it
+ * does.
+ */
+export async function withSpooledBody<T>(req: Request, onBytes: (bytes: number) => void, idleMs: number, use: (open: () => Readable) => Promise<T>): Promise<T> {
+  const spool = join(tmpdir(), `cartero-import-${randomBytes(9).toString('hex')}.csv`);
+  try {
+    await pipeline(csvBody(req, onBytes, idleMs), createWriteStream(spool, { mode: 0o600 }));
+    return await use(() => createReadStream(spool));
+  } finally {
+    await unlink(spool).catch(() => {});
+  }
 }
 
 /**

@@ -118,7 +118,7 @@ export const datasetCommands = [
       return runCsvFile(f.file, f.rejects, 'reading', ctx.terminal, async (run) => {
         // Loaded here: the CSV and COPY machinery is not needed to start any other command.
         const { importContacts } = await import('../../domain/datasets/import.js');
-        return importContacts(tenant, ctx.pool, f.id, { input: run.open(), map: f.map, rejects: run.rejects, onProgress: run.onProgress, onMerge: run.onMerge });
+        return importContacts(tenant, ctx.pool, f.id, { input: run.open(), map: f.map, rejects: run.rejects, onProgress: run.onProgress, onMerge: run.onMerge, limits: ctx.config.csv });
       });
     },
   }),

@@ -60,6 +60,7 @@ export const listCommands = [
           header: f.header,
           rejects: run.rejects,
           onProgress: run.onProgress,
+          limits: ctx.config.csv,
         });
       });
     },

@@ -4,7 +4,8 @@ import { pipeline } from 'node:stream/promises';
 import copyStreams from 'pg-copy-streams';
 import type { Client, Pool } from '../../sql/pool.js';
 import type { Stringifier } from 'csv-stringify';
-import { asCsvError, byteCounter, copyField, csvParser, rejectsCsv, withoutBom, type CsvRecord } from '../csv-input.js';
+import { CSV_LIMITS, type CsvLimits } from '../../config/defaults.js';
+import { asCsvError, byteCounter, copyField, csvParser, recordBound, rejectsCsv, withoutBom, type CsvRecord } from '../csv-input.js';
 import { AppError, RuleViolation } from '../errors.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
@@ -74,6 +75,8 @@ export interface ImportOptions {
   onProgress?: (bytes: number) => void;
   /** Reading is over; the merge into the dataset starts. */
   onMerge?: (accepted: number) => void;
+  /** CSV_MAX_CELL_BYTES and CSV_MAX_RECORD_BYTES (domain/csv-input.ts); the defaults when not given. */
+  limits?: CsvLimits;
 }
 
 const FIRST_REJECTS = 10;
@@ -261,7 +264,8 @@ export async function importContacts(tenant: Tenant, pool: Pool, datasetId: numb
     const checker = new RowChecker(target, catalog, opts.map ?? [], rejects);
     const copy = c.query(copyStreams.from('COPY import_rows (line, identifier, values) FROM STDIN'));
     try {
-      await pipeline(opts.input, byteCounter(opts.onProgress), withoutBom(), csvParser(), checker, copy);
+      const limits = opts.limits ?? CSV_LIMITS;
+      await pipeline(opts.input, byteCounter(opts.onProgress), withoutBom(), recordBound(limits.recordBytes), csvParser(limits), checker, copy);
     } catch (err) {
       rejects.destroy();
       await rejectsDone.catch(() => {});

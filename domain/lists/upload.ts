@@ -5,7 +5,8 @@ import { Transform, Writable, type Readable, type TransformCallback } from 'node
 import { pipeline } from 'node:stream/promises';
 import copyStreams from 'pg-copy-streams';
 import type { Pool } from '../../sql/pool.js';
-import { asCsvError, byteCounter, copyField, csvParser, rejectsCsv, withoutBom, type CsvRecord } from '../csv-input.js';
+import { CSV_LIMITS, type CsvLimits } from '../../config/defaults.js';
+import { asCsvError, byteCounter, copyField, csvParser, recordBound, rejectsCsv, withoutBom, type CsvRecord } from '../csv-input.js';
 import { AppError, NotFoundError, RuleViolation } from '../errors.js';
 import { fieldsById } from '../fields/catalog.js';
 import type { FieldDefinition } from '../fields/types.js';
@@ -30,6 +31,8 @@ export interface UploadOptions {
   /** Receives every refused row as CSV: row, code, field, rule, detail, then the row's own cells (formula-guarded). */
   rejects: Writable;
   onProgress?: (bytes: number) => void;
+  /** CSV_MAX_CELL_BYTES and CSV_MAX_RECORD_BYTES (domain/csv-input.ts); the defaults when not given. */
+  limits?: CsvLimits;
 }
 
 export interface UploadReject {
@@ -226,7 +229,8 @@ export async function uploadList(tenant: Tenant, pool: Pool, listId: number, opt
     await c.query('CREATE TEMPORARY TABLE list_upload_rows (row integer NOT NULL, values jsonb NOT NULL) ON COMMIT DROP');
     const copy = c.query(copyStreams.from('COPY list_upload_rows (row, values) FROM STDIN'));
     try {
-      await pipeline(opts.open(), byteCounter(opts.onProgress), withoutBom(), csvParser(), checker, copy);
+      const limits = opts.limits ?? CSV_LIMITS;
+      await pipeline(opts.open(), byteCounter(opts.onProgress), withoutBom(), recordBound(limits.recordBytes), csvParser(limits), checker, copy);
     } catch (err) {
       rejects.destroy();
       await rejectsDone.catch(() => {});

@@ -194,14 +194,19 @@ function rejectsWriter(tenant: Tenant, pool: Pool, key: string): Writable {
   let pending: Buffer[] = [];
   let size = 0;
   let seq = 0;
-  const store = async () => {
-    if (!size) return;
-    const chunk = Buffer.concat(pending, size);
-    pending = [];
-    size = 0;
-    await withTenant(pool, tenant, (c) =>
-      c.query(`INSERT INTO panel_import_rejects (instance_id, key, seq, chunk) VALUES ($1, $2, $3, $4)`, [tenant.instanceId, key, seq++, chunk]),
-    );
+  // Pieces of exactly REJECTS_CHUNK_BYTES (the last one shorter): one refused row can be larger
+  // than a piece (a cell near CSV_MAX_CELL_BYTES, its quotes doubled by the CSV writer).
+  const store = async (all: boolean) => {
+    while (size >= REJECTS_CHUNK_BYTES || (all && size > 0)) {
+      const joined = Buffer.concat(pending, size);
+      const chunk = joined.subarray(0, REJECTS_CHUNK_BYTES);
+      const rest = joined.subarray(chunk.length);
+      pending = rest.length ? [rest] : [];
+      size = rest.length;
+      await withTenant(pool, tenant, (c) =>
+        c.query(`INSERT INTO panel_import_rejects (instance_id, key, seq, chunk) VALUES ($1, $2, $3, $4)`, [tenant.instanceId, key, seq++, chunk]),
+      );
+    }
   };
   return new Writable({
     write(chunk: Buffer | string, encoding, callback) {
@@ -209,10 +214,10 @@ function rejectsWriter(tenant: Tenant, pool: Pool, key: string): Writable {
       pending.push(buf);
       size += buf.length;
       if (size < REJECTS_CHUNK_BYTES) return callback();
-      store().then(() => callback(), callback);
+      store(false).then(() => callback(), callback);
     },
     final(callback) {
-      store().then(() => callback(), callback);
+      store(true).then(() => callback(), callback);
     },
   });
 }
