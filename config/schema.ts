@@ -299,7 +299,7 @@ export const CONFIG_SCHEMA = {
     windowDays: integer('SOFT_BOUNCE_WINDOW_DAYS', SOFT_BOUNCE_DEFAULTS.windowDays, { min: 1 }, 'the soft-bounce window, in days back from the evaluation'),
   },
   domains: {
-    keyEncryptionKey: secret('DKIM_KEY_ENCRYPTION_KEY', 32, '`npm start` and its CLI: generated into DATA_DIR/dkim-key-encryption.key; with DATABASE_URL: required to add or sign', 'encrypts the DKIM private keys of sending domains at rest (AES-256-GCM); the same value on every process (docs/domains.md)'),
+    keyEncryptionKey: secret('DKIM_KEY_ENCRYPTION_KEY', 32, '`npm start` and its CLI: generated into DATA_DIR/dkim-key-encryption.key; the web and worker dynos: required (they refuse to start without it); the CLI with DATABASE_URL: required to add or sign', 'encrypts the DKIM private keys of sending domains at rest (AES-256-GCM); the same value on every process (docs/domains.md)'),
     dnsServers,
     returnPathSubdomain: dnsName('RETURN_PATH_SUBDOMAIN', 'bounces', 'the return-path host of a domain is this subdomain of it (bounce+<id>@bounces.<domain>), so SPF aligns: its MX and SPF records are checked'),
     mxHost: dnsName('RETURN_PATH_MX_HOST', undefined, "the host the return-path host's MX must name: where the inbound listener receives bounces", 'the host of PUBLIC_URL'),
