@@ -4,7 +4,8 @@ import t from 'tap';
 import { freePort } from '../config/ports.js';
 import { PROCESS_NEEDS } from '../config/needs.js';
 import { testDatabases } from './helpers/databases.js';
-import { childEnv, spawnNode } from './helpers/spawn.js';
+import { makeTenant } from './helpers/fixtures.js';
+import { childEnv, cliRunner, spawnNode } from './helpers/spawn.js';
 
 /**
  * Each Procfile process type refuses to start without what it needs (config/needs.ts), naming
@@ -87,4 +88,19 @@ t.test(`web and worker with ${KEY}: both start`, async (t) => {
   worker.signal('SIGTERM');
   t.equal((await web.waitExit(20_000))?.code, 0, 'web stops cleanly');
   t.equal((await worker.waitExit(25_000))?.code, 0, 'worker stops cleanly');
+});
+
+t.test(`the CLI with DATABASE_URL and no ${KEY}: the commands that seal a key refuse, naming it`, async (t) => {
+  const a = await makeTenant(dbs.pool);
+  const cli = cliRunner(t, childEnv({ DATABASE_URL: dbs.databaseUrl }, ['CLICKHOUSE_URL', 'PORT', 'DATA_DIR', KEY]));
+  for (const args of [
+    ['domain', 'add', '--instance', a.slug, '--name', 'needs.example'],
+    ['sender', 'create', '--instance', a.slug, '--email', 'news@needs.example', '--name', 'News'],
+  ]) {
+    const r = await cli(...args);
+    t.not(r.code, 0, `${args.slice(0, 2).join(' ')}: a failure exit`);
+    t.match(r.stderr, `${KEY} is not set`, `${args.slice(0, 2).join(' ')}: says which variable: ${r.stderr.trim()}`);
+  }
+  const domains = await dbs.pool.query("SELECT 1 FROM domains WHERE name = 'needs.example'");
+  t.equal(domains.rowCount, 0, 'nothing added');
 });
