@@ -62,7 +62,12 @@ export function createClickHouseClient(
  * connection.
  */
 export function isClickHouseTimeout(err: unknown): boolean {
-  return err instanceof Error && err.message === 'Timeout error.';
+  return err instanceof ClickHouseTimeout || (err instanceof Error && err.message === 'Timeout error.');
+}
+
+/** A bound of ours on a ClickHouse request ran out (an export's first byte): answered as the client's own timeout. */
+export class ClickHouseTimeout extends Error {
+  override name = 'ClickHouseTimeout';
 }
 
 /** True when the server answers its /ping endpoint; never throws. */

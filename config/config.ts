@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { isProcessType, missingNeeds } from './needs.js';
 import { CONFIG_RULES, CONFIG_SCHEMA, readSchema, type ConfigValues } from './schema.js';
 
 export { parseTrustProxy } from './schema.js';
@@ -59,14 +60,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
 /**
  * loadConfig for a process's entry point: a configuration that is not allowed stops the
- * process at once (exit 1) with one line per variable on stderr, before anything starts.
+ * process at once (exit 1) with one line per variable on stderr, before anything starts. A
+ * Procfile process type (web, worker, release) that lacks a variable it needs (config/needs.ts)
+ * stops there too (exit 2, as the release dyno always did for a missing URL), with one line
+ * naming every missing one and why.
  */
 export function loadConfigOrExit(processName: string, env: Record<string, string | undefined> = process.env): Config {
+  let config: Config;
   try {
-    return loadConfig(env);
+    config = loadConfig(env);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`cartero ${processName}: invalid configuration (docs/configuration.md):\n${err.problems.map((p) => `  ${p}\n`).join('')}`);
     process.exit(1);
   }
+  const missing = isProcessType(processName) ? missingNeeds(processName, config) : undefined;
+  if (missing) {
+    process.stderr.write(missing + '\n');
+    process.exit(2);
+  }
+  return config;
 }

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { PROCESS_NEEDS } from './needs.js';
 import { CONFIG_RULES, variablesOf } from './schema.js';
 import type { Variable } from './variable.js';
 import { type GeneratedSection, generatedPart as partOf, writeOrPrint } from './generated-section.js';
@@ -34,6 +35,14 @@ export function configurationTable(): string {
     'Between variables:',
     '',
     ...CONFIG_RULES.map((r) => `- ${r.text}`),
+    '',
+    '<a id="what-each-process-needs"></a>**What each process needs** (config/needs.ts). A Procfile process started without one of',
+    'these exits at once with code 2, before it connects or listens, printing one line that names every missing',
+    'variable and why (`npm start` sets them all for its dynos):',
+    '',
+    '| process | variable | why |',
+    '|---|---|---|',
+    ...Object.entries(PROCESS_NEEDS).flatMap(([process, needs]) => needs.map((n) => `| \`${process}\` | \`${n.name}\` | ${cell(n.why)} |`)),
   ].join('\n');
 }
 

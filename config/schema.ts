@@ -233,7 +233,11 @@ export const CONFIG_SCHEMA = {
   databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:', 'socket:'], 'embedded', 'Postgres; without it `npm start` runs one under DATA_DIR/postgres'),
   databaseQueryTimeoutMs: integer('DATABASE_QUERY_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 }, "ms a web dyno's Postgres statement may go unanswered (a Postgres that accepts connections but does not answer) before its request answers 503 service_unavailable and the connection is dropped, which rolls its transaction back; a new connection has 5 s"),
   clickhouseUrl: url('CLICKHOUSE_URL', ['http:', 'https:'], 'embedded', 'ClickHouse HTTP URL; its path names the database (default cartero)'),
-  clickhouseRequestTimeoutMs: integer('CLICKHOUSE_REQUEST_TIMEOUT_MS', 30_000, { min: 100, max: 600_000 }, "ms the web dyno waits on a silent ClickHouse connection (no byte received) before a listing or export answers 503 service_unavailable (a stall mid-export cuts the download); counted from the last byte, so it must exceed the slowest export's time to its first byte"),
+  // Under a router that ends a request at 30 s (Heroku's H12), a bound at or past 30 s means the
+  // client gets the router's error instead of our 503: both defaults leave a wide margin
+  // (docs/operations.md, Bounded under a router).
+  clickhouseRequestTimeoutMs: integer('CLICKHOUSE_REQUEST_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 }, "ms the web dyno waits on a ClickHouse request that sends nothing (a listing, the dashboard, an export before its first byte, counted for an export from its start) before it answers 503 service_unavailable; keep it well under the router's request timeout (30 s on Heroku: docs/operations.md, Bounded under a router)"),
+  clickhouseExportIdleTimeoutMs: integer('CLICKHOUSE_EXPORT_IDLE_TIMEOUT_MS', 20_000, { min: 100, max: 600_000 }, "ms an export's ClickHouse stream may stay silent between chunks once its download has started; past it the download is cut (an unfinished chunked body, never a file that looks whole). It bounds silence, not the export's length"),
   clickhouseCluster: identifier('CLICKHOUSE_CLUSTER', 'unset (single node)', "cluster mode: the cluster's name in ClickHouse's `remote_servers`; migrations create shard-local tables (`<table>_local`) and Distributed tables over them with ON CLUSTER (docs/analytics.md); `npm start` sets it with CLICKHOUSE_SHARDS"),
   clickhouseShards: integer('CLICKHOUSE_SHARDS', 1, { min: 1, max: 16 }, '`npm start` without CLICKHOUSE_URL: the embedded ClickHouse as a cluster of this many shards (more than 1: cluster `cartero`, listed in services.json as clickhouse_shards)'),
   smtpUrl: url('SMTP_URL', ['smtp:', 'smtps:'], 'simulator', 'outgoing SMTP relay (nodemailer URL options); without it `npm start` runs the mailbox simulator'),
@@ -299,7 +303,7 @@ export const CONFIG_SCHEMA = {
     windowDays: integer('SOFT_BOUNCE_WINDOW_DAYS', SOFT_BOUNCE_DEFAULTS.windowDays, { min: 1 }, 'the soft-bounce window, in days back from the evaluation'),
   },
   domains: {
-    keyEncryptionKey: secret('DKIM_KEY_ENCRYPTION_KEY', 32, '`npm start` and its CLI: generated into DATA_DIR/dkim-key-encryption.key; with DATABASE_URL: required to add or sign', 'encrypts the DKIM private keys of sending domains at rest (AES-256-GCM); the same value on every process (docs/domains.md)'),
+    keyEncryptionKey: secret('DKIM_KEY_ENCRYPTION_KEY', 32, '`npm start` and its CLI: generated into DATA_DIR/dkim-key-encryption.key; the web and worker dynos: required (they refuse to start without it); the CLI with DATABASE_URL: required to add or sign', 'encrypts the DKIM private keys of sending domains at rest (AES-256-GCM); the same value on every process (docs/domains.md)'),
     dnsServers,
     returnPathSubdomain: dnsName('RETURN_PATH_SUBDOMAIN', 'bounces', 'the return-path host of a domain is this subdomain of it (bounce+<id>@bounces.<domain>), so SPF aligns: its MX and SPF records are checked'),
     mxHost: dnsName('RETURN_PATH_MX_HOST', undefined, "the host the return-path host's MX must name: where the inbound listener receives bounces", 'the host of PUBLIC_URL'),

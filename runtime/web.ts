@@ -94,13 +94,16 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
     throw err;
   });
   // A bounded wait: a ClickHouse that accepts connections but never answers (stopped, overloaded)
-  // makes a listing answer 503 after CLICKHOUSE_REQUEST_TIMEOUT_MS instead of hanging.
-  const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl), undefined, {
-    requestTimeoutMs: config.clickhouseRequestTimeoutMs,
-  });
+  // makes a listing answer 503 after CLICKHOUSE_REQUEST_TIMEOUT_MS instead of hanging, well
+  // before a router's own limit (docs/operations.md, Bounded under a router).
+  const clickhouseUrl = required('CLICKHOUSE_URL', config.clickhouseUrl);
+  const clickhouse = createClickHouseClient(clickhouseUrl, undefined, { requestTimeoutMs: config.clickhouseRequestTimeoutMs });
+  // The exports' own client: its timeout counts silence on the whole stream, so it is the bound
+  // between chunks; the first byte has CLICKHOUSE_REQUEST_TIMEOUT_MS (analytics/export/stream.ts).
+  const clickhouseExports = createClickHouseClient(clickhouseUrl, undefined, { requestTimeoutMs: config.clickhouseExportIdleTimeoutMs });
   const queue = jobQueue(config.databaseUrl!);
   const templates = renderPool(config.templateRender);
-  const deps = { pool, bulkPool, clickhouse, config, logger, queue, templates };
+  const deps = { pool, bulkPool, clickhouse, clickhouseExports, config, logger, queue, templates };
   const metrics = createHttpMetrics();
   const app = createApp(deps, extraRoutes, metrics);
   // Opens and clicks are answered ahead of Express (api/tracking/fast-path.ts: the hot path of
@@ -120,6 +123,7 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
     await drain(server);
     await Promise.all([pool.end(), bulkPool.end()]);
     await clickhouse.close();
+    await clickhouseExports.close();
     await templates.close();
     throw err;
   }
@@ -131,7 +135,7 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
     async stop() {
       await Promise.all([drain(server), ...(internal ? [drain(internal)] : [])]);
       // After the drain: no request is left waiting on a query or a render.
-      await Promise.all([pool.end(), bulkPool.end(), clickhouse.close(), templates.close()]);
+      await Promise.all([pool.end(), bulkPool.end(), clickhouse.close(), clickhouseExports.close(), templates.close()]);
     },
   };
 }

@@ -15,7 +15,7 @@ import { createPool, type Client } from '../sql/pool.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { startTestMailbox } from './helpers/mailbox.js';
 import { readMailbox, waitFor } from './helpers/send-stack.js';
-import { childEnv, childrenOf, sleep, spawnNode, type Proc } from './helpers/spawn.js';
+import { childEnv, childrenOf, sleep, spawnNode, type Proc, TEST_DKIM_KEY } from './helpers/spawn.js';
 
 /**
  * Fault: Postgres unreachable for 20 s while mails are sent and forms submitted. The shared
@@ -99,7 +99,7 @@ function resume(): void {
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const env = childEnv(
-  { DATABASE_URL: databaseUrl, CLICKHOUSE_URL: clickhouseUrl, SMTP_URL: simulator.url, PUBLIC_URL, PORT: String(port), LOG_LEVEL: 'info' },
+  { DATABASE_URL: databaseUrl, CLICKHOUSE_URL: clickhouseUrl, SMTP_URL: simulator.url, PUBLIC_URL, PORT: String(port), LOG_LEVEL: 'info', DKIM_KEY_ENCRYPTION_KEY: TEST_DKIM_KEY },
   DB_ENV,
 );
 const web = spawnNode(t, 'dist/runtime/web.js', { env });

@@ -21,7 +21,7 @@ import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { startTestMailbox } from './helpers/mailbox.js';
 import { type MailApi, mailApi, mailboxCopies, readMailbox, waitFor } from './helpers/send-stack.js';
-import { childEnv, sleep, spawnNode, type Proc } from './helpers/spawn.js';
+import { childEnv, sleep, spawnNode, type Proc, TEST_DKIM_KEY } from './helpers/spawn.js';
 import { startReceiver } from './helpers/webhook-receiver.js';
 
 /**
@@ -67,6 +67,7 @@ const common = {
   PUBLIC_URL,
   LOG_LEVEL: 'warn',
   WEBHOOK_ALLOW_PRIVATE: 'true',
+  DKIM_KEY_ENCRYPTION_KEY: TEST_DKIM_KEY,
 };
 const INHERITED = ['DATA_DIR', 'PORT', 'INTERNAL_PORT', 'INBOUND_SMTP_PORT'];
 const workerEnv = childEnv(

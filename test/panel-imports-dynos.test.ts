@@ -5,7 +5,7 @@ import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
-import { childEnv, sleep, spawnNode, type Proc } from './helpers/spawn.js';
+import { childEnv, sleep, spawnNode, type Proc, TEST_DKIM_KEY } from './helpers/spawn.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -24,7 +24,7 @@ const { url: here } = await startTestWeb(t, dbs);
 async function spawnWeb(): Promise<{ base: string; proc: Proc }> {
   const port = await freePort();
   const env = childEnv(
-    { DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, PORT: String(port), INTERNAL_PORT: String(await freePort()), LOG_LEVEL: 'warn' },
+    { DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, PORT: String(port), INTERNAL_PORT: String(await freePort()), LOG_LEVEL: 'warn', DKIM_KEY_ENCRYPTION_KEY: TEST_DKIM_KEY },
     ['DATA_DIR'],
   );
   const proc = spawnNode(t, 'dist/runtime/web.js', { env });

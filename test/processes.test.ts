@@ -21,6 +21,7 @@ import {
   sleep,
   spawnNode,
   tempDataDir,
+  TEST_DKIM_KEY,
   waitDead,
   type Proc,
 } from './helpers/spawn.js';
@@ -142,7 +143,7 @@ t.test('web and worker run as separate processes against the same databases', as
   // /readyz is served on the internal listener (api/internal.ts).
   const internal = `http://127.0.0.1:${internalPort}`;
   const env = childEnv(
-    { DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, PORT: String(port), INTERNAL_PORT: String(internalPort), LOG_LEVEL: 'warn' },
+    { DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, PORT: String(port), INTERNAL_PORT: String(internalPort), LOG_LEVEL: 'warn', DKIM_KEY_ENCRYPTION_KEY: TEST_DKIM_KEY },
     DB_ENV,
   );
 
@@ -188,7 +189,7 @@ t.test('a worker stopped while it is still starting stops gracefully (exit 0)', 
   // The stop handler is installed before start finishes (runtime/main.ts): a worker consumes
   // jobs before its last pieces are up, and a platform may stop a dyno at any moment.
   const dbs = await testDatabases(t, 'earlystop');
-  const env = childEnv({ DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, LOG_LEVEL: 'warn' }, DB_ENV);
+  const env = childEnv({ DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, LOG_LEVEL: 'warn', DKIM_KEY_ENCRYPTION_KEY: TEST_DKIM_KEY }, DB_ENV);
   const worker = spawnNode(t, 'dist/runtime/worker.js', { env });
   const database = new URL(dbs.databaseUrl).pathname.slice(1);
   // Its first connection (the schema check) is the first step of its start: stop it right there.
@@ -210,7 +211,7 @@ t.test('web on SIGTERM answers a request in flight and still exits promptly with
   // open after its response. Stopping must not wait for the client to close it.
   const dbs = await testDatabases(t, 'drain');
   const port = await freePort();
-  const env = childEnv({ DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, PORT: String(port), LOG_LEVEL: 'warn' }, DB_ENV);
+  const env = childEnv({ DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, PORT: String(port), LOG_LEVEL: 'warn', DKIM_KEY_ENCRYPTION_KEY: TEST_DKIM_KEY }, DB_ENV);
   const web = spawnNode(t, 'dist/runtime/web.js', { env });
   await waitHttp(`http://127.0.0.1:${port}/healthz`, web);
   const a = await makeTenant(dbs.pool);

@@ -8,7 +8,7 @@ import { startWeb } from '../runtime/web.js';
 import { startWorker } from '../runtime/worker.js';
 import { checkSchemaVersion, migratePostgres, SchemaTooNew } from '../sql/migrate.js';
 import { emptyTestDatabase } from './helpers/databases.js';
-import { childEnv, spawnNode } from './helpers/spawn.js';
+import { childEnv, spawnNode, TEST_DKIM_KEY } from './helpers/spawn.js';
 
 /**
  * A database migrated by newer code than the running one (issue 25, section 3): web, worker and
@@ -28,7 +28,7 @@ const db = await emptyTestDatabase(t, 'schemaversion');
 await migratePostgres(db.pool);
 // Nothing answers here: a refused process must stop before it reaches ClickHouse.
 const NO_CLICKHOUSE = 'http://127.0.0.1:9/cartero';
-const env = { DATABASE_URL: db.databaseUrl, CLICKHOUSE_URL: NO_CLICKHOUSE, PORT: '0', LOG_LEVEL: 'info' };
+const env = { DATABASE_URL: db.databaseUrl, CLICKHOUSE_URL: NO_CLICKHOUSE, PORT: '0', LOG_LEVEL: 'info', DKIM_KEY_ENCRYPTION_KEY: TEST_DKIM_KEY };
 const DB_ENV = ['DATABASE_URL', 'CLICKHOUSE_URL', 'DATA_DIR', 'PORT', 'INTERNAL_PORT', 'SMTP_URL', 'INBOUND_SMTP_PORT'];
 
 const addFuture = () => db.pool.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [futureVersion, `${future}.sql`]);

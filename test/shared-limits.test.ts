@@ -7,7 +7,7 @@ import { startInboundSmtp } from '../smtp/inbound.js';
 import { createPool } from '../sql/pool.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
-import { childEnv, sleep, spawnNode, type Proc } from './helpers/spawn.js';
+import { childEnv, sleep, spawnNode, type Proc, TEST_DKIM_KEY } from './helpers/spawn.js';
 
 /**
  * The per-client limits are one budget for every dyno on the database (issue 26;
@@ -62,6 +62,7 @@ t.test('two web dynos share one budget of hosted form submissions per address', 
         INTERNAL_PORT: String(await freePort()),
         LOG_LEVEL: 'warn',
         FORM_PAGE_RATE_PER_MINUTE: String(LIMIT),
+        DKIM_KEY_ENCRYPTION_KEY: TEST_DKIM_KEY,
       },
       ['DATA_DIR', 'WEBHOOK_ALLOW_PRIVATE'],
     );

@@ -8,7 +8,7 @@ import { trackingSecret } from '../domain/tracking/secret.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { mailApi, waitFor } from './helpers/send-stack.js';
-import { childEnv, spawnNode } from './helpers/spawn.js';
+import { childEnv, spawnNode, TEST_DKIM_KEY } from './helpers/spawn.js';
 import { startTestWeb } from './helpers/web.js';
 import { startReceiver, verifies, type Received } from './helpers/webhook-receiver.js';
 
@@ -28,7 +28,7 @@ const pool = dbs.pool;
 const web = await startTestWeb(t, dbs, { env: { PUBLIC_URL, WEBHOOK_ALLOW_PRIVATE: 'true' } });
 const worker = spawnNode(t, 'dist/runtime/worker.js', {
   env: childEnv(
-    { DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, PUBLIC_URL, LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE: 'true' },
+    { DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, PUBLIC_URL, LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE: 'true', DKIM_KEY_ENCRYPTION_KEY: TEST_DKIM_KEY },
     ['SMTP_URL', 'DATA_DIR', 'PORT', 'INBOUND_SMTP_PORT'],
   ),
 });

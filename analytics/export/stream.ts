@@ -6,7 +6,7 @@ import type { ClickHouseSettings } from '@clickhouse/client';
 import type { Logger } from 'pino';
 import { ACTIVITY_SETTINGS } from '../activities/query.js';
 import type { ActivityQuery } from '../activities/query.js';
-import type { ClickHouseClient } from '../client.js';
+import { ClickHouseTimeout, type ClickHouseClient } from '../client.js';
 import { ClickHouseExceptionTrap } from './exception-trap.js';
 import { formulaGuardSql } from '../../domain/csv-formula-guard.js';
 
@@ -121,7 +121,7 @@ const headerLines = new Map<string, Buffer>();
  * ClickHouse's own CSV writer (the same code path as the rows). Column sets are fixed per
  * listing, so each is asked of ClickHouse once per process.
  */
-export async function csvHeaderLine(ch: ClickHouseClient, names: readonly string[]): Promise<Buffer> {
+export async function csvHeaderLine(ch: ClickHouseClient, names: readonly string[], signal?: AbortSignal): Promise<Buffer> {
   const key = JSON.stringify(names);
   const cached = headerLines.get(key);
   if (cached) return cached;
@@ -130,6 +130,7 @@ export async function csvHeaderLine(ch: ClickHouseClient, names: readonly string
     query: `SELECT ${names.map((_, i) => `${formulaGuardSql(`{h${i}:String}`)} AS h${i}`).join(', ')} FORMAT CSV`,
     query_params: params,
     clickhouse_settings: { ...BASE_SETTINGS, ...FORMAT_SETTINGS.csv, log_comment: 'export csv header' },
+    ...(signal ? { abort_signal: signal } : {}),
   });
   const chunks: Buffer[] = [];
   for await (const chunk of result.stream as Readable) chunks.push(chunk as Buffer);
@@ -147,6 +148,12 @@ export interface ExportTarget {
   /** The columns to write, in order; default all the query's columns in the query's order. */
   columns?: readonly string[];
   logger: Logger;
+  /**
+   * ms from the start until ClickHouse's first byte (CLICKHOUSE_REQUEST_TIMEOUT_MS); past it the
+   * export answers 503 instead of 200. Silence after the first byte is the client's own bound
+   * (the web's export client: CLICKHOUSE_EXPORT_IDLE_TIMEOUT_MS).
+   */
+  firstByteMs?: number;
 }
 
 /** e.g. opens-20261122.csv */
@@ -158,11 +165,13 @@ export function exportFilename(basename: string, format: ExportFormat, now = new
  * Streams the whole result of `query` to `res` as CSV (UTF-8 BOM, guarded header row, guarded
  * rows) or as a JSON array of the listing's rows.
  *
- * Failures before the first byte (ClickHouse unreachable, a query error) reject, so the route
- * answers a problem object as usual. Once streaming has started the status is sent: a failure
- * then destroys the response (the client sees a truncated chunked download, never an error text
- * inside the file) and is logged, and the promise resolves. A client that disconnects aborts the
- * ClickHouse request, and the server cancels the query (see BASE_SETTINGS).
+ * Failures before the first byte (ClickHouse unreachable, a query error, no byte within
+ * target.firstByteMs) reject, so the route answers a problem object as usual: a router that
+ * ends requests at 30 s (docs/operations.md, Bounded under a router) must see our status line
+ * before it gives up. Once streaming has started the status is sent: a failure then destroys the
+ * response (the client sees a truncated chunked download, never an error text inside the file)
+ * and is logged, and the promise resolves. A client that disconnects aborts the ClickHouse
+ * request, and the server cancels the query (see BASE_SETTINGS).
  */
 export async function streamExport(ch: ClickHouseClient, query: ActivityQuery, res: ServerResponse, target: ExportTarget): Promise<void> {
   const { format } = target;
@@ -177,19 +186,39 @@ export async function streamExport(ch: ClickHouseClient, query: ActivityQuery, r
     return;
   }
   const columns = pickColumns(query, target.columns);
-  const header = format === 'csv' ? await csvHeaderLine(ch, columns.map((c) => c.name)) : undefined;
 
   const abort = new AbortController();
   const onClose = () => abort.abort();
   res.once('close', onClose);
+  // One deadline for everything before the first byte (the CSV header's request included), not
+  // one per request: the client's own timeout counts silence per request, which two requests
+  // in a row could each nearly use up.
+  let late = false;
+  const firstByte =
+    target.firstByteMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          late = true;
+          abort.abort();
+        }, target.firstByteMs);
   const queryId = `cartero-export-${target.requestId}-${randomUUID().slice(0, 8)}`;
   try {
+    let header: Buffer | undefined;
     let result;
     try {
+      header = format === 'csv' ? await csvHeaderLine(ch, columns.map((c) => c.name), abort.signal) : undefined;
       result = await ch.exec({ ...exportRequest(query, format, target.columns), query_id: queryId, abort_signal: abort.signal });
+      // The deadline fired as ClickHouse answered: its stream is already cut.
+      if (late) {
+        (result.stream as Readable).destroy();
+        throw new Error('late');
+      }
     } catch (err) {
+      if (late) throw new ClickHouseTimeout(`ClickHouse sent no byte of the export within ${target.firstByteMs} ms (CLICKHOUSE_REQUEST_TIMEOUT_MS)`);
       if (abort.signal.aborted) return; // the client left before ClickHouse answered
       throw err;
+    } finally {
+      clearTimeout(firstByte);
     }
     const body = result.stream as Readable;
     const tag = result.response_headers['x-clickhouse-exception-tag'];

@@ -21,7 +21,14 @@ export interface AppDeps {
    * imports run at once in an instance).
    */
   bulkPool: Pool;
+  /** Listings, the dashboard, /readyz: silence bounded by CLICKHOUSE_REQUEST_TIMEOUT_MS. */
   clickhouse: ClickHouseClient;
+  /**
+   * The streamed exports: silence between chunks bounded by CLICKHOUSE_EXPORT_IDLE_TIMEOUT_MS (the
+   * client's timeout applies to the whole stream), the first byte by CLICKHOUSE_REQUEST_TIMEOUT_MS
+   * (analytics/export/stream.ts).
+   */
+  clickhouseExports: ClickHouseClient;
   config: Config;
   logger: Logger;
   /** Enqueues jobs inside a transaction (pg-boss); web never starts workers. */

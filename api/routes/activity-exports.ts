@@ -94,12 +94,13 @@ function exportRoute<F>(route: RouteNaming & {
     query: exportQuery(listing, extra),
     success,
     handler: async (ctx, res) => {
-      await streamExport(ctx.deps.clickhouse, build(ctx), res, {
+      await streamExport(ctx.deps.clickhouseExports, build(ctx), res, {
         format: ctx.query.format,
         basename,
         requestId: ctx.requestId,
         logger: ctx.deps.logger,
         columns: columns?.(ctx.query),
+        firstByteMs: ctx.deps.config.clickhouseRequestTimeoutMs,
       });
       return undefined;
     },

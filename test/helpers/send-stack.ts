@@ -6,7 +6,7 @@ import type { MailboxSimulator } from '../../smtp/simulator.js';
 import type { Pool } from '../../sql/pool.js';
 import { testDatabases, type TestDatabases } from './databases.js';
 import { startTestMailbox } from './mailbox.js';
-import { childEnv, spawnNode, type Proc } from './spawn.js';
+import { childEnv, spawnNode, TEST_DKIM_KEY, type Proc } from './spawn.js';
 import { startTestWeb } from './web.js';
 
 /**
@@ -80,6 +80,9 @@ export async function startSendStack(t: Teardown, opts: SendStackOptions): Promi
         SMTP_URL: simulator.url,
         PUBLIC_URL: opts.publicUrl,
         LOG_LEVEL: 'warn',
+        // The web's key when the test gave it one (the same value on every process), else the
+        // test's: a worker dyno does not start without one (config/needs.ts).
+        DKIM_KEY_ENCRYPTION_KEY: opts.webEnv?.DKIM_KEY_ENCRYPTION_KEY ?? TEST_DKIM_KEY,
         SEND_RETRY_LIMIT: process.env.SEND_RETRY_LIMIT,
         SEND_RETRY_DELAY_SECONDS: process.env.SEND_RETRY_DELAY_SECONDS,
         SEND_JOB_EXPIRE_SECONDS: process.env.SEND_JOB_EXPIRE_SECONDS,

@@ -1,4 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -35,6 +36,13 @@ export interface Proc {
   /** To the process, or to its whole process group when spawned detached (what a terminal does). */
   signal(sig: NodeJS.Signals): void;
 }
+
+/**
+ * DKIM_KEY_ENCRYPTION_KEY for the web and worker dynos a test spawns against its own
+ * DATABASE_URL: they refuse to start without it (config/needs.ts), as a deployment's would. One
+ * value per test process, so every dyno of a file shares it, as every dyno of a deployment must.
+ */
+export const TEST_DKIM_KEY = randomBytes(32).toString('hex');
 
 /** The environment of a child: the test's own, minus `remove`, plus `set`. */
 export function childEnv(set: Record<string, string | undefined>, remove: string[] = []): NodeJS.ProcessEnv {
