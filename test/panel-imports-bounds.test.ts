@@ -6,7 +6,7 @@ import { testDatabases } from './helpers/databases.js';
 import { makeTenant, type TestTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
-import { childEnv, sleep, spawnNode, type Proc } from './helpers/spawn.js';
+import { childEnv, sleep, spawnNode, TEST_DKIM_KEY, type Proc } from './helpers/spawn.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -222,6 +222,8 @@ async function spawnWeb(): Promise<{ base: string; proc: Proc }> {
       PORT: String(port),
       INTERNAL_PORT: String(await freePort()),
       LOG_LEVEL: 'warn',
+      // A web dyno refuses to start without it (config/needs.ts).
+      DKIM_KEY_ENCRYPTION_KEY: TEST_DKIM_KEY,
       // 800 MB over loopback on a busy test machine may take longer than the default minute.
       WEB_REQUEST_TIMEOUT_MS: '600000',
     },
