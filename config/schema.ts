@@ -324,7 +324,7 @@ export const CONFIG_SCHEMA = {
     loginFailureWindowSeconds: integer('PANEL_LOGIN_FAILURE_WINDOW_SECONDS', 900, { min: 1, max: UNDER_A_DAY }, 'the window the panel login failure budgets count in, from the first failure'),
   },
   // CSV files people upload: dataset imports and list uploads, the panel's and the CLI's alike
-  // (domain/csv-input.ts; docs/datasets.md, CSV input).
+  // (domain/csv-input.ts; docs/datasets.md, Reading the file, writing the rejects).
   csv: {
     cellBytes: integer('CSV_MAX_CELL_BYTES', CSV_LIMITS.cellBytes, { min: 1024, max: 16 * 1024 * 1024 }, "largest cell of an imported or uploaded CSV file, in bytes as read; a row with a larger cell is refused to the rejects file (value_error.too_large, with its line and column) and the rest of the file is read"),
     recordBytes: integer('CSV_MAX_RECORD_BYTES', CSV_LIMITS.recordBytes, { min: 1024, max: 64 * 1024 * 1024 }, "largest record (row, all its cells) of an imported or uploaded CSV file, in bytes as read; a larger one refuses the whole file (400 dataset_import_csv_invalid or list_import_csv_invalid naming its line: most often an unclosed quote), nothing imported, and no more of it is held in memory"),

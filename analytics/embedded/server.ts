@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, realpathSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, realpathSync } from 'node:fs';
 import { chmod, mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
@@ -212,6 +212,9 @@ async function launch(
   const url = `http://${USER}:${password}@127.0.0.1:${port}`;
   const logPath = join(dir, LOG_FILE);
   const logFd = openSync(logPath, 'a', 0o600);
+  // Where this attempt's lines begin: an earlier attempt's "Address already in use" (a port race,
+  // retried by the caller) must not fail this one.
+  const logStart = fstatSync(logFd).size;
   let child: ChildProcess;
   try {
     child = spawn(
@@ -251,10 +254,10 @@ async function launch(
   void exited.then((how) => (exitedHow = how));
 
   try {
-    await waitUntilServing(where, password, dir, logPath, () => exitedHow);
+    await waitUntilServing(where, password, dir, logPath, logStart, () => exitedHow);
   } catch (err) {
     await terminate(child, exited);
-    const tail = await logTail(logPath);
+    const tail = await logTail(logPath, 4_000, logStart);
     const message = `embedded ClickHouse in ${dir} on port ${port}: ${(err as Error).message}\n${tail}`;
     throw err instanceof PortTakenError || /Address already in use/.test(tail)
       ? new PortTakenError(message)
@@ -280,6 +283,7 @@ async function waitUntilServing(
   password: string,
   dir: string,
   logPath: string,
+  logStart: number,
   exitedHow: () => string | undefined,
 ): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
@@ -289,7 +293,7 @@ async function waitUntilServing(
     if (Date.now() > deadline) throw new Error(`not answering /ping after ${START_TIMEOUT_MS} ms`);
     // A failed statement (a listener's port taken) does not end the process (launcher.c); it
     // prints the exception, which the log of this start holds.
-    if (STATEMENT_FAILED.test(await logTail(logPath))) throw new Error('a statement of keepAliveQuery failed');
+    if (STATEMENT_FAILED.test(await logTail(logPath, 4_000, logStart))) throw new Error('a statement of keepAliveQuery failed');
     if (await answersPing(where)) break;
     await sleep(50);
   }
@@ -399,12 +403,14 @@ function freeLoopbackPort(): Promise<number> {
   });
 }
 
-async function logTail(path: string, bytes = 4_000): Promise<string> {
+/** The log's last `bytes`, none of them before `from` (the start of one launch's lines). */
+async function logTail(path: string, bytes = 4_000, from = 0): Promise<string> {
   try {
     const file = await open(path, 'r');
     try {
       const { size } = await file.stat();
-      const start = Math.max(0, size - bytes);
+      const start = Math.max(from, size - bytes, 0);
+      if (start >= size) return '';
       const buf = Buffer.alloc(size - start);
       await file.read(buf, 0, buf.length, start);
       return buf.toString('utf8');

@@ -51,6 +51,12 @@ export function csvBody(req: Request, onBytes: (bytes: number) => void, idleMs: 
   let bytes = 0;
   let idle: NodeJS.Timeout | undefined;
   const stalled = () => {
+    // Silence of our own making is no stall: the spool file not taking bytes as fast as they come
+    // pauses the request (back-pressure), and a client still sending must not get a 408 for it.
+    if (req.isPaused() || limiter.writableNeedDrain || input.writableNeedDrain) {
+      idle?.refresh();
+      return;
+    }
     // The answer closes the connection: what the client might still send is not waited for.
     req.res?.setHeader('Connection', 'close');
     input.destroy(new AppError('request_timeout', `No byte of the file arrived for ${idleMs} ms (IMPORT_IDLE_TIMEOUT_MS); nothing was imported`, { idle_ms: idleMs }));
@@ -100,7 +106,14 @@ export function csvBody(req: Request, onBytes: (bytes: number) => void, idleMs: 
 export async function withSpooledBody<T>(req: Request, onBytes: (bytes: number) => void, idleMs: number, use: (open: () => Readable) => Promise<T>): Promise<T> {
   const spool = join(tmpdir(), `cartero-import-${randomBytes(9).toString('hex')}.csv`);
   try {
-    await pipeline(csvBody(req, onBytes, idleMs), createWriteStream(spool, { mode: 0o600 }));
+    try {
+      await pipeline(csvBody(req, onBytes, idleMs), createWriteStream(spool, { mode: 0o600 }));
+    } catch (err) {
+      // The dyno's disk is full: a fault of the service, to be retried, not of the client's file.
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOSPC' || code === 'EDQUOT') throw new AppError('service_unavailable', 'This server has no room to receive the file now; nothing was imported. Try again later.', {}, { 'Retry-After': '60' });
+      throw err;
+    }
     return await use(() => createReadStream(spool));
   } finally {
     await unlink(spool).catch(() => {});

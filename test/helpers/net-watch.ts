@@ -119,8 +119,13 @@ function serverHost(s: string): string {
   return isIP(s) ? s : s.replace(/:\d+$/, '');
 }
 
-/** The recorded attempts that would leave this machine: any connect, send or query not to loopback. */
-export function outsideAttempts(watchFile: string): NetAttempt[] {
+/**
+ * The recorded attempts that would leave this machine: any connect or send not to loopback, any
+ * lookup of a name other than localhost, and any DNS query not to one of `ownDnsServers` (a test's
+ * own DNS server): a resolver on loopback (systemd-resolved's 127.0.0.53, a local dnsmasq) still
+ * forwards what it does not know, so its being on loopback proves nothing.
+ */
+export function outsideAttempts(watchFile: string, ownDnsServers: readonly string[] = []): NetAttempt[] {
   let text = '';
   try {
     text = readFileSync(watchFile, 'utf8');
@@ -130,7 +135,7 @@ export function outsideAttempts(watchFile: string): NetAttempt[] {
   const all = text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as NetAttempt);
   return all.filter((a) => {
     if (a.path !== undefined) return false; // a Unix socket
-    if (a.kind === 'resolve') return !(a.servers ?? []).every((s) => isLoopback(serverHost(s)));
+    if (a.kind === 'resolve') return !(a.servers ?? []).every((s) => ownDnsServers.includes(s) || ownDnsServers.includes(serverHost(s)));
     // A lookup of an IP literal asks nobody (its connect is recorded on its own); of a name other
     // than localhost, the system resolver.
     if (a.kind === 'lookup') return !a.host || (isIP(a.host) === 0 && !isLoopback(a.host));

@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../../sql/embedded.js';
@@ -65,7 +66,20 @@ async function stopUnreachable(dir: string): Promise<void> {
   await stopProcess(pid);
 }
 
+/**
+ * .ci/run runs the suite in a network namespace with loopback only (issue 37), and says so with
+ * CARTERO_TEST_LOOPBACK_ONLY: a run that claims it and sees another interface stops here, rather
+ * than letting a test that reaches outside pass quietly.
+ */
+function checkLoopbackOnly(): void {
+  if (!process.env.CARTERO_TEST_LOOPBACK_ONLY) return;
+  const others = Object.keys(networkInterfaces()).filter((name) => name !== 'lo');
+  if (others.length) throw new Error(`CARTERO_TEST_LOOPBACK_ONLY is set, but this network namespace has interfaces besides lo (${others.join(', ')}): run the suite as .ci/run does (unshare --net)`);
+  console.log('# network: loopback only');
+}
+
 async function main(): Promise<void> {
+  checkLoopbackOnly();
   removeStaleClickHouseDirs();
   mkdirSync(TEST_DIR, { recursive: true });
   const { url: admin, embeddedPid } = await postgresAdminUrl();
