@@ -1,6 +1,6 @@
 /**
- * Every error code the service emits (and the few of the spec it never does, marked), in one place (the way Unkey's errors/http.ts keeps its
- * own): the problem objects' `code` with its status and title, and the codes of a 422's
+ * Every error code the service emits (and the few of the spec it never does, marked), in one place (the way Unkey keeps its own in one
+ * module): the problem objects' `code` with its status and title, and the codes of a 422's
  * `errors[]` items, each with where the spec names it or, for ours, which document does.
  * AppError (errors/app-error.ts) takes a code of PROBLEM_CODES and reads its status and title
  * from here, so a site never states a status by hand and a code missing from this table does not

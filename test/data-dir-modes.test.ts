@@ -7,6 +7,7 @@ import { projectRoot } from '../config/paths.js';
 import { freePort } from '../config/ports.js';
 import { secureDataDir } from '../config/data-dir.js';
 import { childEnv, cliRunner, oneJsonObject, sleep, spawnNode, tempDataDir, type Proc } from './helpers/spawn.js';
+import { waitFor } from './helpers/wait.js';
 
 /**
  * Issue 37: DATA_DIR (sent mails with their signed links, every tenant's ClickHouse parts, the
@@ -52,15 +53,6 @@ function loose(dir: string): string[] {
 
 const octal = (path: string) => (statSync(path).mode & 0o7777).toString(8);
 
-async function waitFor<T>(what: string, probe: () => T | undefined, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(200);
-  }
-}
 
 t.test('npm start keeps DATA_DIR private: fresh, then one an earlier version left readable', async (t) => {
   // The parent stays 0755 (tempDataDir), as a project folder is: DATA_DIR itself is Cartero's to create.

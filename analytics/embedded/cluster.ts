@@ -7,7 +7,7 @@ import { EMBEDDED_USER, startEmbeddedClickHouse, type EmbeddedClickHouse } from 
  * An embedded N-shard ClickHouse cluster for dev, tests and `npm start` with CLICKHOUSE_SHARDS:
  * N embedded servers (server.ts), each also listening on a loopback TCP port, all given the same
  * `<remote_servers>` entry naming every one of them as a shard of one replica. Distributed tables
- * (analytics/cluster.ts) then spread rows over the shards and gather reads from them, as on a
+ * (analytics/sharding.ts) then spread rows over the shards and gather reads from them, as on a
  * real cluster. No Keeper: the embedded launcher runs ClickHouse's clickhouse-local entry point,
  * which does not start the Keeper server a `<keeper_server>` section asks of clickhouse-server, so
  * `ON CLUSTER` has no distributed DDL queue here; the migrator runs each statement on every node

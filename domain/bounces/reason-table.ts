@@ -3,7 +3,7 @@ import type { BounceReason } from './reason-names.js';
 /**
  * Every bounce reason: what it means, whether it is judged hard or soft, and what Cartero does.
  * The classifier reads the verdict from here (reason.ts isHardReason), and docs/bounces.md's
- * reason table is generated from here (cli/commands/bounce-reasons-doc.ts), so the two cannot
+ * reason table is generated from here (domain/bounces/reason-doc.ts), so the two cannot
  * disagree.
  *
  * The verdict follows the reference analyser's rule: the reason decides, not the class digit. An

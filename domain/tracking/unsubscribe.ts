@@ -17,7 +17,7 @@ export interface UnsubscribeTarget {
 }
 
 /**
- * The links carry only a mail id (signed: api/tracking.ts checks the token first); the instance
+ * The links carry only a mail id (signed: api/routes/tracking.ts checks the token first); the instance
  * is the mail's own (mailOwner). Undefined for a mail that no longer exists (purged by retention).
  */
 export async function findUnsubscribeTarget(pool: Pool, mailId: string): Promise<UnsubscribeTarget | undefined> {

@@ -8,10 +8,7 @@ import { loadConfig } from '../../config/config.js';
 import { runMigrations } from '../../runtime/migrations.js';
 import { createPool, type Pool } from '../../sql/pool.js';
 import { TEST_DIR, testEnv } from '../setup/env.js';
-
-interface Teardown {
-  teardown(fn: () => unknown): void;
-}
+import type { Teardown } from './wait.js';
 
 export interface TestDatabases {
   databaseUrl: string;

@@ -1,8 +1,5 @@
 import dns2, { Packet } from 'dns2';
-
-interface Teardown {
-  teardown(fn: () => unknown): void;
-}
+import type { Teardown } from './wait.js';
 
 /**
  * A real DNS server on loopback (dns2: DNS over UDP and TCP), serving a zone the test edits:

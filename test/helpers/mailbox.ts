@@ -3,10 +3,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMailboxSimulator, type MailboxSimulator, type MailboxSimulatorOptions } from '../../smtp/simulator.js';
-
-interface Teardown {
-  teardown(fn: () => unknown): void;
-}
+import type { Teardown } from './wait.js';
 
 /**
  * The real mailbox simulator, storing what it accepts in a temporary directory of its own

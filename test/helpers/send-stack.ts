@@ -8,6 +8,8 @@ import { testDatabases, type TestDatabases } from './databases.js';
 import { startTestMailbox } from './mailbox.js';
 import { childEnv, spawnNode, TEST_DKIM_KEY, type Proc } from './spawn.js';
 import { startTestWeb } from './web.js';
+import { sleep, waitFor, type Teardown } from './wait.js';
+export { sleep, waitFor } from './wait.js';
 
 /**
  * The whole sending path for end-to-end tests: a migrated database, the real mailbox simulator
@@ -18,10 +20,6 @@ import { startTestWeb } from './web.js';
  * Queue settings (SEND_RETRY_*, SEND_JOB_EXPIRE_SECONDS) are read when the queues are created,
  * i.e. inside testDatabases: set them in process.env before calling this (or ask for fastRetries).
  */
-interface Teardown {
-  teardown(fn: () => unknown): void;
-}
-
 export interface SendStack {
   dbs: TestDatabases;
   /** Base URL of the web app. */
@@ -163,9 +161,6 @@ export function mailApi(url: string, headers: Record<string, string>): MailApi {
   };
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
 
 /** Polls `probe` until it returns something other than undefined; throws after `ms`. */
 /**
@@ -198,16 +193,6 @@ export async function mailLogRows(pool: Pool, mailId: string): Promise<MailLogRo
     [mailId],
   );
   return rows;
-}
-
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, ms = 60_000, every = 100): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(every);
-  }
 }
 
 export interface StoredMessage {

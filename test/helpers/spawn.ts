@@ -6,16 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../config/paths.js';
 import { postgresRunAs } from '../../sql/embedded.js';
+import { sleep, type Teardown } from './wait.js';
+export { sleep } from './wait.js';
 
 /**
  * Child processes for tests of the real entry points (Procfile dynos, `npm start`, the CLI).
  * Every process started here is killed at teardown whatever the test's outcome, so a failed
  * assertion never leaves a server behind.
  */
-interface Teardown {
-  teardown(fn: () => unknown): void;
-}
-
 export interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -64,9 +62,6 @@ export function alive(pid: number): boolean {
   }
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
 
 /** p's value, or undefined after ms; the timer is cleared so it never holds the test process open. */
 export async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {

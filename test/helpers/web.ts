@@ -4,10 +4,7 @@ import { createLogger } from '../../runtime/logger.js';
 import { startWeb } from '../../runtime/web.js';
 import type { RenderPool } from '../../domain/templates/render-pool.js';
 import type { TestDatabases } from './databases.js';
-
-interface Teardown {
-  teardown(fn: () => unknown): void;
-}
+import type { Teardown } from './wait.js';
 
 /**
  * The real web app on an ephemeral loopback port, stopped at teardown. Its internal listener

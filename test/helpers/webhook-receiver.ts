@@ -1,10 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-
-interface Teardown {
-  teardown(fn: () => unknown): void;
-}
+import type { Teardown } from './wait.js';
 
 /** One request the receiver got. */
 export interface Received {
