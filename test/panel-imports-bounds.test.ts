@@ -6,7 +6,7 @@ import { testDatabases } from './helpers/databases.js';
 import { makeTenant, type TestTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
-import { childEnv, sleep, spawnNode, TEST_DKIM_KEY, type Proc } from './helpers/spawn.js';
+import { childEnv, sleep, spawnNode, TEST_DKIM_KEY, type Proc, spawnWebDyno } from './helpers/spawn.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -213,33 +213,8 @@ t.test('a stalled upload is ended by IMPORT_IDLE_TIMEOUT_MS: 408 request_timeout
   }
 });
 
-/** A web dyno of its own process, on the same Postgres and ClickHouse. */
-async function spawnWeb(): Promise<{ base: string; proc: Proc }> {
-  const port = await freePort();
-  const env = childEnv(
-    {
-      DATABASE_URL: dbs.databaseUrl,
-      CLICKHOUSE_URL: dbs.clickhouseUrl,
-      PORT: String(port),
-      INTERNAL_PORT: String(await freePort()),
-      LOG_LEVEL: 'warn',
-      // A web dyno refuses to start without it (config/needs.ts).
-      DKIM_KEY_ENCRYPTION_KEY: TEST_DKIM_KEY,
-      // 800 MB over loopback on a busy test machine may take longer than the default minute.
-      WEB_REQUEST_TIMEOUT_MS: '600000',
-    },
-    ['DATA_DIR'],
-  );
-  const proc = spawnNode(t, 'dist/runtime/web.js', { env });
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
-    if (ok) return { base, proc };
-    if (Date.now() > deadline) throw new Error(`the web dyno did not answer\n${proc.stdout()}\n${proc.stderr()}`);
-    await sleep(100);
-  }
-}
+// 800 MB over loopback on a busy test machine may take longer than the default minute.
+const spawnWeb = () => spawnWebDyno(t, dbs, { WEB_REQUEST_TIMEOUT_MS: '600000' });
 
 const statusKb = (pid: number, field: 'VmRSS' | 'VmHWM') => {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

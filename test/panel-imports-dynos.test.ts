@@ -5,7 +5,7 @@ import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
-import { childEnv, sleep, spawnNode, type Proc, TEST_DKIM_KEY } from './helpers/spawn.js';
+import { childEnv, sleep, spawnNode, type Proc, TEST_DKIM_KEY, spawnWebDyno } from './helpers/spawn.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -20,23 +20,7 @@ const dbs = await testDatabases(t, 'panelimportdynos');
 const pool = dbs.pool;
 const { url: here } = await startTestWeb(t, dbs);
 
-/** A web dyno of its own process, on the same Postgres and ClickHouse. */
-async function spawnWeb(): Promise<{ base: string; proc: Proc }> {
-  const port = await freePort();
-  const env = childEnv(
-    { DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, PORT: String(port), INTERNAL_PORT: String(await freePort()), LOG_LEVEL: 'warn', DKIM_KEY_ENCRYPTION_KEY: TEST_DKIM_KEY },
-    ['DATA_DIR'],
-  );
-  const proc = spawnNode(t, 'dist/runtime/web.js', { env });
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
-    if (ok) return { base, proc };
-    if (Date.now() > deadline) throw new Error(`the web dyno did not answer\n${proc.stdout()}\n${proc.stderr()}`);
-    await sleep(100);
-  }
-}
+const spawnWeb = () => spawnWebDyno(t, dbs);
 const there = await spawnWeb();
 
 const a = await makeTenant(pool, { scopes: ['dataset:read', 'dataset:write'] });

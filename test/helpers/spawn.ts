@@ -5,6 +5,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../config/paths.js';
+import { freePort } from '../../config/ports.js';
 import { postgresRunAs } from '../../sql/embedded.js';
 import { sleep, type Teardown } from './wait.js';
 export { sleep } from './wait.js';
@@ -339,4 +340,37 @@ export function sh(command: string, env: NodeJS.ProcessEnv, timeout = 30_000): P
       resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
     });
   });
+}
+
+/**
+ * A web dyno of its own process (`node dist/runtime/web.js`, as the Procfile runs it) on a test
+ * file's Postgres and ClickHouse, with the DKIM key every web dyno needs to start; `extra` adds or
+ * overrides variables. Resolves once /healthz answers.
+ */
+export async function spawnWebDyno(
+  t: Teardown,
+  dbs: { databaseUrl: string; clickhouseUrl: string },
+  extra: Record<string, string> = {},
+): Promise<{ base: string; proc: Proc }> {
+  const port = await freePort();
+  const env = childEnv(
+    {
+      DATABASE_URL: dbs.databaseUrl,
+      CLICKHOUSE_URL: dbs.clickhouseUrl,
+      PORT: String(port),
+      INTERNAL_PORT: String(await freePort()),
+      LOG_LEVEL: 'warn',
+      DKIM_KEY_ENCRYPTION_KEY: TEST_DKIM_KEY,
+      ...extra,
+    },
+    ['DATA_DIR'],
+  );
+  const proc = spawnNode(t, 'dist/runtime/web.js', { env });
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) return { base, proc };
+    if (Date.now() > deadline) throw new Error(`the web dyno did not answer\n${proc.stdout()}\n${proc.stderr()}`);
+    await sleep(100);
+  }
 }
