@@ -7,7 +7,7 @@ import { startInboundSmtp } from '../smtp/inbound.js';
 import { createPool } from '../sql/pool.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
-import { childEnv, sleep, spawnNode, type Proc, TEST_DKIM_KEY } from './helpers/spawn.js';
+import { childEnv, sleep, spawnNode, type Proc, TEST_DKIM_KEY, spawnWebDyno } from './helpers/spawn.js';
 
 /**
  * The per-client limits are one budget for every dyno on the database (issue 26;
@@ -51,24 +51,8 @@ t.test('two web dynos share one budget of hosted form submissions per address', 
     items: [{ type: 'field', field_key: 'email', label: 'Email', required: true }],
   });
   const email = form.items[0]!.id;
-  const webs: Array<{ base: string; proc: Proc }> = [];
-  for (let i = 0; i < 2; i++) {
-    const port = await freePort();
-    const env = childEnv(
-      {
-        DATABASE_URL: dbs.databaseUrl,
-        CLICKHOUSE_URL: dbs.clickhouseUrl,
-        PORT: String(port),
-        INTERNAL_PORT: String(await freePort()),
-        LOG_LEVEL: 'warn',
-        FORM_PAGE_RATE_PER_MINUTE: String(LIMIT),
-        DKIM_KEY_ENCRYPTION_KEY: TEST_DKIM_KEY,
-      },
-      ['DATA_DIR', 'WEBHOOK_ALLOW_PRIVATE'],
-    );
-    webs.push({ base: `http://127.0.0.1:${port}`, proc: spawnNode(t, 'dist/runtime/web.js', { env }) });
-  }
-  await Promise.all(webs.map((w) => waitHttp(`${w.base}/healthz`, w.proc)));
+  const dyno = () => spawnWebDyno(t, dbs, { FORM_PAGE_RATE_PER_MINUTE: String(LIMIT) }, ['WEBHOOK_ALLOW_PRIVATE']);
+  const webs = await Promise.all([dyno(), dyno()]);
 
   const post = (n: number, accept = 'text/html') =>
     fetch(`${webs[n % 2]!.base}/f/${form.public_token}`, {

@@ -345,12 +345,13 @@ export function sh(command: string, env: NodeJS.ProcessEnv, timeout = 30_000): P
 /**
  * A web dyno of its own process (`node dist/runtime/web.js`, as the Procfile runs it) on a test
  * file's Postgres and ClickHouse, with the DKIM key every web dyno needs to start; `extra` adds or
- * overrides variables. Resolves once /healthz answers.
+ * overrides variables, `remove` takes some of the test's own away. Resolves once /healthz answers.
  */
 export async function spawnWebDyno(
   t: Teardown,
   dbs: { databaseUrl: string; clickhouseUrl: string },
   extra: Record<string, string> = {},
+  remove: string[] = [],
 ): Promise<{ base: string; proc: Proc }> {
   const port = await freePort();
   const env = childEnv(
@@ -363,7 +364,7 @@ export async function spawnWebDyno(
       DKIM_KEY_ENCRYPTION_KEY: TEST_DKIM_KEY,
       ...extra,
     },
-    ['DATA_DIR'],
+    ['DATA_DIR', ...remove],
   );
   const proc = spawnNode(t, 'dist/runtime/web.js', { env });
   const base = `http://127.0.0.1:${port}`;
