@@ -8,7 +8,7 @@ export interface MailEventRow {
   event_type: string;
   /** 1-7 for a delivery move, else null. */
   status: number | null;
-  /** Why the mail bounced, on a move to bounced (domain/bounces/reason.ts); else null (absent: null). */
+  /** Why the mail bounced, on a move to bounced (engines/bounces/reason.ts); else null (absent: null). */
   bounce_reason?: string | null;
   occurred_at: Date;
   event_id: number;

@@ -1,6 +1,6 @@
 import type { WriteStream } from 'node:tty';
 import type { Pool } from '../sql/pool.js';
-import type { JobQueue } from '../domain/jobs.js';
+import type { JobQueue } from '../domain/job-queue.js';
 import type { Tenant } from '../domain/tenancy/context.js';
 import type { Flag } from './flags.js';
 import type { Config } from '../config/config.js';

@@ -5,7 +5,7 @@ import { readServices } from '../config/services-file.js';
 import { preferredPort } from '../config/ports.js';
 import { migratePostgres } from '../sql/migrate.js';
 import { createPool, type Pool } from '../sql/pool.js';
-import type { JobQueue } from '../domain/jobs.js';
+import type { JobQueue } from '../domain/job-queue.js';
 
 async function reachable(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });

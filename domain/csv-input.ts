@@ -2,7 +2,7 @@ import { stringify, type Stringifier } from 'csv-stringify';
 import { CsvError, parse, type Options, type Parser } from 'csv-parse';
 import { Transform, type TransformCallback } from 'node:stream';
 import { CSV_LIMITS, type CsvLimits } from '../config/defaults.js';
-import { formulaGuard } from './csv-formula-guard.js';
+import { formulaGuard } from '../engines/csv/formula-guard.js';
 import { AppError } from './errors.js';
 
 /**
@@ -156,7 +156,7 @@ export function withoutBom(): Transform {
 
 /**
  * Where refused rows go: CSV whose every text cell (and header) goes through the spec's
- * spreadsheet-formula guard, the one exports apply (domain/csv-formula-guard.ts): a
+ * spreadsheet-formula guard, the one exports apply (engines/csv/formula-guard.ts): a
  * rejects file is opened in a spreadsheet to fix its rows, and its cells are the uploader's.
  */
 export function rejectsCsv(): Stringifier {

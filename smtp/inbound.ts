@@ -3,12 +3,12 @@ import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { applyDsn } from '../domain/bounces/apply.js';
 import { authenticMails } from '../domain/bounces/authentic.js';
-import { dsnVerdict, namesRecipient, type DeliveryStatusReport } from '../domain/bounces/dsn.js';
-import { decodeParsed } from '../domain/bounces/formats/index.js';
+import { dsnVerdict, namesRecipient, type DeliveryStatusReport } from '../engines/bounces/dsn.js';
+import { decodeParsed } from '../engines/bounces/formats/index.js';
 import { isVerpAddress, referenceFromVerp, referencesFromOriginal, type MailReference } from '../domain/bounces/identify.js';
-import { parseReportMessage } from '../domain/bounces/report-message.js';
+import { parseReportMessage } from '../engines/bounces/report-message.js';
 import { verpDomainMatches } from '../domain/bounces/verp-domain.js';
-import { COMPLAINT_TYPES, type FeedbackReport } from '../domain/complaints/arf.js';
+import { COMPLAINT_TYPES, type FeedbackReport } from '../engines/bounces/arf.js';
 import { recordComplaint } from '../domain/complaints/record.js';
 import { withTenant } from '../domain/tenancy/context.js';
 import { INBOUND_LIMIT_DEFAULTS, type InboundLimits } from '../config/config.js';
@@ -18,7 +18,7 @@ import { sharedRateLimiter } from '../sql/rate-limits.js';
 /**
  * The inbound SMTP listener: where remote MTAs send bounces to a mail's VERP return path
  * `bounce+<MAILID>.<TAG>@<sender domain>` (RFC 3464 delivery status notifications, and the text
- * formats of MTAs that write their own: qmail, Exim, Gmail...; domain/bounces/formats/), and where
+ * formats of MTAs that write their own: qmail, Exim, Gmail...; engines/bounces/formats/), and where
  * feedback loops send complaints (ARF, RFC 5965), to the VERP address or to a fixed address.
  * Runs in the worker dyno (INBOUND_SMTP_PORT); the MX of the sender domains' bounce host points
  * at it. docs/bounces.md tells the whole story, docs/security.md what a report must prove.

@@ -1,7 +1,7 @@
 import { PassThrough, type Readable } from 'node:stream';
 import nodemailer from 'nodemailer';
 import type { RenderedMail } from '../domain/mail/render.js';
-import { outcomeOfError, outcomeOfInfo, type SendOutcome } from '../domain/mail/smtp-reply.js';
+import { outcomeOfError, outcomeOfInfo, type SendOutcome } from '../engines/bounces/smtp-reply.js';
 import type { SigningKey } from '../domain/domains/dkim-keys.js';
 import { dkimSign } from './dkim-sign.js';
 import { SMTP_TIMEOUT_DEFAULTS, type SmtpTimeouts } from '../config/config.js';

@@ -1,15 +1,15 @@
 import t from 'tap';
-import { dsnVerdict, parseDeliveryStatus } from '../domain/bounces/dsn.js';
-import { decodeInbound } from '../domain/bounces/formats/index.js';
+import { dsnVerdict, parseDeliveryStatus } from '../engines/bounces/dsn.js';
+import { decodeInbound } from '../engines/bounces/formats/index.js';
 import { readFileSync } from 'node:fs';
-import { classifyFailure, smtpCommand } from '../domain/bounces/reason.js';
+import { classifyFailure, smtpCommand } from '../engines/bounces/reason.js';
 import { generatedReasonPart, REASONS_DOC, reasonTable } from '../domain/bounces/reason-doc.js';
-import { BOUNCE_REASONS } from '../domain/bounces/reason-names.js';
-import { REASON_TABLE } from '../domain/bounces/reason-table.js';
+import { BOUNCE_REASONS } from '../engines/bounces/reason-names.js';
+import { REASON_TABLE } from '../engines/bounces/reason-table.js';
 import { qmailBounce } from './helpers/qmail-bounce.js';
 
 /**
- * The bounce classifier's rules (domain/bounces/reason.ts), one by one, on replies written the way
+ * The bounce classifier's rules (engines/bounces/reason.ts), one by one, on replies written the way
  * servers write them; and the decoder's refusals to see a bounce where there is none.
  */
 type Facts = Parameters<typeof classifyFailure>[0];

@@ -1,7 +1,7 @@
 import nodemailer from 'nodemailer';
 import { pino } from 'pino';
 import t from 'tap';
-import { decodeInbound } from '../domain/bounces/formats/index.js';
+import { decodeInbound } from '../engines/bounces/formats/index.js';
 import { reportKeys } from '../domain/bounces/report-keys.js';
 import { reportTag } from '../domain/bounces/report-tag.js';
 import { acceptSend } from '../domain/mail/accept.js';

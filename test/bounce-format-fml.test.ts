@@ -1,5 +1,5 @@
 import t from 'tap';
-import { decodeInbound } from '../domain/bounces/formats/index.js';
+import { decodeInbound } from '../engines/bounces/formats/index.js';
 import { decodeOutcome } from './helpers/bounce-corpus.js';
 import { noticeListener } from './helpers/notice-listener.js';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { freePort } from '../config/ports.js';
 import { DESIGN_FILE } from '../cli/demo/seed.js';
-import { processDocument } from '../domain/templates/document.js';
+import { processDocument } from '../engines/beefree/document.js';
 import { childEnv, sh, sleep, spawnNode, tempDataDir } from './helpers/spawn.js';
 
 /**

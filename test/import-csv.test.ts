@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import t, { type Test } from 'tap';
 import { createClickHouseClient } from '../analytics/client.js';
-import { formulaGuardSql } from '../domain/csv-formula-guard.js';
+import { formulaGuardSql } from '../engines/csv/formula-guard.js';
 import { createDataset } from '../domain/datasets/datasets.js';
 import { createField } from '../domain/fields/catalog.js';
 import { projectRoot } from '../config/paths.js';

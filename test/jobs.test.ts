@@ -10,14 +10,14 @@ import t from 'tap';
 import { loadConfig } from '../config/config.js';
 import { createBoss } from '../workers/machinery/queue.js';
 import { startWorker } from '../runtime/worker.js';
-import { JOBS, queuePolicies } from '../workers/jobs.js';
+import { JOBS, queuePolicies } from '../workers/jobs/index.js';
 import { testDatabases } from './helpers/databases.js';
 import { startTestMailbox } from './helpers/mailbox.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { waitFor } from './helpers/send-stack.js';
 
 /**
- * The job list (workers/jobs.ts) is the one registry: the release step creates exactly its queues
+ * The job list (workers/jobs/index.ts) is the one registry: the release step creates exactly its queues
  * with their policies, the worker consumes every one of them, and a payload a job's parse refuses
  * is completed with an error in the log, never handed to the handler nor failing the job.
  */

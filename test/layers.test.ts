@@ -8,26 +8,35 @@ import { projectRoot } from '../config/paths.js';
  * folders it may import; any other arrow fails, so no arrow runs back up. Bottom to top:
  *
  *   config → errors → sql → domain → analytics, smtp → workers, api → cli → runtime
+ *                 engines ↗
  *
  * config/ imports nothing of ours (the environment's schema and reader, paths, secret files, the
- * defaults the schema shows); runtime/ holds only the entry points (web, worker, release, start,
- * the supervisor, logging) and may import anything. web/ is the browser's code (the panel) and
- * imports nothing of ours. test/ and bench/ are not layers.
+ * defaults the schema shows). engines/ neither: its pure libraries (the Beefree format, its
+ * renderer and checks; the readers of DSNs, feedback reports and MTA texts, with the bounce
+ * classifier; HTML scanning and the text part; the CSV formula guard) take values and return
+ * values, with no database, configuration, tenant or state, so they run anywhere (a render
+ * thread, a bench, a test) and every layer from domain/ up may use them. Not even errors/: an
+ * engine says what went wrong in its own terms (a finding, a RenderLimitExceeded), and the
+ * domain rule that calls it decides which error code of the catalog that is. runtime/ holds only
+ * the entry points (web, worker, release, start, the supervisor, logging) and may import
+ * anything. web/ is the browser's code (the panel) and imports nothing of ours. test/ and bench/
+ * are not layers.
  *
  * Checked twice: on the compiled imports (what node loads) and on the sources, where a type-only
  * import counts too (it still ties the two folders). Also: no import cycle between files.
  */
 const MAY_IMPORT: Record<string, readonly string[]> = {
   config: [],
+  engines: [],
   errors: ['config'],
   sql: ['errors', 'config'],
-  domain: ['sql', 'errors', 'config'],
-  analytics: ['domain', 'sql', 'errors', 'config'],
-  smtp: ['domain', 'sql', 'errors', 'config'],
-  workers: ['smtp', 'analytics', 'domain', 'sql', 'errors', 'config'],
-  api: ['analytics', 'domain', 'sql', 'errors', 'config'],
-  cli: ['workers', 'smtp', 'analytics', 'domain', 'sql', 'errors', 'config'],
-  runtime: ['cli', 'api', 'workers', 'smtp', 'analytics', 'domain', 'sql', 'errors', 'config'],
+  domain: ['engines', 'sql', 'errors', 'config'],
+  analytics: ['domain', 'engines', 'sql', 'errors', 'config'],
+  smtp: ['domain', 'engines', 'sql', 'errors', 'config'],
+  workers: ['smtp', 'analytics', 'domain', 'engines', 'sql', 'errors', 'config'],
+  api: ['analytics', 'domain', 'engines', 'sql', 'errors', 'config'],
+  cli: ['workers', 'smtp', 'analytics', 'domain', 'engines', 'sql', 'errors', 'config'],
+  runtime: ['cli', 'api', 'workers', 'smtp', 'analytics', 'domain', 'engines', 'sql', 'errors', 'config'],
   // The panel's browser code (web/panel/): it runs in a browser, so it imports nothing of the server's.
   web: [],
 };
@@ -144,6 +153,10 @@ t.test('the checks see what they are meant to see', async (t) => {
   const seeded = new Map(sources);
   seeded.set('sql/pool.ts', [...(sources.get('sql/pool.ts') ?? []), 'domain/errors.ts']);
   t.match(arrowsAgainstTheRule(seeded), [/^sql\/pool\.ts → domain\/errors\.ts/], 'an arrow back up is reported');
+  seeded.set('engines/bounces/dsn.ts', [...(sources.get('engines/bounces/dsn.ts') ?? []), 'sql/pool.ts', 'domain/errors.ts']);
+  const arrows = arrowsAgainstTheRule(seeded);
+  t.ok(arrows.some((a) => a.startsWith('engines/bounces/dsn.ts → sql/pool.ts')), 'an engine importing sql/ is reported');
+  t.ok(arrows.some((a) => a.startsWith('engines/bounces/dsn.ts → domain/errors.ts')), 'an engine importing domain/ is reported');
   seeded.set('config/paths.ts', ['config/defaults.ts']);
   seeded.set('config/defaults.ts', ['config/paths.ts']);
   t.ok(cycles(seeded).some((c) => c.join() === 'config/defaults.ts,config/paths.ts'), 'a cycle is reported');

@@ -5,7 +5,7 @@ import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
 import { startTestWeb } from './helpers/web.js';
-import { formulaGuard } from '../domain/csv-formula-guard.js';
+import { formulaGuard } from '../engines/csv/formula-guard.js';
 
 /**
  * Datasets, fields and lists in the panel's /v1/private API (issue 31, docs/panel.md "Datasets,

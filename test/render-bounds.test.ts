@@ -1,9 +1,9 @@
 import { renderInput } from './helpers/render-input.js';
 import t from 'tap';
 import { checkTemplate, MAX_MERGE_TAGS, renderHtml } from '../domain/mail/merge-tags.js';
-import { htmlToPlainText } from '../domain/mail/plain-text.js';
+import { htmlToPlainText } from '../engines/html/plain-text.js';
 import { renderMail, trackLinks, type RenderInput } from '../domain/mail/render.js';
-import { RenderLimitExceeded } from '../domain/mail/render-limit-exceeded.js';
+import { RenderLimitExceeded } from '../engines/html/render-limit-exceeded.js';
 
 /**
  * Rendering runs in linear time on hostile input, and within its bounds (issue 11, High 2).

@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap';
 import { RENDER_PUBLIC_URL, RENDER_SECRET, renderInput } from './helpers/render-input.js';
-import { htmlToPlainText } from '../domain/mail/plain-text.js';
+import { htmlToPlainText } from '../engines/html/plain-text.js';
 import { insertOpenPixel, isProtectedHeader, renderMail, trackLinks, type RenderInput } from '../domain/mail/render.js';
-import { classifyReply, outcomeOfError, outcomeOfInfo, parseSmtpReply } from '../domain/mail/smtp-reply.js';
+import { classifyReply, outcomeOfError, outcomeOfInfo, parseSmtpReply } from '../engines/bounces/smtp-reply.js';
 import { readTrackingToken, signToken, verifyToken } from '../domain/tracking/tokens.js';
 
 const SECRET = RENDER_SECRET;
@@ -201,7 +201,7 @@ t.test('tokens: tampering, another secret and another kind are refused', async (
   t.equal(readTrackingToken(SECRET, js, 'click'), undefined, 'only http(s) targets');
 });
 
-t.test('SMTP replies: 2xx sent, 4xx deferred, 5xx hard or soft by the reason (domain/bounces/reason.ts)', async (t) => {
+t.test('SMTP replies: 2xx sent, 4xx deferred, 5xx hard or soft by the reason (engines/bounces/reason.ts)', async (t) => {
   t.same(parseSmtpReply('550 5.1.1 <a@b>: User unknown'), { code: 550, enhanced: '5.1.1', text: '550 5.1.1 <a@b>: User unknown' });
   t.same(parseSmtpReply('250-2.0.0 Ok\n250 more'), { code: 250, enhanced: '2.0.0', text: '250-2.0.0 Ok\n250 more' });
   t.same(parseSmtpReply('550 4.1.1 mismatched class'), { code: 550, text: '550 4.1.1 mismatched class' });

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { decideSendOutcome } from '../domain/mail/send-outcome.js';
-import type { SendOutcome } from '../domain/mail/smtp-reply.js';
+import type { SendOutcome } from '../engines/bounces/smtp-reply.js';
 import { MailStatus } from '../domain/mail/status.js';
 
 /**
@@ -83,7 +83,7 @@ for (const row of rows) {
       mailId: 'm1',
       to: row.to,
       // Only from queued, and it counts as an SMTP try.
-      // A bounce carries its reason: the reply's (domain/bounces/reason.ts), or expired when the tries ran out.
+      // A bounce carries its reason: the reply's (engines/bounces/reason.ts), or expired when the tries ran out.
       fields: {
         from: [MailStatus.queued],
         smtpTry: true,

@@ -18,7 +18,7 @@ import { readTrackingToken } from '../domain/tracking/tokens.js';
 import { loadConfig } from '../config/config.js';
 import { createBoss, jobQueue } from '../workers/machinery/queue.js';
 import { startWorker } from '../runtime/worker.js';
-import { SEND_MAIL_QUEUE } from '../domain/jobs.js';
+import { SEND_MAIL_QUEUE } from '../domain/job-queue.js';
 import { testDatabases } from './helpers/databases.js';
 import { startTestMailbox } from './helpers/mailbox.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';

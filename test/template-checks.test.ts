@@ -1,16 +1,16 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { checkCssSupport, checkDocument, checkHtmlSize, sortFindings } from '../domain/templates/check/index.js';
-import { compactHtml } from '../domain/templates/check/html-output.js';
-import { processDocument, type Finding } from '../domain/templates/document.js';
-import { formatDescription } from '../domain/templates/format/description.js';
-import { GMAIL_CLIP_BYTES, MAX_CONFIG_BYTES, MAX_HTML_BYTES } from '../domain/templates/format/limits.js';
-import { RULES } from '../domain/templates/format/rules.js';
+import { checkCssSupport, checkDocument, checkHtmlSize, sortFindings } from '../engines/beefree/check/index.js';
+import { compactHtml } from '../engines/beefree/check/html-output.js';
+import { processDocument, type Finding } from '../engines/beefree/document.js';
+import { formatDescription } from '../engines/beefree/format/description.js';
+import { GMAIL_CLIP_BYTES, MAX_CONFIG_BYTES, MAX_HTML_BYTES } from '../engines/beefree/format/limits.js';
+import { RULES } from '../engines/beefree/format/rules.js';
 import { corpusPath } from './helpers/corpus.js';
 
 /**
- * The document checks (domain/templates/check/, run by processDocument): each rule on a small
+ * The document checks (engines/beefree/check/, run by processDocument): each rule on a small
  * hand-made document, with the finding's level, rule, uuid (the node's or its nearest
  * ancestor's) and JSON Pointer; the real Beefree documents of the shared corpus pass without
  * errors and get the warnings their quirks call for.

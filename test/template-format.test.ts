@@ -2,19 +2,19 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { Ajv } from 'ajv';
-import { checkDocument } from '../domain/templates/check/index.js';
-import { processDocument } from '../domain/templates/document.js';
-import { CSS_PROPERTIES } from '../domain/templates/format/css.js';
-import { formatDescription, formatDescriptionJson, formatEtag, moduleDetail } from '../domain/templates/format/description.js';
-import { IGNORED_KINDS, KINDS, NODES, PREFIX, UNSUPPORTED_KINDS, columnWidths, nodeDecl, resolveNode, type NodeDecl } from '../domain/templates/format/nodes.js';
-import { RULES } from '../domain/templates/format/rules.js';
-import { descriptorSchema, documentSchema } from '../domain/templates/format/schema.js';
-import { VALUE_TYPES } from '../domain/templates/format/value-types.js';
+import { checkDocument } from '../engines/beefree/check/index.js';
+import { processDocument } from '../engines/beefree/document.js';
+import { CSS_PROPERTIES } from '../engines/beefree/format/css.js';
+import { formatDescription, formatDescriptionJson, formatEtag, moduleDetail } from '../engines/beefree/format/description.js';
+import { IGNORED_KINDS, KINDS, NODES, PREFIX, UNSUPPORTED_KINDS, columnWidths, nodeDecl, resolveNode, type NodeDecl } from '../engines/beefree/format/nodes.js';
+import { RULES } from '../engines/beefree/format/rules.js';
+import { descriptorSchema, documentSchema } from '../engines/beefree/format/schema.js';
+import { VALUE_TYPES } from '../engines/beefree/format/value-types.js';
 import { projectRoot } from '../config/paths.js';
 
 /**
  * The format description (GET /v1/mail-templates/format and /format/modules/{kind}) and the
- * one declaration it is derived from (domain/templates/format/nodes.ts): every derived output
+ * one declaration it is derived from (engines/beefree/format/nodes.ts): every derived output
  * agrees with the declaration, the skeleton and every kind's example check clean, and the
  * description is the same bytes on every call.
  */

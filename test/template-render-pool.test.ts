@@ -1,7 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import t from 'tap';
-import { estimateHtml } from '../domain/templates/check/html-estimate.js';
-import { MAX_HTML_BYTES } from '../domain/templates/format/limits.js';
+import { estimateHtml } from '../engines/beefree/check/html-estimate.js';
+import { MAX_HTML_BYTES } from '../engines/beefree/format/limits.js';
 import { renderPool } from '../domain/templates/render-pool.js';
 import { AppError } from '../errors/app-error.js';
 import { testDatabases } from './helpers/databases.js';

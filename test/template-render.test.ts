@@ -2,10 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DomUtils, parseDocument } from 'htmlparser2';
 import t from 'tap';
-import { KINDS, moduleType, SUPPORTED_KINDS } from '../domain/templates/format/nodes.js';
+import { KINDS, moduleType, SUPPORTED_KINDS } from '../engines/beefree/format/nodes.js';
 import { renderHtml } from '../domain/mail/merge-tags.js';
-import { renderDocument, type RenderMeta } from '../domain/templates/render/index.js';
-import { MODULE_BUILDERS } from '../domain/templates/render/modules/index.js';
+import { renderDocument, type RenderMeta } from '../engines/beefree/render/index.js';
+import { MODULE_BUILDERS } from '../engines/beefree/render/modules/index.js';
 import { corpusPath } from './helpers/corpus.js';
 
 /**

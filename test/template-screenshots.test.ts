@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import t, { type Test } from 'tap';
-import { moduleType } from '../domain/templates/format/nodes.js';
-import { renderDocument } from '../domain/templates/render/index.js';
+import { moduleType } from '../engines/beefree/format/nodes.js';
+import { renderDocument } from '../engines/beefree/render/index.js';
 import { corpusPath } from './helpers/corpus.js';
 import { SCREENSHOTS, useChromium } from './helpers/chromium.js';
 

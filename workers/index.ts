@@ -1,7 +1,7 @@
 import type PgBoss from 'pg-boss';
 import { jobQueue } from './machinery/queue.js';
 import { registerJob, type JobContext, type Stop } from './machinery/job.js';
-import { JOBS } from './jobs.js';
+import { JOBS } from './jobs/index.js';
 
 /*
  * What the worker process (runtime/worker.ts) takes from workers/: the jobs' registration, and
@@ -15,7 +15,7 @@ export { softBounceNotifier } from './jobs/soft-bounce-check.js';
 export type { JobContext } from './machinery/job.js';
 
 /**
- * Register every job of the list (workers/jobs.ts) in this worker. Resolves to the jobs' own
+ * Register every job of the list (workers/jobs/index.ts) in this worker. Resolves to the jobs' own
  * stop (consumers that are not pg-boss `work`), to run before the queue stops.
  */
 export async function registerJobs(boss: PgBoss, deps: Omit<JobContext, 'boss' | 'queue'>): Promise<Stop> {

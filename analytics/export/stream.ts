@@ -8,7 +8,7 @@ import { ACTIVITY_SETTINGS } from '../activities/query.js';
 import type { ActivityQuery } from '../activities/query.js';
 import { ClickHouseTimeout, type ClickHouseClient } from '../client.js';
 import { ClickHouseExceptionTrap } from './exception-trap.js';
-import { formulaGuardSql } from '../../domain/csv-formula-guard.js';
+import { formulaGuardSql } from '../../engines/csv/formula-guard.js';
 
 /**
  * Streamed exports of an activity query (sent, opens, clicks, unopened). ClickHouse runs the

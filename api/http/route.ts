@@ -5,7 +5,7 @@ import type { Config } from '../../config/config.js';
 import type { Pool } from '../../sql/pool.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
 import type { SCOPES } from '../../domain/tenancy/api-keys.js';
-import type { JobQueue } from '../../domain/jobs.js';
+import type { JobQueue } from '../../domain/job-queue.js';
 import type { JsonSchema } from '../../domain/validation.js';
 import type { DocumentProcessor } from '../../domain/templates/render-pool.js';
 import type { PanelRole } from '../../domain/panel/roles.js';

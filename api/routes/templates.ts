@@ -9,7 +9,7 @@ import {
   type TemplateFields,
 } from '../../domain/templates/templates.js';
 import { NotFoundError } from '../../domain/errors.js';
-import { formatDescriptionJson, formatEtag, moduleDetail, type Lang } from '../../domain/templates/format/description.js';
+import { formatDescriptionJson, formatEtag, moduleDetail, type Lang } from '../../engines/beefree/format/description.js';
 import { defineRoute, type AppDeps } from '../http/route.js';
 import { listRoute, readRoute } from './reads.js';
 import { paginationQuery, resourceId } from '../schemas/common.js';

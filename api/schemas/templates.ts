@@ -4,7 +4,7 @@ import { closedObject, dateTime } from './common.js';
 
 const nullableText = (max: number, description: string): JsonSchema => ({ type: ['string', 'null'], maxLength: max, description });
 
-/** A finding (domain/templates/findings.ts) as responses carry it. */
+/** A finding (engines/beefree/findings.ts) as responses carry it. */
 export const findingSchema: JsonSchema = {
   type: 'object',
   required: ['level', 'rule', 'uuid', 'pointer', 'message'],

@@ -2,7 +2,7 @@ import { MailStatus } from '../mail/status.js';
 import { moveMail } from '../mail/transitions.js';
 import type { Tenant } from '../tenancy/context.js';
 import type { Client } from '../../sql/pool.js';
-import type { DsnVerdict } from './dsn.js';
+import type { DsnVerdict } from '../../engines/bounces/dsn.js';
 
 /** A late report concerns a mail that was handed to SMTP: queued, sent or deferred. */
 const REPORTABLE = [MailStatus.queued, MailStatus.sent, MailStatus.deferred] as const;

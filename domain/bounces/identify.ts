@@ -1,5 +1,5 @@
 import { isId } from '../mail/ids.js';
-import { field, type FieldBlock } from './fields.js';
+import { field, type FieldBlock } from '../../engines/bounces/fields.js';
 
 /**
  * Which mail a report names, and the tag that proves the reporter saw it (report-tag.ts).

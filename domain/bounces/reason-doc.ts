@@ -2,19 +2,19 @@ import { join } from 'node:path';
 import { type GeneratedSection, generatedPart, writeOrPrint } from '../../config/generated-section.js';
 import { isMain } from '../../config/is-main.js';
 import { projectRoot } from '../../config/paths.js';
-import { BOUNCE_REASONS } from './reason-names.js';
-import { STATUS_NAME } from './reason.js';
-import { actionOf, REASON_TABLE } from './reason-table.js';
+import { BOUNCE_REASONS } from '../../engines/bounces/reason-names.js';
+import { STATUS_NAME } from '../../engines/bounces/reason.js';
+import { actionOf, REASON_TABLE } from '../../engines/bounces/reason-table.js';
 
 /**
  * docs/bounces.md's reason table, generated from the table the classifier reads
- * (reason-table.ts) and its status names (reason.ts): `node dist/domain/bounces/reason-doc.js
- * --write` rewrites the part between the markers, and test/bounce-classifier.test.ts fails when
- * the document differs from this.
+ * (engines/bounces/reason-table.ts) and its status names (engines/bounces/reason.ts):
+ * `node dist/domain/bounces/reason-doc.js --write` rewrites the part between the markers, and
+ * test/bounce-classifier.test.ts fails when the document differs from this.
  */
 export const REASONS_DOC: GeneratedSection = {
   file: join(projectRoot, 'docs', 'bounces.md'),
-  begin: '<!-- generated from domain/bounces/reason-table.ts by `node dist/domain/bounces/reason-doc.js --write`: edit the table, not this -->',
+  begin: '<!-- generated from engines/bounces/reason-table.ts by `node dist/domain/bounces/reason-doc.js --write`: edit the table, not this -->',
   end: '<!-- end of the generated reason table -->',
 };
 

@@ -1,5 +1,5 @@
 import type { Pool } from '../../sql/pool.js';
-import type { JobQueue } from '../jobs.js';
+import type { JobQueue } from '../job-queue.js';
 import { acceptSend, type SendAccepted } from '../mail/accept.js';
 import { chooseSender } from '../senders/choose.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';

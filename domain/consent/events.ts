@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import type { Client, Pool } from '../../sql/pool.js';
 import { isoUtc } from '../../sql/iso-time.js';
 import { NotFoundError, RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
-import { CONSENT_CONFIRMATION_MAIL_QUEUE, type ConsentConfirmationMailJob, type JobQueue } from '../jobs.js';
+import { CONSENT_CONFIRMATION_MAIL_QUEUE, type ConsentConfirmationMailJob, type JobQueue } from '../job-queue.js';
 import { append } from '../outbox/append.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { toPage, window } from '../pagination.js';

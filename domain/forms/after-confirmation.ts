@@ -4,7 +4,7 @@ import {
   FORM_SUBMISSION_MAIL_QUEUE,
   type FormDatasetFeedJob,
   type FormSubmissionMailJob,
-} from '../jobs.js';
+} from '../job-queue.js';
 import type { Tenant } from '../tenancy/context.js';
 
 /**

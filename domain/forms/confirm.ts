@@ -1,4 +1,4 @@
-import type { JobQueue } from '../jobs.js';
+import type { JobQueue } from '../job-queue.js';
 import { append } from '../outbox/append.js';
 import { loadTenant } from '../tenancy/instances.js';
 import { clientAddress } from '../tenancy/ip.js';

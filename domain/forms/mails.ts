@@ -1,5 +1,5 @@
 import type { Pool } from '../../sql/pool.js';
-import type { FormSubmissionMailJob, JobQueue } from '../jobs.js';
+import type { FormSubmissionMailJob, JobQueue } from '../job-queue.js';
 import { acceptSend, type SendAccepted, type SendRequest } from '../mail/accept.js';
 import { chooseSender } from '../senders/choose.js';
 import { windowEnd } from '../consent/confirmation.js';

@@ -1,5 +1,5 @@
 import type { Pool } from '../../sql/pool.js';
-import { formulaGuard } from '../csv-formula-guard.js';
+import { formulaGuard } from '../../engines/csv/formula-guard.js';
 import { NotFoundError } from '../errors.js';
 import { toPage, window, type Page, type PageRequest } from '../pagination.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';

@@ -3,7 +3,7 @@ import type { Client, Pool } from '../../sql/pool.js';
 import { AppError, NotFoundError, RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
 import { checkValue, type StoredValue } from '../fields/values.js';
 import type { FieldDefinition } from '../fields/types.js';
-import { FORM_SUBMISSION_MAIL_QUEUE, type FormSubmissionMailJob, type JobQueue } from '../jobs.js';
+import { FORM_SUBMISSION_MAIL_QUEUE, type FormSubmissionMailJob, type JobQueue } from '../job-queue.js';
 import { append } from '../outbox/append.js';
 import { ipAddressError, MAX_PROOF_USER_AGENT } from '../consent/events.js';
 import { recordFormEvents } from '../consent/form-events.js';

@@ -1,7 +1,7 @@
 import { assertSandboxRecipients } from '../domains/sandbox.js';
 import type { Pool } from '../../sql/pool.js';
 import { RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
-import { SEND_MAIL_QUEUE, type JobQueue, type SendMailJob } from '../jobs.js';
+import { SEND_MAIL_QUEUE, type JobQueue, type SendMailJob } from '../job-queue.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { takeSendTokens, type SendLimits } from './bandwidth.js';

@@ -77,7 +77,7 @@ export interface MailLog {
   smtp_enhanced: string | null;
   smtp_reply: string | null;
   attempt: number | null;
-  /** Why the mail bounced (domain/bounces/reason.ts), on a bounce's row and a delay report's note. */
+  /** Why the mail bounced (engines/bounces/reason.ts), on a bounce's row and a delay report's note. */
   bounce_reason: string | null;
   /** hard or soft, on the row of the move to bounced; null on every other row. */
   bounce_class: 'hard' | 'soft' | null;

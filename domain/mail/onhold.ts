@@ -1,6 +1,6 @@
 import type { Pool } from '../../sql/pool.js';
 import { query } from '../../sql/pool.js';
-import { SEND_MAIL_QUEUE, type JobQueue } from '../jobs.js';
+import { SEND_MAIL_QUEUE, type JobQueue } from '../job-queue.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { MailStatus } from './status.js';

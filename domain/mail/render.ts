@@ -1,11 +1,11 @@
 import { escapeAttribute } from 'entities';
 import { QuoteType } from 'htmlparser2';
 import { reportTag, type ReportKey } from '../bounces/report-tag.js';
-import { htmlTokenizer, isConditionalComment } from '../html-tokenizer.js';
+import { htmlTokenizer, isConditionalComment } from '../../engines/html/tokenizer.js';
 import { clickToken, openToken, unsubscribeToken } from '../tracking/tokens.js';
 import { recipientVariables, renderHtml, renderText, type Variables } from './merge-tags.js';
-import { htmlToPlainText } from './plain-text.js';
-import { RenderLimitExceeded } from './render-limit-exceeded.js';
+import { htmlToPlainText } from '../../engines/html/plain-text.js';
+import { RenderLimitExceeded } from '../../engines/html/render-limit-exceeded.js';
 import { RENDER_LIMITS, type RenderLimits } from '../../config/defaults.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { SendOutcome } from './smtp-reply.js';
+import type { SendOutcome } from '../../engines/bounces/smtp-reply.js';
 import { MailStatus } from './status.js';
 import type { Move } from './transitions.js';
 

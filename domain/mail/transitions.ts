@@ -16,7 +16,7 @@ export interface MoveFields {
   bounceClass?: 'hard' | 'soft';
   /** Where a bounce was learnt: the SMTP reply (default) or a delivery status notification. */
   bounceSource?: 'smtp' | 'dsn';
-  /** Why it bounced (domain/bounces/reason.ts), with a move to bounced; kept on the bounce and its log row. */
+  /** Why it bounced (engines/bounces/reason.ts), with a move to bounced; kept on the bounce and its log row. */
   bounceReason?: string;
   /**
    * With a move to queued: the send worker that hands the mail to SMTP (mails.held_by, since

@@ -12,7 +12,7 @@ export interface RestrictionRow {
   scope: null;
   restricted_at: Date;
   deleted_at: Date | null;
-  /** Beyond the spec: the reason of the bounce that caused it (domain/bounces/reason-names.ts); null when no bounce did. */
+  /** Beyond the spec: the reason of the bounce that caused it (engines/bounces/reason-names.ts); null when no bounce did. */
   bounce_reason: string | null;
   /** Beyond the spec: hard or soft, as that bounce was judged; null when no bounce did. */
   bounce_class: 'hard' | 'soft' | null;

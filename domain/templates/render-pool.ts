@@ -1,10 +1,10 @@
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { AppError } from '../errors.js';
-import { checkHtmlEstimate } from './check/html-estimate.js';
-import { checkMeta } from './check/index.js';
-import { finding } from './check/finding.js';
-import { processDocument, type ProcessedDocument } from './document.js';
+import { checkHtmlEstimate } from '../../engines/beefree/check/html-estimate.js';
+import { checkMeta } from '../../engines/beefree/check/index.js';
+import { finding } from '../../engines/beefree/check/finding.js';
+import { processDocument, type ProcessedDocument } from '../../engines/beefree/document.js';
 import type { RenderTask } from './render-worker.js';
 
 /** What create, PATCH and validate hand a document to: processDocument, here or elsewhere. */
@@ -42,8 +42,8 @@ export const QUEUED_PER_THREAD = 32;
  * (MJML, the checks) of up to seconds, which on the event loop would stall every request of
  * every tenant (/healthz waited 13.7 s behind four large documents). So it runs on a pool of
  * worker threads (piscina), `threads` of them, and the event loop only moves the document there
- * and the result back. The HTML estimate (check/html-estimate.ts) runs here first: a document
- * that cannot fit is refused without occupying a thread.
+ * and the result back. The HTML estimate (engines/beefree/check/html-estimate.ts) runs here
+ * first: a document that cannot fit is refused without occupying a thread.
  *
  * Each document has `timeoutMs` from the moment a thread starts on it (the wait in the queue is
  * not counted: a busy pool does not fail documents that would render in time). Past it the

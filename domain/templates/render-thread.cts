@@ -1,5 +1,5 @@
 import type { RenderTask } from './render-worker.js';
-import type { ProcessedDocument } from './document.js';
+import type { ProcessedDocument } from '../../engines/beefree/document.js';
 
 /*
  * The file the render pool's threads load (domain/templates/render-pool.ts), CommonJS on purpose.

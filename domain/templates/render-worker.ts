@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import { processDocument, type ProcessedDocument } from './document.js';
+import { processDocument, type ProcessedDocument } from '../../engines/beefree/document.js';
 
 /** One document for a thread of the render pool (render-pool.ts). */
 export interface RenderTask {

@@ -6,16 +6,16 @@ import { toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { likeContains } from '../text.js';
-import type { CheckFailure } from './check/index.js';
-import type { ProcessedDocument } from './document.js';
-import type { Finding } from './findings.js';
-import { MAX_CONFIG_BYTES, MAX_HTML_BYTES } from './format/limits.js';
+import type { CheckFailure } from '../../engines/beefree/check/index.js';
+import type { ProcessedDocument } from '../../engines/beefree/document.js';
+import type { Finding } from '../../engines/beefree/findings.js';
+import { MAX_CONFIG_BYTES, MAX_HTML_BYTES } from '../../engines/beefree/format/limits.js';
 import { inProcess, type DocumentProcessor } from './render-pool.js';
 
 /**
  * Mail templates: storage and the rules of the spec's "Mail template" resource and its state
  * table. A native template is made from a design document (`config`), from which html and a
- * plain-text alternative are generated (domain/templates/document.ts); an external one holds
+ * plain-text alternative are generated (engines/beefree/document.ts); an external one holds
  * HTML imported from an editor no longer offered and is never edited. Only the panel (the CLI)
  * publishes, unpublishes and deletes.
  */

@@ -1,6 +1,6 @@
 import type { Pool } from '../../sql/pool.js';
 import type { RenderLimits } from '../../config/defaults.js';
-import type { JobQueue } from '../jobs.js';
+import type { JobQueue } from '../job-queue.js';
 import { acceptSend, type SendAccepted } from '../mail/accept.js';
 import { getSender } from '../senders/senders.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';

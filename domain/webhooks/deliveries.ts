@@ -1,6 +1,6 @@
 import { NotFoundError } from '../errors.js';
 import type { Pool } from '../../sql/pool.js';
-import type { JobQueue } from '../jobs.js';
+import type { JobQueue } from '../job-queue.js';
 import { toPage, window, type Page, type PageRequest } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { dsnVerdict } from '../../domain/bounces/dsn.js';
-import { decodeInbound, type DecodedReport } from '../../domain/bounces/formats/index.js';
-import { COMPLAINT_TYPES } from '../../domain/complaints/arf.js';
+import { dsnVerdict } from '../../engines/bounces/dsn.js';
+import { decodeInbound, type DecodedReport } from '../../engines/bounces/formats/index.js';
+import { COMPLAINT_TYPES } from '../../engines/bounces/arf.js';
 import { corpusPath } from './corpus.js';
 
 /**

@@ -1,6 +1,6 @@
 import { sendConfirmationMail } from '../../domain/consent/confirmation-mail.js';
 import { AppError } from '../../domain/errors.js';
-import { CONSENT_CONFIRMATION_MAIL_QUEUE, type ConsentConfirmationMailJob } from '../../domain/jobs.js';
+import { CONSENT_CONFIRMATION_MAIL_QUEUE, type ConsentConfirmationMailJob } from '../../domain/job-queue.js';
 import { loadTenant } from '../../domain/tenancy/instances.js';
 import { trackingSecret } from '../../domain/tracking/secret.js';
 import { defineJob } from '../machinery/job.js';

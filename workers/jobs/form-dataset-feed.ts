@@ -1,5 +1,5 @@
 import { feedDataset } from '../../domain/forms/feed.js';
-import { FORM_DATASET_FEED_QUEUE, type FormDatasetFeedJob } from '../../domain/jobs.js';
+import { FORM_DATASET_FEED_QUEUE, type FormDatasetFeedJob } from '../../domain/job-queue.js';
 import { loadTenant } from '../../domain/tenancy/instances.js';
 import { defineJob, type JobContext } from '../machinery/job.js';
 import { isRowId } from '../../domain/row-id.js';

@@ -1,6 +1,6 @@
 import { AppError } from '../../domain/errors.js';
 import { sendSubmissionMail } from '../../domain/forms/mails.js';
-import { FORM_SUBMISSION_MAIL_QUEUE, type FormSubmissionMailJob } from '../../domain/jobs.js';
+import { FORM_SUBMISSION_MAIL_QUEUE, type FormSubmissionMailJob } from '../../domain/job-queue.js';
 import { loadTenant } from '../../domain/tenancy/instances.js';
 import { trackingSecret } from '../../domain/tracking/secret.js';
 import { defineJob, type JobContext } from '../machinery/job.js';

@@ -1,6 +1,6 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
-import { SOFT_BOUNCES_QUEUE, type SoftBouncesJob } from '../../domain/jobs.js';
+import { SOFT_BOUNCES_QUEUE, type SoftBouncesJob } from '../../domain/job-queue.js';
 
 /**
  * Enqueue the soft-bounce threshold job (workers/jobs/soft-bounces.ts) for an instance, after a commit

@@ -1,6 +1,6 @@
 import { evaluateSoftBounces } from '../../domain/restrictions/soft-bounces.js';
 import { loadTenant } from '../../domain/tenancy/instances.js';
-import { SOFT_BOUNCES_QUEUE, type SoftBouncesJob } from '../../domain/jobs.js';
+import { SOFT_BOUNCES_QUEUE, type SoftBouncesJob } from '../../domain/job-queue.js';
 import { defineJob } from '../machinery/job.js';
 import { softBouncesSweepJob } from './soft-bounces-sweep.js';
 import { isRowId } from '../../domain/row-id.js';

@@ -1,6 +1,6 @@
 import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
-import type { JobQueue } from '../../domain/jobs.js';
+import type { JobQueue } from '../../domain/job-queue.js';
 import type { Config } from '../../config/config.js';
 import type { SmtpTransport } from '../../smtp/transport.js';
 import type { Pool } from '../../sql/pool.js';

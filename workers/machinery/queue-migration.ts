@@ -1,13 +1,13 @@
 import type PgBoss from 'pg-boss';
 import type { SendSettings } from '../../config/config.js';
-import { queuePolicies } from '../jobs.js';
+import { queuePolicies } from '../jobs/index.js';
 import { createBoss } from './queue.js';
 
 // Its own module, apart from createBoss and jobQueue: the queue policies come from the list of
-// every job (workers/jobs.ts), which the processes that only enqueue (web, CLI) must not load.
+// every job (workers/jobs/index.ts), which the processes that only enqueue (web, CLI) must not load.
 /**
  * Install or upgrade pg-boss's schema and create or update the queue of every job of the list
- * (workers/jobs.ts) with its policy (release step); `send` feeds the send queue's policy.
+ * (workers/jobs/index.ts) with its policy (release step); `send` feeds the send queue's policy.
  */
 export async function migrateQueue(databaseUrl: string, send: SendSettings): Promise<void> {
   const boss = createBoss(databaseUrl, { migrate: true, supervise: false, schedule: false });

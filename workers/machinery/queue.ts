@@ -1,5 +1,5 @@
 import PgBoss from 'pg-boss';
-import type { JobQueue } from '../../domain/jobs.js';
+import type { JobQueue } from '../../domain/job-queue.js';
 
 /**
  * pg-boss on the service's Postgres. Only the release step migrates its schema; web and worker

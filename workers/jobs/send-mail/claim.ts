@@ -1,7 +1,7 @@
 import type { SigningKey } from '../../../domain/domains/dkim-keys.js';
 import { checkGates, lockSendStates, type SendState } from '../../../domain/mail/gates.js';
 import type { RenderedMail } from '../../../domain/mail/render.js';
-import { RenderLimitExceeded } from '../../../domain/mail/render-limit-exceeded.js';
+import { RenderLimitExceeded } from '../../../engines/html/render-limit-exceeded.js';
 import { FINAL_STATUSES, MailStatus } from '../../../domain/mail/status.js';
 import { moveMails, type Move } from '../../../domain/mail/transitions.js';
 import { withTenant, type Tenant } from '../../../domain/tenancy/context.js';

@@ -1,6 +1,6 @@
 import type PgBoss from 'pg-boss';
 import { configuredKeyRing, type KeyRing } from '../../../domain/domains/key-encryption.js';
-import { SEND_MAIL_QUEUE } from '../../../domain/jobs.js';
+import { SEND_MAIL_QUEUE } from '../../../domain/job-queue.js';
 import type { Tenant } from '../../../domain/tenancy/context.js';
 import { CONFIG_SCHEMA } from '../../../config/schema.js';
 import type { Config } from '../../../config/config.js';
@@ -119,7 +119,7 @@ export async function registerSendMail(boss: PgBoss, deps: SendMailDeps): Promis
 }
 
 /**
- * The send job (workers/jobs.ts lists it). It registers its own consumers: batches and several
+ * The send job (workers/jobs/index.ts lists it). It registers its own consumers: batches and several
  * fetch loops (registerSendMail above), the hot path. Its queue's policy comes from SEND_RETRY_*
  * and SEND_JOB_EXPIRE_SECONDS.
  */

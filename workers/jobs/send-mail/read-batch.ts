@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { SendMailJob } from '../../../domain/jobs.js';
+import type { SendMailJob } from '../../../domain/job-queue.js';
 import type { ReportKey } from '../../../domain/bounces/report-tag.js';
 import { reportKeys } from '../../../domain/bounces/report-keys.js';
 import type { Tenant } from '../../../domain/tenancy/context.js';

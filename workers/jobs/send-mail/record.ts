@@ -1,4 +1,4 @@
-import type { SendOutcome } from '../../../domain/mail/smtp-reply.js';
+import type { SendOutcome } from '../../../engines/bounces/smtp-reply.js';
 import { decideSendOutcome } from '../../../domain/mail/send-outcome.js';
 import type { Tenant } from '../../../domain/tenancy/context.js';
 import type { Claimed } from './claim.js';

@@ -1,6 +1,6 @@
 import type { RenderLimits } from '../../../config/defaults.js';
 import { renderMail, type RenderedMail, type RenderInput } from '../../../domain/mail/render.js';
-import { RenderLimitExceeded } from '../../../domain/mail/render-limit-exceeded.js';
+import { RenderLimitExceeded } from '../../../engines/html/render-limit-exceeded.js';
 
 /** One mail for a render thread (render-threads.ts). */
 export interface RenderTask {

@@ -1,7 +1,7 @@
 import { Piscina } from 'piscina';
 import type { RenderLimits } from '../../../config/defaults.js';
 import type { RenderedMail, RenderInput } from '../../../domain/mail/render.js';
-import { RenderLimitExceeded } from '../../../domain/mail/render-limit-exceeded.js';
+import { RenderLimitExceeded } from '../../../engines/html/render-limit-exceeded.js';
 import type { RenderOutcome, RenderTask } from './render-task.js';
 
 /**

@@ -2,7 +2,7 @@ import type { RenderLimits } from '../../../config/defaults.js';
 import { signingKeys, type SigningKey } from '../../../domain/domains/dkim-keys.js';
 import { loadMailsToRender, type RenderContext } from '../../../domain/mail/gates.js';
 import type { RenderedMail } from '../../../domain/mail/render.js';
-import { RenderLimitExceeded } from '../../../domain/mail/render-limit-exceeded.js';
+import { RenderLimitExceeded } from '../../../engines/html/render-limit-exceeded.js';
 import { FINAL_STATUSES, MailStatus } from '../../../domain/mail/status.js';
 import { withTenant, type Tenant } from '../../../domain/tenancy/context.js';
 import type { SendMailDeps } from './deps.js';

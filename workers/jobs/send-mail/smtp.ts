@@ -1,4 +1,4 @@
-import type { SendOutcome } from '../../../domain/mail/smtp-reply.js';
+import type { SendOutcome } from '../../../engines/bounces/smtp-reply.js';
 import type { Claimed } from './claim.js';
 import type { SendMailDeps } from './deps.js';
 

@@ -1,5 +1,5 @@
 import type PgBoss from 'pg-boss';
-import { SEND_MAIL_QUEUE } from '../../../domain/jobs.js';
+import { SEND_MAIL_QUEUE } from '../../../domain/job-queue.js';
 import type { InstanceMails, SendJob } from './deps.js';
 
 /*

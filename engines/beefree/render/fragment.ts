@@ -1,6 +1,6 @@
 import { decodeHTML } from 'entities';
 import { DomUtils, parseDocument } from 'htmlparser2';
-import { htmlTokenizer } from '../../html-tokenizer.js';
+import { htmlTokenizer } from '../../html/tokenizer.js';
 
 /**
  * The rich HTML a document carries (paragraph and list html, heading text, button labels, table

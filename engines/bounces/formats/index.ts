@@ -1,5 +1,5 @@
 import type { ParsedMail } from 'mailparser';
-import { readArf, type FeedbackReport } from '../../complaints/arf.js';
+import { readArf, type FeedbackReport } from '../arf.js';
 import type { DeliveryStatusReport } from '../dsn.js';
 import { parseReportMessage } from '../report-message.js';
 import { amazonworkmail } from './amazonworkmail.js';

@@ -1,7 +1,7 @@
 /**
  * Why a mail bounced, in the vocabulary of Sisimai (the reference bounce analyser, whose public
  * corpus and tables are what docs/bounces.md measures Cartero against). One rule set for both
- * paths: the send worker's synchronous SMTP replies (domain/mail/smtp-reply.ts) and the inbound
+ * paths: the send worker's synchronous SMTP replies (engines/bounces/smtp-reply.ts) and the inbound
  * listener's late reports (DSNs and MTA text bounces). What each means, and whether it is hard or
  * soft, is in reason-table.ts.
  */

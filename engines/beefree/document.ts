@@ -20,7 +20,7 @@ export interface ProcessedDocument {
 
 /**
  * What create, PATCH and validate do with a design document: check it (schema, module types,
- * links, sizes...); when it has no error, render it (domain/templates/render) and check the
+ * links, sizes...); when it has no error, render it (engines/beefree/render) and check the
  * HTML (size, client support). Errors stop the work where they are found: a document whose
  * HTML cannot fit the maximum by its shape alone (check/html-estimate.ts) is refused before
  * anything else, a document with an error is not rendered, an HTML over the maximum is not

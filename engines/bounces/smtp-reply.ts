@@ -1,10 +1,10 @@
-import type { BounceReason } from '../bounces/reason-names.js';
-import { classifyFailure, type SmtpCommand } from '../bounces/reason.js';
+import type { BounceReason } from './reason-names.js';
+import { classifyFailure, type SmtpCommand } from './reason.js';
 
 /**
  * What an SMTP reply (or its absence) means for a mail. The basic code decides the family
  * (2xx sent, 4xx deferred, 5xx bounced); for a 5xx the bounce classifier shared with the inbound
- * listener (domain/bounces/reason.ts) derives the reason from the enhanced status, the code and
+ * listener (engines/bounces/reason.ts) derives the reason from the enhanced status, the code and
  * the reply's words, and the reason decides whether the address itself is dead (hard: never try
  * it again) or this message failed for a reason that may pass later (soft).
  */

@@ -1,12 +1,12 @@
 import { decodeHTML } from 'entities';
 import { DomUtils, parseDocument } from 'htmlparser2';
-import { htmlToPlainText } from '../../mail/plain-text.js';
-import { RenderLimitExceeded } from '../../mail/render-limit-exceeded.js';
+import { htmlToPlainText } from '../../html/plain-text.js';
+import { RenderLimitExceeded } from '../../html/render-limit-exceeded.js';
 import { DATA_TABLE_CLASS } from './modules/table.js';
 
 /**
  * The text alternative of a rendered template: the mail renderer's own HTML -> text conversion
- * (domain/mail/plain-text.ts: html-to-text, links as `text [url]`, images dropped), run on the
+ * (engines/html/plain-text.ts: html-to-text, links as `text [url]`, images dropped), run on the
  * template's HTML after three adjustments that only the template renderer can make, because it
  * knows how it wrote the HTML:
  * - the preview block (mj-preview, the hidden preheader right after <body>) is left out: the
@@ -16,7 +16,7 @@ import { DATA_TABLE_CLASS } from './modules/table.js';
  * - each row of a table module becomes one line with ` | ` between cells (html-to-text runs
  *   table cells together, as it must for layout tables).
  * Runs of blank lines (nested layout blocks) are collapsed to one. Past html-to-text's bounds
- * (domain/mail/render-limit-exceeded.ts) the text is the HTML's words, a line per block.
+ * (engines/html/render-limit-exceeded.ts) the text is the HTML's words, a line per block.
  */
 export function templatePlainText(html: string): string {
   const doc = parseDocument(html, PARSE);

@@ -7,7 +7,7 @@ import type { Doc, ValueType } from './value-types.js';
  * else is derived from here: the JSON Schema (schema.ts), `field_types`, `defaults` and the
  * skeleton (defaults.ts), the Markdown `format` text (markdown.ts), the module detail, the
  * checks that look for links, HTML and alt texts (check/), and the renderer's defaults
- * (domain/templates/render reads `resolveNode`/`KINDS` from this file).
+ * (engines/beefree/render reads `resolveNode`/`KINDS` from this file).
  *
  * Field names are exactly the ones real Beefree documents use (`grid-columns`,
  * `rowColStackOnMobile`, `iconsList`, `menuItemsList`...). A key not declared here is unknown:

@@ -5,8 +5,8 @@ import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
  * ignored. The Tokenizer alone, never the Parser: it runs in linear time, while the Parser's stack
  * of open elements costs time in proportion to its depth at every tag (quadratic on deeply nested
  * input). Used wherever Cartero reads HTML it did not write: link tracking and the text part's
- * bounds (domain/mail/render.ts), fragment depth and text (domain/templates/render/fragment.ts),
- * the checks' tag scans (domain/templates/check/). The caller writes the HTML and ends it, and
+ * bounds (domain/mail/render.ts), fragment depth and text (engines/beefree/render/fragment.ts),
+ * the checks' tag scans (engines/beefree/check/). The caller writes the HTML and ends it, and
  * may pause the tokenizer from a callback to stop early.
  */
 export function htmlTokenizer(options: { decodeEntities: boolean }, callbacks: Partial<TokenizerCallbacks>): Tokenizer {

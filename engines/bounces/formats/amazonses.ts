@@ -1,4 +1,4 @@
-import type { FeedbackReport } from '../../complaints/arf.js';
+import type { FeedbackReport } from '../arf.js';
 import type { DeliveryStatusReport, DsnRecipient } from '../dsn.js';
 import { statusCode } from '../dsn.js';
 import type { FieldBlock } from '../fields.js';

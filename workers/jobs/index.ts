@@ -1,24 +1,24 @@
-import { queuePolicy, type JobDefinition, type QueuePolicy, type QueueSettings } from './machinery/job.js';
-import { consentConfirmationMailJob } from './jobs/consent-confirmation-mail.js';
-import { consentExpiryJob } from './jobs/consent-expiry.js';
-import { domainVerifyJob } from './jobs/domain-verify.js';
-import { formDatasetFeedJob } from './jobs/form-dataset-feed.js';
-import { formSubmissionMailJob } from './jobs/form-submission-mail.js';
-import { heartbeatJob } from './jobs/heartbeat.js';
-import { releaseOnHoldJob } from './jobs/release-onhold.js';
-import { retentionJob } from './jobs/retention.js';
-import { sendMailJob } from './jobs/send-mail/index.js';
-import { softBouncesJob } from './jobs/soft-bounces.js';
-import { softBouncesSweepJob } from './jobs/soft-bounces-sweep.js';
-import { webhookDeliverJob } from './jobs/webhook-deliver.js';
-import { webhookHousekeepingJob, webhookSweepJob } from './jobs/webhook-housekeeping.js';
+import { queuePolicy, type JobDefinition, type QueuePolicy, type QueueSettings } from '../machinery/job.js';
+import { consentConfirmationMailJob } from './consent-confirmation-mail.js';
+import { consentExpiryJob } from './consent-expiry.js';
+import { domainVerifyJob } from './domain-verify.js';
+import { formDatasetFeedJob } from './form-dataset-feed.js';
+import { formSubmissionMailJob } from './form-submission-mail.js';
+import { heartbeatJob } from './heartbeat.js';
+import { releaseOnHoldJob } from './release-onhold.js';
+import { retentionJob } from './retention.js';
+import { sendMailJob } from './send-mail/index.js';
+import { softBouncesJob } from './soft-bounces.js';
+import { softBouncesSweepJob } from './soft-bounces-sweep.js';
+import { webhookDeliverJob } from './webhook-deliver.js';
+import { webhookHousekeepingJob, webhookSweepJob } from './webhook-housekeeping.js';
 
 /**
  * Every job of the service, read by the release step (workers/machinery/queue.ts creates each queue with its
  * policy) and by the worker (workers/index.ts registers each handler and schedule). Adding a job:
  * one module under workers/ exporting a defineJob, or a defineSchedule for a scheduled job
  * without payload (workers/machinery/job.ts), and one line here; when code outside workers/ enqueues it,
- * its name and payload type go in domain/jobs.ts.
+ * its name and payload type go in domain/job-queue.ts.
  */
 export const JOBS: ReadonlyArray<JobDefinition<any>> = [
   heartbeatJob,

@@ -1,4 +1,4 @@
-import type { FeedbackReport } from '../../complaints/arf.js';
+import type { FeedbackReport } from '../arf.js';
 import type { InboundText } from './text.js';
 
 /**

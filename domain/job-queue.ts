@@ -12,7 +12,7 @@ export interface JobQueue {
 /*
  * The names and payloads of the jobs that code outside workers/ enqueues: the enqueuer needs only
  * these, never the handler. Each job's policy, schedule and handler live in its module under
- * workers/ (the list: workers/jobs.ts). Names are pg-boss queue names stored in every database:
+ * workers/ (the list: workers/jobs/index.ts). Names are pg-boss queue names stored in every database:
  * never rename one.
  */
 

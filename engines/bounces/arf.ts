@@ -1,6 +1,6 @@
 import type { ParsedMail } from 'mailparser';
-import { ORIGINAL_TYPES } from '../bounces/dsn.js';
-import { addressOf, field, headerBlock, parseFieldBlocks, type FieldBlock } from '../bounces/fields.js';
+import { ORIGINAL_TYPES } from './dsn.js';
+import { addressOf, field, headerBlock, parseFieldBlocks, type FieldBlock } from './fields.js';
 
 /**
  * Feedback-loop reports (ARF, RFC 5965): a mailbox provider tells the sender that a recipient
@@ -28,7 +28,7 @@ export interface FeedbackReport {
  */
 export const COMPLAINT_TYPES = new Set(['abuse', 'fraud', 'virus', 'other', 'opt-out']);
 
-/** The report in a message parsed by parseReportMessage (domain/bounces/report-message.ts), if any. */
+/** The report in a message parsed by parseReportMessage (engines/bounces/report-message.ts), if any. */
 export function readArf(parsed: ParsedMail): FeedbackReport | undefined {
   const part = parsed.attachments.find((a) => a.contentType.toLowerCase() === 'message/feedback-report');
   if (!part) return undefined;

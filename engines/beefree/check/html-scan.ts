@@ -1,9 +1,9 @@
-import { htmlTokenizer, isConditionalComment } from '../../html-tokenizer.js';
+import { htmlTokenizer, isConditionalComment } from '../../html/tokenizer.js';
 
 /**
  * The start tags of an HTML fragment with their attributes (names lower-cased, values with their
  * character references decoded, as a browser reads them), in order. Tokenised only (linear time,
- * domain/html-tokenizer.ts). The inside of conditional comments (`<!--[if mso]>...`) is markup
+ * engines/html/tokenizer.ts). The inside of conditional comments (`<!--[if mso]>...`) is markup
  * Outlook renders, so it is scanned too.
  */
 export interface StartTag {

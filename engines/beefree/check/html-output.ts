@@ -1,5 +1,5 @@
 import { doIUseEmail } from '@jsx-email/doiuse-email';
-import { htmlTokenizer } from '../../html-tokenizer.js';
+import { htmlTokenizer } from '../../html/tokenizer.js';
 import type { Finding } from '../findings.js';
 import { GMAIL_CLIP_BYTES, MAX_HTML_BYTES } from '../format/limits.js';
 import { finding } from './finding.js';

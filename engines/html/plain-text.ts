@@ -1,9 +1,9 @@
 import { compile } from 'html-to-text';
-import { htmlTokenizer } from '../html-tokenizer.js';
+import { htmlTokenizer } from './tokenizer.js';
 import { RenderLimitExceeded } from './render-limit-exceeded.js';
 
-// The text part derived from an HTML body: for a mail sent without a text part (render.ts) and
-// for a template's text alternative (domain/templates/render/plain-text.ts).
+// The text part derived from an HTML body: for a mail sent without a text part
+// (domain/mail/render.ts) and for a template's text alternative (engines/beefree/render/plain-text.ts).
 
 // html-to-text (a well-kept converter: block layout, lists, tables, entities): links keep their
 // URL in brackets unless the text already is the URL; images (and any pixel) are dropped.

@@ -1,5 +1,5 @@
 import type { ParsedMail } from 'mailparser';
-import { parseSmtpReply } from '../mail/smtp-reply.js';
+import { parseSmtpReply } from './smtp-reply.js';
 import type { BounceReason } from './reason-names.js';
 import { isFinalExpiry } from './expiry.js';
 import { preferredStatus, statusInText } from './status-choice.js';
