@@ -1,6 +1,7 @@
 import type { Client, Pool } from '../../sql/pool.js';
 import { isoUtc } from '../../sql/iso-time.js';
-import { AppError, RuleViolation } from '../errors.js';
+import { AppError } from '../errors.js';
+import { orNameTaken } from '../unique-names.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
@@ -45,11 +46,7 @@ export async function createPurpose(tenant: Tenant, pool: Pool, input: { name: s
       return rows[0]!;
     });
   } catch (err) {
-    const e = err as { code?: string; constraint?: string };
-    if (e.code === '23505' && e.constraint === 'consent_purposes_name_key') {
-      throw new RuleViolation('consent_purpose_name_taken', `another purpose is named ${JSON.stringify(name)} (ignoring case and accents)`);
-    }
-    throw err;
+    throw orNameTaken(err, { constraint: 'consent_purposes_name_key', code: 'consent_purpose_name_taken', noun: 'purpose' }, name);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Client, Pool } from '../../sql/pool.js';
 import { isoUtc } from '../../sql/iso-time.js';
 import { AppError, NotFoundError, RuleViolation } from '../errors.js';
+import { orNameTaken, violates } from '../unique-names.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
@@ -96,11 +97,7 @@ export async function createTerm(
       return readTerm(tenant, c, rows[0]!.id);
     });
   } catch (err) {
-    const e = err as { code?: string; constraint?: string };
-    if (e.code === '23505' && e.constraint === 'consent_terms_name_key') {
-      throw new RuleViolation('consent_term_name_taken', `another term is named ${JSON.stringify(name)} (ignoring case and accents)`);
-    }
-    throw err;
+    throw orNameTaken(err, { constraint: 'consent_terms_name_key', code: 'consent_term_name_taken', noun: 'term' }, name);
   }
 }
 
@@ -142,8 +139,7 @@ export async function addTermVersion(
       return readTerm(tenant, c, termId);
     });
   } catch (err) {
-    const e = err as { code?: string; constraint?: string };
-    if (e.code === '23505' && e.constraint === 'consent_term_versions_label_key') {
+    if (violates(err, 'consent_term_versions_label_key')) {
       throw new RuleViolation('consent_term_version_taken', `term ${termId} already has a version ${JSON.stringify(version)}`);
     }
     throw err;

@@ -1,6 +1,7 @@
 import { isoUtc } from '../../sql/iso-time.js';
 import type { Client, Pool } from '../../sql/pool.js';
 import { AppError, NotFoundError, RuleViolation } from '../errors.js';
+import { uniquelyNamed, type NameIndex } from '../unique-names.js';
 import { fieldsById } from '../fields/catalog.js';
 import type { FieldDefinition } from '../fields/types.js';
 import type { Page, PageRequest } from '../pagination.js';
@@ -75,17 +76,8 @@ function checkTexts(name: string | undefined, description: string | null | undef
 }
 
 /** The name unique index (sql/migrations/014) is the one judge of a name collision. */
-async function naming<T>(name: string | undefined, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    const e = err as { code?: string; constraint?: string };
-    if (e.code === '23505' && e.constraint === 'datasets_name_key') {
-      throw new RuleViolation('dataset_name_taken', `another dataset is named ${JSON.stringify(name ?? '')} (ignoring case and accents)`);
-    }
-    throw err;
-  }
-}
+const DATASET_NAME: NameIndex = { constraint: 'datasets_name_key', code: 'dataset_name_taken', noun: 'dataset' };
+const naming = <T>(name: string | undefined, write: () => Promise<T>): Promise<T> => uniquelyNamed(DATASET_NAME, name ?? '', write);
 
 export interface DatasetInput {
   name: string;

@@ -1,6 +1,7 @@
 import { isoUtc } from '../../sql/iso-time.js';
 import type { Client, Pool } from '../../sql/pool.js';
 import { AppError, NotFoundError, RuleViolation } from '../errors.js';
+import { orNameTaken, violates } from '../unique-names.js';
 import type { Page, PageRequest } from '../pagination.js';
 import { toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
@@ -111,8 +112,7 @@ export async function createField(tenant: Tenant, pool: Pool, input: FieldInput)
       return rows[0]!;
     });
   } catch (err) {
-    const e = err as { code?: string; constraint?: string };
-    if (e.code === '23505' && e.constraint === 'fields_key') {
+    if (violates(err, 'fields_key')) {
       const holder = await withTenant(pool, tenant, (c) =>
         c.query<{ deleted: boolean }>('SELECT deleted_at IS NOT NULL AS deleted FROM fields WHERE instance_id = $1 AND field_key = $2', [
           tenant.instanceId,
@@ -124,10 +124,7 @@ export async function createField(tenant: Tenant, pool: Pool, input: FieldInput)
       }
       throw new RuleViolation('field_key_already_exists', `a field with field_key ${input.key} exists`);
     }
-    if (e.code === '23505' && e.constraint === 'fields_name_key') {
-      throw new RuleViolation('field_name_taken', `another field is named ${JSON.stringify(name)} (ignoring case and accents)`);
-    }
-    throw err;
+    throw orNameTaken(err, { constraint: 'fields_name_key', code: 'field_name_taken', noun: 'field' }, name);
   }
 }
 
