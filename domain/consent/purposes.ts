@@ -3,7 +3,7 @@ import { isoUtc } from '../../sql/iso-time.js';
 import { AppError } from '../errors.js';
 import { orNameTaken } from '../unique-names.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { toCountedPage, window } from '../pagination.js';
+import { countWith, toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 
@@ -26,10 +26,7 @@ export async function listPurposes(tenant: Tenant, pool: Pool, page: PageRequest
       `SELECT ${COLUMNS}, count(*) OVER ()::int AS total_count FROM consent_purposes WHERE instance_id = $1 ORDER BY id LIMIT $2 OFFSET $3`,
       [tenant.instanceId, limit, offset],
     );
-    return toCountedPage(rows.rows, page, async () => {
-      const n = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM consent_purposes WHERE instance_id = $1', [tenant.instanceId]);
-      return n.rows[0]!.n;
-    });
+    return toCountedPage(rows.rows, page, countWith(c, 'SELECT count(*)::int AS n FROM consent_purposes WHERE instance_id = $1', [tenant.instanceId]));
   });
 }
 

@@ -5,7 +5,7 @@ import { uniquelyNamed, type NameIndex } from '../unique-names.js';
 import { fieldsById } from '../fields/catalog.js';
 import type { FieldDefinition } from '../fields/types.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { toCountedPage, window } from '../pagination.js';
+import { countWith, toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { checkConnectedForms, type ConnectedFormsChoice } from '../forms/dataset-columns.js';
@@ -48,10 +48,7 @@ export async function listDatasets(tenant: Tenant, pool: Pool, page: PageRequest
       text: `SELECT ${SUMMARY}, count(*) OVER ()::int AS total_count FROM datasets d WHERE d.instance_id = $1 ORDER BY d.id LIMIT $2 OFFSET $3`,
       values: [tenant.instanceId, limit, offset],
     });
-    return toCountedPage(rows.rows, page, async () => {
-      const n = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM datasets WHERE instance_id = $1', [tenant.instanceId]);
-      return n.rows[0]!.n;
-    });
+    return toCountedPage(rows.rows, page, countWith(c, 'SELECT count(*)::int AS n FROM datasets WHERE instance_id = $1', [tenant.instanceId]));
   });
 }
 

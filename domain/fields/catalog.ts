@@ -3,7 +3,7 @@ import type { Client, Pool } from '../../sql/pool.js';
 import { AppError, NotFoundError, RuleViolation } from '../errors.js';
 import { orNameTaken, violates } from '../unique-names.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { toCountedPage, window } from '../pagination.js';
+import { countWith, toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { checkPattern } from './pattern.js';
@@ -37,12 +37,7 @@ export async function listFields(tenant: Tenant, pool: Pool, page: PageRequest):
               WHERE instance_id = $1 AND deleted_at IS NULL ORDER BY id LIMIT $2 OFFSET $3`,
       values: [tenant.instanceId, limit, offset],
     });
-    return toCountedPage(rows.rows, page, async () => {
-      const n = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM fields WHERE instance_id = $1 AND deleted_at IS NULL', [
-        tenant.instanceId,
-      ]);
-      return n.rows[0]!.n;
-    });
+    return toCountedPage(rows.rows, page, countWith(c, 'SELECT count(*)::int AS n FROM fields WHERE instance_id = $1 AND deleted_at IS NULL', [tenant.instanceId]));
   });
 }
 

@@ -3,7 +3,7 @@ import { isoUtc } from '../../sql/iso-time.js';
 import { AppError, NotFoundError, RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
 import { uniquelyNamed, type NameIndex } from '../unique-names.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { toCountedPage, window } from '../pagination.js';
+import { countWith, toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { likeContains } from '../text.js';
@@ -92,10 +92,7 @@ export async function listTemplates(tenant: Tenant, pool: Pool, f: TemplateFilte
       `SELECT ${SUMMARY}, count(*) OVER ()::int AS total_count FROM mail_templates WHERE ${FILTER} ORDER BY id LIMIT $4 OFFSET $5`,
       [...params, limit, offset],
     );
-    return toCountedPage(rows.rows, f, async () => {
-      const total = await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM mail_templates WHERE ${FILTER}`, params);
-      return total.rows[0]!.n;
-    });
+    return toCountedPage(rows.rows, f, countWith(c, `SELECT count(*)::int AS n FROM mail_templates WHERE ${FILTER}`, params));
   });
 }
 
