@@ -65,14 +65,12 @@ import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { clickHouseFetch, databaseOf } from '../analytics/client.js';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
-import { createInstance } from '../domain/tenancy/instances.js';
-import type { Tenant } from '../domain/tenancy/context.js';
-import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { createSender } from '../domain/senders/senders.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { freePort } from '../config/ports.js';
 import { readServices } from '../config/services-file.js';
 import { assertBuilt, checkStopped, cleanUp, cpuSnapshot, partsBetween, runBench, startService, stopService, type CpuSnapshot, type Service, type Stopped } from './service.js';
+import { benchTenant, verifiedDomain } from './fixtures.js';
 import { coresBetween, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -216,10 +214,8 @@ const chTime = (d: Date) => d.toISOString().replace('T', ' ').replace('Z', '');
 const addDays = (d: Date, n: number) => new Date(d.getTime() + n * 86_400_000);
 
 async function seed(pool: Pool): Promise<Fixture> {
-  const instance = await createInstance(pool, { slug: SLUG, name: 'Analytics benchmark' });
-  const tenant: Tenant = { instanceId: instance.id, slug: SLUG, tz: instance.tz };
-  await addDomain(tenant, pool, DOMAIN);
-  await setDomainChecks(tenant, pool, DOMAIN, { mx: 'approved', spf: 'approved', dkim: 'approved', dmarc: 'approved' });
+  const tenant = await benchTenant(pool, SLUG, 'Analytics benchmark');
+  await verifiedDomain(tenant, pool, DOMAIN);
   const senders: Fixture['senders'] = [];
   for (const name of ['news', 'orders', 'hello', 'billing', 'promo'].slice(0, SENDERS)) {
     const s = await createSender(tenant, pool, { email: `${name}@${DOMAIN}`, name: `Example ${name}` });
@@ -227,7 +223,7 @@ async function seed(pool: Pool): Promise<Fixture> {
   }
   const key = await createApiKey(pool, { instanceSlug: SLUG, scopes: ['mail:read'] });
   const today = new Date(`${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`);
-  return { instanceId: Number(instance.id), key: key.key, senders, from: addDays(today, -DAYS), to: today };
+  return { instanceId: tenant.instanceId, key: key.key, senders, from: addDays(today, -DAYS), to: today };
 }
 
 /**

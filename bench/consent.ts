@@ -41,12 +41,12 @@ import { join } from 'node:path';
 import { resolveConsent } from '../domain/consent/resolve.js';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import type { Tenant } from '../domain/tenancy/context.js';
-import { createInstance } from '../domain/tenancy/instances.js';
 import { createPurpose } from '../domain/consent/purposes.js';
 import { addTermVersion, createTerm, setCurrentVersion } from '../domain/consent/terms.js';
 import type { Pool } from '../sql/pool.js';
 import { coresBetween, machineLoad, percentile, round } from './proc.js';
-import { assertBuilt, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, runBench, servicePool, startService, stopService, type Service, type Stopped } from './service.js';
+import { assertBuilt, benchService, cpuSnapshot, loadBeforeStart, runBench, startService, type Service } from './service.js';
+import { benchTenant } from './fixtures.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const CONTACTS = Number(process.env.BENCH_CONTACTS ?? 400_000);
@@ -70,8 +70,7 @@ interface Seeded {
 async function seed(pool: Pool): Promise<Seeded> {
   const started = performance.now();
   const slug = 'bench';
-  const instance = await createInstance(pool, { slug, name: 'Benchmark' });
-  const tenant: Tenant = { instanceId: instance.id, slug, tz: instance.tz };
+  const tenant = await benchTenant(pool, slug, 'Benchmark');
   const key = await createApiKey(pool, { instanceSlug: slug, scopes: ['consent:read'] });
   const purposes: number[] = [];
   for (const name of ['Newsletter', 'Offers', 'Profiling']) purposes.push((await createPurpose(tenant, pool, { name })).id);
@@ -225,10 +224,7 @@ async function main(): Promise<void> {
   assertBuilt();
   const loadBefore = await loadBeforeStart();
   const service = await startService({ prefix: 'cartero-bench-consent-' });
-  let pool: Pool | undefined;
-  let stopped: Stopped | undefined;
-  try {
-    pool = servicePool(service, 4);
+  await benchService(service, 4, async (pool, stop) => {
     const seeded = await seed(pool);
     const { tenant, purposes } = seeded;
     const counts = (await pool.query('SELECT (SELECT count(*) FROM consent_events)::int AS events, (SELECT count(*) FROM consent_rules)::int AS rules')).rows[0];
@@ -291,15 +287,13 @@ async function main(): Promise<void> {
     );
     runs.push(
       await closedLoop('SQL only: resolveConsent, 1 address × 2 purposes', 1, DURATION, 2, async () => {
-        const items = await resolveConsent(tenant, pool!, { channel: 'mail', contacts: [{ contact: randomContact(), contact_type: 'email_address' }], purpose_ids: purposes.slice(0, 2) });
+        const items = await resolveConsent(tenant, pool, { channel: 'mail', contacts: [{ contact: randomContact(), contact_type: 'email_address' }], purpose_ids: purposes.slice(0, 2) });
         return items.length === 2;
       }, service),
     );
     const loadAfter = await machineLoad(3_000);
 
-    await pool.end();
-    pool = undefined;
-    stopped = await stopService(service);
+    const stopped = await stop();
     const gateRuns = runs.filter((r) => r.name.startsWith('HTTP: 1 address'));
     const summary = {
       benchmark: 'consent resolver, GET /v1/consent-rules/resolve, 1 M events (issue 14)',
@@ -324,14 +318,11 @@ async function main(): Promise<void> {
       no_errors: runs.every((r) => r.errors === 0),
       runs,
       plan_one_address_two_purposes: plan,
-      stop: { ...stopped, clean: stopped.code === 0 },
+      stop: stopped,
     };
     process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
     if (!summary.no_errors) process.exitCode = 1;
-    checkStopped(service, stopped);
-  } finally {
-    await cleanUp(service, stopped, [() => pool?.end()]);
-  }
+  });
 }
 
 runBench(main);

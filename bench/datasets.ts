@@ -41,12 +41,12 @@ import { importContacts, type ImportSummary } from '../domain/datasets/import.js
 import { createField } from '../domain/fields/catalog.js';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import type { Tenant } from '../domain/tenancy/context.js';
-import { createInstance } from '../domain/tenancy/instances.js';
 import { projectRoot } from '../config/paths.js';
 import { readServices } from '../config/services-file.js';
 import type { Pool } from '../sql/pool.js';
 import { coresBetween, percentile, round } from './proc.js';
-import { assertBuilt, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, runBench, servicePool, startService, stopService, type CpuSnapshot, type Service, type Stopped } from './service.js';
+import { assertBuilt, benchService, cpuSnapshot, loadBeforeStart, runBench, startService, type CpuSnapshot, type Service } from './service.js';
+import { benchTenant } from './fixtures.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 2);
@@ -205,19 +205,15 @@ async function main(): Promise<void> {
   assertBuilt();
   const loadBefore = await loadBeforeStart();
   const service = await startService({ prefix: 'cartero-bench-datasets-' });
-  let pool: Pool | undefined;
-  let stopped: Stopped | undefined;
-  try {
-    pool = servicePool(service, 4);
-    const instance = await createInstance(pool, { slug: 'bench', name: 'Benchmark' });
-    const tenant: Tenant = { instanceId: instance.id, slug: 'bench', tz: null };
+  await benchService(service, 4, async (pool, stop) => {
+    const tenant = await benchTenant(pool, 'bench', 'Benchmark');
     const key = await createApiKey(pool, { instanceSlug: 'bench', scopes: ['dataset:read', 'dataset:write'] });
     await createField(tenant, pool, { key: 'first_name', name: 'First name', type: 'text', maxLength: 100 });
     await createField(tenant, pool, { key: 'last_name', name: 'Last name', type: 'text', maxLength: 100 });
     await createField(tenant, pool, { key: 'age', name: 'Age', type: 'number', min: 0, max: 130 });
     await createField(tenant, pool, { key: 'city', name: 'City', type: 'text' });
     const columns = COLUMNS.map((k) => ({ key: k, required: k === 'email' }));
-    const newDataset = (name: string) => createDataset(tenant, pool!, { name, channel: ['mail'], columns });
+    const newDataset = (name: string) => createDataset(tenant, pool, { name, channel: ['mail'], columns });
 
     const file = join(service.dataDir, 'bench-contacts.csv');
     await writeCsv(file, ROWS);
@@ -272,9 +268,7 @@ async function main(): Promise<void> {
     const update = await contactBatches(service, url, headers, 'update');
     log(`contacts, 1,000 updated per call: p50 ${update.latency_ms.p50} ms, p99 ${update.latency_ms.p99} ms, ${update.contacts_per_s} contacts/s, errors ${update.errors}`);
 
-    await pool.end();
-    pool = undefined;
-    stopped = await stopService(service);
+    const stopped = await stop();
     const ratios = pairs.map((p) => p.ratio);
     const summary = {
       benchmark: 'dataset CSV import vs the same-index limit and a bare COPY, and the contacts API batch of 1,000 (issues 14, 28)',
@@ -291,13 +285,10 @@ async function main(): Promise<void> {
       import_without_gin_index: noGin,
       cli_end_to_end: { seconds: round(cliSeconds, 2), rows_per_s: round(ROWS / cliSeconds), created: cliSummary.created },
       contacts_api_batch_1000: [create, update],
-      stop: { ...stopped, clean: stopped.code === 0 },
+      stop: stopped,
     };
     process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
-    checkStopped(service, stopped);
-  } finally {
-    await cleanUp(service, stopped, [() => pool?.end()]);
-  }
+  });
 }
 
 runBench(main);

@@ -36,33 +36,16 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPurpose } from '../domain/consent/purposes.js';
 import { addTermVersion, createTerm, setCurrentVersion } from '../domain/consent/terms.js';
-import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { createField } from '../domain/fields/catalog.js';
 import { createForm } from '../domain/forms/definition.js';
 import type { Form } from '../domain/forms/read.js';
 import { createSender } from '../domain/senders/senders.js';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import type { Tenant } from '../domain/tenancy/context.js';
-import { createInstance } from '../domain/tenancy/instances.js';
 import type { Pool } from '../sql/pool.js';
 import { coresBetween, loadavg, percentile, round, sleep } from './proc.js';
-import {
-  assertBuilt,
-  benchPreloads,
-  checkStopped,
-  cleanUp,
-  cpuSnapshot,
-  loadBeforeStart,
-  machineInfo,
-  runBench,
-  servicePool,
-  readQueryCounts,
-  startService,
-  stopService,
-  type QueryCounts,
-  type Service,
-  type Stopped,
-} from './service.js';
+import { assertBuilt, benchPreloads, benchService, cpuSnapshot, loadBeforeStart, machineInfo, readQueryCounts, runBench, startService, type QueryCounts, type Service } from './service.js';
+import { benchTenant, verifiedDomain } from './fixtures.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 15);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 10);
@@ -84,11 +67,9 @@ interface Seeded {
 
 async function seed(pool: Pool): Promise<Seeded> {
   const slug = 'bench-forms';
-  const instance = await createInstance(pool, { slug, name: 'Forms benchmark' });
-  const tenant: Tenant = { instanceId: instance.id, slug, tz: instance.tz };
+  const tenant = await benchTenant(pool, slug, 'Forms benchmark');
   const key = await createApiKey(pool, { instanceSlug: slug, scopes: ['form:read', 'form:write'] });
-  await addDomain(tenant, pool, DOMAIN);
-  await setDomainChecks(tenant, pool, DOMAIN, { mx: 'approved', spf: 'approved', dkim: 'approved', dmarc: 'approved' });
+  await verifiedDomain(tenant, pool, DOMAIN);
   const sender = await createSender(tenant, pool, { email: `hello@${DOMAIN}`, name: 'Forms bench' });
   await createField(tenant, pool, { key: 'first_name', name: 'First name', type: 'text', maxLength: 60 });
   await createField(tenant, pool, { key: 'last_name', name: 'Last name', type: 'text', maxLength: 60 });
@@ -283,10 +264,7 @@ async function main(): Promise<void> {
   const busyBefore = await loadBeforeStart();
   const loadavgBefore = loadavg();
   const service = await startService({ prefix: 'cartero-bench-forms-', nodeOptions: benchPreloads({ cpuProfile: false, countQueries: COUNT_QUERIES }) });
-  let pool: Pool | undefined;
-  let stopped: Stopped | undefined;
-  try {
-    pool = servicePool(service, 2);
+  await benchService(service, 2, async (pool, stop) => {
     const seeded = await seed(pool);
     const { headers, plain, confirmed } = seeded;
     const plainUrl = `${service.url}/v1/forms/${plain.id}/submissions`;
@@ -323,9 +301,7 @@ async function main(): Promise<void> {
     const confirmations = await drainConfirmations(pool, service, seeded.tenant, confirmed.id, performance.now());
     const loadavgAfter = loadavg();
 
-    await pool.end();
-    pool = undefined;
-    stopped = await stopService(service);
+    const stopped = await stop();
     const measured = runs.filter((r) => !r.name.startsWith('retries'));
     const summary = {
       benchmark: 'form submissions, POST /v1/forms/{id}/submissions, 6 fields + 2 consents (issue 15)',
@@ -340,7 +316,7 @@ async function main(): Promise<void> {
       runs,
       confirmation_mails: confirmations,
       ...(queries ? { web_postgres_round_trips_per_submission: queries } : {}),
-      stop: { ...stopped, clean: stopped.code === 0 },
+      stop: stopped,
     };
     process.stdout.write(`\n| run | accepted/s | p50 ms | p99 ms | errors | web / worker / pg / other cores | loadavg after |\n|---|---:|---:|---:|---:|---|---|\n`);
     for (const r of runs) {
@@ -350,10 +326,7 @@ async function main(): Promise<void> {
     }
     process.stdout.write('\n' + JSON.stringify(summary, null, 2) + '\n');
     if (runs.some((r) => r.errors) || !confirmations.all_sent) process.exitCode = 1;
-    checkStopped(service, stopped);
-  } finally {
-    await cleanUp(service, stopped, [() => pool?.end()]);
-  }
+  });
 }
 
 runBench(main);

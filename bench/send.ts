@@ -49,9 +49,7 @@ import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
-import { createInstance } from '../domain/tenancy/instances.js';
 import type { Tenant } from '../domain/tenancy/context.js';
-import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { configuredKeyRing } from '../domain/domains/key-encryption.js';
 import { createSender } from '../domain/senders/senders.js';
 import { newId } from '../domain/mail/ids.js';
@@ -61,6 +59,8 @@ import { createPool, type Pool } from '../sql/pool.js';
 import { readServices } from '../config/services-file.js';
 import { SEND_DEFAULTS } from '../workers/jobs/send-mail/index.js';
 import { assertBuilt, benchPreloads, checkStopped, cleanUp, cpuSnapshot, partsBetween, machineInfo, runBench, startService, readQueryCounts, stopService, type CpuSnapshot, type QueryCounts, type Service, type Stopped } from './service.js';
+import { benchTenant, verifiedDomain } from './fixtures.js';
+import { renderInput } from '../test/helpers/render-input.js';
 import { coresBetween, cpuSeconds, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -151,12 +151,10 @@ function cpuBetween(a: CpuSnapshot, b: CpuSnapshot) {
 
 async function seed(pool: Pool, dataDir: string): Promise<{ slug: string; key: string; from: string; tenant: Tenant }> {
   const slug = 'bench-send';
-  const instance = await createInstance(pool, { slug, name: 'Send benchmark' });
-  const tenant: Tenant = { instanceId: instance.id, slug, tz: instance.tz };
+  const tenant = await benchTenant(pool, slug, 'Send benchmark');
   const key = await createApiKey(pool, { instanceSlug: slug, scopes: ['mail:send', 'mail:read'] });
   // With a key, sealed by the data dir's generated encryption key, which the service's worker shares.
-  await addDomain(tenant, pool, DOMAIN, DKIM ? { ring: configuredKeyRing({ dataDir, databaseUrl: undefined, domains: { keyEncryptionKey: undefined } }) } : {});
-  await setDomainChecks(tenant, pool, DOMAIN, { mx: 'approved', spf: 'approved', dkim: 'approved', dmarc: 'approved' });
+  await verifiedDomain(tenant, pool, DOMAIN, DKIM ? { ring: configuredKeyRing({ dataDir, databaseUrl: undefined, domains: { keyEncryptionKey: undefined } }) } : {});
   const sender = await createSender(tenant, pool, { email: `${SENDER_LOCAL}@${DOMAIN}`, name: SENDER_NAME });
   return { slug, key: key.key, from: sender.email_address, tenant };
 }
@@ -429,7 +427,8 @@ async function runBaseline(service: Service, smtpUrl: string, secret: string, ra
   for (let i = 0; i < MAILS; i++) {
     const to = recipient(i);
     messages.push(
-      renderMail({
+      // The worker's input for a plain tracked HTML mail, as the renderer's tests build it.
+      renderMail(renderInput({
         mailId: newId(),
         senderDomain: DOMAIN,
         publicUrl: `http://localhost:${service.port}`,
@@ -440,14 +439,7 @@ async function runBaseline(service: Service, smtpUrl: string, secret: string, ra
         to: { email: to.email, name: to.name, variables: to.variables },
         subject: renderText(SUBJECT, recipientVariables({}, to)),
         html: HTML,
-        text: null,
-        variables: {},
-        replyTo: null,
-        headers: {},
-        attachments: [],
-        trackOpens: true,
-        trackClicks: true,
-      }),
+      })),
     );
   }
   const toOptions = (m: RenderedMail) => ({

@@ -25,12 +25,10 @@
 import { cpus } from 'node:os';
 import autocannon from 'autocannon';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
-import { createInstance } from '../domain/tenancy/instances.js';
-import type { Tenant } from '../domain/tenancy/context.js';
-import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { createSender } from '../domain/senders/senders.js';
 import type { Pool } from '../sql/pool.js';
-import { assertBuilt, benchPreloads, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, machineInfo, runBench, servicePool, startService, readQueryCounts, stopService, type QueryCounts, type Service, type Stopped } from './service.js';
+import { assertBuilt, benchPreloads, benchService, cpuSnapshot, loadBeforeStart, machineInfo, readQueryCounts, runBench, startService, type QueryCounts, type Service } from './service.js';
+import { benchTenant, verifiedDomain } from './fixtures.js';
 import { coresBetween, machineLoad, memoryMiB, round, sleep } from './proc.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
@@ -60,14 +58,11 @@ function webMemory(pid: number): { rss: number; hwm: number } {
 
 async function seed(pool: Pool): Promise<{ slug: string; key: string }> {
   const slug = 'bench';
-  const instance = await createInstance(pool, { slug, name: 'Benchmark' });
-  const tenant: Tenant = { instanceId: instance.id, slug, tz: instance.tz };
+  const tenant = await benchTenant(pool, slug, 'Benchmark');
   const key = await createApiKey(pool, { instanceSlug: slug, scopes: ['senders:read'] });
-  const verified = { mx: 'approved', spf: 'approved', dkim: 'approved', dmarc: 'approved' } as const;
   for (let d = 0; d < DOMAINS; d++) {
     const domain = `mail${d + 1}.bench.example.com`;
-    await addDomain(tenant, pool, domain);
-    await setDomainChecks(tenant, pool, domain, verified);
+    await verifiedDomain(tenant, pool, domain);
     for (let s = 0; s < SENDERS / DOMAINS; s++) {
       const n = d * (SENDERS / DOMAINS) + s + 1;
       await createSender(tenant, pool, { email: `sender${n}@${domain}`, name: `Sender ${n}` });
@@ -197,10 +192,7 @@ async function main(): Promise<void> {
     prefix: 'cartero-bench-',
     nodeOptions: [process.env.BENCH_CHILD_NODE_OPTIONS ?? '', ...benchPreloads({ cpuProfile: !!CPU_PROF_DIR, countQueries: COUNT_QUERIES })],
   });
-  let pool: Pool | undefined;
-  let stopped: Stopped | undefined;
-  try {
-    pool = servicePool(service, 2);
+  await benchService(service, 2, async (pool, stop) => {
     const { slug, key } = await seed(pool);
     const headers = { authorization: `Bearer ${key}`, 'x-instance-slug': slug };
     log(`seeded instance "${slug}" with ${SENDERS} senders on ${DOMAINS} verified domains`);
@@ -232,9 +224,7 @@ async function main(): Promise<void> {
     const rssAfter = webMemory(service.webPid);
     const loadAfterRuns = await machineLoad(3_000);
 
-    await pool.end();
-    pool = undefined;
-    stopped = await stopService(service);
+    const stopped = await stop();
 
     const senderRows = rows.filter((r) => r.path.startsWith('/v1/senders'));
     const summary = {
@@ -266,14 +256,11 @@ async function main(): Promise<void> {
         peak: rssAfter.hwm,
       },
       rows,
-      stop: { ...stopped, clean: stopped.code === 0 },
+      stop: stopped,
     };
     process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
     if (!summary.all_2xx_no_errors) process.exitCode = 1;
-    checkStopped(service, stopped);
-  } finally {
-    await cleanUp(service, stopped, [() => pool?.end()]);
-  }
+  });
 }
 
 runBench(main);

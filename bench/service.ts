@@ -201,6 +201,33 @@ export async function cleanUp(service: Service, stopped: Stopped | undefined, cl
   else rmSync(service.dataDir, { recursive: true, force: true });
 }
 
+/** A stop as a bench reports it: the exit, how long it took, and whether it was clean (exit 0). */
+export type StopReport = Stopped & { clean: boolean };
+
+/**
+ * The frame of a bench against its own service: `bench` gets a pool of `poolMax` connections to
+ * the service's Postgres, and `stop`, which closes that pool and stops the service as Ctrl-C does
+ * (a clean stop is part of what every bench checks: an unclean one fails it, with the service's
+ * last words). Whatever happens, the service is stopped and its DATA_DIR removed (cleanUp).
+ */
+export async function benchService(service: Service, poolMax: number, bench: (pool: Pool, stop: () => Promise<StopReport>) => Promise<void>): Promise<void> {
+  let pool: Pool | undefined;
+  let stopped: Stopped | undefined;
+  const stop = async (): Promise<StopReport> => {
+    await pool?.end();
+    pool = undefined;
+    stopped = await stopService(service);
+    return { ...stopped, clean: stopped.code === 0 };
+  };
+  try {
+    pool = servicePool(service, poolMax);
+    await bench(pool, stop);
+    if (stopped) checkStopped(service, stopped);
+  } finally {
+    await cleanUp(service, stopped, [() => pool?.end()]);
+  }
+}
+
 /** Run a bench's main; an uncaught failure prints and exits 1. */
 export function runBench(main: () => Promise<void>): void {
   main().catch((err) => {

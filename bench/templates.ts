@@ -23,7 +23,7 @@ import { createApiKey } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
 import type { Pool } from '../sql/pool.js';
 import { corpusPath } from '../test/helpers/corpus.js';
-import { checkStopped, cleanUp, loadBeforeStart, machineInfo, runBench, servicePool, startService, stopService, type Stopped } from './service.js';
+import { benchService, loadBeforeStart, machineInfo, runBench, startService } from './service.js';
 import { percentile, round } from './proc.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
@@ -169,10 +169,7 @@ async function seed(pool: Pool): Promise<{ slug: string; key: string }> {
 async function main(): Promise<void> {
   const loadBefore = await loadBeforeStart();
   const service = await startService({ prefix: 'cartero-bench-templates-' });
-  let pool: Pool | undefined;
-  let stopped: Stopped | undefined;
-  try {
-    pool = servicePool(service, 2);
+  await benchService(service, 2, async (pool, stop) => {
     const { slug, key } = await seed(pool);
     const api: Api = { url: service.url, headers: { authorization: `Bearer ${key}`, 'x-instance-slug': slug } };
 
@@ -204,9 +201,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < 20; i++) await call(api, 'POST', '/v1/mail-templates/validate', { config: changed(thirty, i) });
 
     const rows = [await measureDocument(api, `corpus ${largest.file}`, largest.doc), await measureDocument(api, '30 modules (10 rows x 3 columns)', thirty)];
-    await pool.end();
-    pool = undefined;
-    stopped = await stopService(service);
+    const stopped = await stop();
     const thirtyRow = rows[1]!;
     const summary = {
       benchmark: 'template create / PATCH / validate (issue 13)',
@@ -218,13 +213,10 @@ async function main(): Promise<void> {
       target: `PATCH p99 < ${TARGET_PATCH_P99_MS} ms for the 30-module document`,
       meets_target: thirtyRow.patch.p99_ms < TARGET_PATCH_P99_MS,
       rows,
-      stop: { ...stopped, clean: stopped.code === 0 },
+      stop: stopped,
     };
     process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
-    checkStopped(service, stopped);
-  } finally {
-    await cleanUp(service, stopped, [() => pool?.end()]);
-  }
+  });
 }
 
 runBench(main);

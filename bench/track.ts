@@ -55,9 +55,6 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import autocannonUntyped from 'autocannon';
 import { createClickHouseClient, type ClickHouseClient } from '../analytics/client.js';
-import { createInstance } from '../domain/tenancy/instances.js';
-import type { Tenant } from '../domain/tenancy/context.js';
-import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { createSender } from '../domain/senders/senders.js';
 import { newId } from '../domain/mail/ids.js';
 import { clickToken, openToken } from '../domain/tracking/tokens.js';
@@ -65,6 +62,7 @@ import { trackingSecret } from '../domain/tracking/secret.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { readServices } from '../config/services-file.js';
 import { assertBuilt, benchPreloads, checkStopped, cleanUp, cpuSnapshot, partsBetween, runBench, startService, stopService, type CpuSnapshot, type Service, type Stopped } from './service.js';
+import { benchTenant, verifiedDomain } from './fixtures.js';
 import { coresBetween, machineLoad, percentile, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -168,10 +166,8 @@ interface Fixture {
 
 async function seed(pool: Pool, probes: number): Promise<Fixture> {
   const slug = 'bench-track';
-  const instance = await createInstance(pool, { slug, name: 'Tracking benchmark' });
-  const tenant: Tenant = { instanceId: instance.id, slug, tz: instance.tz };
-  await addDomain(tenant, pool, DOMAIN);
-  await setDomainChecks(tenant, pool, DOMAIN, { mx: 'approved', spf: 'approved', dkim: 'approved', dmarc: 'approved' });
+  const tenant = await benchTenant(pool, slug, 'Tracking benchmark');
+  await verifiedDomain(tenant, pool, DOMAIN);
   const sender = await createSender(tenant, pool, { email: `news@${DOMAIN}`, name: 'Example Co' });
 
   const msgIds = Array.from({ length: MESSAGES }, () => newId());
@@ -179,7 +175,7 @@ async function seed(pool: Pool, probes: number): Promise<Fixture> {
     `INSERT INTO messages (instance_id, msg_id, sender_id, from_email, from_name, subject, html, custom_group_code, created_at)
      SELECT $1, m, $2, $3, $4, $5, $6, 'bench-track', now() - interval '2 minutes' FROM unnest($7::text[]) AS m
      RETURNING id, msg_id`,
-    [instance.id, sender.id, sender.email_address, sender.name, 'Your October summary is ready',
+    [tenant.instanceId, sender.id, sender.email_address, sender.name, 'Your October summary is ready',
       '<p>Hello, <a href="' + LINKS[0] + '">see your summary</a> or <a href="' + LINKS[1] + '">read how</a>.</p>', msgIds],
   );
   const total = MAILS + probes;
@@ -192,10 +188,10 @@ async function seed(pool: Pool, probes: number): Promise<Fixture> {
      SELECT $1, r.mail_id, r.message_id, r.msg_id, $2, $3, 'rcpt' || r.n || '@inbox' || (r.n % 7) || '.example.org', 'Recipient ' || r.n,
             $4, 3, 1, now() - interval '2 minutes', now() - interval '2 minutes', now() - interval '1 minute', 60, 'bench-track'
        FROM unnest($5::text[], $6::bigint[], $7::text[]) WITH ORDINALITY AS r(mail_id, message_id, msg_id, n)`,
-    [instance.id, sender.id, sender.email_address, 'Your October summary is ready', mailIds, messageOf.map((m) => m.id), messageOf.map((m) => m.msg_id)],
+    [tenant.instanceId, sender.id, sender.email_address, 'Your October summary is ready', mailIds, messageOf.map((m) => m.id), messageOf.map((m) => m.msg_id)],
   );
   await pool.query('ANALYZE mails');
-  return { instanceId: instance.id, mails: mailIds.slice(0, MAILS), markers: mailIds.slice(MAILS) };
+  return { instanceId: tenant.instanceId, mails: mailIds.slice(0, MAILS), markers: mailIds.slice(MAILS) };
 }
 
 /** Deterministic shuffle source (mulberry32), so every run replays the same plan. */

@@ -29,12 +29,10 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { createSender } from '../domain/senders/senders.js';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
-import type { Tenant } from '../domain/tenancy/context.js';
-import { createInstance } from '../domain/tenancy/instances.js';
 import { checkStopped, cleanUp, loadBeforeStart, machineInfo, runBench, servicePool, startService, stopService, type Stopped } from './service.js';
+import { benchTenant, verifiedDomain } from './fixtures.js';
 import { cpuSeconds, loadavg, percentile, postgresCpuSeconds, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -106,11 +104,9 @@ runBench(async () => {
   let stopped: Stopped | undefined;
   try {
     const slug = 'bench-webhooks';
-    const instance = await createInstance(pool, { slug, name: 'Webhooks benchmark' });
-    const tenant: Tenant = { instanceId: instance.id, slug, tz: instance.tz };
+    const tenant = await benchTenant(pool, slug, 'Webhooks benchmark');
     const key = await createApiKey(pool, { instanceSlug: slug, scopes: ['mail:send', 'webhooks:write'] });
-    await addDomain(tenant, pool, 'bench-webhooks.example');
-    await setDomainChecks(tenant, pool, 'bench-webhooks.example', { mx: 'approved', spf: 'approved', dkim: 'approved', dmarc: 'approved' });
+    await verifiedDomain(tenant, pool, 'bench-webhooks.example');
     const sender = await createSender(tenant, pool, { email: 'news@bench-webhooks.example', name: 'News' });
     const headers = { authorization: `Bearer ${key.key}`, 'x-instance-slug': slug, 'content-type': 'application/json' };
     for (let i = 0; i < HOOKS; i++) {

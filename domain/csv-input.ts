@@ -1,6 +1,8 @@
 import { stringify, type Stringifier } from 'csv-stringify';
 import { CsvError, parse, type Options, type Parser } from 'csv-parse';
-import { Transform, type TransformCallback } from 'node:stream';
+import { once } from 'node:events';
+import { Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { CSV_LIMITS, type CsvLimits } from '../config/defaults.js';
 import { formulaGuard } from '../engines/csv/formula-guard.js';
 import { AppError } from './errors.js';
@@ -163,6 +165,39 @@ export function rejectsCsv(): Stringifier {
   return stringify({ cast: { string: (text) => formulaGuard(text) } });
 }
 
+/** A refused row of an import or an upload, as its answer lists it and its rejects file has it. */
+export interface CsvReject {
+  /** The data row's number: 1 for the row after the header. */
+  row: number;
+  code: string;
+  field: string | null;
+  rule: string | null;
+  detail: string;
+}
+
+/** How many refused rows an import's answer lists (all of them are in its rejects file). */
+const FIRST_REJECTS = 10;
+
+/**
+ * The rows an import or an upload refuses: counted, the first FIRST_REJECTS kept for its answer,
+ * and each written to the rejects file (row, code, field, rule, detail, then the row's own
+ * cells) under the file's back-pressure.
+ */
+export class RejectLog {
+  count = 0;
+  readonly first: CsvReject[] = [];
+
+  constructor(private readonly file: Stringifier) {}
+
+  /** Records a refused row; `then` runs once the file takes more (at once, or when it drains), `failed` if it breaks meanwhile. */
+  add(reject: CsvReject, cells: readonly string[], then: () => void, failed: (err: Error) => void): void {
+    this.count++;
+    if (this.first.length < FIRST_REJECTS) this.first.push(reject);
+    if (this.file.write([reject.row, reject.code, reject.field ?? '', reject.rule ?? '', reject.detail, ...cells])) then();
+    else once(this.file, 'drain').then(then, failed);
+  }
+}
+
 /**
  * csv-parse's own errors (an unclosed quote, a quote inside an unquoted field) as 400 `code`,
  * saying what and on which line. All of them: some codes lack the CSV_ prefix
@@ -207,4 +242,33 @@ const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': 
  */
 export function copyField(text: string): string {
   return COPY_SPECIAL.test(text) ? text.replace(COPY_SPECIALS, (c) => COPY_ESCAPES[c]!) : text;
+}
+
+/**
+ * An upload read the one way (dataset imports, list uploads): its bytes counted for progress,
+ * the BOM dropped, each record bounded, parsed, checked by the transform `checkerOf` makes (given
+ * the rejects file, which it writes refused rows to) and COPYed by `copy`. When this returns the
+ * rejects file is complete in `source.rejects`; when it throws, the file is torn down and
+ * csv-parse's own errors are the 400 `code`.
+ */
+export async function readUpload<C extends Transform>(
+  source: { input: Readable; rejects: Writable; limits?: CsvLimits; onProgress?: (bytes: number) => void },
+  code: 'dataset_import_csv_invalid' | 'list_import_csv_invalid',
+  checkerOf: (rejects: Stringifier) => C,
+  copy: Writable,
+): Promise<C> {
+  const rejects = rejectsCsv();
+  const rejectsDone = pipeline(rejects, source.rejects);
+  const checker = checkerOf(rejects);
+  try {
+    const limits = source.limits ?? CSV_LIMITS;
+    await pipeline(source.input, byteCounter(source.onProgress), withoutBom(), recordBound(limits.recordBytes), csvParser(limits), checker, copy);
+  } catch (err) {
+    rejects.destroy();
+    await rejectsDone.catch(() => {});
+    throw asCsvError(err, code);
+  }
+  rejects.end();
+  await rejectsDone;
+  return checker;
 }

@@ -1,3 +1,6 @@
+import type { QueryConfig } from 'pg';
+import type { Client } from '../sql/pool.js';
+
 /** Shared listing envelope (spec: Collection envelope). */
 export interface PageRequest {
   page: number;
@@ -54,4 +57,12 @@ export async function toCountedPage<T>(
     req,
     total,
   );
+}
+
+/**
+ * The `countPastEnd` of most listings: their filter's count, `count` being a SELECT
+ * count(*)::int AS n (its text with `values`, or a named statement), run on the listing's client.
+ */
+export function countWith(c: Client, count: string | QueryConfig, values: unknown[] = []): () => Promise<number> {
+  return async () => (await (typeof count === 'string' ? c.query<{ n: number }>(count, values) : c.query<{ n: number }>(count))).rows[0]!.n;
 }

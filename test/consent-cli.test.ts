@@ -1,7 +1,5 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { proofSchema, purposeSchema, termSchema } from '../api/schemas/consent.js';
@@ -10,6 +8,7 @@ import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { childEnv, cliRunner, oneJsonObject, type CliResult } from './helpers/spawn.js';
 import { startTestWeb } from './helpers/web.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 /**
  * The panel-only consent operations as a user runs them (`node bin/cartero.js purpose|term|consent
@@ -28,13 +27,7 @@ const term = compile(termSchema, 'json');
 const purpose = compile(purposeSchema, 'json');
 const proofDoc = compile(proofSchema, 'json');
 
-const dir = mkdtempSync(join(tmpdir(), 'cartero-consent-cli-'));
-t.teardown(() => rm(dir, { recursive: true, force: true }));
-const file = (name: string, content: string) => {
-  const path = join(dir, name);
-  writeFileSync(path, content);
-  return path;
-};
+const { dir, file } = tempDir(t, 'cartero-consent-cli-');
 
 async function call(method: string, path: string, body?: unknown, headers = a.headers) {
   const res = await fetch(url + path, {

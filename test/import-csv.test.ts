@@ -1,7 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import t, { type Test } from 'tap';
@@ -14,6 +12,7 @@ import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { childEnv, cliRunner, oneJsonObject, sleep, type CliResult } from './helpers/spawn.js';
 import { startTestWeb } from './helpers/web.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 /**
  * `cartero dataset import` (issue 14) as a user runs it: a 100,000-row CSV with bad rows mixed
@@ -28,8 +27,7 @@ const env = childEnv({ DATABASE_URL: dbs.databaseUrl }, ['CLICKHOUSE_URL', 'PORT
 // In this process but for the binary's own checks: one import (its stderr off a terminal) and the killed one.
 const cli = cliRunner(t, env, { inProcess: true });
 const a = await makeTenant(dbs.pool, { scopes: ['dataset:read'] });
-const dir = mkdtempSync(join(tmpdir(), 'cartero-import-'));
-t.teardown(() => rm(dir, { recursive: true, force: true }));
+const { dir } = tempDir(t, 'cartero-import-');
 
 await createField(a.tenant, dbs.pool, { key: 'first_name', name: 'First name', type: 'text', maxLength: 20 });
 await createField(a.tenant, dbs.pool, { key: 'age', name: 'Age', type: 'number', min: 0, max: 130 });

@@ -1,12 +1,11 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { createField, setFieldActive } from '../domain/fields/catalog.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { childEnv, cliRunner, oneJsonObject, type CliResult } from './helpers/spawn.js';
+import { tempDir } from './helpers/temp-dir.js';
 
 /**
  * CSV lists (issue 14), panel-only: `cartero list create|upload|show|delete` as a user runs them,
@@ -17,13 +16,7 @@ const dbs = await testDatabases(t, 'listscli');
 const cli = cliRunner(t, childEnv({ DATABASE_URL: dbs.databaseUrl }, ['CLICKHOUSE_URL', 'PORT', 'NODE_OPTIONS']), { inProcess: true });
 const a = await makeTenant(dbs.pool);
 const b = await makeTenant(dbs.pool);
-const dir = mkdtempSync(join(tmpdir(), 'cartero-lists-'));
-t.teardown(() => rm(dir, { recursive: true, force: true }));
-const file = (name: string, content: string) => {
-  const path = join(dir, name);
-  writeFileSync(path, content);
-  return path;
-};
+const { dir, file } = tempDir(t, 'cartero-lists-');
 
 await createField(a.tenant, dbs.pool, { key: 'first_name', name: 'First name', type: 'text', maxLength: 10 });
 await createField(a.tenant, dbs.pool, { key: 'age', name: 'Age', type: 'number' });

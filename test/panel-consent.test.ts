@@ -2,7 +2,7 @@ import t from 'tap';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
-import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
+import { panelCast } from './helpers/panel.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -19,12 +19,8 @@ const { url } = await startTestWeb(t, dbs);
 
 const a = await makeTenant(pool, { scopes: ['consent:read', 'consent:write'] });
 const b = await makeTenant(pool, { scopes: ['consent:read', 'consent:write'] });
-const [owner, admin, viewer] = await Promise.all(
-  (['owner', 'admin', 'viewer'] as const).map(async (role) => panelLogin(url, await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role }]))),
-);
-const ownerOfB = await panelLogin(url, await makePanelUser(pool, [{ instanceId: b.tenant.instanceId, role: 'owner' }]));
+const { owner, admin, viewer, ownerOfB, call } = await panelCast(url, pool, a, b);
 
-const call = (token: string, method: string, path: string, body?: unknown, slug = a.slug) => jsonCall(url, method, path, body, panelHeaders(token, slug));
 const publicCall = (method: string, path: string, body?: unknown, headers = a.headers) => jsonCall(url, method, path, body, headers);
 
 t.test('purposes and terms: an admin creates, a viewer reads and is refused every change; the conflicts', async (t) => {

@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
-import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
+import { panelCast, panelHeaders } from './helpers/panel.js';
 import { startTestWeb } from './helpers/web.js';
 import { formulaGuard } from '../engines/csv/formula-guard.js';
 
@@ -21,12 +21,8 @@ const { url } = await startTestWeb(t, dbs);
 
 const a = await makeTenant(pool, { scopes: ['dataset:read', 'dataset:write'] });
 const b = await makeTenant(pool, { scopes: ['dataset:read', 'dataset:write'] });
-const [owner, admin, viewer] = await Promise.all(
-  (['owner', 'admin', 'viewer'] as const).map(async (role) => panelLogin(url, await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role }]))),
-);
-const ownerOfB = await panelLogin(url, await makePanelUser(pool, [{ instanceId: b.tenant.instanceId, role: 'owner' }]));
+const { owner, admin, viewer, ownerOfB, call } = await panelCast(url, pool, a, b);
 
-const call = (token: string, method: string, path: string, body?: unknown, slug = a.slug) => jsonCall(url, method, path, body, panelHeaders(token, slug));
 const publicCall = (method: string, path: string, body?: unknown, headers = a.headers) => jsonCall(url, method, path, body, headers);
 
 /** A CSV body sent with its Content-Length, in chunks, waiting `pauseMs` between them, and `between` run after each. */

@@ -5,7 +5,7 @@ import { createDataset } from '../domain/datasets/datasets.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
-import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
+import { panelCast, panelHeaders } from './helpers/panel.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -22,12 +22,8 @@ const { url } = await startTestWeb(t, dbs);
 
 const a = await makeTenant(pool, { scopes: ['form:read', 'form:write', 'consent:read'] });
 const b = await makeTenant(pool, { scopes: ['form:read'] });
-const [owner, admin, viewer] = await Promise.all(
-  (['owner', 'admin', 'viewer'] as const).map(async (role) => panelLogin(url, await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role }]))),
-);
-const ownerOfB = await panelLogin(url, await makePanelUser(pool, [{ instanceId: b.tenant.instanceId, role: 'owner' }]));
+const { owner, admin, viewer, ownerOfB, call } = await panelCast(url, pool, a, b);
 
-const call = (token: string, method: string, path: string, body?: unknown, slug = a.slug) => jsonCall(url, method, path, body, panelHeaders(token, slug));
 const publicCall = (method: string, path: string, body?: unknown, headers = a.headers) => jsonCall(url, method, path, body, headers);
 
 const purpose = await createPurpose(a.tenant, pool, { name: 'Newsletter' });

@@ -1,13 +1,13 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { request, type ClientRequest } from 'node:http';
-import { freePort } from '../config/ports.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant, type TestTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
-import { childEnv, sleep, spawnNode, TEST_DKIM_KEY, type Proc, spawnWebDyno } from './helpers/spawn.js';
+import { spawnWebDyno } from './helpers/spawn.js';
 import { startTestWeb } from './helpers/web.js';
+import { waitFor } from './helpers/wait.js';
 
 /**
  * Issue 37, the panel's CSV imports under hostile files and clients (docs/panel.md "The
@@ -105,15 +105,8 @@ function csvOf(n: number, prefix: string): Buffer {
   return Buffer.from(rows.join('\n') + '\n');
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await sleep(50);
-  }
-}
+/** A state another process reaches: polled tightly (50 ms), bounded at 30 s. */
+const until = <T>(what: string, probe: () => Promise<T | undefined>) => waitFor(what, probe, 30_000, 50);
 
 const progress = (x: TestTenant, key: string, base = here) => call(x, 'GET', `/v1/private/imports/${key}`, undefined, base);
 

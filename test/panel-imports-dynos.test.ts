@@ -1,12 +1,12 @@
 import t from 'tap';
 import { request, type ClientRequest } from 'node:http';
-import { freePort } from '../config/ports.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
-import { childEnv, sleep, spawnNode, type Proc, TEST_DKIM_KEY, spawnWebDyno } from './helpers/spawn.js';
+import { spawnWebDyno } from './helpers/spawn.js';
 import { startTestWeb } from './helpers/web.js';
+import { waitFor } from './helpers/wait.js';
 
 /**
  * The panel's imports across web dynos (issue 31, docs/panel.md "The import's progress"): an
@@ -61,15 +61,8 @@ async function progress(base: string, key: string) {
   return call(base, 'GET', `/v1/private/imports/${key}`);
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await sleep(50);
-  }
-}
+/** A state another process reaches: polled tightly (50 ms), bounded at 30 s. */
+const until = <T>(what: string, probe: () => Promise<T | undefined>) => waitFor(what, probe, 30_000, 50);
 
 t.test("an import on one dyno: its progress and its rejects file from another process", async (t) => {
   const csv = csvOf(5_000, (i) => i % 1000 === 3);

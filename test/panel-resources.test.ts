@@ -5,7 +5,7 @@ import { testDatabases } from './helpers/databases.js';
 import { startTestDnsServer } from './helpers/dns-server.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
-import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
+import { panelCast, panelHeaders } from './helpers/panel.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -22,12 +22,8 @@ const { url } = await startTestWeb(t, dbs, { env: { DNS_SERVERS: dns.address, DK
 
 const a = await makeTenant(pool);
 const b = await makeTenant(pool);
-const [owner, admin, viewer] = await Promise.all(
-  (['owner', 'admin', 'viewer'] as const).map(async (role) => panelLogin(url, await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role }]))),
-);
-const ownerOfB = await panelLogin(url, await makePanelUser(pool, [{ instanceId: b.tenant.instanceId, role: 'owner' }]));
+const { owner, admin, viewer, ownerOfB, call } = await panelCast(url, pool, a, b);
 
-const call = (token: string, method: string, path: string, body?: unknown, slug = a.slug) => jsonCall(url, method, path, body, panelHeaders(token, slug));
 const asB = (method: string, path: string, body?: unknown) => call(ownerOfB, method, path, body, b.slug);
 
 t.test('API keys: owner lists, creates (the full key once, and it works), revokes; admin and viewer cannot', async (t) => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { assertAxeClean, SCREENSHOTS, signInToPanel, shown, useChromium, settled, openPanelAs } from './helpers/chromium.js';
+import { assertAxeClean, assertStayedHome, openPanelAs, SCREENSHOTS, settled, shown, useChromium } from './helpers/chromium.js';
 import { testDatabases } from './helpers/databases.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser } from './helpers/panel.js';
@@ -150,16 +150,12 @@ if (chromium) {
     t.same({ ...saved, generated_at: 0 }, { ...fromApi, generated_at: 0 }, "the file equals the public API's proof (generated_at aside)");
     await page.getByRole('status').getByText(/The proof of reader@example.org \(1 event\) was saved as/).waitFor();
 
-    const elsewhere = requests.filter((u) => !u.startsWith('data:') && new URL(u).origin !== origin);
-    t.same(elsewhere, [], `no request left the origin (${requests.length} requests)`);
-    t.same(complaints.filter((c) => !/status of (409|422)/.test(c)), [], 'no other console error, nothing refused by the CSP');
+    assertStayedHome(t, { requests, complaints, origin }, /status of (409|422)/);
     await context.close();
   });
 
   t.test('in Chromium, a viewer: the same pages, no control but the look-up and the proof', async (t) => {
-    const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    const page = await context.newPage();
-    await signInToPanel(page, web.url, viewer);
+    const { context, page } = await openPanelAs(chromium.browser, web.url, viewer);
     await page.getByRole('link', { name: 'Consent', exact: true }).click();
     await page.getByRole('heading', { name: 'Consent of Acme newsletters' }).waitFor();
     await page.getByText('Your role here is viewer').waitFor();

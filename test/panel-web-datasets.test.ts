@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { assertAxeClean, SCREENSHOTS, signInToPanel, shown, useChromium, openPanelAs } from './helpers/chromium.js';
+import { assertAxeClean, assertStayedHome, openPanelAs, SCREENSHOTS, shown, useChromium } from './helpers/chromium.js';
 import { testDatabases } from './helpers/databases.js';
 
 import { makePanelUser } from './helpers/panel.js';
@@ -145,16 +145,12 @@ if (chromium) {
     t.equal(listRejects[0], 'row,code,field,rule,detail');
     t.match(listRejects[1], /^\d+,field_value_invalid,email,.*,'=not-an-address$/, 'the refused cell, formula-guarded');
 
-    const elsewhere = requests.filter((u) => !u.startsWith('data:') && !u.startsWith('blob:') && new URL(u).origin !== origin);
-    t.same(elsewhere, [], `no request left the origin (${requests.length} requests)`);
-    t.same(complaints.filter((c) => !/status of (404|409|422)/.test(c)), [], 'no other console error, nothing refused by the CSP');
+    assertStayedHome(t, { requests, complaints, origin }, /status of (404|409|422)/);
     await context.close();
   });
 
   t.test('in Chromium, a viewer: the pages, no write control', async (t) => {
-    const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    await signInToPanel(page, web.url, viewer);
+    const { context, page } = await openPanelAs(chromium.browser, web.url, viewer);
     await page.getByRole('link', { name: 'Fields', exact: true }).click();
     t.ok(await shown(page.getByRole('rowheader', { name: 'town' })));
     t.equal(await page.getByRole('button', { name: /Create field|Deactivate|Delete/ }).count(), 0, 'no field control');

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { assertAxeClean, SCREENSHOTS, signInToPanel, useChromium, watchPage } from './helpers/chromium.js';
+import { assertAxeClean, openPanelAs, SCREENSHOTS, signInToPanel, useChromium } from './helpers/chromium.js';
 import { startTestDnsServer } from './helpers/dns-server.js';
 import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
@@ -66,12 +66,7 @@ await waitFor('the events in the listings', async () => ((await total(a, '/v1/ac
 const chromium = useChromium(t, 'the Domains and Dashboard pages in a browser');
 if (chromium) {
   t.test('in Chromium: Domains (add, records, copy, 409, verify, DNS down, rotate) and the Dashboard equal to the API and listings', async (t) => {
-    const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
-    const page = await context.newPage();
-    const origin = new URL(url).origin;
-    const { requests, complaints } = watchPage(page);
-    page.on('dialog', (d) => void d.accept());
-    await signInToPanel(page, url, admin);
+    const { context, page, origin, requests, complaints } = await openPanelAs(chromium.browser, url, admin, undefined, { permissions: ['clipboard-read', 'clipboard-write'] });
 
     // Domains: the sandbox's alone, then add one.
     await page.getByRole('link', { name: 'Domains' }).click();

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import t from 'tap';
 import { listApiKeys, SCOPES } from '../domain/tenancy/api-keys.js';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { assertAxeClean, SCREENSHOTS, signInToPanel, shown, useChromium, watchPage } from './helpers/chromium.js';
+import { assertAxeClean, assertStayedHome, openPanelAs, SCREENSHOTS, shown, useChromium } from './helpers/chromium.js';
 import { testDatabases } from './helpers/databases.js';
 import { jsonCall } from './helpers/http.js';
-import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
+import { makePanelUser } from './helpers/panel.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -31,14 +31,7 @@ const viewer = await makePanelUser(pool, [{ instanceId: acme.id, role: 'viewer' 
 const chromium = useChromium(t, 'the panel resource pages in a browser');
 if (chromium) {
   t.test('in Chromium, an owner: keys (shown once), senders, restrictions, settings', async (t) => {
-    const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    const origin = new URL(web.url).origin;
-    const { requests, complaints } = watchPage(page);
-    page.on('dialog', (d) => void d.accept());
-    await signInToPanel(page, web.url, owner);
-    const token = await panelLogin(web.url, owner);
-    const read = async (path: string) => (await jsonCall(web.url, 'GET', path, undefined, panelHeaders(token, acme.slug))).body;
+    const { context, page, origin, requests, complaints, read } = await openPanelAs(chromium.browser, web.url, owner, acme.slug);
 
     // API keys: create one with two scopes and an expiry; the full key once.
     await page.getByRole('link', { name: 'API keys' }).click();
@@ -155,17 +148,13 @@ if (chromium) {
     await assertAxeClean(t, page, 'settings (owner)');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-settings.png'), fullPage: true });
 
-    const elsewhere = requests.filter((u) => !u.startsWith('data:') && new URL(u).origin !== origin);
-    t.same(elsewhere, [], `no request left the origin (${requests.length} requests)`);
     // The refusals asked for above are the expected console errors (the browser logs a refused fetch).
-    t.same(complaints.filter((c) => !/status of (400|409)/.test(c)), [], 'no other console error, nothing refused by the CSP');
+    assertStayedHome(t, { requests, complaints, origin }, /status of (400|409)/);
     await context.close();
   });
 
   t.test('in Chromium, a viewer: the same pages without their controls; keys are the owner’s', async (t) => {
-    const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    await signInToPanel(page, web.url, viewer);
+    const { context, page } = await openPanelAs(chromium.browser, web.url, viewer);
     await page.getByRole('link', { name: 'API keys' }).click();
     await page.getByText("API keys are the owner's").waitFor();
     t.equal(await page.getByRole('button', { name: 'Create key' }).count(), 0, 'keys: told they are the owner’s, no form');

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
-import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
+import { panelCast } from './helpers/panel.js';
 import { startSendStack, waitFor } from './helpers/send-stack.js';
 import { startReceiver, verifies, type Received } from './helpers/webhook-receiver.js';
 
@@ -22,11 +22,7 @@ const receiver = await startReceiver(t);
 
 const a = await makeTenant(dbs.pool, { scopes: ['webhooks:read'] });
 const b = await makeTenant(dbs.pool);
-const [owner, admin, viewer] = await Promise.all(
-  (['owner', 'admin', 'viewer'] as const).map(async (role) => panelLogin(url, await makePanelUser(dbs.pool, [{ instanceId: a.tenant.instanceId, role }]))),
-);
-const ownerOfB = await panelLogin(url, await makePanelUser(dbs.pool, [{ instanceId: b.tenant.instanceId, role: 'owner' }]));
-const call = (token: string, method: string, path: string, body?: unknown, slug = a.slug) => jsonCall(url, method, path, body, panelHeaders(token, slug));
+const { owner, admin, viewer, ownerOfB, call } = await panelCast(url, dbs.pool, a, b);
 
 /** The requests at `path` answered 2xx, once there are `n`. */
 const arrived = (path: string, n: number) =>

@@ -1,7 +1,7 @@
 import { createPurpose } from '../../domain/consent/purposes.js';
 import { addTermVersion, createTerm, MAX_TERM_BODY_BYTES, readTerm, setCurrentVersion, setTermActive } from '../../domain/consent/terms.js';
 import type { ConsentChannel, TermType } from '../../domain/consent/vocabulary.js';
-import { AppError, ValidationFailed } from '../../domain/errors.js';
+import { fieldErrors } from './field-errors.js';
 import { withTenant } from '../../domain/tenancy/context.js';
 import { defineRoute, type ApiKeyRoute } from '../http/route.js';
 import { resourceId } from '../schemas/common.js';
@@ -22,29 +22,15 @@ import { TAGS } from './tags.js';
 
 const tag = TAGS.panel;
 
-/**
- * The domain's refusals of an input the CLI passes unchecked (a 400 of the command line): the
- * schemas already refuse most, and what only the domain can judge (a document URL that does not
- * parse) is answered as the 422 of its field, the API's way of saying which field and why.
- */
-const FIELD_OF: Record<string, string> = {
+/** The domain's refusals of an input the CLI passes unchecked, answered as the 422 of the field they concern. */
+const asFieldErrors = fieldErrors({
   invalid_name: '/name',
   invalid_purposes: '/purpose_ids',
   invalid_channels: '/channels',
   invalid_version: '/version',
   invalid_body: '/body',
   invalid_document_url: '/document_url',
-};
-
-async function asFieldErrors<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (err) {
-    const pointer = err instanceof AppError ? FIELD_OF[err.code] : undefined;
-    if (pointer) throw new ValidationFailed([{ pointer, code: 'value_error', message: err instanceof Error ? err.message : String(err) }]);
-    throw err;
-  }
-}
+});
 
 const termId = { id: resourceId };
 

@@ -1,7 +1,8 @@
 import { createDataset, getDataset, setDatasetActive, updateDataset, type DatasetDetail } from '../../domain/datasets/datasets.js';
 import type { DatasetChannel } from '../../domain/datasets/declaration.js';
 import type { ImportColumn } from '../../domain/datasets/import.js';
-import { AppError, ValidationFailed } from '../../domain/errors.js';
+import { ValidationFailed } from '../../domain/errors.js';
+import { fieldErrors } from './field-errors.js';
 import { createField, deleteField, setFieldActive } from '../../domain/fields/catalog.js';
 import type { FieldType } from '../../domain/fields/types.js';
 import type { ConnectedFormsChoice } from '../../domain/forms/dataset-columns.js';
@@ -46,7 +47,7 @@ import { TAGS } from './tags.js';
 const tag = TAGS.panel;
 
 /** The domain's refusals of an input the CLI passes unchecked, answered as the 422 of the field they concern. */
-const FIELD_OF: Record<string, string> = {
+const asFieldErrors = fieldErrors({
   invalid_name: '/name',
   invalid_field_key: '/key',
   invalid_description: '/description',
@@ -60,17 +61,7 @@ const FIELD_OF: Record<string, string> = {
   field_options_invalid: '/options',
   field_pattern_invalid: '/pattern',
   field_pattern_unsafe: '/pattern',
-};
-
-async function asFieldErrors<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (err) {
-    const pointer = err instanceof AppError ? FIELD_OF[err.code] : undefined;
-    if (pointer !== undefined) throw new ValidationFailed([{ pointer, code: 'value_error', message: err instanceof Error ? err.message : String(err) }]);
-    throw err;
-  }
-}
+});
 
 /** ?map={"Header": "field_key", "Other": null}: how CSV columns are read (null: skipped). */
 function importMap(text: string | undefined): ImportColumn[] {

@@ -1,8 +1,9 @@
 import type { Client, Pool } from '../../sql/pool.js';
 import { isoUtc } from '../../sql/iso-time.js';
-import { AppError, RuleViolation } from '../errors.js';
+import { AppError } from '../errors.js';
+import { orNameTaken } from '../unique-names.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { toCountedPage, window } from '../pagination.js';
+import { countWith, toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 
@@ -25,10 +26,7 @@ export async function listPurposes(tenant: Tenant, pool: Pool, page: PageRequest
       `SELECT ${COLUMNS}, count(*) OVER ()::int AS total_count FROM consent_purposes WHERE instance_id = $1 ORDER BY id LIMIT $2 OFFSET $3`,
       [tenant.instanceId, limit, offset],
     );
-    return toCountedPage(rows.rows, page, async () => {
-      const n = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM consent_purposes WHERE instance_id = $1', [tenant.instanceId]);
-      return n.rows[0]!.n;
-    });
+    return toCountedPage(rows.rows, page, countWith(c, 'SELECT count(*)::int AS n FROM consent_purposes WHERE instance_id = $1', [tenant.instanceId]));
   });
 }
 
@@ -45,11 +43,7 @@ export async function createPurpose(tenant: Tenant, pool: Pool, input: { name: s
       return rows[0]!;
     });
   } catch (err) {
-    const e = err as { code?: string; constraint?: string };
-    if (e.code === '23505' && e.constraint === 'consent_purposes_name_key') {
-      throw new RuleViolation('consent_purpose_name_taken', `another purpose is named ${JSON.stringify(name)} (ignoring case and accents)`);
-    }
-    throw err;
+    throw orNameTaken(err, { constraint: 'consent_purposes_name_key', code: 'consent_purpose_name_taken', noun: 'purpose' }, name);
   }
 }
 

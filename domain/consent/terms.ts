@@ -1,8 +1,9 @@
 import type { Client, Pool } from '../../sql/pool.js';
 import { isoUtc } from '../../sql/iso-time.js';
 import { AppError, NotFoundError, RuleViolation } from '../errors.js';
+import { orNameTaken, violates } from '../unique-names.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { toCountedPage, window } from '../pagination.js';
+import { countWith, toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { unknownPurposes } from './purposes.js';
@@ -52,10 +53,7 @@ export async function listTerms(tenant: Tenant, pool: Pool, page: PageRequest): 
       `SELECT ${COLUMNS}, count(*) OVER ()::int AS total_count FROM consent_terms t WHERE t.instance_id = $1 ORDER BY t.id LIMIT $2 OFFSET $3`,
       [tenant.instanceId, limit, offset],
     );
-    return toCountedPage(rows.rows, page, async () => {
-      const n = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM consent_terms WHERE instance_id = $1', [tenant.instanceId]);
-      return n.rows[0]!.n;
-    });
+    return toCountedPage(rows.rows, page, countWith(c, 'SELECT count(*)::int AS n FROM consent_terms WHERE instance_id = $1', [tenant.instanceId]));
   });
 }
 
@@ -96,11 +94,7 @@ export async function createTerm(
       return readTerm(tenant, c, rows[0]!.id);
     });
   } catch (err) {
-    const e = err as { code?: string; constraint?: string };
-    if (e.code === '23505' && e.constraint === 'consent_terms_name_key') {
-      throw new RuleViolation('consent_term_name_taken', `another term is named ${JSON.stringify(name)} (ignoring case and accents)`);
-    }
-    throw err;
+    throw orNameTaken(err, { constraint: 'consent_terms_name_key', code: 'consent_term_name_taken', noun: 'term' }, name);
   }
 }
 
@@ -142,8 +136,7 @@ export async function addTermVersion(
       return readTerm(tenant, c, termId);
     });
   } catch (err) {
-    const e = err as { code?: string; constraint?: string };
-    if (e.code === '23505' && e.constraint === 'consent_term_versions_label_key') {
+    if (violates(err, 'consent_term_versions_label_key')) {
       throw new RuleViolation('consent_term_version_taken', `term ${termId} already has a version ${JSON.stringify(version)}`);
     }
     throw err;

@@ -1,10 +1,11 @@
 import { isoUtc } from '../../sql/iso-time.js';
 import type { Client, Pool } from '../../sql/pool.js';
 import { AppError, NotFoundError, RuleViolation } from '../errors.js';
+import { uniquelyNamed, type NameIndex } from '../unique-names.js';
 import { fieldsById } from '../fields/catalog.js';
 import type { FieldDefinition } from '../fields/types.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { toCountedPage, window } from '../pagination.js';
+import { countWith, toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { checkConnectedForms, type ConnectedFormsChoice } from '../forms/dataset-columns.js';
@@ -47,10 +48,7 @@ export async function listDatasets(tenant: Tenant, pool: Pool, page: PageRequest
       text: `SELECT ${SUMMARY}, count(*) OVER ()::int AS total_count FROM datasets d WHERE d.instance_id = $1 ORDER BY d.id LIMIT $2 OFFSET $3`,
       values: [tenant.instanceId, limit, offset],
     });
-    return toCountedPage(rows.rows, page, async () => {
-      const n = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM datasets WHERE instance_id = $1', [tenant.instanceId]);
-      return n.rows[0]!.n;
-    });
+    return toCountedPage(rows.rows, page, countWith(c, 'SELECT count(*)::int AS n FROM datasets WHERE instance_id = $1', [tenant.instanceId]));
   });
 }
 
@@ -75,17 +73,8 @@ function checkTexts(name: string | undefined, description: string | null | undef
 }
 
 /** The name unique index (sql/migrations/014) is the one judge of a name collision. */
-async function naming<T>(name: string | undefined, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    const e = err as { code?: string; constraint?: string };
-    if (e.code === '23505' && e.constraint === 'datasets_name_key') {
-      throw new RuleViolation('dataset_name_taken', `another dataset is named ${JSON.stringify(name ?? '')} (ignoring case and accents)`);
-    }
-    throw err;
-  }
-}
+const DATASET_NAME: NameIndex = { constraint: 'datasets_name_key', code: 'dataset_name_taken', noun: 'dataset' };
+const naming = <T>(name: string | undefined, write: () => Promise<T>): Promise<T> => uniquelyNamed(DATASET_NAME, name ?? '', write);
 
 export interface DatasetInput {
   name: string;

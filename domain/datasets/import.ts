@@ -1,11 +1,9 @@
-import { once } from 'node:events';
 import { Transform, type Readable, type TransformCallback, type Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import copyStreams from 'pg-copy-streams';
 import type { Client, Pool } from '../../sql/pool.js';
 import type { Stringifier } from 'csv-stringify';
-import { CSV_LIMITS, type CsvLimits } from '../../config/defaults.js';
-import { asCsvError, byteCounter, copyField, csvParser, recordBound, rejectsCsv, withoutBom, type CsvRecord } from '../csv-input.js';
+import type { CsvLimits } from '../../config/defaults.js';
+import { copyField, readUpload, RejectLog, type CsvRecord, type CsvReject } from '../csv-input.js';
 import { AppError, RuleViolation } from '../errors.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
@@ -37,14 +35,7 @@ export interface ImportColumn {
   field?: string;
 }
 
-export interface ImportReject {
-  /** The data row's number: 1 for the row after the header. */
-  row: number;
-  code: string;
-  field: string | null;
-  rule: string | null;
-  detail: string;
-}
+export type ImportReject = CsvReject;
 
 export interface ImportSummary {
   dataset_id: number;
@@ -79,7 +70,6 @@ export interface ImportOptions {
   limits?: CsvLimits;
 }
 
-const FIRST_REJECTS = 10;
 const COPY_CHUNK = 64 * 1024;
 const MERGE_WORK_MEM = '64MB';
 
@@ -136,8 +126,7 @@ class RowChecker extends Transform {
   header: string[] = [];
   rows = 0;
   accepted = 0;
-  rejected = 0;
-  firstRejects: ImportReject[] = [];
+  readonly refused: RejectLog;
   private pending = '';
 
   constructor(
@@ -147,6 +136,7 @@ class RowChecker extends Transform {
     private readonly rejects: Stringifier,
   ) {
     super({ writableObjectMode: true, readableObjectMode: false });
+    this.refused = new RejectLog(rejects);
   }
 
   override _transform(record: CsvRecord, _enc: BufferEncoding, done: TransformCallback): void {
@@ -165,15 +155,8 @@ class RowChecker extends Transform {
     }
     const row = ++this.rows;
     const reject = this.check(row, record);
-    if (reject) {
-      this.rejected++;
-      if (this.firstRejects.length < FIRST_REJECTS) this.firstRejects.push(reject);
-      if (!this.rejects.write([reject.row, reject.code, reject.field ?? '', reject.rule ?? '', reject.detail, ...cells])) {
-        once(this.rejects, 'drain').then(() => this.flushIfFull(done), done);
-        return;
-      }
-    }
-    this.flushIfFull(done);
+    if (reject) this.refused.add(reject, cells, () => this.flushIfFull(done), done);
+    else this.flushIfFull(done);
   }
 
   private flushIfFull(done: TransformCallback): void {
@@ -259,20 +242,8 @@ export async function importContacts(tenant: Tenant, pool: Pool, datasetId: numb
     const target = await contactTarget(tenant, c, datasetId);
     const catalog = await catalogKeys(tenant, c);
     await c.query('CREATE TEMPORARY TABLE import_rows (line bigint NOT NULL, identifier text COLLATE "C" NOT NULL, values jsonb NOT NULL) ON COMMIT DROP');
-    const rejects = rejectsCsv();
-    const rejectsDone = pipeline(rejects, opts.rejects);
-    const checker = new RowChecker(target, catalog, opts.map ?? [], rejects);
     const copy = c.query(copyStreams.from('COPY import_rows (line, identifier, values) FROM STDIN'));
-    try {
-      const limits = opts.limits ?? CSV_LIMITS;
-      await pipeline(opts.input, byteCounter(opts.onProgress), withoutBom(), recordBound(limits.recordBytes), csvParser(limits), checker, copy);
-    } catch (err) {
-      rejects.destroy();
-      await rejectsDone.catch(() => {});
-      throw asCsvError(err, 'dataset_import_csv_invalid');
-    }
-    rejects.end();
-    await rejectsDone;
+    const checker = await readUpload(opts, 'dataset_import_csv_invalid', (rejects) => new RowChecker(target, catalog, opts.map ?? [], rejects), copy);
     opts.onMerge?.(checker.accepted);
     // The merge sorts every row by identifier and feeds the GIN index's pending list, which it
     // flushes within work_mem: the default 4 MB splits both into many small runs.
@@ -283,12 +254,12 @@ export async function importContacts(tenant: Tenant, pool: Pool, datasetId: numb
       dataset_id: datasetId,
       rows: checker.rows,
       accepted: checker.accepted,
-      rejected: checker.rejected,
+      rejected: checker.refused.count,
       created,
       updated,
       unchanged: contacts - created - updated,
       duplicates: checker.accepted - contacts,
-      first_rejects: checker.firstRejects,
+      first_rejects: checker.refused.first,
     };
   });
 }

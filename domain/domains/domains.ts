@@ -1,7 +1,7 @@
 import { AppError, NotFoundError } from '../errors.js';
 import type { Pool } from '../../sql/pool.js';
 import type { PageRequest, Page } from '../pagination.js';
-import { toCountedPage, window } from '../pagination.js';
+import { countWith, toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { DNS_CHECK_STATES, type DnsCheckState } from './check-states.js';
@@ -38,10 +38,7 @@ export async function listDomains(tenant: Tenant, pool: Pool, req: PageRequest):
       `SELECT ${COLUMNS}, count(*) OVER ()::int AS total_count FROM domains WHERE instance_id = $1 ORDER BY id LIMIT $2 OFFSET $3`,
       [tenant.instanceId, limit, offset],
     );
-    return toCountedPage(rows.rows, req, async () => {
-      const total = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM domains WHERE instance_id = $1', [tenant.instanceId]);
-      return total.rows[0]!.n;
-    });
+    return toCountedPage(rows.rows, req, countWith(c, 'SELECT count(*)::int AS n FROM domains WHERE instance_id = $1', [tenant.instanceId]));
   });
 }
 

@@ -1,8 +1,9 @@
 import { isoUtc } from '../../sql/iso-time.js';
 import type { Client, Pool } from '../../sql/pool.js';
 import { AppError, NotFoundError, RuleViolation } from '../errors.js';
+import { orNameTaken, violates } from '../unique-names.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { toCountedPage, window } from '../pagination.js';
+import { countWith, toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { checkPattern } from './pattern.js';
@@ -36,12 +37,7 @@ export async function listFields(tenant: Tenant, pool: Pool, page: PageRequest):
               WHERE instance_id = $1 AND deleted_at IS NULL ORDER BY id LIMIT $2 OFFSET $3`,
       values: [tenant.instanceId, limit, offset],
     });
-    return toCountedPage(rows.rows, page, async () => {
-      const n = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM fields WHERE instance_id = $1 AND deleted_at IS NULL', [
-        tenant.instanceId,
-      ]);
-      return n.rows[0]!.n;
-    });
+    return toCountedPage(rows.rows, page, countWith(c, 'SELECT count(*)::int AS n FROM fields WHERE instance_id = $1 AND deleted_at IS NULL', [tenant.instanceId]));
   });
 }
 
@@ -111,8 +107,7 @@ export async function createField(tenant: Tenant, pool: Pool, input: FieldInput)
       return rows[0]!;
     });
   } catch (err) {
-    const e = err as { code?: string; constraint?: string };
-    if (e.code === '23505' && e.constraint === 'fields_key') {
+    if (violates(err, 'fields_key')) {
       const holder = await withTenant(pool, tenant, (c) =>
         c.query<{ deleted: boolean }>('SELECT deleted_at IS NOT NULL AS deleted FROM fields WHERE instance_id = $1 AND field_key = $2', [
           tenant.instanceId,
@@ -124,10 +119,7 @@ export async function createField(tenant: Tenant, pool: Pool, input: FieldInput)
       }
       throw new RuleViolation('field_key_already_exists', `a field with field_key ${input.key} exists`);
     }
-    if (e.code === '23505' && e.constraint === 'fields_name_key') {
-      throw new RuleViolation('field_name_taken', `another field is named ${JSON.stringify(name)} (ignoring case and accents)`);
-    }
-    throw err;
+    throw orNameTaken(err, { constraint: 'fields_name_key', code: 'field_name_taken', noun: 'field' }, name);
   }
 }
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Client, Pool } from '../../sql/pool.js';
 import { isEmailAddress } from '../email-address.js';
 import { NotFoundError, RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
+import { uniquelyNamed, type NameIndex } from '../unique-names.js';
 import { SYSTEM_FIELD_KEYS } from '../fields/types.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
 import { alignItems, missingRequired, requiredFieldsOf, type DatasetNeeds } from './dataset-columns.js';
@@ -194,17 +195,8 @@ function checkRules(input: FormDefinitionInput, items: ResolvedItem[], cat: Cata
 }
 
 /** The name unique index is the one judge of a name collision. */
-async function naming<T>(name: string, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    const e = err as { code?: string; constraint?: string };
-    if (e.code === '23505' && e.constraint === 'forms_name_key') {
-      throw new RuleViolation('form_name_taken', `another form is named ${JSON.stringify(name)} (ignoring case and accents)`);
-    }
-    throw err;
-  }
-}
+const FORM_NAME: NameIndex = { constraint: 'forms_name_key', code: 'form_name_taken', noun: 'form' };
+const naming = <T>(name: string, write: () => Promise<T>): Promise<T> => uniquelyNamed(FORM_NAME, name, write);
 
 function formColumns(input: FormDefinitionInput, name: string): unknown[] {
   const reply = input.auto_reply ?? null;

@@ -3,6 +3,7 @@ import type { FormSubmissionMailJob, JobQueue } from '../job-queue.js';
 import { acceptSend, type SendAccepted, type SendRequest } from '../mail/accept.js';
 import { chooseSender } from '../senders/choose.js';
 import { windowEnd } from '../consent/confirmation.js';
+import type { ConfirmationMailSettings } from '../consent/confirmation-mail.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
 import { formConfirmUrl } from './confirm.js';
 
@@ -30,12 +31,8 @@ export const FORM_MAIL_GROUP: Record<FormSubmissionMailJob['mail'], string> = {
 
 export const formMailMsgId = (mail: FormSubmissionMailJob['mail'], submissionId: number): string => `form-${mail.replace('_', '-')}:${submissionId}`;
 
-export interface FormMailSettings {
-  publicUrl: string;
-  secret: string;
-  confirmDays: number;
-  maxBodyBytes: number;
-}
+/** What a form's mails need of the configuration: the consent confirmation mail's (links signed alike, the same window, the same body bound). */
+export type FormMailSettings = ConfirmationMailSettings;
 
 export type FormMailResult =
   | { outcome: 'sent'; sender: string; accepted: SendAccepted }

@@ -2,7 +2,7 @@ import { isoUtc } from '../../sql/iso-time.js';
 import type { Client, Pool } from '../../sql/pool.js';
 import { query } from '../../sql/pool.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { toCountedPage, window } from '../pagination.js';
+import { countWith, toCountedPage, window } from '../pagination.js';
 import { loadTenant } from '../tenancy/instances.js';
 import { withTenant, type Tenant } from '../tenancy/context.js';
 
@@ -132,9 +132,6 @@ export async function listForms(tenant: Tenant, pool: Pool, f: FormFilter): Prom
       `SELECT ${FORM_COLUMNS}, count(*) OVER ()::int AS total_count FROM forms f WHERE ${where} ORDER BY f.id LIMIT $8 OFFSET $9`,
       [...values, limit, offset],
     );
-    return toCountedPage(rows.rows, f, async () => {
-      const n = await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM forms f WHERE ${where}`, values);
-      return n.rows[0]!.n;
-    });
+    return toCountedPage(rows.rows, f, countWith(c, `SELECT count(*)::int AS n FROM forms f WHERE ${where}`, values));
   });
 }

@@ -1,6 +1,7 @@
 import { isoUtc } from '../../sql/iso-time.js';
 import type { Client, Pool } from '../../sql/pool.js';
 import { AppError, NotFoundError, RuleViolation } from '../errors.js';
+import { orNameTaken } from '../unique-names.js';
 import { fieldsByKey } from '../fields/catalog.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
@@ -104,11 +105,7 @@ export async function createList(tenant: Tenant, pool: Pool, input: ListInput): 
       return readList(tenant, c, rows[0]!.id);
     });
   } catch (err) {
-    const e = err as { code?: string; constraint?: string };
-    if (e.code === '23505' && e.constraint === 'lists_name_key') {
-      throw new RuleViolation('list_name_taken', `another list is named ${JSON.stringify(name)} (ignoring case and accents)`);
-    }
-    throw err;
+    throw orNameTaken(err, { constraint: 'lists_name_key', code: 'list_name_taken', noun: 'list' }, name);
   }
 }
 

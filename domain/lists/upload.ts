@@ -1,12 +1,11 @@
 import type { Stringifier } from 'csv-stringify';
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import { Transform, Writable, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import copyStreams from 'pg-copy-streams';
 import type { Pool } from '../../sql/pool.js';
-import { CSV_LIMITS, type CsvLimits } from '../../config/defaults.js';
-import { asCsvError, byteCounter, copyField, csvParser, recordBound, rejectsCsv, withoutBom, type CsvRecord } from '../csv-input.js';
+import type { CsvLimits } from '../../config/defaults.js';
+import { copyField, readUpload, RejectLog, type CsvRecord, type CsvReject } from '../csv-input.js';
 import { AppError, NotFoundError, RuleViolation } from '../errors.js';
 import { fieldsById } from '../fields/catalog.js';
 import type { FieldDefinition } from '../fields/types.js';
@@ -35,13 +34,7 @@ export interface UploadOptions {
   limits?: CsvLimits;
 }
 
-export interface UploadReject {
-  row: number;
-  code: string;
-  field: string | null;
-  rule: string | null;
-  detail: string;
-}
+export type UploadReject = CsvReject;
 
 export interface UploadSummary {
   list: ListView;
@@ -55,7 +48,6 @@ export interface UploadSummary {
 
 /** How long an append waits on an identical file another upload has not committed yet. */
 const DUPLICATE_WAIT = '200ms';
-const FIRST_REJECTS = 10;
 const COPY_CHUNK = 64 * 1024;
 
 async function sha256(input: Readable): Promise<Buffer> {
@@ -92,8 +84,7 @@ interface Column {
 class ListRowChecker extends Transform {
   rows = 0;
   accepted = 0;
-  rejected = 0;
-  firstRejects: UploadReject[] = [];
+  readonly refused: RejectLog;
   private pending = '';
   private skipHeader: boolean;
 
@@ -103,11 +94,12 @@ class ListRowChecker extends Transform {
     private readonly existing: number,
     private readonly maxRows: number,
     header: boolean,
-    private readonly rejects: Stringifier,
+    rejects: Stringifier,
   ) {
     super({ writableObjectMode: true, readableObjectMode: false });
     this.skipHeader = header;
     rejects.write(['row', 'code', 'field', 'rule', 'detail']);
+    this.refused = new RejectLog(rejects);
   }
 
   override _transform(record: CsvRecord, _enc: BufferEncoding, done: TransformCallback): void {
@@ -125,13 +117,7 @@ class ListRowChecker extends Transform {
     }
     const reject = this.check(row, record);
     if (!reject) return this.flushIfFull(done);
-    this.rejected++;
-    if (this.firstRejects.length < FIRST_REJECTS) this.firstRejects.push(reject);
-    if (!this.rejects.write([reject.row, reject.code, reject.field ?? '', reject.rule ?? '', reject.detail, ...cells])) {
-      once(this.rejects, 'drain').then(() => this.flushIfFull(done), done);
-      return;
-    }
-    this.flushIfFull(done);
+    this.refused.add(reject, cells, () => this.flushIfFull(done), done);
   }
 
   private check(row: number, record: CsvRecord): UploadReject | undefined {
@@ -221,35 +207,28 @@ export async function uploadList(tenant: Tenant, pool: Pool, listId: number, opt
     );
     const existing = held[0]!.n;
 
-    const rejects = rejectsCsv();
-    const rejectsDone = pipeline(rejects, opts.rejects);
-    const checker = new ListRowChecker(columns, list.max_rows - existing, existing, list.max_rows, opts.header, rejects);
     // COPY cannot write a table under row-level security: the rows go through a temporary table
     // and one INSERT, which the policy checks.
     await c.query('CREATE TEMPORARY TABLE list_upload_rows (row integer NOT NULL, values jsonb NOT NULL) ON COMMIT DROP');
     const copy = c.query(copyStreams.from('COPY list_upload_rows (row, values) FROM STDIN'));
-    try {
-      const limits = opts.limits ?? CSV_LIMITS;
-      await pipeline(opts.open(), byteCounter(opts.onProgress), withoutBom(), recordBound(limits.recordBytes), csvParser(limits), checker, copy);
-    } catch (err) {
-      rejects.destroy();
-      await rejectsDone.catch(() => {});
-      throw asCsvError(err, 'list_import_csv_invalid');
-    }
-    rejects.end();
-    await rejectsDone;
+    const checker = await readUpload(
+      { ...opts, input: opts.open() },
+      'list_import_csv_invalid',
+      (rejects) => new ListRowChecker(columns, list.max_rows - existing, existing, list.max_rows, opts.header, rejects),
+      copy,
+    );
     await c.query(
       'INSERT INTO list_rows (instance_id, list_id, upload_id, row, values) SELECT $1, $2, $3, row, values FROM list_upload_rows',
       [tenant.instanceId, listId, uploadId],
     );
-    await c.query('UPDATE list_uploads SET rows = $2, rejected = $3 WHERE id = $1', [uploadId, checker.accepted, checker.rejected]);
+    await c.query('UPDATE list_uploads SET rows = $2, rejected = $3 WHERE id = $1', [uploadId, checker.accepted, checker.refused.count]);
     return {
       list: await readList(tenant, c, listId),
       upload_id: uploadId,
       rows: checker.rows,
       accepted: checker.accepted,
-      rejected: checker.rejected,
-      first_rejects: checker.firstRejects,
+      rejected: checker.refused.count,
+      first_rejects: checker.refused.first,
     };
   });
   if (opts.mode === 'overwrite') await purgeRetiredUploads(pool, listId);

@@ -1,7 +1,7 @@
 import { AppError, NotFoundError } from '../errors.js';
 import type { Pool } from '../../sql/pool.js';
 import type { PageRequest, Page } from '../pagination.js';
-import { toCountedPage, window } from '../pagination.js';
+import { countWith, toCountedPage, window } from '../pagination.js';
 import { isoUtc } from '../../sql/iso-time.js';
 import { likeContains } from '../text.js';
 import type { Tenant } from '../tenancy/context.js';
@@ -58,10 +58,7 @@ export async function listSenders(tenant: Tenant, pool: Pool, f: SenderFilter): 
       text: `SELECT ${COLUMNS}, count(*) OVER ()::int AS total_count ${FROM} WHERE ${FILTER} ORDER BY s.id LIMIT $5 OFFSET $6`,
       values: [...params, limit, offset],
     });
-    return toCountedPage(rows.rows, f, async () => {
-      const total = await c.query<{ n: number }>({ name: 'senders-count', text: `SELECT count(*)::int AS n ${FROM} WHERE ${FILTER}`, values: params });
-      return total.rows[0]!.n;
-    });
+    return toCountedPage(rows.rows, f, countWith(c, { name: 'senders-count', text: `SELECT count(*)::int AS n ${FROM} WHERE ${FILTER}`, values: params }));
   });
 }
 

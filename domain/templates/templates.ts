@@ -1,8 +1,9 @@
 import type { Client, Pool } from '../../sql/pool.js';
 import { isoUtc } from '../../sql/iso-time.js';
 import { AppError, NotFoundError, RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
+import { uniquelyNamed, type NameIndex } from '../unique-names.js';
 import type { Page, PageRequest } from '../pagination.js';
-import { toCountedPage, window } from '../pagination.js';
+import { countWith, toCountedPage, window } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { likeContains } from '../text.js';
@@ -91,10 +92,7 @@ export async function listTemplates(tenant: Tenant, pool: Pool, f: TemplateFilte
       `SELECT ${SUMMARY}, count(*) OVER ()::int AS total_count FROM mail_templates WHERE ${FILTER} ORDER BY id LIMIT $4 OFFSET $5`,
       [...params, limit, offset],
     );
-    return toCountedPage(rows.rows, f, async () => {
-      const total = await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM mail_templates WHERE ${FILTER}`, params);
-      return total.rows[0]!.n;
-    });
+    return toCountedPage(rows.rows, f, countWith(c, `SELECT count(*)::int AS n FROM mail_templates WHERE ${FILTER}`, params));
   });
 }
 
@@ -193,24 +191,10 @@ function editorAvailable(setting: EditorSetting): void {
 }
 
 /** The unique index on the name key (sql/migrations/012) is the one judge of a name collision. */
-function isNameTaken(err: unknown): boolean {
-  const e = err as { code?: string; constraint?: string };
-  return e?.code === '23505' && e.constraint === 'mail_templates_name_key';
-}
-
-function nameTaken(name: string): RuleViolation {
-  return new RuleViolation('template_name_taken', `another template is named ${JSON.stringify(name)} (ignoring case and accents)`);
-}
+const TEMPLATE_NAME: NameIndex = { constraint: 'mail_templates_name_key', code: 'template_name_taken', noun: 'template' };
 
 /** Runs a write; a name collision becomes 409 template_name_taken. */
-async function naming<T>(name: string | null | undefined, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    if (isNameTaken(err)) throw nameTaken(name ?? '');
-    throw err;
-  }
-}
+const naming = <T>(name: string | null | undefined, write: () => Promise<T>): Promise<T> => uniquelyNamed(TEMPLATE_NAME, name ?? '', write);
 
 export interface ValidateResult {
   findings: Finding[];

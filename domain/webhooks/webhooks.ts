@@ -1,6 +1,6 @@
 import { NotFoundError, RuleViolation, ValidationFailed } from '../errors.js';
 import type { Client, Pool } from '../../sql/pool.js';
-import { toCountedPage, window, type Page, type PageRequest } from '../pagination.js';
+import { countWith, toCountedPage, window, type Page, type PageRequest } from '../pagination.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { append } from '../outbox/append.js';
@@ -78,10 +78,7 @@ export async function listWebhooks(tenant: Tenant, pool: Pool, page: PageRequest
       `SELECT ${WEBHOOK_COLUMNS}, count(*) OVER ()::int AS total_count FROM webhooks WHERE instance_id = $1 ORDER BY id LIMIT $2 OFFSET $3`,
       [tenant.instanceId, limit, offset],
     );
-    return toCountedPage(rows, page, async () => {
-      const n = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM webhooks WHERE instance_id = $1', [tenant.instanceId]);
-      return n.rows[0]!.n;
-    });
+    return toCountedPage(rows, page, countWith(c, 'SELECT count(*)::int AS n FROM webhooks WHERE instance_id = $1', [tenant.instanceId]));
   });
 }
 

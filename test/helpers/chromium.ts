@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
 import type { Test } from 'tap';
 import { projectRoot } from '../../config/paths.js';
 import { jsonCall } from './http.js';
@@ -109,16 +109,29 @@ export async function signInToPanel(page: Page, base: string, user: { email: str
 
 /**
  * A member signed in to the panel in a new browser context (downloads allowed, dialogs
- * accepted), its requests and console complaints watched, and `read` for the same member's
- * /v1/private answers to compare the page with.
+ * accepted; `options` adds to or changes the context's), its requests and console complaints
+ * watched, and `read` for the same member's /v1/private answers (of instance `slug`) to compare
+ * the page with: it signs in through the API at its first use.
  */
-export async function openPanelAs(browser: Browser, base: string, user: { email: string; password: string }, slug: string) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+export async function openPanelAs(browser: Browser, base: string, user: { email: string; password: string }, slug?: string, options: BrowserContextOptions = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true, ...options });
   const page = await context.newPage();
   const { requests, complaints } = watchPage(page);
   page.on('dialog', (d) => void d.accept());
   await signInToPanel(page, base, user);
-  const token = await panelLogin(base, user);
-  const read = async (path: string) => (await jsonCall(base, 'GET', path, undefined, panelHeaders(token, slug))).body;
+  let token: Promise<string> | undefined;
+  const read = async (path: string) => (await jsonCall(base, 'GET', path, undefined, panelHeaders(await (token ??= panelLogin(base, user)), slug))).body;
   return { context, page, origin: new URL(base).origin, requests, complaints, read };
+}
+
+/**
+ * How a browser test of ours ends: no request left the origin (data: and blob: URLs are the
+ * page's own), and the console holds no complaint (an error, a CSP refusal, an uncaught
+ * exception) but the refusals the test asked for itself, `expected` (the browser logs a refused
+ * fetch: /status of (409|422)/).
+ */
+export function assertStayedHome(t: Test, watched: { requests: string[]; complaints: string[]; origin: string }, expected?: RegExp): void {
+  const elsewhere = watched.requests.filter((u) => !u.startsWith('data:') && !u.startsWith('blob:') && new URL(u).origin !== watched.origin);
+  t.same(elsewhere, [], `no request left the origin (${watched.requests.length} requests)`);
+  t.same(watched.complaints.filter((c) => !expected?.test(c)), [], 'no other console error, nothing refused by the CSP');
 }

@@ -31,3 +31,17 @@ export async function panelLogin(url: string, user: Pick<PanelUserFixture, 'emai
 export function panelHeaders(token: string, slug?: string): Record<string, string> {
   return { authorization: `Bearer ${token}`, ...(slug ? { 'x-instance-slug': slug } : {}) };
 }
+
+/**
+ * The cast of a panel API test: instance A's owner, admin and viewer and instance B's owner,
+ * each made a user and signed in at `url`, and `call` for a session's request to A (another
+ * instance's slug when given).
+ */
+export async function panelCast(url: string, pool: Pool, a: { tenant: { instanceId: number }; slug: string }, b: { tenant: { instanceId: number } }) {
+  const [owner, admin, viewer] = await Promise.all(
+    (['owner', 'admin', 'viewer'] as const).map(async (role) => panelLogin(url, await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role }]))),
+  );
+  const ownerOfB = await panelLogin(url, await makePanelUser(pool, [{ instanceId: b.tenant.instanceId, role: 'owner' }]));
+  const call = (token: string, method: string, path: string, body?: unknown, slug = a.slug) => jsonCall(url, method, path, body, panelHeaders(token, slug));
+  return { owner, admin, viewer, ownerOfB, call };
+}

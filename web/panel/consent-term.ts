@@ -1,7 +1,7 @@
 import * as api from './api.js';
 import { field, h } from './dom.js';
 import { purposeNames } from './consent-contact.js';
-import { failed, flushNotice, heading, table, when } from './kit.js';
+import { actFrom, failed, flushNotice, heading, refocusAfterDraw, table, when } from './kit.js';
 import type { Context } from './context.js';
 
 /**
@@ -9,9 +9,6 @@ import type { Context } from './context.js';
  * state, its versions; an admin or owner publishes a version (which does not make it current),
  * makes one current, deactivates and activates the term. A viewer sees the same, no control.
  */
-
-/** The id of the control that ran the last action: the page drawn again gives it the focus back. */
-let refocus: string | undefined;
 
 export async function termPage(ctx: Context, id: number): Promise<Node[]> {
   const instance = ctx.current;
@@ -27,20 +24,7 @@ export async function termPage(ctx: Context, id: number): Promise<Node[]> {
   const error = h('p', { class: 'error', role: 'alert' });
 
   /** Runs a change; on success draws the page again (focus back on the control `focus`), on a refusal shows the API's reason. */
-  const run = async (button: HTMLButtonElement, what: () => Promise<unknown>, done: string, focus = button.id) => {
-    error.textContent = '';
-    ctx.announce('');
-    button.disabled = true;
-    try {
-      await what();
-      refocus = focus;
-      await ctx.refresh();
-      ctx.announce(done);
-    } catch (err) {
-      error.textContent = (err as Error).message;
-      button.disabled = false;
-    }
-  };
+  const run = (button: HTMLButtonElement, what: () => Promise<unknown>, done: string, focus = button.id) => actFrom(ctx, error, button, what, done, focus);
 
   const current = term.versions.find((v) => v.is_current);
   const facts = h(
@@ -97,9 +81,7 @@ export async function termPage(ctx: Context, id: number): Promise<Node[]> {
   if (admin) nodes.push(...publishForm(term, (body, button) => run(button, () => api.publishVersion(instance.slug, id, body), `Version ${body.version} was published. It is not current until you make it so.`, 'versions-title')));
 
   flushNotice(ctx);
-  const again = refocus;
-  refocus = undefined;
-  if (again) setTimeout(() => document.getElementById(again)?.focus());
+  refocusAfterDraw();
   return nodes;
 }
 

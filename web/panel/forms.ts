@@ -1,6 +1,6 @@
 import * as api from './api.js';
 import { field, h, select } from './dom.js';
-import { failed, flushNotice, heading, noticeForNextPage, pagedTable, pager, when, type Paged } from './kit.js';
+import { deleteButton, failed, flushNotice, heading, noticeForNextPage, pagedTable, pager, when, type Paged } from './kit.js';
 import type { Context } from './context.js';
 
 /**
@@ -347,16 +347,14 @@ async function builderPage(ctx: Context, id: number | null): Promise<Node[]> {
         error.textContent = (err as Error).message;
       }
     });
-    const del = h('button', { type: 'button', class: 'danger', id: 'form-delete' }, 'Delete form');
-    del.addEventListener('click', async () => {
-      if (!confirm(`Delete ${saved.name}? It leaves the listings and takes no submission; its submissions and consent events keep naming it.`)) return;
-      try {
-        await api.deleteForm(instance.slug, saved.id);
-        noticeForNextPage(`The form ${saved.name} was deleted.`);
-        location.hash = '#/forms';
-      } catch (err) {
-        error.textContent = (err as Error).message;
-      }
+    const del = deleteButton({
+      id: 'form-delete',
+      label: 'Delete form',
+      question: `Delete ${saved.name}? It leaves the listings and takes no submission; its submissions and consent events keep naming it.`,
+      remove: () => api.deleteForm(instance.slug, saved.id),
+      done: `The form ${saved.name} was deleted.`,
+      list: '#/forms',
+      error,
     });
     nodes.push(h('div', { class: 'actions' }, toggle, del));
   }

@@ -23,6 +23,78 @@ export async function act(ctx: Context, error: HTMLElement, what: () => Promise<
   }
 }
 
+/** The id of the control that ran the last change on a page of one resource: the page drawn again gives it the focus back. */
+let refocus: string | undefined;
+
+/**
+ * Runs a change from `button` on a page of one resource (a template, a webhook, a consent term):
+ * the button disabled while it runs; on success the page drawn again with the focus back on the
+ * control `focus` (the button, unless said: the redraw makes it anew) and `done` announced; on a
+ * refusal the API's reason in `error`, `refused` given the error, and the button usable again.
+ */
+export async function actFrom(
+  ctx: Context,
+  error: HTMLElement,
+  button: HTMLButtonElement,
+  what: () => Promise<unknown>,
+  done: string,
+  focus = button.id,
+  refused?: (err: unknown) => void,
+): Promise<boolean> {
+  error.textContent = '';
+  ctx.announce('');
+  button.disabled = true;
+  try {
+    await what();
+    refocus = focus;
+    await ctx.refresh();
+    ctx.announce(done);
+    return true;
+  } catch (err) {
+    error.textContent = (err as Error).message;
+    refused?.(err);
+    button.disabled = false;
+    return false;
+  }
+}
+
+/** The control `actFrom` asks the page being drawn to focus, once (undefined: the drawing follows no change of its). */
+export function takeRefocus(): string | undefined {
+  const id = refocus;
+  refocus = undefined;
+  return id;
+}
+
+/** After the shell has put the page in place (it clears the live region and moves the focus first). */
+export const afterDraw = (fn: () => void): void => void setTimeout(fn);
+
+/** Gives the focus back to the control that ran the change this drawing follows, once the page is in place. */
+export function refocusAfterDraw(): void {
+  const again = takeRefocus();
+  if (again) afterDraw(() => document.getElementById(again)?.focus());
+}
+
+/**
+ * The Delete button of a resource's own page (`id`, `label`): once `question` is confirmed,
+ * `remove` runs; done, the panel goes back to the listing at `list` and says `done` there; refused,
+ * the API's reason shows in `error` and the page stays.
+ */
+export function deleteButton(o: { id: string; label: string; question: string; remove: () => Promise<unknown>; done: string; list: string; error: HTMLElement }): HTMLButtonElement {
+  const button = h('button', { type: 'button', id: o.id, class: 'danger' }, o.label);
+  button.addEventListener('click', async () => {
+    if (!confirm(o.question)) return;
+    o.error.textContent = '';
+    try {
+      await o.remove();
+      noticeForNextPage(o.done);
+      location.hash = o.list;
+    } catch (err) {
+      o.error.textContent = (err as Error).message;
+    }
+  });
+  return button;
+}
+
 /** A table with a caption, column headers and rows. */
 export function table(caption: string, columns: string[], rows: HTMLTableRowElement[]): HTMLTableElement {
   return h(

@@ -1,5 +1,6 @@
 import * as api from './api.js';
 import { field, h, select } from './dom.js';
+import { act as run, failed } from './kit.js';
 import type { Context } from './context.js';
 
 /**
@@ -18,27 +19,16 @@ const ROLES: Array<[api.Role, string]> = [
 export async function membersPage(ctx: Context): Promise<Node[]> {
   const instance = ctx.current;
   const owner = instance.role === 'owner';
-  const heading = h('h1', { tabindex: '-1' }, `Members of ${instance.name}`);
+  const title = `Members of ${instance.name}`;
+  const heading = h('h1', { tabindex: '-1' }, title);
   const error = h('p', { class: 'error', role: 'alert' });
   let list: Array<api.Member | api.Invitation>;
   try {
     list = await api.members(instance.slug);
   } catch (err) {
-    return [heading, h('p', { class: 'error', role: 'alert' }, (err as Error).message)];
+    return failed(title, err);
   }
-  /** Runs a change; on success announces it and draws the page again, on refusal shows the API's reason. */
-  const act = async (what: () => Promise<unknown>, done: string, undo?: () => void) => {
-    error.textContent = '';
-    ctx.announce('');
-    try {
-      await what();
-      await ctx.refresh();
-      ctx.announce(done);
-    } catch (err) {
-      undo?.();
-      error.textContent = (err as Error).message;
-    }
-  };
+  const act = (what: () => Promise<unknown>, done: string, undo?: () => void) => run(ctx, error, what, done, undo);
 
   const memberRow = (m: api.Member) => {
     const cells = [h('td', {}, m.email), h('td', {}, m.role), h('td', {}, m.disabled ? 'disabled' : 'active'), h('td', {}, m.created_at.slice(0, 10))];

@@ -1,6 +1,6 @@
 import * as api from './api.js';
 import { field, h, select } from './dom.js';
-import { failed, flushNotice, heading, noticeForNextPage, when } from './kit.js';
+import { actFrom, deleteButton, failed, flushNotice, heading, refocusAfterDraw, when } from './kit.js';
 import { structuredEditor } from './template-editor.js';
 import type { Context } from './context.js';
 
@@ -13,9 +13,6 @@ import type { Context } from './context.js';
  * test send to a member. While the JSON is edited the preview and findings follow it (validate,
  * nothing stored). Published or external templates are shown, not edited.
  */
-
-let refocus: string | undefined;
-const afterDraw = (fn: () => void) => setTimeout(fn);
 
 export async function templatePage(ctx: Context, id: number): Promise<Node[]> {
   const instance = ctx.current;
@@ -36,24 +33,12 @@ export async function templatePage(ctx: Context, id: number): Promise<Node[]> {
   const problems = h('ul', { class: 'problems', 'aria-label': 'What the server refused' });
 
   /** Runs a change; on success draws the page again (focus back on `button`), on a refusal shows the API's reason. */
-  const run = async (button: HTMLButtonElement, what: () => Promise<unknown>, done: string): Promise<boolean> => {
-    error.textContent = '';
+  const run = (button: HTMLButtonElement, what: () => Promise<unknown>, done: string): Promise<boolean> => {
     problems.replaceChildren();
-    ctx.announce('');
-    button.disabled = true;
-    try {
-      await what();
-      refocus = button.id;
-      await ctx.refresh();
-      ctx.announce(done);
-      return true;
-    } catch (err) {
-      error.textContent = (err as Error).message;
+    return actFrom(ctx, error, button, what, done, button.id, (err) => {
       const fields = err instanceof api.ApiError ? (err.problem.errors ?? []) : [];
       problems.replaceChildren(...fields.map((f) => jumpItem(`${f.pointer ?? ''}: ${f.message ?? f.code ?? ''}`, (f.pointer ?? '').replace(/^\/config/, ''), null)));
-      button.disabled = false;
-      return false;
-    }
+    });
   };
 
   // ---- The preview: two sandboxed frames, drawn from the stored html or from a validate answer.
@@ -125,17 +110,14 @@ export async function templatePage(ctx: Context, id: number): Promise<Node[]> {
     publish.addEventListener('click', () =>
       run(publish, () => api.publishTemplate(instance.slug, id, t.status !== 'public'), t.status === 'public' ? `${t.name} is a draft again: editable.` : `${t.name} is published.`),
     );
-    const remove = h('button', { type: 'button', id: 'tpl-delete', class: 'danger' }, 'Delete template');
-    remove.addEventListener('click', async () => {
-      if (!confirm(`Delete the template ${t.name}? Sends already accepted keep their content; its name becomes free.`)) return;
-      error.textContent = '';
-      try {
-        await api.deleteTemplate(instance.slug, id);
-        noticeForNextPage(`The template ${t.name} was deleted.`);
-        location.hash = '#/templates';
-      } catch (err) {
-        error.textContent = (err as Error).message;
-      }
+    const remove = deleteButton({
+      id: 'tpl-delete',
+      label: 'Delete template',
+      question: `Delete the template ${t.name}? Sends already accepted keep their content; its name becomes free.`,
+      remove: () => api.deleteTemplate(instance.slug, id),
+      done: `The template ${t.name} was deleted.`,
+      list: '#/templates',
+      error,
     });
     nodes.push(h('div', { class: 'actions' }, publish, remove));
   } else {
@@ -176,9 +158,7 @@ export async function templatePage(ctx: Context, id: number): Promise<Node[]> {
   if (admin) nodes.push(...testSendForm(ctx, t, members));
 
   flushNotice(ctx);
-  const again = refocus;
-  refocus = undefined;
-  if (again) afterDraw(() => document.getElementById(again)?.focus());
+  refocusAfterDraw();
   return nodes;
 }
 

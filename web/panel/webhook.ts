@@ -1,6 +1,6 @@
 import * as api from './api.js';
 import { h } from './dom.js';
-import { failed, flushNotice, heading, noticeForNextPage, secretField, when } from './kit.js';
+import { actFrom, afterDraw, deleteButton, failed, flushNotice, heading, secretField, takeRefocus, when } from './kit.js';
 import { deliveriesSection, followDeliveries } from './webhook-deliveries.js';
 import { eventsText, webhookFields } from './webhook-form.js';
 import type { Context } from './context.js';
@@ -14,15 +14,10 @@ import type { Context } from './context.js';
 
 /** A secret to show once, on the next drawing of its webhook's page: any later drawing has it no more. */
 let pending: { id: number; hook: api.WebhookWithSecret; why: 'created' | 'rotated' } | undefined;
-/** The id of the control that ran the last action: the page drawn again gives it the focus back. */
-let refocus: string | undefined;
 
 export function showSecretOnce(hook: api.WebhookWithSecret, why: 'created' | 'rotated'): void {
   pending = { id: hook.id, hook, why };
 }
-
-/** After the shell has put the page in place (it clears the live region and moves the focus first). */
-const afterDraw = (fn: () => void) => setTimeout(fn);
 
 export async function webhookPage(ctx: Context, id: number): Promise<Node[]> {
   const instance = ctx.current;
@@ -40,20 +35,7 @@ export async function webhookPage(ctx: Context, id: number): Promise<Node[]> {
   const error = h('p', { class: 'error', role: 'alert' });
 
   /** Runs a change; on success draws the page again (focus back on `button`), on a refusal shows the API's reason. */
-  const run = async (button: HTMLButtonElement, what: () => Promise<unknown>, done: string) => {
-    error.textContent = '';
-    ctx.announce('');
-    button.disabled = true;
-    try {
-      await what();
-      refocus = button.id;
-      await ctx.refresh();
-      ctx.announce(done);
-    } catch (err) {
-      error.textContent = (err as Error).message;
-      button.disabled = false;
-    }
-  };
+  const run = (button: HTMLButtonElement, what: () => Promise<unknown>, done: string) => actFrom(ctx, error, button, what, done);
 
   const facts = h(
     'dl',
@@ -80,17 +62,14 @@ export async function webhookPage(ctx: Context, id: number): Promise<Node[]> {
     );
     const test = h('button', { type: 'button', id: 'hook-test' }, 'Send test event');
     test.addEventListener('click', () => run(test, () => api.testWebhook(instance.slug, id).then(followDeliveries), 'A test event was queued: its delivery shows below.'));
-    const remove = h('button', { type: 'button', id: 'hook-delete', class: 'danger' }, 'Delete webhook');
-    remove.addEventListener('click', async () => {
-      if (!confirm(`Delete the webhook ${w.name}? Its pending deliveries and its delivery log go with it.`)) return;
-      error.textContent = '';
-      try {
-        await api.deleteWebhook(instance.slug, id);
-        noticeForNextPage(`The webhook ${w.name} was deleted.`);
-        location.hash = '#/webhooks';
-      } catch (err) {
-        error.textContent = (err as Error).message;
-      }
+    const remove = deleteButton({
+      id: 'hook-delete',
+      label: 'Delete webhook',
+      question: `Delete the webhook ${w.name}? Its pending deliveries and its delivery log go with it.`,
+      remove: () => api.deleteWebhook(instance.slug, id),
+      done: `The webhook ${w.name} was deleted.`,
+      list: '#/webhooks',
+      error,
     });
     nodes.push(h('div', { class: 'actions' }, toggle, test, remove));
     nodes.push(...editForm(w, (patch, button) => run(button, () => api.updateWebhook(instance.slug, id, patch), `${patch.name} was saved.`)));
@@ -100,8 +79,7 @@ export async function webhookPage(ctx: Context, id: number): Promise<Node[]> {
 
   // Built to the end (no await below): what follows runs once the shell has drawn it.
   flushNotice(ctx);
-  const again = refocus;
-  refocus = undefined;
+  const again = takeRefocus();
   afterDraw(() => {
     if (secret) document.getElementById('secret-title')?.focus();
     else if (again) document.getElementById(again)?.focus();
