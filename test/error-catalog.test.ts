@@ -20,7 +20,7 @@ import { projectRoot } from '../config/paths.js';
  * document and docs/api-conventions.md).
  */
 
-const SOURCE_FOLDERS = ['api', 'cli', 'domain', 'errors', 'runtime', 'sql', 'smtp', 'workers', 'analytics'];
+const SOURCE_FOLDERS = ['api', 'cli', 'domain', 'engines', 'errors', 'runtime', 'sql', 'smtp', 'workers', 'analytics'];
 
 // `code:` properties that are not error codes of a problem object or an errors[] item: the rejects
 // file of a dataset import or a list upload has a `code` column of its own (docs/datasets.md); a

@@ -11,7 +11,7 @@ import { projectRoot } from '../config/paths.js';
  * sql/migrations stays out (its triggers write the outbox too, by design). A static scan: an
  * INSERT whose table name is built at run time would pass unseen, and none is.
  */
-const TOP_FOLDERS = ['config', 'errors', 'sql', 'domain', 'analytics', 'smtp', 'workers', 'api', 'cli', 'runtime'];
+const TOP_FOLDERS = ['config', 'errors', 'sql', 'domain', 'engines', 'analytics', 'smtp', 'workers', 'api', 'cli', 'runtime'];
 const EXCLUDED = ['sql/migrations/'];
 
 /** Table → the one folder whose files may INSERT into it. */
