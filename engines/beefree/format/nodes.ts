@@ -5,7 +5,7 @@ import type { Doc, ValueType } from './value-types.js';
  * THE declaration of the design document (the Beefree JSON document): every node type, its
  * fields, their value types and defaults, and every module kind with its content key. Everything
  * else is derived from here: the JSON Schema (schema.ts), `field_types`, `defaults` and the
- * skeleton (defaults.ts), the Markdown `format` text (markdown.ts), the module detail, the
+ * skeleton (derive.ts), the Markdown `format` text (markdown.ts), the module detail, the
  * checks that look for links, HTML and alt texts (check/), and the renderer's defaults
  * (engines/beefree/render reads `resolveNode`/`KINDS` from this file).
  *
