@@ -947,7 +947,7 @@ t.test('end to end: sent equals GET /v1/mails; an open through the pixel reaches
   const ids = async (path: string, params: Record<string, unknown> = {}) => (await list(path, params, e.headers)).data.map((x) => x.to).sort();
   const delivered = ['reader1@example.org', 'reader2@example.org', 'reader3+tag@example.org'];
   await waitFor('the mirror to hold the delivered mails', async () =>
-    JSON.stringify(await ids('/v1/activities/unopened')) === JSON.stringify(delivered) ? true : undefined, 20_000);
+    JSON.stringify(await ids('/v1/activities/unopened')) === JSON.stringify(delivered) ? true : undefined, { ms: 20_000 });
 
   const secret = await trackingSecret(dbs.pool);
   const px = await fetch(`${url}/t/o/${openToken(secret, reader1!.mail_id)}`, { headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/130.0' } });
@@ -957,7 +957,7 @@ t.test('end to end: sent equals GET /v1/mails; an open through the pixel reaches
   const opens = await waitFor('the open in /v1/activities/opens', async () => {
     const r = await list('/v1/activities/opens', {}, e.headers);
     return r.data.length ? r : undefined;
-  }, 20_000);
+  }, { ms: 20_000 });
   t.strictSame(opens.data.map((x) => [x.mail_id, x.msg_id, x.to, x.sender, x.custom_msg_id, x.custom_group_code]),
     [[reader1!.mail_id, launch.msg_id, 'reader1@example.org', 'news@act.example', 'e2e-1', 'g-e2e']]);
   t.equal(opens.pagination.total_items, 1);
@@ -967,7 +967,7 @@ t.test('end to end: sent equals GET /v1/mails; an open through the pixel reaches
   t.strictSame(byMsg.data.map((x) => [x.msg_id, x.open_count, x.recipients_opened, x.rcpt_count, x.subject]),
     [[launch.msg_id, 1, 1, 4, 'E2E Launch 100%']], 'rcpt_count: the four recipients of the message, from the mirror');
   await waitFor('the opened mail to leave unopened', async () =>
-    JSON.stringify(await ids('/v1/activities/unopened')) === JSON.stringify(delivered.slice(1)) ? true : undefined, 10_000);
+    JSON.stringify(await ids('/v1/activities/unopened')) === JSON.stringify(delivered.slice(1)) ? true : undefined, { ms: 10_000 });
   t.pass('the opened mail left unopened');
 
   // The sent listing equals GET /v1/mails, for the same filters, once the pump has settled.
@@ -978,7 +978,7 @@ t.test('end to end: sent equals GET /v1/mails; an open through the pixel reaches
   await waitFor('sent to settle', async () => {
     const r = await same({});
     return JSON.stringify(r.mine) === JSON.stringify(r.reference) ? true : undefined;
-  }, 20_000);
+  }, { ms: 20_000 });
   const cases: Array<Record<string, unknown>> = [
     {}, { status: 3 }, { status: 6 }, { status: 4 }, { opened: 'opened' }, { opened: 'unopened' }, { opened: 'all' },
     { recipient: 'READER2@example.org' }, { recipient: 'reader', recipient_operator: 'starts_with' }, { recipient: 'reader3+tag@example.org' },

@@ -73,15 +73,15 @@ await waitFor('the events in the listings', async () => {
   const o = await publicGet('/v1/activities/opens?page_size=1');
   const c = await publicGet('/v1/activities/clicks?page_size=1');
   return o.body.pagination.total_items === OPENS && c.body.pagination.total_items === CLICKS ? true : undefined;
-}, 30_000);
+}, { ms: 30_000 });
 await waitFor('the machine flags to settle', async () => {
   const left = await pool.query(`SELECT count(*)::int AS n FROM event_outbox WHERE instance_id = $1 AND stage < 2`, [a.tenant.instanceId]);
   return left.rows[0].n === 0 ? true : undefined;
-}, 30_000);
+}, { ms: 30_000 });
 await waitFor('the mirror to hold the final statuses', async () => {
   const rows = (await publicGet('/v1/activities/sent?page_size=100')).body.data as any[];
   return rows.length === sent.length && rows.every((r) => [3, 6].includes(r.status)) ? true : undefined;
-}, 30_000);
+}, { ms: 30_000 });
 
 const today = new Date().toISOString().slice(0, 10);
 const q = (params: Record<string, string>) => new URLSearchParams(params).toString();

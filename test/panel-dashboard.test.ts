@@ -110,16 +110,16 @@ const CLICKS = 3;
 
 // Everything in ClickHouse: the events (listings' counts), the complaint in Postgres.
 await waitFor('the events to reach the listings', async () =>
-  (await total(a, '/v1/activities/opens', {})) === OPENS && (await total(a, '/v1/activities/clicks', {})) === CLICKS ? true : undefined, 30_000);
-await waitFor('the complaint', async () => ((await all(a, '/v1/mail-complaints', {})).length === 1 ? true : undefined), 30_000);
+  (await total(a, '/v1/activities/opens', {})) === OPENS && (await total(a, '/v1/activities/clicks', {})) === CLICKS ? true : undefined, { ms: 30_000 });
+await waitFor('the complaint', async () => ((await all(a, '/v1/mail-complaints', {})).length === 1 ? true : undefined), { ms: 30_000 });
 await waitFor('the mirror to hold the final statuses', async () => {
   const rows = await all(a, '/v1/activities/sent', {});
   return rows.length === sent.length && rows.every((r) => r.status === finals.get(r.to)) ? true : undefined;
-}, 30_000);
+}, { ms: 30_000 });
 await waitFor('the machine flags to settle (nothing left in the outbox)', async () => {
   const left = await pool.query(`SELECT count(*)::int AS n FROM event_outbox WHERE instance_id = $1 AND stage < 2`, [a.tenant.instanceId]);
   return left.rows[0].n === 0 ? true : undefined;
-}, 30_000);
+}, { ms: 30_000 });
 
 /** The public listings' counts for one range (local dates in `tz`): what the dashboard must equal. */
 async function listingFigures(who: TestTenant, start: string, end: string, tz: string) {

@@ -52,15 +52,15 @@ await hit(r2.pixel, 'Mozilla/5.0'); // a privacy proxy
 await hit(r2.clicks[0]!, BROWSER);
 const publicGet = (path: string) => jsonCall(url, 'GET', path, undefined, a.headers);
 await waitFor('the events in the listings', async () =>
-  (await publicGet('/v1/activities/opens?page_size=1')).body.pagination.total_items === 2 && (await publicGet('/v1/activities/clicks?page_size=1')).body.pagination.total_items === 3 ? true : undefined, 30_000);
+  (await publicGet('/v1/activities/opens?page_size=1')).body.pagination.total_items === 2 && (await publicGet('/v1/activities/clicks?page_size=1')).body.pagination.total_items === 3 ? true : undefined, { ms: 30_000 });
 await waitFor('the machine flags to settle', async () => {
   const left = await dbs.pool.query(`SELECT count(*)::int AS n FROM event_outbox WHERE instance_id = $1 AND stage < 2`, [a.tenant.instanceId]);
   return left.rows[0].n === 0 ? true : undefined;
-}, 30_000);
+}, { ms: 30_000 });
 await waitFor('the mirror to hold the final statuses', async () => {
   const rows = (await publicGet('/v1/activities/sent?page_size=100')).body.data as any[];
   return rows.length === mails.length && rows.every((r) => [3, 6].includes(r.status)) ? true : undefined;
-}, 30_000);
+}, { ms: 30_000 });
 
 /** A value as the page writes it in a cell. */
 const asCell = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
@@ -88,7 +88,7 @@ async function said(page: Page, action: () => Promise<unknown>): Promise<string>
   await page.evaluate(`document.querySelector('[role=status]').textContent = ''`);
   await action();
   const status = page.locator('p.status[role=status]');
-  await waitFor('the live region', async () => ((await status.textContent())?.trim() ? true : undefined), 15_000);
+  await waitFor('the live region', async () => ((await status.textContent())?.trim() ? true : undefined), { ms: 15_000 });
   return (await status.textContent())!.trim();
 }
 

@@ -61,7 +61,7 @@ async function countRows(who: TestTenant, path: string, params: Record<string, s
     if (!r.body.pagination.has_more) return n;
   }
 }
-await waitFor('the events in the listings', async () => ((await total(a, '/v1/activities/opens', {})) === 1 && (await total(a, '/v1/activities/clicks', {})) === 2 ? true : undefined), 30_000);
+await waitFor('the events in the listings', async () => ((await total(a, '/v1/activities/opens', {})) === 1 && (await total(a, '/v1/activities/clicks', {})) === 2 ? true : undefined), { ms: 30_000 });
 
 const chromium = useChromium(t, 'the Domains and Dashboard pages in a browser');
 if (chromium) {
@@ -114,7 +114,7 @@ if (chromium) {
     await page.getByText(`${name} is verified.`).waitFor();
     await page.locator('table.records .state.approved').nth(3).waitFor();
     t.equal(await page.locator('table.records .state.approved').count(), 4, 'each record approved');
-    await waitFor('the focus back on Verify now', async () => ((await page.evaluate('document.activeElement?.textContent')) === 'Verify now' ? true : undefined), 5_000);
+    await waitFor('the focus back on Verify now', async () => ((await page.evaluate('document.activeElement?.textContent')) === 'Verify now' ? true : undefined), { ms: 5_000 });
     t.pass('the page drawn again, the focus is back on the button pressed');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-domain-verified.png'), fullPage: true });
     // DNS down: the 503 said plainly, nothing changed.

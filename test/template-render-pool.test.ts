@@ -8,6 +8,7 @@ import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { startTestWeb } from './helpers/web.js';
+import { sleep } from './helpers/wait.js';
 
 /**
  * Template rendering does not stall the web dyno (issue 24, Medium): a document is refused
@@ -81,7 +82,7 @@ t.test('four pathological documents at once, and one beyond the bounds: /healthz
     const r = await fetch(`${web.internalUrl}/healthz`);
     await r.arrayBuffer();
     probes.push(performance.now() - started);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   const answers = await requests;
   loop.disable();
