@@ -7,9 +7,10 @@ import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser } from './helpers/panel.js';
 import { testDatabases } from './helpers/databases.js';
-import { deliver, startTestPump, trackingLinks } from './helpers/delivered.js';
+import { PREFETCH_SECONDS } from '../domain/tracking/machine.js';
+import { backdate, deliver, startTestPump, trackingLinks } from './helpers/delivered.js';
 import { mailApi } from './helpers/send-stack.js';
-import { sleep, waitFor } from './helpers/wait.js';
+import { waitFor } from './helpers/wait.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -26,7 +27,6 @@ import { startTestWeb } from './helpers/web.js';
 const PUBLIC_URL = 'https://links.activitypage.test';
 const dbs = await testDatabases(t, 'panelactivitypage');
 const { url } = await startTestWeb(t, dbs, { env: { PUBLIC_URL } });
-startTestPump(t, dbs);
 const a = await makeTenant(dbs.pool, { scopes: ['mail:send', 'mail:read'] });
 await makeSenders(dbs.pool, a.tenant, { domain: `${a.slug}.example`, senders: [{ email: 'news', name: 'News' }] });
 const viewer = await makePanelUser(dbs.pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
@@ -41,7 +41,8 @@ const send = await mailApi(url, a.headers).send({
 if (send.status !== 202) throw new Error(`send: ${send.status} ${JSON.stringify(send.body)}`);
 const mails = send.body.mails as Array<{ mail_id: string; to: string }>;
 const delivered = await deliver(a.tenant, dbs.pool, mails.map((m) => m.mail_id), { publicUrl: PUBLIC_URL });
-await sleep(2_100); // past the prefetch window after delivery
+await backdate(a.tenant, dbs.pool, mails.map((m) => m.mail_id), PREFETCH_SECONDS + 1); // past the prefetch window after delivery, without waiting it out
+startTestPump(t, dbs);
 const local = (link: string) => url + link.slice(PUBLIC_URL.length);
 const linksOf = (mailId: string) => trackingLinks(delivered.get(mailId)?.rendered);
 const hit = async (link: string, ua: string) => (await fetch(local(link), { redirect: 'manual', headers: { 'user-agent': ua } })).arrayBuffer();

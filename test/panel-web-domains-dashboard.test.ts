@@ -7,9 +7,10 @@ import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js'
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
 import { testDatabases } from './helpers/databases.js';
-import { deliver, startTestPump, trackingLinks } from './helpers/delivered.js';
+import { PREFETCH_SECONDS } from '../domain/tracking/machine.js';
+import { backdate, deliver, startTestPump, trackingLinks } from './helpers/delivered.js';
 import { mailApi } from './helpers/send-stack.js';
-import { sleep, waitFor } from './helpers/wait.js';
+import { waitFor } from './helpers/wait.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
@@ -29,7 +30,6 @@ const dns = await startTestDnsServer(t);
 const DKIM_KEY = randomBytes(32).toString('hex');
 const dbs = await testDatabases(t, 'paneldashpage');
 const { url } = await startTestWeb(t, dbs, { env: { PUBLIC_URL, DNS_SERVERS: dns.address, DKIM_KEY_ENCRYPTION_KEY: DKIM_KEY, PANEL_DNS_OVERRIDE: 'on' } });
-startTestPump(t, dbs);
 const a = await makeTenant(dbs.pool, { scopes: ['mail:send', 'mail:read'] });
 await makeSenders(dbs.pool, a.tenant, { domain: `${a.slug}.example`, senders: [{ email: 'news', name: 'News' }] });
 const admin = await makePanelUser(dbs.pool, [{ instanceId: a.tenant.instanceId, role: 'admin' }]);
@@ -46,7 +46,8 @@ const send = await mailApi(url, a.headers).send({
 if (send.status !== 202) throw new Error(`send: ${send.status} ${JSON.stringify(send.body)}`);
 const mails = send.body.mails as Array<{ mail_id: string; to: string }>;
 const delivered = await deliver(a.tenant, dbs.pool, mails.map((m) => m.mail_id), { publicUrl: PUBLIC_URL, dkimKey: DKIM_KEY });
-await sleep(2_100); // past the prefetch window after delivery
+await backdate(a.tenant, dbs.pool, mails.map((m) => m.mail_id), PREFETCH_SECONDS + 1); // past the prefetch window after delivery, without waiting it out
+startTestPump(t, dbs);
 const local = (link: string) => url + link.slice(PUBLIC_URL.length);
 const { pixel, clicks } = trackingLinks(delivered.get(mails[0]!.mail_id)?.rendered);
 const click = clicks[0]!;

@@ -1,3 +1,4 @@
+import nodemailer from 'nodemailer';
 import pino from 'pino';
 import { createClickHouseClient } from '../../analytics/client.js';
 import { RENDER_LIMITS } from '../../config/defaults.js';
@@ -6,7 +7,8 @@ import { keyRing } from '../../domain/domains/key-encryption.js';
 import { SEND_MAIL_QUEUE } from '../../domain/job-queue.js';
 import type { RenderedMail } from '../../domain/mail/render.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
-import { behaviourOf } from '../../smtp/simulator.js';
+import { startInboundSmtp } from '../../smtp/inbound.js';
+import { behaviourOf, buildArfComplaint } from '../../smtp/simulator.js';
 import { classifyReply, parseSmtpReply, type SendOutcome } from '../../engines/bounces/smtp-reply.js';
 import type { Pool } from '../../sql/pool.js';
 import { startEventPump } from '../../workers/jobs/event-pump.js';
@@ -34,8 +36,8 @@ import type { Teardown } from './wait.js';
 /**
  * What the simulator answers a recipient on a mail's `tryNumber`th SMTP try (1 the first), as
  * nodemailer hands the send worker the reply: the simulator's own replies (smtp/simulator.ts).
- * Its reports (complaint*, dsnbounce*) are not sent: a test that needs one gives it to the inbound
- * listener itself.
+ * Its reports (complaint*, dsnbounce*) are not sent here: a test that needs one gives it to an
+ * inbound listener itself (complainAbout below).
  */
 export function simulatorOutcome(to: string, tryNumber: number): SendOutcome {
   switch (behaviourOf(to)) {
@@ -142,9 +144,57 @@ export function startTestPump(t: Teardown, dbs: Pick<TestDatabases, 'pool' | 'cl
   return { stop };
 }
 
+/**
+ * Moves the clock of these delivered mails back by `seconds`, instead of waiting that long: their
+ * reception, hand-off and delivery (mails.received_at, queued_at, sent_at, so the delay stays
+ * the same) and their log rows, as if they had been delivered that long ago. For the windows
+ * that count from delivery, such as the prefetch window within which an open or click is
+ * judged machine-made (domain/tracking/machine.ts, PREFETCH_SECONDS). Call it before the event
+ * pump starts, so ClickHouse's mirror gets the moved times with the mails' first snapshots.
+ */
+export async function backdate(tenant: Tenant, pool: Pool, mailIds: readonly string[], seconds: number): Promise<void> {
+  await pool.query(
+    `UPDATE mails SET received_at = received_at - make_interval(secs => $3), queued_at = queued_at - make_interval(secs => $3),
+                      sent_at = sent_at - make_interval(secs => $3)
+      WHERE instance_id = $1 AND mail_id = ANY ($2)`,
+    [tenant.instanceId, mailIds, seconds],
+  );
+  await pool.query(`UPDATE mail_logs SET created_at = created_at - make_interval(secs => $3) WHERE instance_id = $1 AND mail_id = ANY ($2)`, [
+    tenant.instanceId,
+    mailIds,
+    seconds,
+  ]);
+}
+
 /** The tracking links of a rendered mail: its open pixel and its rewritten clicks, in order. */
 export function trackingLinks(rendered: RenderedMail | undefined): { pixel: string; clicks: string[] } {
   const html = rendered?.html;
   if (!html) throw new Error('no HTML part rendered: the mail was not sent');
   return { pixel: html.match(/src="([^"]+\/t\/o\/[^"]+)"/)![1]!, clicks: [...html.matchAll(/href="([^"]+\/t\/c\/[^"]+)"/g)].map((m) => m[1]!) };
+}
+
+/** The inbound listener (smtp/inbound.ts) in this process, as a worker dyno runs it, on a free port; closed at teardown. */
+export async function startTestInbound(t: Teardown, pool: Pool): Promise<number> {
+  const inbound = await startInboundSmtp({ pool, port: 0, logger: pino({ level: 'silent' }) });
+  t.teardown(() => inbound.close());
+  return inbound.port;
+}
+
+/**
+ * What the simulator does after its 250 to a complaint* recipient, for a delivered mail: the ARF
+ * report a feedback loop sends (buildArfComplaint, with the message's header section), over
+ * SMTP to the inbound listener at `port`, addressed to the mail's VERP return path.
+ */
+export async function complainAbout(port: number, mail: Delivered): Promise<void> {
+  const r = mail.rendered;
+  if (!r) throw new Error(`${mail.mailId} was not sent: nothing to complain about`);
+  const head = [`From: ${r.from.address}`, `To: ${r.to.address}`, `Subject: ${r.subject}`, `Message-ID: ${r.messageId}`, ...r.headers.map((h) => `${h.key}: ${h.value}`)];
+  const report = buildArfComplaint({ raw: Buffer.from(`${head.join('\r\n')}\r\n\r\n`), recipient: r.envelope.to, mailFrom: r.envelope.from, messageId: r.messageId });
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
+  try {
+    const answer = (await transport.sendMail({ envelope: { from: 'complaints@mailbox-simulator.invalid', to: [r.envelope.from] }, raw: report })).response;
+    if (!answer.startsWith('250') || /ignored/.test(answer)) throw new Error(`complaint about ${mail.mailId}: ${answer}`);
+  } finally {
+    transport.close();
+  }
 }
