@@ -220,7 +220,11 @@ async function insert(table: string, values: object[]): Promise<void> {
 const shipped = new Date(Date.now() - 60_000);
 // No background merges in this file's ClickHouse: the copies below must stay two rows, or a
 // query that counted rows instead of events would pass by luck once a merge collapsed them.
-await ch.command({ query: 'SYSTEM STOP MERGES' });
+// Table by table, in this file's database only: other files share the server (test/helpers/databases.ts).
+const mergeTrees = await (
+  await ch.query({ query: "SELECT name FROM system.tables WHERE database = currentDatabase() AND engine LIKE '%MergeTree'", format: 'JSONEachRow' })
+).json<{ name: string }>();
+for (const { name } of mergeTrees) await ch.command({ query: 'SYSTEM STOP MERGES {table:Identifier}', query_params: { table: name } });
 const reshipped = [reflagged, reflaggedInCampaign];
 await insert('mail_events', events.map((e) => eventRow(e, reshipped.includes(e) ? '' : e.machine, shipped)));
 // The re-shipped copies of those events (same sorting key), now flagged: the newest copy wins.
