@@ -126,6 +126,11 @@ interface RouteShape {
   /** Largest accepted body after decompression; default DEFAULT_MAX_BODY_BYTES. */
   maxBodyBytes?: number;
   success: RouteSuccess;
+  /**
+   * Answers besides `success` and the errors: a conditional GET's 304 (body none), an idempotent
+   * retry's 200 (body success: the original answer again, of `success`'s schema).
+   */
+  alsoAnswers?: Record<number, { description: string; body: 'none' | 'success' }>;
   /** Statuses this route can answer beyond the common ones (api_key: 401, 403, 422, 500, 503; session: 401, 422, 500, 503, with a role also 400, 403, 404; public: 422, 500, 503). */
   errors?: readonly number[];
   /** The handler answers its `errors` with an HTML page to a browser (Accept prefers text/html), a problem object otherwise. */
