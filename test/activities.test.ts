@@ -19,20 +19,25 @@ import { openToken } from '../domain/tracking/tokens.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { rawCall } from './helpers/auth-matrix.js';
 import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js';
-import { mailApi, startSendStack, waitFor } from './helpers/send-stack.js';
+import { testDatabases } from './helpers/databases.js';
+import { deliver, startTestPump } from './helpers/delivered.js';
+import { mailApi } from './helpers/send-stack.js';
+import { waitFor } from './helpers/wait.js';
+import { startTestWeb } from './helpers/web.js';
 
 /**
  * GET /v1/activities/sent, opens, clicks and unopened over HTTP on the real app and a real
  * ClickHouse. Most cases insert fixture rows straight into ClickHouse's mail_events and mails
  * tables (as the event pump writes them: re-shipped duplicates and successive snapshots included)
  * and compare every listing with a reference model of the spec computed here from the same
- * fixtures. The end-to-end cases send real mail through a worker dyno, open it through the pixel
- * and read the result back once the pump shipped it.
+ * fixtures. The end-to-end cases accept real mail through the API, take it through the send
+ * worker's steps (test/helpers/delivered.ts: render, gates, the reply recorded; no SMTP), open it
+ * through the pixel and read the result back once the event pump shipped it.
  */
 
 const PUBLIC_URL = 'https://links.cartero.test';
-const stack = await startSendStack(t, { label: 'activities', publicUrl: PUBLIC_URL });
-const { dbs, url } = stack;
+const dbs = await testDatabases(t, 'activities');
+const { url } = await startTestWeb(t, dbs, { env: { PUBLIC_URL } });
 const ch = createClickHouseClient(dbs.clickhouseUrl);
 t.teardown(() => ch.close());
 const scopes = ['mail:read', 'mail:send'];
@@ -917,7 +922,7 @@ t.test('ip_not_allowed and 405 on the listings', async (t) => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// End to end: real mail through a worker dyno, the pixel, the pump, the listings.
+// End to end: real mail through the send worker's steps, the pixel, the pump, the listings.
 
 t.test('end to end: sent equals GET /v1/mails; an open through the pixel reaches opens and leaves unopened', async (t) => {
   const e = await makeTenant(dbs.pool, { scopes });
@@ -926,7 +931,7 @@ t.test('end to end: sent equals GET /v1/mails; an open through the pixel reaches
     senders: [{ email: 'news', name: 'News' }, { email: 'info', name: 'Info' }],
   });
   await withTenant(dbs.pool, e.tenant, (c) => restrict(e.tenant, c, 'blocked@example.org', 'unsubscribe'));
-  stack.spawnWorker();
+  startTestPump(t, dbs);
   const api = mailApi(url, e.headers);
   const send = async (body: Record<string, unknown>) => {
     const r = await api.send({ text: 'hello', html: '<p>hello</p>', ...body });
@@ -942,7 +947,9 @@ t.test('end to end: sent equals GET /v1/mails; an open through the pixel reaches
   });
   const other = await send({ from: 'info@act.example', to: [{ email: 'reader3+tag@example.org' }], subject: 'Other news' });
   const statuses = new Map<string, number>();
-  for (const m of [...launch.mails, ...other.mails]) statuses.set(m.to, (await api.waitFinal(m.mail_id)).status);
+  const all = [...launch.mails, ...other.mails];
+  await deliver(e.tenant, dbs.pool, all.map((m) => m.mail_id), { publicUrl: PUBLIC_URL });
+  for (const m of all) statuses.set(m.to, (await api.mail(m.mail_id)).status);
   t.strictSame(Object.fromEntries(statuses), {
     'reader1@example.org': 3, 'reader2@example.org': 3, 'bounce-x@example.org': 6, 'blocked@example.org': 4, 'reader3+tag@example.org': 3,
   }, 'delivered, bounced and dropped mails');
@@ -951,7 +958,7 @@ t.test('end to end: sent equals GET /v1/mails; an open through the pixel reaches
   const ids = async (path: string, params: Record<string, unknown> = {}) => (await list(path, params, e.headers)).data.map((x) => x.to).sort();
   const delivered = ['reader1@example.org', 'reader2@example.org', 'reader3+tag@example.org'];
   await waitFor('the mirror to hold the delivered mails', async () =>
-    JSON.stringify(await ids('/v1/activities/unopened')) === JSON.stringify(delivered) ? true : undefined, 20_000);
+    JSON.stringify(await ids('/v1/activities/unopened')) === JSON.stringify(delivered) ? true : undefined, { ms: 20_000 });
 
   const secret = await trackingSecret(dbs.pool);
   const px = await fetch(`${url}/t/o/${openToken(secret, reader1!.mail_id)}`, { headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/130.0' } });
@@ -961,7 +968,7 @@ t.test('end to end: sent equals GET /v1/mails; an open through the pixel reaches
   const opens = await waitFor('the open in /v1/activities/opens', async () => {
     const r = await list('/v1/activities/opens', {}, e.headers);
     return r.data.length ? r : undefined;
-  }, 20_000);
+  }, { ms: 20_000 });
   t.strictSame(opens.data.map((x) => [x.mail_id, x.msg_id, x.to, x.sender, x.custom_msg_id, x.custom_group_code]),
     [[reader1!.mail_id, launch.msg_id, 'reader1@example.org', 'news@act.example', 'e2e-1', 'g-e2e']]);
   t.equal(opens.pagination.total_items, 1);
@@ -971,7 +978,7 @@ t.test('end to end: sent equals GET /v1/mails; an open through the pixel reaches
   t.strictSame(byMsg.data.map((x) => [x.msg_id, x.open_count, x.recipients_opened, x.rcpt_count, x.subject]),
     [[launch.msg_id, 1, 1, 4, 'E2E Launch 100%']], 'rcpt_count: the four recipients of the message, from the mirror');
   await waitFor('the opened mail to leave unopened', async () =>
-    JSON.stringify(await ids('/v1/activities/unopened')) === JSON.stringify(delivered.slice(1)) ? true : undefined, 10_000);
+    JSON.stringify(await ids('/v1/activities/unopened')) === JSON.stringify(delivered.slice(1)) ? true : undefined, { ms: 10_000 });
   t.pass('the opened mail left unopened');
 
   // The sent listing equals GET /v1/mails, for the same filters, once the pump has settled.
@@ -982,7 +989,7 @@ t.test('end to end: sent equals GET /v1/mails; an open through the pixel reaches
   await waitFor('sent to settle', async () => {
     const r = await same({});
     return JSON.stringify(r.mine) === JSON.stringify(r.reference) ? true : undefined;
-  }, 20_000);
+  }, { ms: 20_000 });
   const cases: Array<Record<string, unknown>> = [
     {}, { status: 3 }, { status: 6 }, { status: 4 }, { opened: 'opened' }, { opened: 'unopened' }, { opened: 'all' },
     { recipient: 'READER2@example.org' }, { recipient: 'reader', recipient_operator: 'starts_with' }, { recipient: 'reader3+tag@example.org' },

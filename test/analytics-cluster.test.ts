@@ -19,6 +19,7 @@ import { migrateClickHouse } from '../analytics/migrate.js';
 import { LOCAL_SUFFIX } from '../analytics/sharding.js';
 import type { Tenant } from '../domain/tenancy/context.js';
 import { TEST_DIR } from './setup/env.js';
+import { sleep } from './helpers/wait.js';
 
 /**
  * Cluster mode (CLICKHOUSE_CLUSTER, analytics/sharding.ts) answers exactly what a single node
@@ -184,7 +185,7 @@ async function load(ch: ClickHouseClient): Promise<void> {
   for (let i = 0; i < events.length; i += 100) await insertMailEvents(ch, events.slice(i, i + 100));
   for (let i = 0; i < snapshots.length; i += 100) await insertMailSnapshots(ch, snapshots.slice(i, i + 100));
   // Later than the first shipment (its shipped_at is newer): the re-flagged copies win.
-  await new Promise((r) => setTimeout(r, 5));
+  await sleep(5);
   await insertMailEvents(ch, reshipped);
 }
 await load(one);

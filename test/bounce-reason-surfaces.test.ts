@@ -91,7 +91,7 @@ const bounceOf = async (mailId: string) =>
 
 /** The delivery of `type` about `match` at the receiver, verified with the webhook's secret. */
 const delivery = (type: string, match: (data: any) => boolean): Promise<Received> =>
-  waitFor(`${type} at the receiver`, async () => receiver.at('/bounces').find((r) => r.event?.type === type && match(r.event.data)), 30_000);
+  waitFor(`${type} at the receiver`, async () => receiver.at('/bounces').find((r) => r.event?.type === type && match(r.event.data)), { ms: 30_000 });
 
 // ---- fixtures, all before the first subtest ----------------------------------------------------
 // A synchronous hard bounce: the simulator's bounce* recipient (550 5.1.1 at RCPT).

@@ -7,7 +7,8 @@ import { readServices } from '../config/services-file.js';
 import { DEFAULT_BACKOFF, nextStreak, restartDelay } from '../runtime/dynos.js';
 import { createPool } from '../sql/pool.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
-import { alive, childEnv, childrenOf, clickhousePid, postmasterPid, processesOf, sleep, spawnNode, tempDataDir, waitDead } from './helpers/spawn.js';
+import { alive, childEnv, childrenOf, clickhousePid, postmasterPid, processesOf, spawnNode, tempDataDir, waitDead } from './helpers/spawn.js';
+import { sleep, waitFor } from './helpers/wait.js';
 
 /**
  * `npm start` with WEB_DYNOS=2 WORKER_DYNOS=2 (runtime/start.ts, runtime/dynos.ts): four dynos
@@ -35,16 +36,8 @@ interface LogRecord {
 
 const WAIT_MS = 120_000;
 
-/** Polls fn until it returns something other than undefined/false, or gives up after ms (undefined). */
-async function waitFor<T>(fn: () => T | undefined | false | Promise<T | undefined | false>, ms = WAIT_MS, every = 200): Promise<T | undefined> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) return undefined;
-    await sleep(every);
-  }
-}
+/** How the dynos' states are waited for: a restart waits out its backoff on a loaded machine. */
+const DYNOS = { ms: WAIT_MS, every: 200 };
 
 /** GET path on a new connection with this X-Request-Id; the status, or the error's code. */
 function probe(port: number, path: string, requestId: string): Promise<number | string> {
@@ -84,11 +77,11 @@ const records = (): LogRecord[] =>
 const dynos = () => readServices(dataDir).dynos ?? [];
 const pidOf = (name: string) => dynos().find((d) => d.name === name)?.pid ?? null;
 /** The pid of the process that logged the refusal of the request with this id. */
-const servedBy = (requestId: string) => waitFor(() => records().find((r) => r.msg === 'request refused' && r.reqId === requestId)?.pid, 10_000, 50);
+const servedBy = (requestId: string) => waitFor(`the refusal of ${requestId} logged`, () => records().find((r) => r.msg === 'request refused' && r.reqId === requestId)?.pid, { ms: 10_000, every: 50 }).catch(() => undefined);
 const hasStarted = (pid: number, kind: string) => records().some((r) => r.pid === pid && r.msg === `${kind} started`);
 
 // Every dyno up (its own "started" line), not only the first web that answered /healthz.
-const allUp = await waitFor(() => dynos().length === 4 && dynos().every((d) => d.pid !== null && hasStarted(d.pid, d.name.split('.')[0]!)));
+const allUp = await waitFor('the four dynos started', () => (dynos().length === 4 && dynos().every((d) => d.pid !== null && hasStarted(d.pid, d.name.split('.')[0]!))) || undefined, DYNOS);
 t.ok(allUp, `the four dynos started (${Math.round((Date.now() - started) / 1000)} s after npm start)`);
 let probes = 0;
 const nextId = () => `dynos-probe-${++probes}-${process.pid}`;
@@ -145,7 +138,7 @@ t.test('a web dyno killed: the URL keeps answering, and it comes back with a new
   const old = pidOf('web.1')!;
   const other = pidOf('web.2')!;
   process.kill(old, 'SIGKILL');
-  const exited = await waitFor(() => records().find((r) => r.process === 'web.1' && r.dyno_pid === old && r.restart_in_ms !== undefined));
+  const exited = await waitFor('the death of web.1 logged', () => records().find((r) => r.process === 'web.1' && r.dyno_pid === old && r.restart_in_ms !== undefined), DYNOS);
   t.match(exited, { name: 'start', signal: 'SIGKILL', restart_in_ms: 1000, msg: `web.1 (pid ${old}) exited with signal SIGKILL; restarting in 1000 ms` }, 'npm start logs the death, the signal and the delay');
   // While web.1 is down (or starting again), web.2 answers everything.
   const answers: Array<number | string> = [];
@@ -160,28 +153,28 @@ t.test('a web dyno killed: the URL keeps answering, and it comes back with a new
   t.notOk(pids.has(old), 'none by the dead dyno');
   t.ok([...pids].every((p) => p === other || p === pidOf('web.1')), `by the survivor or the restarted dyno (${[...pids]})`);
 
-  const fresh = await waitFor(() => {
+  const fresh = await waitFor('web.1 with a new pid', () => {
     const pid = pidOf('web.1');
     return pid !== null && pid !== old && alive(pid) ? pid : undefined;
-  });
+  }, DYNOS);
   t.ok(fresh, `services.json lists web.1 with a new pid (${old} -> ${fresh})`);
-  t.ok(await waitFor(() => records().some((r) => r.msg === `web.1 restarted (pid ${fresh})`), 10_000), 'and the restart is logged');
-  const serving = await waitFor(async () => {
+  t.ok(await waitFor('the restart of web.1 logged', () => records().some((r) => r.msg === `web.1 restarted (pid ${fresh})`) || undefined, { ms: 10_000, every: 200 }), 'and the restart is logged');
+  const serving = await waitFor('the restarted web.1 to serve', async () => {
     const id = nextId();
-    return (await probe(port, '/v1/senders', id)) === 401 && (await servedBy(id)) === fresh;
-  });
+    return ((await probe(port, '/v1/senders', id)) === 401 && (await servedBy(id)) === fresh) || undefined;
+  }, DYNOS);
   t.ok(serving, 'the restarted web.1 serves the same URL');
 });
 
 t.test('a worker dyno killed is restarted, and a mail sent after it is delivered once', async (t) => {
   const old = pidOf('worker.1')!;
   process.kill(old, 'SIGKILL');
-  const exited = await waitFor(() => records().find((r) => r.process === 'worker.1' && r.dyno_pid === old && r.restart_in_ms !== undefined));
+  const exited = await waitFor('the death of worker.1 logged', () => records().find((r) => r.process === 'worker.1' && r.dyno_pid === old && r.restart_in_ms !== undefined), DYNOS);
   t.match(exited, { signal: 'SIGKILL', restart_in_ms: 1000 }, 'npm start logs the death and the delay');
-  const fresh = await waitFor(() => {
+  const fresh = await waitFor('worker.1 with a new pid, started', () => {
     const pid = pidOf('worker.1');
     return pid !== null && pid !== old && alive(pid) && hasStarted(pid, 'worker') ? pid : undefined;
-  });
+  }, DYNOS);
   t.ok(fresh, `worker.1 is back with a new pid (${old} -> ${fresh}) and started`);
 
   const pool = createPool(readServices(dataDir).postgres!.url, { max: 2, application: 'cartero-test' });
@@ -199,7 +192,7 @@ t.test('a worker dyno killed is restarted, and a mail sent after it is delivered
   const mailbox = join(dataDir, 'mailbox');
   const delivered = () =>
     existsSync(mailbox) ? readdirSync(mailbox).filter((f) => f.endsWith('.eml') && readFileSync(join(mailbox, f), 'utf8').includes(`X-Simulator-Rcpt-To: ${to}`)) : [];
-  t.ok(await waitFor(() => delivered().length > 0 || undefined, 60_000), `the mail is in $DATA_DIR/mailbox/`);
+  t.ok(await waitFor('the mail in the mailbox', () => delivered().length > 0 || undefined, { ms: 60_000, every: 200 }), `the mail is in $DATA_DIR/mailbox/`);
   await sleep(1_000);
   t.equal(delivered().length, 1, 'once');
 });
@@ -212,15 +205,15 @@ t.test('a dyno that dies again at once is restarted after a growing delay', asyn
     process.kill(pid, 'SIGKILL');
     const dead = pid;
     // The line of its death (the line of its restart names the new pid).
-    const exit = await waitFor(() => records().find((r) => r.process === 'web.2' && r.dyno_pid === dead && r.restart_in_ms !== undefined));
+    const exit = await waitFor(`death ${round + 1} of web.2 logged`, () => records().find((r) => r.process === 'web.2' && r.dyno_pid === dead && r.restart_in_ms !== undefined), DYNOS);
     if (!t.ok(exit, `web.2 death ${round + 1} logged`)) return;
     delays.push(exit!.restart_in_ms!);
-    const next = await waitFor(() => {
+    const next = await waitFor(`web.2 restarted after death ${round + 1}`, () => {
       const p = pidOf('web.2');
       return p !== null && p !== dead ? p : undefined;
-    });
+    }, DYNOS);
     if (!t.ok(next, `web.2 restarted after death ${round + 1}`)) return;
-    const restarted = await waitFor(() => records().find((r) => r.msg === `web.2 restarted (pid ${next})`), 10_000);
+    const restarted = await waitFor(`the restart of web.2 logged`, () => records().find((r) => r.msg === `web.2 restarted (pid ${next})`), { ms: 10_000, every: 200 }).catch(() => undefined);
     gaps.push(restarted ? restarted.time! - exit!.time! : NaN);
     pid = next!;
   }

@@ -47,7 +47,7 @@ t.test('a scanner click keeps its own flag whichever batch it falls in; the clic
       [rows.map((r) => r.id)],
     );
     return r.rows.every((x) => x.stage === 2) ? r.rows.map((x) => x.machine) : undefined;
-  }, 20_000);
+  }, { ms: 20_000 });
   t.same(flags, ['click_burst', 'link_scanner']);
   const m = await dbs.pool.query(`SELECT clicks, human_clicks FROM mails WHERE mail_id = $1`, [mailId]);
   t.equal(m.rows[0].clicks, 2, 'both counted');
@@ -57,6 +57,6 @@ t.test('a scanner click keeps its own flag whichever batch it falls in; the clic
     const rs = await ch.query({ query: `SELECT clicks, human_clicks FROM mails FINAL WHERE mail_id = {m:String}`, query_params: { m: mailId }, format: 'JSONEachRow' });
     const r = (await rs.json()) as Array<{ clicks: number; human_clicks: number }>;
     return r[0]?.clicks === 2 && r[0].human_clicks === 0 ? r[0] : undefined;
-  }, 20_000);
+  }, { ms: 20_000 });
   t.ok(mirror, 'ClickHouse\'s mirror says the same');
 });

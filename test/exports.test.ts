@@ -13,6 +13,7 @@ import { testDatabases } from './helpers/databases.js';
 import { FIXTURE_TAG } from './helpers/fixture-routes.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { startTestWeb } from './helpers/web.js';
+import { sleep, waitFor } from './helpers/wait.js';
 
 /**
  * Fixture routes stream synthetic activity queries through the very export code the public
@@ -127,15 +128,6 @@ async function runningExports(requestId: string): Promise<number> {
     format: 'JSONEachRow',
   });
   return Number(((await rs.json()) as Array<{ n: string }>)[0]!.n);
-}
-
-async function waitFor(check: () => Promise<boolean>, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return check();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -302,9 +294,9 @@ t.test('a client that disconnects stops the ClickHouse query, even one that has 
   const requestId = `exports-test-${randomBytes(6).toString('hex')}`;
   const req = http.get(url + '/v1/test-fixtures/export/silent', { headers: { ...a.headers, 'x-request-id': requestId } });
   req.on('error', () => {});
-  t.ok(await waitFor(async () => (await runningExports(requestId)) === 1, 5_000), 'the query runs while the client waits');
+  t.ok(await waitFor('the export query running', async () => (await runningExports(requestId)) === 1 || undefined, { ms: 5_000 }), 'the query runs while the client waits');
   req.destroy();
-  t.ok(await waitFor(async () => (await runningExports(requestId)) === 0, 5_000), 'and is gone once the client left');
+  t.ok(await waitFor('the export query gone', async () => (await runningExports(requestId)) === 0 || undefined, { ms: 5_000 }), 'and is gone once the client left');
 });
 
 /** RFC 4180 with CRLF line ends; an unquoted empty cell is NULL, a quoted one the empty text. */
@@ -599,12 +591,12 @@ t.test('a client that disconnects mid-export stops the ClickHouse query', async 
     });
   });
   req.on('error', () => {});
-  t.ok(await waitFor(async () => received > 0, 5_000), 'the download started');
+  t.ok(await waitFor('the first bytes', async () => received > 0 || undefined, { ms: 5_000 }), 'the download started');
   t.equal(status, 200);
-  await new Promise((r) => setTimeout(r, 1_000));
+  await sleep(1_000);
   t.equal(await runningExports(requestId), 1, 'the query is still running, held by back-pressure, a second later');
   req.destroy();
-  t.ok(await waitFor(async () => (await runningExports(requestId)) === 0, 5_000), 'and stops once the client disconnects');
+  t.ok(await waitFor('the export query gone', async () => (await runningExports(requestId)) === 0 || undefined, { ms: 5_000 }), 'and stops once the client disconnects');
 });
 
 // Last: it stops this file's ClickHouse.

@@ -191,7 +191,7 @@ t.test('ClickHouse stopped for 30 s: tracking answers at once, reads 503 in boun
   // An export already streaming when ClickHouse stops: read slowly enough that it cannot be over.
   let streamed = 0;
   const cut = pacedDownload('/v1/activities/opens/export?format=csv', big.headers, 4e6, (n) => (streamed = n));
-  await waitFor('the export to start streaming', async () => (streamed > 1_000_000 ? true : undefined), 30_000, 20);
+  await waitFor('the export to start streaming', async () => (streamed > 1_000_000 ? true : undefined), { ms: 30_000, every: 20 });
 
   stop();
   const stoppedAt = performance.now();
@@ -262,8 +262,7 @@ t.test('ClickHouse stopped for 30 s: tracking answers at once, reads 503 in boun
       const got = Object.fromEntries(((await rs.json()) as Array<{ event_type: string; n: string; ids: string }>).map((r) => [r.event_type, r]));
       return Number(got.open?.n) === opens && Number(got.click?.n) === clicks ? got : undefined;
     },
-    120_000,
-    500,
+    { ms: 120_000, every: 500 },
   );
   t.equal(Number(rows.open!.ids), opens, `each of the ${opens} opens once`);
   t.equal(Number(rows.click!.ids), clicks, `each of the ${clicks} clicks once`);
@@ -278,7 +277,7 @@ t.test('ClickHouse stopped for 30 s: tracking answers at once, reads 503 in boun
   const listing = await waitFor('the opens listing to answer 200', async () => {
     const r = await timedGet('/v1/activities/opens?page_size=1');
     return r.status === 200 ? r : undefined;
-  }, 30_000, 500);
+  }, { ms: 30_000, every: 500 });
   t.equal(listing.body.pagination.total_items, opens, 'the opens listing counts every open once');
   const clickListing = await timedGet('/v1/activities/clicks?page_size=1');
   t.equal(clickListing.body.pagination.total_items, clicks, 'the clicks listing counts every click once');
@@ -287,6 +286,6 @@ t.test('ClickHouse stopped for 30 s: tracking answers at once, reads 503 in boun
   const waiting = await waitFor('the outbox to be all shipped', async () => {
     const r = await dbs.pool.query(`SELECT count(*) FILTER (WHERE stage < 2)::int AS n FROM event_outbox WHERE kind IN ('open', 'click')`);
     return r.rows[0].n === 0 ? 0 : undefined;
-  }, 30_000, 200).catch(() => -1);
+  }, { ms: 30_000, every: 200 }).catch(() => -1);
   t.equal(waiting, 0, 'nothing left waiting in the outbox');
 });

@@ -111,8 +111,7 @@ await waitFor(
     return (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) || undefined;
   },
   // Generous: on a 2-core machine shared with other test runs a dyno has been seen to take minutes to load.
-  240_000,
-  200,
+  { ms: 240_000, every: 200 },
 ).catch((err) => {
   throw new Error(`${(err as Error).message}\n--- web\n${web.stdout()}${web.stderr()}\n--- worker\n${worker.stdout()}${worker.stderr()}`);
 });
@@ -248,8 +247,7 @@ t.test('Postgres stopped for 20 s: 503 or success in bounded time, nothing lost 
       );
       return rows.length >= subIds.length ? rows : undefined;
     },
-    60_000,
-    500,
+    { ms: 60_000, every: 500 },
   );
   t.same(replies.map((r) => Number(r.custom_msg_id.split(':')[1])).sort((x, y) => x - y), [...subIds].sort((x, y) => x - y), 'one auto-reply per accepted submission');
   const all = [...mailIds, ...replies.map((r) => r.mail_id)];
@@ -259,8 +257,7 @@ t.test('Postgres stopped for 20 s: 503 or success in bounded time, nothing lost 
       const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM mails WHERE mail_id = ANY($1) AND status = 3', [all]);
       return rows[0]!.n === all.length ? true : undefined;
     },
-    90_000,
-    500,
+    { ms: 90_000, every: 500 },
   ).catch(() => undefined);
   const statuses = await pool.query<{ status: number; n: number }>('SELECT status, count(*)::int AS n FROM mails WHERE mail_id = ANY($1) GROUP BY status', [all]);
   t.same(statuses.rows, [{ status: 3, n: all.length }], `all ${all.length} mails (${mailIds.length} sends, ${replies.length} auto-replies) delivered`);
@@ -322,7 +319,7 @@ t.test('a COMMIT read after its request answered 503 is not applied; one read in
   process.kill(backend, 'SIGCONT');
   // The resumed backend reads the COMMIT, then the closed socket; wait for it to be gone.
   await waitFor('the resumed backend to finish', async () =>
-    (await pool.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1', [backend])).rows[0].n === 0 || undefined, 10_000, 100);
+    (await pool.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1', [backend])).rows[0].n === 0 || undefined, { ms: 10_000, every: 100 });
   t.equal(await stored('commit-too-late'), 0, 'the COMMIT it read after the request gave up applied nothing');
 
   // The same rule without a stop: a transaction whose COMMIT comes later than 90 % of the bound.

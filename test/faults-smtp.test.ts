@@ -97,8 +97,7 @@ async function allSent(ids: string[], worker: Proc): Promise<void> {
       if (worker.exit()) throw new Error(`the worker exited: ${JSON.stringify(worker.exit())}\n${worker.stderr().slice(-3000)}`);
       return (await count('SELECT count(*) AS n FROM mails WHERE mail_id = ANY ($1) AND status = 3', [ids])) === ids.length ? true : undefined;
     },
-    90_000,
-    200,
+    { ms: 90_000, every: 200 },
   );
 }
 
@@ -185,7 +184,7 @@ t.test('a relay answering 421 for a while, then accepting: deferred, retried wit
   const worker = spawnWorker(t, { SMTP_URL: `smtp://127.0.0.1:${port}` });
   const ids = await sendMails(a, 'refused');
   // Refused long enough that each mail was retried at least once while refused.
-  await waitFor('every mail deferred twice by the 421', async () => ((await deferredAtLeast(ids, 2, '421%')) === N ? true : undefined), 60_000, 200);
+  await waitFor('every mail deferred twice by the 421', async () => ((await deferredAtLeast(ids, 2, '421%')) === N ? true : undefined), { ms: 60_000, every: 200 });
   t.ok(refused >= 2 * N, `the relay refused ${refused} connections`);
   t.equal(await count('SELECT count(*) AS n FROM mails WHERE mail_id = ANY ($1) AND status = 3', [ids]), 0, 'nothing sent while refused');
 
@@ -217,7 +216,7 @@ t.test('a mute relay (connection accepted, no greeting): each try ends at the gr
   // The greeting timeout is what bounds a try against a mute server (15 s by default; short here).
   const worker = spawnWorker(t, { SMTP_URL: `smtp://127.0.0.1:${port}`, SMTP_GREETING_TIMEOUT_MS: String(GREETING_TIMEOUT_MS) });
   const ids = await sendMails(a, 'mute');
-  await waitFor('every mail deferred by the greeting timeout', async () => ((await deferredAtLeast(ids, 1, '%Greeting never received%')) === N ? true : undefined), 60_000, 200);
+  await waitFor('every mail deferred by the greeting timeout', async () => ((await deferredAtLeast(ids, 1, '%Greeting never received%')) === N ? true : undefined), { ms: 60_000, every: 200 });
   // The mute server holds no send job: none is active for long (each try ends at its timeout).
   t.equal(
     await count(`SELECT count(*) AS n FROM pgboss.job WHERE name = 'mail.send' AND data->>'mail_id' = ANY ($1) AND state = 'failed'`, [ids]),

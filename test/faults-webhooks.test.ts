@@ -103,7 +103,7 @@ async function quiet(hookId: number): Promise<void> {
     );
     const r = rows[0]!;
     return r.outbox === 0 && r.pending === 0 && r.jobs === 0 ? true : undefined;
-  }, 60_000, 200);
+  }, { ms: 60_000, every: 200 });
 }
 
 const key = (r: Received) => `${r.event.type} ${r.event.data.mail_id}`;
@@ -115,7 +115,7 @@ t.test('a receiver down, the webhook paused after the threshold, resumed with PA
 
   // ---- up: delivered as they happen ------------------------------------------------------------
   const before = await sendMails('before', 3);
-  await waitFor('the events before the outage delivered', async () => (receiver.received.length >= before.length * 2 ? true : undefined), 30_000);
+  await waitFor('the events before the outage delivered', async () => (receiver.received.length >= before.length * 2 ? true : undefined), { ms: 30_000 });
 
   // ---- down: failures, retries, the pause ------------------------------------------------------
   await receiver.down();
@@ -124,7 +124,7 @@ t.test('a receiver down, the webhook paused after the threshold, resumed with PA
   const paused = await waitFor('the webhook paused by its failures', async () => {
     const h = await hookState(hook.id);
     return h.is_active ? undefined : h;
-  }, 60_000, 200);
+  }, { ms: 60_000, every: 200 });
   t.match(paused, { is_active: false, last_status_code: null }, 'paused; the last attempt had no answer');
   t.type(paused.auto_paused_at, 'string', 'auto_paused_at set');
   t.type(paused.failing_since, 'string', 'failing_since set');
@@ -161,7 +161,7 @@ t.test('a receiver down, the webhook paused after the threshold, resumed with PA
   const after = await sendMails('after', 3);
 
   const all = [...before, ...missed, ...after];
-  await waitFor('every event delivered', async () => (new Set(receiver.received.map(key)).size >= all.length * 2 ? true : undefined), 60_000, 200);
+  await waitFor('every event delivered', async () => (new Set(receiver.received.map(key)).size >= all.length * 2 ? true : undefined), { ms: 60_000, every: 200 });
   await quiet(hook.id);
 
   // ---- what must hold ------------------------------------------------------------------------

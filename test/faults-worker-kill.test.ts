@@ -105,8 +105,7 @@ t.test('two workers, one SIGKILLed mid-send of 2,000 mails and restarted: none l
       // In the middle of a batch: the victim has mails at SMTP right now.
       return n >= KILL_AFTER && seenBefore.size === 2 && victimHolds >= MID_BATCH ? n : undefined;
     },
-    300_000,
-    100,
+    { ms: 300_000, every: 100 },
   ).catch((err: Error) => {
     throw new Error(`${err.message}: ${lastSent} sent, seen holding: ${[...seenBefore].join(', ')} (holders ${holdersSeen.join(', ')}; victim ${victim.pid}, survivor ${survivor.pid})`);
   });
@@ -144,8 +143,7 @@ t.test('two workers, one SIGKILLed mid-send of 2,000 mails and restarted: none l
         if (heldBy(holders, survivor).length) seenAfter.add('survivor');
         return (await sentCount()) === TOTAL ? true : undefined;
       },
-      400_000,
-      100,
+      { ms: 400_000, every: 100 },
     );
   } catch (err) {
     t.comment(`statuses: ${JSON.stringify(await byStatus(ids))}\nsurvivor stderr:\n${survivor.stderr().slice(-2000)}\nrestarted stderr:\n${restarted.stderr().slice(-2000)}`);

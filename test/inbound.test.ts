@@ -640,7 +640,7 @@ t.test('simulator complaint* recipient: a real ARF report through the listener (
   const rows = await waitFor('the complaint row', async () => {
     const c = await complaints(id);
     return c.length ? c : undefined;
-  }, 30_000);
+  }, { ms: 30_000 });
   t.match(rows, [{ instance_id: a.tenant.instanceId, recipient: 'complaint-e2e@example.org', feedback_type: 'abuse', reported_by: 'Cartero-MailboxSimulator/1.0' }]);
   t.same(await events(id), [{ instance_id: a.tenant.instanceId, kind: 'complaint' }]);
   t.same(await mail(id), { status: 3, bounce_class: null });
@@ -649,7 +649,7 @@ t.test('simulator complaint* recipient: a real ARF report through the listener (
 
 t.test('simulator dsnbounce* recipient: sent, then a late DSN makes it a hard bounce', async (t) => {
   const id = ids['dsnbounce-e2e']!;
-  await waitFor('the bounce', async () => ((await mail(id)).status === 6 ? true : undefined), 30_000);
+  await waitFor('the bounce', async () => ((await mail(id)).status === 6 ? true : undefined), { ms: 30_000 });
   t.same(await mail(id), { status: 6, bounce_class: 'hard' });
   const l = await logs(id);
   t.same(l.map((x) => [x.status, x.reason]), [[1, 'accepted'], [2, 'handed_to_smtp'], [3, null], [6, 'dsn']], 'sent (250) first, bounced by the DSN');

@@ -211,8 +211,7 @@ t.test('2 web + 2 worker dynos, one worker killed: every mail, hit, delivery and
       const n = await sentCount();
       return n >= KILL_AFTER ? n : undefined;
     },
-    300_000,
-    50,
+    { ms: 300_000, every: 50 },
   );
   await hitSome(TRACKED / 2);
   const victim = workers[0]!;
@@ -242,8 +241,7 @@ t.test('2 web + 2 worker dynos, one worker killed: every mail, hit, delivery and
       for (const w of workers) if (w.exit()) throw new Error(`a worker exited: ${JSON.stringify(w.exit())}\n${w.stderr()}`);
       return (await sentCount()) === TOTAL ? true : undefined;
     },
-    400_000,
-    250,
+    { ms: 400_000, every: 250 },
   );
   t.comment(`all ${TOTAL} sent after ${Date.now() - testStart} ms`);
   const confirmations = await waitFor(
@@ -256,8 +254,7 @@ t.test('2 web + 2 worker dynos, one worker killed: every mail, hit, delivery and
       );
       return rows.length === SUBMISSIONS && rows.every((r) => r.sent >= 1) ? rows : undefined;
     },
-    120_000,
-    250,
+    { ms: 120_000, every: 250 },
   );
   const subIds = (await dbs.pool.query<{ id: number }>('SELECT id FROM form_submissions WHERE form_id = $1 ORDER BY id', [form.id])).rows.map((r) => r.id);
   t.equal(subIds.length, SUBMISSIONS, 'one submission row per POST');
@@ -310,8 +307,7 @@ t.test('2 web + 2 worker dynos, one worker killed: every mail, hit, delivery and
         ? c
         : undefined;
     },
-    60_000,
-    500,
+    { ms: 60_000, every: 500 },
   );
   t.same(inClickHouse, hits, 'ClickHouse (FINAL): exactly the hits');
   const raw = await chCount(false);
@@ -329,8 +325,7 @@ t.test('2 web + 2 worker dynos, one worker killed: every mail, hit, delivery and
       (await count(`SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'succeeded'`, [hook.body.id])) === expectedEvents
         ? receiver.at('/hook')
         : undefined,
-    240_000,
-    500,
+    { ms: 240_000, every: 500 },
   );
   const byId = new Map<string, number>();
   for (const r of delivered) if (r.answered === 200) byId.set(r.headers['webhook-id']!, (byId.get(r.headers['webhook-id']!) ?? 0) + 1);
@@ -362,8 +357,7 @@ t.test('2 web + 2 worker dynos, one worker killed: every mail, hit, delivery and
   await waitFor(
     'a schedule tick (the next minute boundary)',
     async () => ((await dbs.pool.query(`SELECT 1 FROM pgboss.job WHERE name = '__pgboss__send-it' UNION ALL SELECT 1 FROM pgboss.archive WHERE name = '__pgboss__send-it' LIMIT 1`)).rowCount ? true : undefined),
-    90_000,
-    500,
+    { ms: 90_000, every: 500 },
   );
   const { rows: ticks } = await dbs.pool.query<{ name: string; minute: string; n: number }>(
     `SELECT name, date_trunc('minute', created_on)::text AS minute, count(*)::int AS n FROM (

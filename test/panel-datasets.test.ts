@@ -5,6 +5,7 @@ import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { panelCast, panelHeaders } from './helpers/panel.js';
 import { startTestWeb } from './helpers/web.js';
+import { sleep } from './helpers/wait.js';
 import { formulaGuard } from '../engines/csv/formula-guard.js';
 
 /**
@@ -45,7 +46,7 @@ function sendCsv(token: string, path: string, csv: string, opts: { chunks?: numb
       const size = Math.ceil(bytes.length / chunks);
       for (let at = 0; at < bytes.length; at += size) {
         req.write(bytes.subarray(at, at + size));
-        if (opts.pauseMs) await new Promise((r) => setTimeout(r, opts.pauseMs));
+        if (opts.pauseMs) await sleep(opts.pauseMs);
         await opts.between?.();
       }
       req.end();

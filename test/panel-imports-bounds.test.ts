@@ -106,7 +106,7 @@ function csvOf(n: number, prefix: string): Buffer {
 }
 
 /** A state another process reaches: polled tightly (50 ms), bounded at 30 s. */
-const until = <T>(what: string, probe: () => Promise<T | undefined>) => waitFor(what, probe, 30_000, 50);
+const until = <T>(what: string, probe: () => Promise<T | undefined>) => waitFor(what, probe, { ms: 30_000, every: 50 });
 
 const progress = (x: TestTenant, key: string, base = here) => call(x, 'GET', `/v1/private/imports/${key}`, undefined, base);
 

@@ -62,7 +62,7 @@ async function progress(base: string, key: string) {
 }
 
 /** A state another process reaches: polled tightly (50 ms), bounded at 30 s. */
-const until = <T>(what: string, probe: () => Promise<T | undefined>) => waitFor(what, probe, 30_000, 50);
+const until = <T>(what: string, probe: () => Promise<T | undefined>) => waitFor(what, probe, { ms: 30_000, every: 50 });
 
 t.test("an import on one dyno: its progress and its rejects file from another process", async (t) => {
   const csv = csvOf(5_000, (i) => i % 1000 === 3);

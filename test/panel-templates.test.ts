@@ -142,7 +142,7 @@ t.test('a test send arrives in a member’s mailbox from the sandbox; a non-memb
   const status = await waitFor('the test mail sent', async () => {
     const r = await jsonCall(url, 'GET', `/v1/mails/${mailId}`, undefined, a.headers);
     return r.body.status === 3 ? r.body : undefined;
-  }, 60_000, 250);
+  }, { ms: 60_000, every: 250 });
   t.equal(status.status, 3);
   const stored = await storedOne(t, mailboxDir, mailId);
   t.equal(stored?.parsed.subject, 'Trial subject');

@@ -37,7 +37,7 @@ const FILE = join(corpusPath('templates', 'beefree', 'samples'), 'hackathon-play
 const frameText = (page: Page, width: number) => page.frameLocator(`iframe.preview[data-width="${width}"]`).locator('body').innerText();
 const bothShow = async (page: Page, text: string) => {
   for (const width of [600, 375]) {
-    await waitFor(`"${text}" in the ${width} px preview`, async () => ((await frameText(page, width)).includes(text) ? true : undefined), 15_000, 200);
+    await waitFor(`"${text}" in the ${width} px preview`, async () => ((await frameText(page, width)).includes(text) ? true : undefined), { ms: 15_000, every: 200 });
   }
 };
 
@@ -175,7 +175,7 @@ if (chromium) {
     await outcome.getByText(`Sent to ${viewer.email} from sandbox@`).waitFor();
     const mailId = /\(mail ([^)]+)\)/.exec((await outcome.textContent()) ?? '')?.[1];
     t.ok(mailId, `the mail id (${mailId})`);
-    await waitFor('the test mail in the mailbox', async () => (messagesOf(mailboxDir, mailId!).length > 0 ? true : undefined), 60_000, 250);
+    await waitFor('the test mail in the mailbox', async () => (messagesOf(mailboxDir, mailId!).length > 0 ? true : undefined), { ms: 60_000, every: 250 });
     const mail = await storedOne(t, mailboxDir, mailId!);
     t.match(mail?.parsed.html, marker, 'the template’s html, as edited');
     t.equal(mail?.parsed.to && 'text' in mail.parsed.to ? mail.parsed.to.text : '', viewer.email);

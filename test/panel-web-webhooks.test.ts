@@ -38,7 +38,7 @@ const arrived = (n: number, type?: string) =>
   waitFor(`${n} ${type ?? ''} deliveries at ${PATH}`, async () => {
     const ok = receiver.at(PATH).filter((r) => r.answered !== undefined && r.answered < 300 && (!type || r.event?.type === type));
     return ok.length >= n ? ok : undefined;
-  }, 30_000);
+  }, { ms: 30_000 });
 const ids = (rs: Received[]) => rs.map((r) => r.headers['webhook-id']);
 
 const chromium = useChromium(t, 'the panel webhooks pages in a browser');
@@ -164,7 +164,7 @@ if (chromium) {
     const failed = await waitFor('the refused delivery to fail for good', async () => {
       const rows = await attemptsOf('failed');
       return rows.length && rows.every((a) => a.delivery_status === 'failed') ? rows : undefined;
-    }, 30_000);
+    }, { ms: 30_000 });
     receiver.on(PATH, () => ({ status: 200 }));
     const succeeded = await attemptsOf('succeeded');
     t.ok(failed.length >= 1 && succeeded.length >= 1, `${failed.length} failed and ${succeeded.length} succeeded attempts (through the API)`);

@@ -29,7 +29,7 @@ const arrived = (path: string, n: number) =>
   waitFor(`${n} deliveries at ${path}`, async () => {
     const ok = receiver.at(path).filter((r) => r.answered !== undefined && r.answered < 300);
     return ok.length >= n ? ok : undefined;
-  }, 30_000);
+  }, { ms: 30_000 });
 const ids = (rs: Received[]) => rs.map((r) => r.headers['webhook-id']);
 
 t.test('roles: any member reads, an admin or owner changes, a viewer is refused; the secret only at creation', async (t) => {

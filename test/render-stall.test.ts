@@ -43,7 +43,7 @@ function bannerMs(): Promise<number> {
   });
 }
 
-await waitFor('the worker listening for reports', async () => bannerMs().catch(() => undefined), 60_000, 200);
+await waitFor('the worker listening for reports', async () => bannerMs().catch(() => undefined), { ms: 60_000, every: 200 });
 
 async function statuses(mailIds: string[]): Promise<number[]> {
   const { rows } = await dbs.pool.query<{ status: number }>('SELECT status FROM mails WHERE mail_id = ANY ($1::text[])', [mailIds]);

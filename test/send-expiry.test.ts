@@ -56,18 +56,18 @@ async function checkOnce(t: Test, ids: string[], workers: Proc[]): Promise<void>
   await waitFor('a slow mail at SMTP', async () => {
     alive();
     return (await statuses(ids)).some((m) => m.status === 2) ? true : undefined;
-  }, 30_000);
+  }, { ms: 30_000 });
   await waitFor('a slow mail\'s job retried after its expiry', async () => {
     alive();
     return (await jobs(ids)).some((j) => j.retry_count > 0) ? true : undefined;
-  }, 30_000);
+  }, { ms: 30_000 });
   t.ok((await statuses(ids)).some((m) => m.status === 2), 'a slow mail is still queued, waiting on the relay');
   await waitFor('every mail sent', async () => {
     alive();
     return (await statuses(ids)).every((m) => m.status === 3) ? true : undefined;
-  }, 60_000);
+  }, { ms: 60_000 });
   // Past the retries' backoff: any second send would have reached the mailbox by now.
-  await waitFor('every job settled', async () => ((await jobs(ids)).every((j) => ['completed', 'failed'].includes(j.state)) ? true : undefined), 60_000);
+  await waitFor('every job settled', async () => ((await jobs(ids)).every((j) => ['completed', 'failed'].includes(j.state)) ? true : undefined), { ms: 60_000 });
   const settled = await jobs(ids);
   t.ok(settled.every((j) => j.state === 'completed'), 'every job completed (none ran out of runs)');
   t.ok(workers.some((w) => (w.stdout() + w.stderr()).includes('not sent again')), 'a retry was held off its mail (the worker says so)');
@@ -103,8 +103,8 @@ t.test('a mail another live worker has at SMTP waits for it; once its lease laps
 
   // The holder dies: its lease is not refreshed and lapses. The next retry sends the mail.
   await dbs.pool.query("UPDATE send_leases SET expires_at = now() - interval '1 second' WHERE worker_id = 'elsewhere'");
-  await waitFor('the mail sent once the lease lapsed', async () => ((await statuses([id]))[0]?.status === 3 ? true : undefined), 30_000);
-  await waitFor('its job settled', async () => ((await jobs([id])).every((j) => ['completed', 'failed'].includes(j.state)) ? true : undefined), 30_000);
+  await waitFor('the mail sent once the lease lapsed', async () => ((await statuses([id]))[0]?.status === 3 ? true : undefined), { ms: 30_000 });
+  await waitFor('its job settled', async () => ((await jobs([id])).every((j) => ['completed', 'failed'].includes(j.state)) ? true : undefined), { ms: 30_000 });
   t.strictSame((await jobs([id])).map((j) => j.state), ['completed']);
   t.equal(messagesOf(stack.mailboxDir, id).length, 1, 'delivered exactly once');
   await stop(worker);

@@ -68,8 +68,7 @@ t.test('a worker killed during a batch of 1,000 mails loses none; duplicates are
       const n = await sentCount();
       return n >= KILL_AFTER ? n : undefined;
     },
-    60_000,
-    20,
+    { ms: 60_000, every: 20 },
   );
   first.signal('SIGKILL');
   const exit = await first.waitExit(10_000);
@@ -99,8 +98,7 @@ t.test('a worker killed during a batch of 1,000 mails loses none; duplicates are
         if (second.exit()) throw new Error(`the second worker exited: ${JSON.stringify(second.exit())}\n${second.stderr()}`);
         return (await sentCount()) === TOTAL ? true : undefined;
       },
-      120_000,
-      250,
+      { ms: 120_000, every: 250 },
     );
   } catch (err) {
     t.comment(`statuses: ${JSON.stringify(await byStatus(ids))}\nworker stderr:\n${second.stderr().slice(-3000)}`);

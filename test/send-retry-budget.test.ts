@@ -39,12 +39,12 @@ t.test('held job runs do not count as SMTP tries of a deferred mail', async (t) 
   await worker.waitForStdout(heldOff(id), 20_000); // the first run held off the mail
   // That worker dies without an answer: its lease lapses, the next runs try SMTP (452 each time).
   await dbs.pool.query("UPDATE send_leases SET expires_at = now() - interval '1 second' WHERE worker_id = 'elsewhere'");
-  await waitFor('the first job out of runs', async () => ((await jobStates()).at(-1) === 'failed' ? true : undefined), 30_000);
+  await waitFor('the first job out of runs', async () => ((await jobStates()).at(-1) === 'failed' ? true : undefined), { ms: 30_000 });
   t.strictSame(await mail(), { status: 5, attempts: 2, bounce_class: null }, 'two SMTP tries: deferred, not yet a soft bounce');
 
   // The minute sweep gives it a new job (staleness 0 here): the third try is its last.
   t.equal(await requeueStrandedMails(dbs.pool, jobQueue(dbs.databaseUrl), 0), 1, 'requeued by the sweep');
-  await waitFor('the mail a soft bounce', async () => ((await mail()).status === 6 ? true : undefined), 30_000);
+  await waitFor('the mail a soft bounce', async () => ((await mail()).status === 6 ? true : undefined), { ms: 30_000 });
   t.strictSame(await mail(), { status: 6, attempts: 3, bounce_class: 'soft' }, 'a soft bounce after exactly SEND_RETRY_LIMIT + 1 SMTP tries');
   worker.signal('SIGTERM');
   await worker.waitExit(30_000);

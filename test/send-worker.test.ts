@@ -277,7 +277,7 @@ async function runJob(data: object): Promise<void> {
     await waitFor(`job ${id}`, async () => {
       const job = await boss.getJobById(SEND_MAIL_QUEUE, id);
       return job && job.state === 'completed' ? true : undefined;
-    }, 20_000);
+    }, { ms: 20_000 });
   } finally {
     await boss.stop({ graceful: false, wait: true });
   }

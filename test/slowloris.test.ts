@@ -3,13 +3,13 @@
 // else is answered; a connection cap holds; idle keep-alive connections close; and a streamed
 // response longer than the request timeout is not cut. Small timeouts via configuration.
 import { connect, type Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { loadConfig } from '../config/config.js';
 import { testDatabases } from './helpers/databases.js';
 import { fixtureRoute, fixtureRoutes } from './helpers/fixture-routes.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { startTestWeb } from './helpers/web.js';
+import { sleep } from './helpers/wait.js';
 
 const CHUNKS = 10;
 const CHUNK_EVERY_MS = 300;

@@ -7,19 +7,20 @@ import nodemailer from 'nodemailer';
 import type { SendMailOptions } from 'nodemailer/lib/mailer';
 import t from 'tap';
 import { buildArfComplaint, startMailboxSimulator, type MailboxSimulator, type SimulatedComplaint } from '../smtp/simulator.js';
+import type { Teardown } from './helpers/wait.js';
 
 interface SmtpError extends Error {
   responseCode?: number;
   response?: string;
 }
 
-async function tempDir(tt: { teardown(fn: () => unknown): void }): Promise<string> {
+async function tempDir(tt: Teardown): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'cartero-mailbox-'));
   tt.teardown(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }
 
-async function simulator(tt: { teardown(fn: () => unknown): void }, dir: string, onComplaint?: (c: SimulatedComplaint) => void): Promise<MailboxSimulator> {
+async function simulator(tt: Teardown, dir: string, onComplaint?: (c: SimulatedComplaint) => void): Promise<MailboxSimulator> {
   const sim = await startMailboxSimulator({ dir, onComplaint });
   tt.teardown(() => sim.stop());
   return sim;

@@ -104,7 +104,7 @@ t.test('opens and clicks of a real mail are counted at once and reach ClickHouse
   const rows = await waitFor('4 events in ClickHouse', async () => {
     const r = await chRows(id);
     return r.length === 4 ? r : undefined;
-  }, 20_000);
+  }, { ms: 20_000 });
   t.same(rows.map((r) => r.event_type).sort(), ['click', 'click', 'open', 'open']);
   const c = rows.find((r) => r.event_type === 'click' && r.url === 'https://shop.example/b');
   t.ok(c, 'click row with url_redirect');
@@ -136,7 +136,7 @@ t.test('opens and clicks of a real mail are counted at once and reach ClickHouse
     });
     const r = (await rs.json()) as Array<{ opens: number; clicks: number }>;
     return r[0]?.opens === 2 && r[0]?.clicks === 2 ? r : undefined;
-  }, 20_000);
+  }, { ms: 20_000 });
   t.same(
     mirror,
     [{ status: 3, opens: 2, clicks: 2, human_opens: 2, human_clicks: 2, recipient: 'reader@example.org', subject: 'Tracked' }],
@@ -271,7 +271,7 @@ t.test('machine-made opens and clicks are flagged, not dropped', async (t) => {
     if (left.rows[0].n) return undefined;
     const r = await chRows(id);
     return r.length === 7 ? r : undefined;
-  }, 20_000);
+  }, { ms: 20_000 });
   const opens = rows.filter((r) => r.event_type === 'open');
   t.same(opens.map((r) => r.machine).sort(), ['', 'image_scanner', 'privacy_proxy']);
   const clicks = rows.filter((r) => r.event_type === 'click').map((r) => r.machine);
@@ -296,7 +296,7 @@ t.test('machine-made opens and clicks are flagged, not dropped', async (t) => {
     const r = await api.call('GET', `/v1/activities/sent?${range}`);
     const row = r.body.data?.[0];
     return row?.opens === 3 && row?.clicks === 4 && row?.human_clicks === 0 ? row : undefined;
-  }, 20_000);
+  }, { ms: 20_000 });
   t.same([sent.human_opens, sent.human_clicks], [1, 0], 'GET /v1/activities/sent: the same, from ClickHouse');
   const exported = await api.call('GET', `/v1/activities/sent/export?${range}&format=json&include_machine=true`);
   t.same(exported.body.map((x: any) => [x.human_opens, x.human_clicks]), [[1, 0]], 'the sent export with include_machine=true');
@@ -341,7 +341,7 @@ t.test('one-click unsubscribe: event row, restriction, and the next send is drop
   t.same(again.rows, [{ method: 'one_click', reason: 'too_frequent', comment: 'weekly is plenty' }], 'one row, reason completed');
   const events = await dbs.pool.query(`SELECT count(*)::int AS n FROM event_outbox WHERE mail_id = $1 AND kind = 'unsubscribe'`, [id]);
   t.equal(events.rows[0].n, 1, 'one unsubscribe event');
-  await waitFor('unsubscribe in ClickHouse', async () => ((await chRows(id)).some((r) => r.event_type === 'unsubscribe') ? true : undefined), 20_000);
+  await waitFor('unsubscribe in ClickHouse', async () => ((await chRows(id)).some((r) => r.event_type === 'unsubscribe') ? true : undefined), { ms: 20_000 });
 
   const next = await sendOne('leaving@example.org');
   const dropped = await api.waitFinal(next);
@@ -382,11 +382,11 @@ t.test('a batch the pump ships again (its commit lost) counts once, in Postgres 
   for (let i = 0; i < 5; i++) await (await fetch(local(pixel), { headers: { 'user-agent': BROWSER } })).arrayBuffer();
   const stages = async () =>
     (await dbs.pool.query(`SELECT count(*) FILTER (WHERE stage = 2)::int AS shipped, count(*)::int AS n FROM event_outbox WHERE mail_id = $1 AND kind = 'open'`, [id])).rows[0];
-  await waitFor('the five opens shipped', async () => ((await stages()).shipped === 5 ? true : undefined), 20_000);
+  await waitFor('the five opens shipped', async () => ((await stages()).shipped === 5 ? true : undefined), { ms: 20_000 });
   // The state a worker leaves when it dies after ClickHouse took the batch and before it marked
   // the events shipped: counted (stage 1), not shipped. The pump must ship them again.
   await dbs.pool.query(`UPDATE event_outbox SET stage = 1 WHERE mail_id = $1 AND kind = 'open'`, [id]);
-  await waitFor('the pump to ship them again', async () => ((await stages()).shipped === 5 ? true : undefined), 20_000);
+  await waitFor('the pump to ship them again', async () => ((await stages()).shipped === 5 ? true : undefined), { ms: 20_000 });
   t.equal((await api.mail(id)).opens, 5, 'mails.opens counts each once');
   const rs = await ch.query({
     query: `SELECT count() AS n, uniqExact(event_id) AS ids FROM mail_events FINAL WHERE mail_id = {m:String} AND event_type = 'open'`,
@@ -422,7 +422,7 @@ t.test('ClickHouse down while 1,000 opens arrive: all counted once when it is ba
   await waitFor('the pump to count them all', async () => {
     const r = await dbs.pool.query(`SELECT count(*) FILTER (WHERE stage = 0)::int AS fresh, count(*)::int AS n FROM event_outbox WHERE mail_id = $1 AND kind = 'open'`, [id]);
     return r.rows[0].fresh === 0 && r.rows[0].n === total ? true : undefined;
-  }, 20_000);
+  }, { ms: 20_000 });
   const waiting = await dbs.pool.query(`SELECT count(*)::int AS n FROM event_outbox WHERE mail_id = $1 AND kind = 'open' AND stage = 1`, [id]);
   t.equal(waiting.rows[0].n, total, 'all waiting in the outbox');
 
@@ -440,14 +440,14 @@ t.test('ClickHouse down while 1,000 opens arrive: all counted once when it is ba
     if (!rs) return undefined;
     const [row] = (await rs.json()) as Array<{ n: string; ids: string }>;
     return Number(row!.n) === total ? row : undefined;
-  }, 90_000, 500);
+  }, { ms: 90_000, every: 500 });
   t.equal(Number(counted.ids), total, 'each event once');
   // The pump commits "shipped" in Postgres after ClickHouse acknowledged the insert, so the rows
   // can be readable there a moment before the commit.
   const shipped = await waitFor('all marked shipped', async () => {
     const r = await dbs.pool.query(`SELECT count(*)::int AS n FROM event_outbox WHERE mail_id = $1 AND kind = 'open' AND stage = 2`, [id]);
     return r.rows[0].n === total ? r.rows[0].n : undefined;
-  }, 20_000);
+  }, { ms: 20_000 });
   t.equal(shipped, total, 'all marked shipped');
   t.equal((await api.mail(id)).opens, total, 'the mail still counts each once');
 });

@@ -65,7 +65,7 @@ async function delivery(type: string, key: 'consent_event_id' | 'submission_id',
   const found = await waitFor(`${type} ${key} ${id}`, async () => {
     const rs = receiver.at('/consent-forms').filter((r) => r.event?.type === type && r.event.data?.[key] === id && r.answered === 200);
     return rs.length ? rs : undefined;
-  }, 30_000);
+  }, { ms: 30_000 });
   return found[0]!;
 }
 

@@ -28,7 +28,7 @@ const signatures = (r: Received) => r.headers['webhook-signature']!.split(' ');
 async function testEvent(id: number, path: string): Promise<Received> {
   const before = receiver.at(path).length;
   t.equal((await api.call('POST', `/v1/webhooks/${id}/test`)).status, 202);
-  return waitFor(`a test event at ${path}`, async () => receiver.at(path)[before], 20_000);
+  return waitFor(`a test event at ${path}`, async () => receiver.at(path)[before], { ms: 20_000 });
 }
 
 t.test('rotation: two signatures (new first) for 24 h, one with expire_previous, the oldest dropped by a second rotation', async (t) => {
@@ -72,7 +72,7 @@ t.test('a worker SIGKILLed mid-delivery loses no event; the next worker delivers
   t.equal(sent.status, 202);
   const mailIds: string[] = sent.body.mails.map((m: any) => m.mail_id);
   for (const id of mailIds) await api.waitFinal(id);
-  await waitFor('three attempts in flight', async () => (receiver.at('/kill').length >= 3 ? true : undefined), 20_000);
+  await waitFor('three attempts in flight', async () => (receiver.at('/kill').length >= 3 ? true : undefined), { ms: 20_000 });
   worker.signal('SIGKILL');
   t.same(await worker.waitExit(10_000), { code: null, signal: 'SIGKILL' }, 'killed');
   killed = true;
@@ -82,7 +82,7 @@ t.test('a worker SIGKILLed mid-delivery loses no event; the next worker delivers
   const done = await waitFor('9 events delivered', async () => {
     const ok = receiver.at('/kill').filter((r) => r.answered === 200);
     return new Set(ok.map((r) => r.headers['webhook-id'])).size >= 9 ? ok : undefined;
-  }, 90_000);
+  }, { ms: 90_000 });
   t.ok(done.every((r) => verifies(hook.secret, r)));
   for (const id of mailIds) {
     const first = new Map<string, string>();

@@ -58,7 +58,7 @@ t.test("one instance's backlog in the outbox does not delay another instance's t
   const atB = await waitFor("B's test event delivered", async () => {
     const got = receiver.at('/b').find((r) => r.event?.type === 'webhook.test' && r.answered === 200);
     return got ? { aReceived: receiver.at('/a').length } : undefined;
-  }, 60_000);
+  }, { ms: 60_000 });
   t.ok(atB.aReceived < BACKLOG / 10, `B's delivery arrived while A's backlog was mostly pending (${atB.aReceived} of ${BACKLOG} at A's receiver)`);
 
   const { rows: [order] } = await dbs.pool.query(
@@ -84,7 +84,7 @@ t.test("one instance's backlog in the outbox does not delay another instance's t
   const made = await waitFor(`A's ${BACKLOG} deliveries created`, async () => {
     const { rows } = await dbs.pool.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE instance_id = $1', [a.tenant.instanceId]);
     return rows[0].n >= BACKLOG ? rows[0].n : undefined;
-  }, 60_000);
+  }, { ms: 60_000 });
   t.equal(made, BACKLOG, 'one delivery per event and webhook, none twice');
   t.ok(fetched.a_jobs > 0, "A's jobs were being handed out too");
 });
@@ -103,7 +103,7 @@ t.test("one instance's backlog in the delivery queue does not delay another inst
   const seen = receiver.at('/b').length;
   t.equal((await apiB.call('POST', `/v1/webhooks/${hookB.id}/test`)).status, 202);
   worker = stack.spawnWorker({ WEBHOOK_ALLOW_PRIVATE: 'true' });
-  await waitFor("B's second test event delivered", async () => (receiver.at('/b').filter((r) => r.answered === 200).length > seen ? true : undefined), 60_000);
+  await waitFor("B's second test event delivered", async () => (receiver.at('/b').filter((r) => r.answered === 200).length > seen ? true : undefined), { ms: 60_000 });
 
   // Counted from the moment B's job exists: A's jobs the queue handed out before it.
   const { rows: [order] } = await dbs.pool.query(

@@ -61,12 +61,12 @@ t.test('a receiver that never answers holds its own slots only: the other webhoo
   // Two waves, the second once the silent receiver's room is full: its deliveries then come in
   // every batch the worker fetches, beside the other webhook's.
   await wave(1);
-  await waitFor('10 requests held at /slow', async () => (receiver.at('/slow').length >= 10 ? true : undefined), 30_000);
+  await waitFor('10 requests held at /slow', async () => (receiver.at('/slow').length >= 10 ? true : undefined), { ms: 30_000 });
   await wave(2);
   const done = await waitFor(`${2 * MAILS * 3} events at /fast`, async () => {
     const ok = answeredOk('/fast');
     return new Set(ok.map((r) => r.headers['webhook-id'])).size >= 2 * MAILS * 3 ? ok : undefined;
-  }, 60_000);
+  }, { ms: 60_000 });
   const atSlow = receiver.at('/slow');
   t.equal(atSlow.length, 10, 'the silent receiver got WEBHOOK_CONCURRENCY (10) requests of its 30 first events');
   t.ok(atSlow.every((r) => r.closedAt === undefined), 'all of them still unanswered: the other webhook did not wait for their timeout');
@@ -90,12 +90,12 @@ t.test('a graceful stop gives the held deliveries their jobs back, within the gr
   // once, not with the minute sweep two minutes later; the attempts cut by the stop, when their
   // jobs expired (timeout + 10 s).
   const heldBack = await waitFor('a held delivery attempted by the new worker', async () =>
-    receiver.at('/slow').find((r) => r.answered === 200 && r.event.type === 'mail.received' && !firstTen.has(r.headers['webhook-id']!)), 30_000);
+    receiver.at('/slow').find((r) => r.answered === 200 && r.event.type === 'mail.received' && !firstTen.has(r.headers['webhook-id']!)), { ms: 30_000 });
   t.ok(heldBack, 'a delivery the first worker held, delivered');
   const done = await waitFor(`${2 * MAILS * 3} events at /slow`, async () => {
     const ok = answeredOk('/slow');
     return new Set(ok.map((r) => r.headers['webhook-id'])).size >= 2 * MAILS * 3 ? ok : undefined;
-  }, 90_000);
+  }, { ms: 90_000 });
   t.ok(done.every((r) => verifies(slow.secret, r)));
   const order = orderPerMail(done);
   t.equal(order.size, 2 * MAILS);

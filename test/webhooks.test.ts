@@ -57,7 +57,7 @@ const delivered = (path: string, n: number, ms = 30_000) =>
   waitFor(`${n} deliveries at ${path}`, async () => {
     const ok = receiver.at(path).filter((r) => r.answered !== undefined && r.answered < 300);
     return ok.length >= n ? ok : undefined;
-  }, ms);
+  }, { ms });
 
 const typesOf = (rs: Received[]) => rs.map((r) => r.event.type);
 
@@ -150,7 +150,7 @@ t.test('rotation end to end: inside the overlap a delivery carries two signature
   const testEvent = async () => {
     const before = receiver.at('/rotation').length;
     t.equal((await a.api.call('POST', `/v1/webhooks/${h.id}/test`)).status, 202);
-    return waitFor('a test event at /rotation', async () => receiver.at('/rotation')[before], 20_000);
+    return waitFor('a test event at /rotation', async () => receiver.at('/rotation')[before], { ms: 20_000 });
   };
   const signatures = (r: Received) => r.headers['webhook-signature']!.split(' ');
   // standardwebhooks accepts a header when any of its signatures verifies: each is checked alone.
@@ -370,7 +370,7 @@ t.test('a receiver down long enough pauses the webhook; PATCH resumes it; replay
   const paused = await waitFor('paused', async () => {
     const r = (await a.api.call('GET', `/v1/webhooks/${h.id}`)).body;
     return r.is_active ? undefined : r;
-  }, 30_000);
+  }, { ms: 30_000 });
   t.type(paused.auto_paused_at, 'string');
   t.type(paused.failing_since, 'string');
   t.ok(paused.consecutive_failures >= 3, `paused after ${paused.consecutive_failures} failures in a row (WEBHOOK_PAUSE_AFTER 4 s or WEBHOOK_PAUSE_AFTER_FAILURES 6, whichever came first)`);
@@ -534,7 +534,7 @@ t.test('a settle never fails on what a receiver answers: each delivery settles o
     const log = await waitFor(`${c.path} settled`, async () => {
       const data = (await a.api.call('GET', `/v1/webhooks/${id}/deliveries`)).body.data;
       return data.length && data.every((x: any) => x.status !== 'pending') && (c.status || data[0].delivery_status === 'succeeded') ? data : undefined;
-    }, 20_000);
+    }, { ms: 20_000 });
     t.same(log.map((x: any) => [x.attempt, x.status, x.status_code]), [[1, c.status ? 'failed' : 'succeeded', c.status ?? 200]], `${c.path}: one attempt`);
     t.equal(log[0].error, null);
     c.expect(log[0].response_body);

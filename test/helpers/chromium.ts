@@ -5,6 +5,7 @@ import type { Test } from 'tap';
 import { projectRoot } from '../../config/paths.js';
 import { jsonCall } from './http.js';
 import { panelHeaders, panelLogin } from './panel.js';
+import { sleep } from './wait.js';
 
 /** Debian's chromium (`.ci/run` installs it), never a tool's own browser download. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -71,7 +72,7 @@ export async function settled(page: Page, expression: string, accept: (value: un
   for (;;) {
     const value = await page.evaluate(expression);
     if (accept(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }
 

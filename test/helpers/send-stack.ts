@@ -274,8 +274,7 @@ export async function settledSendJobs(pool: Pool, mailIds: readonly string[], ms
       );
       return rows[0]!.n === 0 ? true : undefined;
     },
-    ms,
-    250,
+    { ms, every: 250 },
   );
   const { rows } = await pool.query<{ state: string; n: number }>(
     `SELECT state, count(*)::int AS n FROM (
