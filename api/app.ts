@@ -4,6 +4,7 @@ import { ValidationFailed } from '../domain/errors.js';
 import type { Tenant } from '../domain/tenancy/context.js';
 import type { PanelRole } from '../domain/panel/roles.js';
 import type { Session } from '../domain/panel/sessions.js';
+import { answerCheck } from './http/answer-check.js';
 import { requireScope, requireSession } from './http/authenticate.js';
 import { errorHandler } from './http/errors.js';
 import { healthz, readyz } from './http/health.js';
@@ -33,7 +34,7 @@ function noCredentials(_req: Request, _res: Response, next: NextFunction): void 
 }
 
 /** The chain for one declared route: auth → body → validation → handler. */
-function mount(app: express.Express, route: Route, deps: AppDeps): void {
+function mount(app: express.Express, route: Route, deps: AppDeps, options: AppOptions): void {
   const inputs = compileInputs(route);
   const auth =
     route.auth.kind === 'api_key'
@@ -76,7 +77,18 @@ function mount(app: express.Express, route: Route, deps: AppDeps): void {
     res.locals.routePattern = route.path;
     next();
   };
-  app[route.method](expressPath(route.path), tag, auth, bodyReader(route), handle);
+  const chain = [tag, auth, bodyReader(route), handle];
+  app[route.method](expressPath(route.path), ...(options.checkAnswers ? [answerCheck(route, deps.logger), ...chain] : chain));
+}
+
+export interface AppOptions {
+  /**
+   * Hold every answer of a route to its declaration (api/http/answer-check.ts): an undeclared
+   * status or a body off its schema becomes a 500. The tests' web turns it on
+   * (test/helpers/web.ts), so each API test also checks the contract; production does not pay
+   * for it.
+   */
+  checkAnswers?: boolean;
 }
 
 /**
@@ -84,7 +96,7 @@ function mount(app: express.Express, route: Route, deps: AppDeps): void {
  * it (runtime/web.ts). `extraRoutes` lets a test mount a fixture route through the
  * very same pipeline (auth, limits, validation, errors) without adding it to the public API.
  */
-export function createApp(deps: AppDeps, extraRoutes: Route[] = [], metrics: HttpMetrics = createHttpMetrics()): express.Express {
+export function createApp(deps: AppDeps, extraRoutes: Route[] = [], metrics: HttpMetrics = createHttpMetrics(), options: AppOptions = {}): express.Express {
   const app = express();
   const routes = [...declaredRoutes, ...extraRoutes];
   app.disable('x-powered-by');
@@ -114,7 +126,7 @@ export function createApp(deps: AppDeps, extraRoutes: Route[] = [], metrics: Htt
   // The operator panel's page and its own modules (docs/panel.md).
   mountPanel(app);
 
-  for (const route of routes) mount(app, route, deps);
+  for (const route of routes) mount(app, route, deps, options);
 
   // Unknown route: 404 not_found; a known path with another verb: 405 with Allow. The known
   // paths are the declared routes' and the infrastructure's above, nothing written by hand.

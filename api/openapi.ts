@@ -19,6 +19,24 @@ function commonErrors(r: Route): readonly number[] {
   return COMMON_ERRORS[r.auth.kind];
 }
 
+/**
+ * Every status a route can answer besides its success: the common ones of its kind, its own, its
+ * body's (a JSON body can be malformed (400), too large (413) or not JSON (415); a form only
+ * too large), and its other input's (a scalar query parameter given twice, a path segment that is
+ * not percent-encoded UTF-8: 400, api/http/request-input.ts and api/http/errors.ts). The document
+ * declares them, and api/http/answer-check.ts holds answers to them.
+ */
+export function errorStatuses(r: Route): number[] {
+  const bodyErrors = r.bodyType === 'csv' ? [400, 413, 415] : !r.body ? [] : r.bodyType === 'form' ? [400, 413] : [400, 413, 415];
+  const inputErrors = Object.keys({ ...r.query, ...r.params }).length ? [400] : [];
+  return [...new Set([...commonErrors(r), ...(r.errors ?? []), ...bodyErrors, ...inputErrors])].sort();
+}
+
+/** Whether the route answers this error status with an HTML page to a browser (errorPages). */
+export function answersPage(r: Route, status: number): boolean {
+  return Boolean(r.errorPages && r.errors?.includes(status));
+}
+
 const FORM_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data'];
 
 // What a status's answers carry beyond the code; the codes and the title are the catalog's.
@@ -65,7 +83,7 @@ function declaredTags(routes: Route[]): RouteTag[] {
   return [...tags.values()];
 }
 
-const problemSchema: JsonSchema = {
+export const problemSchema: JsonSchema = {
   type: 'object',
   required: ['type', 'title', 'status', 'detail', 'code', 'trace_id'],
   properties: {
@@ -181,12 +199,12 @@ const PROBLEM_CONTENT = { 'application/problem+json': { schema: { $ref: '#/compo
 export function buildOpenApi(routes: Route[], serverUrl: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
-    // A JSON body can be malformed (400), too large (413) or not JSON (415); a form only too large.
-    const bodyErrors = r.bodyType === 'csv' ? [400, 413, 415] : !r.body ? [] : r.bodyType === 'form' ? [400, 413] : [400, 413, 415];
-    const statuses = [...new Set([...commonErrors(r), ...(r.errors ?? []), ...bodyErrors])].sort();
     const responses: Record<string, unknown> = { [r.success.status]: successResponse(r) };
-    for (const s of statuses) {
-      const page = r.errorPages && r.errors?.includes(s);
+    for (const [status, { description, body }] of Object.entries(r.alsoAnswers ?? {})) {
+      responses[status] = body === 'success' ? { ...successResponse(r), description } : { description };
+    }
+    for (const s of errorStatuses(r)) {
+      const page = answersPage(r, s);
       const codes = codesOf(s, r);
       responses[s] = {
         description: errorDescription(s, codes) + (page ? '; an HTML page when the client prefers text/html (a browser)' : ''),

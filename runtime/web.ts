@@ -1,5 +1,5 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
-import { createApp } from '../api/app.js';
+import { createApp, type AppOptions } from '../api/app.js';
 import { answerClientError } from '../api/http/client-errors.js';
 import { createInternalApp } from '../api/internal.js';
 import { withEveryResponseHeaders } from '../api/http/response-headers.js';
@@ -77,7 +77,7 @@ function drain(server: Server): Promise<void> {
 }
 
 /** Start the web dyno's HTTP server (also used in-process by tests). */
-export async function startWeb(config: Config, logger: Logger, extraRoutes: Route[] = []): Promise<WebProcess> {
+export async function startWeb(config: Config, logger: Logger, extraRoutes: Route[] = [], appOptions: AppOptions = {}): Promise<WebProcess> {
   // Bounded waits on Postgres: a request answers 503 rather than hang on a server that does not answer.
   const pool = createPool(required('DATABASE_URL', config.databaseUrl), {
     max: 20,
@@ -105,7 +105,7 @@ export async function startWeb(config: Config, logger: Logger, extraRoutes: Rout
   const templates = renderPool(config.templateRender);
   const deps = { pool, bulkPool, clickhouse, clickhouseExports, config, logger, queue, templates };
   const metrics = createHttpMetrics();
-  const app = createApp(deps, extraRoutes, metrics);
+  const app = createApp(deps, extraRoutes, metrics, appOptions);
   // Opens and clicks are answered ahead of Express (api/tracking/fast-path.ts: the hot path of
   // tracking) unless TRACKING_FAST_PATH=off; every other request, and any tracking request it
   // does not take, is Express's.

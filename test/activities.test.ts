@@ -19,20 +19,25 @@ import { openToken } from '../domain/tracking/tokens.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { rawCall } from './helpers/auth-matrix.js';
 import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js';
-import { mailApi, startSendStack, waitFor } from './helpers/send-stack.js';
+import { testDatabases } from './helpers/databases.js';
+import { deliver, startTestPump } from './helpers/delivered.js';
+import { mailApi } from './helpers/send-stack.js';
+import { waitFor } from './helpers/wait.js';
+import { startTestWeb } from './helpers/web.js';
 
 /**
  * GET /v1/activities/sent, opens, clicks and unopened over HTTP on the real app and a real
  * ClickHouse. Most cases insert fixture rows straight into ClickHouse's mail_events and mails
  * tables (as the event pump writes them: re-shipped duplicates and successive snapshots included)
  * and compare every listing with a reference model of the spec computed here from the same
- * fixtures. The end-to-end cases send real mail through a worker dyno, open it through the pixel
- * and read the result back once the pump shipped it.
+ * fixtures. The end-to-end cases accept real mail through the API, take it through the send
+ * worker's steps (test/helpers/delivered.ts: render, gates, the reply recorded; no SMTP), open it
+ * through the pixel and read the result back once the event pump shipped it.
  */
 
 const PUBLIC_URL = 'https://links.cartero.test';
-const stack = await startSendStack(t, { label: 'activities', publicUrl: PUBLIC_URL });
-const { dbs, url } = stack;
+const dbs = await testDatabases(t, 'activities');
+const { url } = await startTestWeb(t, dbs, { env: { PUBLIC_URL } });
 const ch = createClickHouseClient(dbs.clickhouseUrl);
 t.teardown(() => ch.close());
 const scopes = ['mail:read', 'mail:send'];
@@ -215,7 +220,11 @@ async function insert(table: string, values: object[]): Promise<void> {
 const shipped = new Date(Date.now() - 60_000);
 // No background merges in this file's ClickHouse: the copies below must stay two rows, or a
 // query that counted rows instead of events would pass by luck once a merge collapsed them.
-await ch.command({ query: 'SYSTEM STOP MERGES' });
+// Table by table, in this file's database only: other files share the server (test/helpers/databases.ts).
+const mergeTrees = await (
+  await ch.query({ query: "SELECT name FROM system.tables WHERE database = currentDatabase() AND engine LIKE '%MergeTree'", format: 'JSONEachRow' })
+).json<{ name: string }>();
+for (const { name } of mergeTrees) await ch.command({ query: 'SYSTEM STOP MERGES {table:Identifier}', query_params: { table: name } });
 const reshipped = [reflagged, reflaggedInCampaign];
 await insert('mail_events', events.map((e) => eventRow(e, reshipped.includes(e) ? '' : e.machine, shipped)));
 // The re-shipped copies of those events (same sorting key), now flagged: the newest copy wins.
@@ -913,7 +922,7 @@ t.test('ip_not_allowed and 405 on the listings', async (t) => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// End to end: real mail through a worker dyno, the pixel, the pump, the listings.
+// End to end: real mail through the send worker's steps, the pixel, the pump, the listings.
 
 t.test('end to end: sent equals GET /v1/mails; an open through the pixel reaches opens and leaves unopened', async (t) => {
   const e = await makeTenant(dbs.pool, { scopes });
@@ -922,7 +931,7 @@ t.test('end to end: sent equals GET /v1/mails; an open through the pixel reaches
     senders: [{ email: 'news', name: 'News' }, { email: 'info', name: 'Info' }],
   });
   await withTenant(dbs.pool, e.tenant, (c) => restrict(e.tenant, c, 'blocked@example.org', 'unsubscribe'));
-  stack.spawnWorker();
+  startTestPump(t, dbs);
   const api = mailApi(url, e.headers);
   const send = async (body: Record<string, unknown>) => {
     const r = await api.send({ text: 'hello', html: '<p>hello</p>', ...body });
@@ -938,7 +947,9 @@ t.test('end to end: sent equals GET /v1/mails; an open through the pixel reaches
   });
   const other = await send({ from: 'info@act.example', to: [{ email: 'reader3+tag@example.org' }], subject: 'Other news' });
   const statuses = new Map<string, number>();
-  for (const m of [...launch.mails, ...other.mails]) statuses.set(m.to, (await api.waitFinal(m.mail_id)).status);
+  const all = [...launch.mails, ...other.mails];
+  await deliver(e.tenant, dbs.pool, all.map((m) => m.mail_id), { publicUrl: PUBLIC_URL });
+  for (const m of all) statuses.set(m.to, (await api.mail(m.mail_id)).status);
   t.strictSame(Object.fromEntries(statuses), {
     'reader1@example.org': 3, 'reader2@example.org': 3, 'bounce-x@example.org': 6, 'blocked@example.org': 4, 'reader3+tag@example.org': 3,
   }, 'delivered, bounced and dropped mails');

@@ -79,7 +79,8 @@ function fixtureExport(path: string, query: ActivityQuery): Route {
   });
 }
 
-const dbs = await testDatabases(t, 'exports');
+// Its ClickHouse is stopped at the end: a server of its own, not the suite's.
+const dbs = await testDatabases(t, 'exports', { ownClickHouse: true });
 const { url } = await startTestWeb(t, dbs, {
   extraRoutes: [
     fixtureExport('/v1/test-fixtures/export/guard', guardCases),

@@ -36,6 +36,8 @@ const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like
 const stack = await startSendStack(t, {
   label: 'faultsch',
   publicUrl: PUBLIC_URL,
+  // Paused with SIGSTOP below: a server of its own, not the suite's.
+  ownClickHouse: true,
   webEnv: { CLICKHOUSE_REQUEST_TIMEOUT_MS: String(CLICKHOUSE_REQUEST_TIMEOUT_MS), CLICKHOUSE_EXPORT_IDLE_TIMEOUT_MS: String(CLICKHOUSE_EXPORT_IDLE_TIMEOUT_MS) },
 });
 const { dbs } = stack;

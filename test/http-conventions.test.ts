@@ -19,7 +19,8 @@ import { ECHO_MAX_BYTES, ROOMY_MAX_BYTES, SECRET_ERROR, fixtureRoutes } from './
 import { startTestWeb } from './helpers/web.js';
 
 
-const dbs = await testDatabases(t, 'httpconv');
+// Its ClickHouse is stopped for /readyz: a server of its own, not the suite's.
+const dbs = await testDatabases(t, 'httpconv', { ownClickHouse: true });
 const { url, internalUrl } = await startTestWeb(t, dbs, { extraRoutes: fixtureRoutes });
 const a = await makeTenant(dbs.pool);
 // 25 senders: more than the default page size of 20. The first is the instance's sandbox sender,

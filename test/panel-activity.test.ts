@@ -1,25 +1,29 @@
-import { readFileSync } from 'node:fs';
 import t from 'tap';
+import { testDatabases } from './helpers/databases.js';
+import { PREFETCH_SECONDS } from '../domain/tracking/machine.js';
+import { backdate, deliver, startTestPump, trackingLinks, type Delivered } from './helpers/delivered.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
-import { mailApi, messagesOf, startSendStack, waitFor } from './helpers/send-stack.js';
+import { mailApi } from './helpers/send-stack.js';
+import { sleep, waitFor } from './helpers/wait.js';
+import { startTestWeb } from './helpers/web.js';
 
 /**
  * The panel's Activity routes (docs/panel.md, Activity): the four listings, their four exports
- * and the mail reads at /v1/private/..., mirrors of the public routes. Against real activity (a
- * worker dyno sending to the mailbox simulator, a hard bounce, opens and clicks through the real
- * tracking links by a person and by machines, the pump shipping them to ClickHouse), each panel
+ * and the mail reads at /v1/private/..., mirrors of the public routes. Against real activity
+ * (mails accepted by the API and delivered through the send worker's steps, test/helpers/delivered.ts,
+ * a hard bounce, opens and clicks through the real tracking links by a person and by machines,
+ * the pump shipping them to ClickHouse), each panel
  * answer, for a viewer, must equal the public API's for the same query: the listings with their
  * filters, group_by, the machine switch and pages; the exports byte for byte. Another
  * instance's mail is a 404; the panel does not send.
  */
 
 const PUBLIC_URL = 'https://links.activity.test';
-const stack = await startSendStack(t, { label: 'panelactivity', publicUrl: PUBLIC_URL });
-const { dbs, url } = stack;
+const dbs = await testDatabases(t, 'panelactivity');
+const { url } = await startTestWeb(t, dbs, { env: { PUBLIC_URL } });
 const pool = dbs.pool;
-stack.spawnWorker();
 
 const scopes = ['mail:send', 'mail:read'];
 const a = await makeTenant(pool, { scopes, tz: 'Europe/Madrid' });
@@ -44,21 +48,20 @@ const sent = [
   ...(await send(a, ['reader4@example.org'], 'Activity other')),
 ];
 const [bMail] = await send(b, ['other@example.org'], 'B only');
-for (const m of [...sent, bMail!]) await mailApi(url, (m === bMail ? b : a).headers).waitFinal(m.mail_id, 90_000);
-await new Promise((r) => setTimeout(r, 2_100)); // past the prefetch window after delivery
+const delivered = await deliver(a.tenant, pool, sent.map((m) => m.mail_id), { publicUrl: PUBLIC_URL });
+await deliver(b.tenant, pool, [bMail!.mail_id], { publicUrl: PUBLIC_URL });
+await backdate(a.tenant, pool, sent.map((m) => m.mail_id), PREFETCH_SECONDS + 1); // past the prefetch window after delivery, without waiting it out
+startTestPump(t, dbs);
 const byTo = new Map(sent.map((m) => [m.to, m.mail_id]));
 
-function linksOf(mailId: string): { pixel: string; clicks: string[] } {
-  const raw = readFileSync(messagesOf(stack.mailboxDir, mailId)[0]!.file, 'utf8').replace(/=\r?\n/g, '').replace(/=3D/g, '=');
-  return { pixel: raw.match(/src="([^"]+\/t\/o\/[^"]+)"/)![1]!, clicks: [...raw.matchAll(/href="([^"]+\/t\/c\/[^"]+)"/g)].map((m) => m[1]!) };
-}
+const linksOf = (mailId: string) => trackingLinks((delivered.get(mailId) as Delivered).rendered);
 const hit = async (link: string, ua: string) => (await fetch(local(link), { redirect: 'manual', headers: { 'user-agent': ua } })).arrayBuffer();
 const r1 = linksOf(byTo.get('reader1@example.org')!);
 const r2 = linksOf(byTo.get('reader2@example.org')!);
 const r4 = linksOf(byTo.get('reader4@example.org')!);
 await hit(r1.pixel, BROWSER);
 await hit(r1.clicks[0]!, BROWSER);
-await new Promise((r) => setTimeout(r, 1_500));
+await sleep(1_500);
 await hit(r1.pixel, BROWSER);
 await hit(r1.clicks[1]!, 'python-requests/2.31'); // a link scanner: machine-made
 await hit(r2.pixel, 'Mozilla/5.0'); // a privacy proxy: machine-made

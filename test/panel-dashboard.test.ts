@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import t from 'tap';
 import { DateTime } from 'luxon';
@@ -8,13 +7,18 @@ import { restrict } from '../domain/restrictions/restrictions.js';
 import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
-import { mailApi, messagesOf, startSendStack, waitFor } from './helpers/send-stack.js';
+import { testDatabases } from './helpers/databases.js';
+import { PREFETCH_SECONDS } from '../domain/tracking/machine.js';
+import { backdate, complainAbout, deliver, startTestInbound, startTestPump, trackingLinks } from './helpers/delivered.js';
+import { FAST_RETRIES, mailApi } from './helpers/send-stack.js';
+import { sleep, waitFor } from './helpers/wait.js';
 import { startTestWeb } from './helpers/web.js';
 
 /**
- * GET /v1/private/dashboard (docs/panel.md, "Dashboard") against real activity: mails sent
- * through a worker dyno to the mailbox simulator (delivered, hard and soft bounces, a drop, a
- * complaint sent back as a real ARF report to the worker's inbound listener), opens and clicks
+ * GET /v1/private/dashboard (docs/panel.md, "Dashboard") against real activity: mails taken
+ * through the send worker's steps with the mailbox simulator's replies (test/helpers/delivered.ts:
+ * delivered, hard and soft bounces, a drop, a complaint sent back as a real ARF report to the
+ * inbound listener, here in this process), opens and clicks
  * through the real tracking links with a browser's and machines' user agents, the pump shipping
  * all of it to ClickHouse. Every figure is then compared with the count its public listing gives
  * for the same range, day by day and in total; nothing here is a hard-coded answer but the
@@ -23,11 +27,12 @@ import { startTestWeb } from './helpers/web.js';
 
 const PUBLIC_URL = 'https://links.dash.test';
 const TZ = 'Pacific/Kiritimati'; // UTC+14: its local day is rarely the UTC day, so a wrong zone shows
-const inboundPort = await freePort();
-const stack = await startSendStack(t, { label: 'paneldash', publicUrl: PUBLIC_URL, inboundSmtpPort: inboundPort, fastRetries: true });
-const { dbs, url } = stack;
+// The soft bounce's tries as a worker made them with these retries (read when the queues are made).
+Object.assign(process.env, FAST_RETRIES);
+const dbs = await testDatabases(t, 'paneldash');
+const { url } = await startTestWeb(t, dbs, { env: { PUBLIC_URL } });
 const pool = dbs.pool;
-stack.spawnWorker();
+const inboundPort = await startTestInbound(t, pool);
 
 const scopes = ['mail:send', 'mail:read'];
 const a = await makeTenant(pool, { scopes, tz: TZ });
@@ -68,15 +73,6 @@ async function sendTo(who: TestTenant, recipients: string[], html = '<p>Hi <a hr
   return r.body.mails as Array<{ mail_id: string; to: string }>;
 }
 
-async function linksOf(mailId: string): Promise<{ pixel: string; clicks: string[] }> {
-  const files = messagesOf(stack.mailboxDir, mailId);
-  if (files.length !== 1) throw new Error(`${files.length} messages stored for ${mailId}`);
-  const raw = readFileSync(files[0]!.file, 'utf8').replace(/=\r?\n/g, '').replace(/=3D/g, '=');
-  return {
-    pixel: raw.match(/src="([^"]+\/t\/o\/[^"]+)"/)![1]!,
-    clicks: [...raw.matchAll(/href="([^"]+\/t\/c\/[^"]+)"/g)].map((m) => m[1]!),
-  };
-}
 
 // ---- The activity. ----
 // A restriction made before the sends: an unsubscribe (and the send to it is dropped).
@@ -85,20 +81,25 @@ const sent = await sendTo(a, [
   'reader1@example.org', 'reader2@example.org', 'reader3@example.org',
   'bounce-hard@example.org', 'softbounce-x@example.org', 'complaint-dash@example.org', 'gone@example.org',
 ]);
-await sendTo(b, ['other@example.org', 'bounce-b@example.org']); // another instance's, never counted in A's
+const sentB = await sendTo(b, ['other@example.org', 'bounce-b@example.org']); // another instance's, never counted in A's
 const api = mailApi(url, a.headers);
-const finals = new Map<string, number>();
-for (const m of sent) finals.set(m.to, (await api.waitFinal(m.mail_id, 90_000)).status);
-await new Promise((r) => setTimeout(r, 2_100)); // past the prefetch window after delivery
+const delivered = await deliver(a.tenant, pool, sent.map((m) => m.mail_id), { publicUrl: PUBLIC_URL });
+await deliver(b.tenant, pool, sentB.map((m) => m.mail_id), { publicUrl: PUBLIC_URL });
 const byTo = new Map(sent.map((m) => [m.to, m.mail_id]));
-const r1 = await linksOf(byTo.get('reader1@example.org')!);
-const r2 = await linksOf(byTo.get('reader2@example.org')!);
+await complainAbout(inboundPort, delivered.get(byTo.get('complaint-dash@example.org')!)!);
+const finals = new Map<string, number>();
+for (const m of sent) finals.set(m.to, (await api.mail(m.mail_id)).status);
+await backdate(a.tenant, pool, sent.map((m) => m.mail_id), PREFETCH_SECONDS + 1); // past the prefetch window after delivery, without waiting it out
+startTestPump(t, dbs);
+const linksOf = (mailId: string) => trackingLinks(delivered.get(mailId)?.rendered);
+const r1 = linksOf(byTo.get('reader1@example.org')!);
+const r2 = linksOf(byTo.get('reader2@example.org')!);
 const hit = async (link: string, init: RequestInit) => (await fetch(local(link), { redirect: 'manual', ...init })).arrayBuffer();
 // reader1: opened twice by a person, clicked once, then a scanner follows a link (link_scanner)
 // and a HEAD request (head_request).
 await hit(r1.pixel, { headers: { 'user-agent': BROWSER } });
 await hit(r1.clicks[0]!, { headers: { 'user-agent': BROWSER } });
-await new Promise((r) => setTimeout(r, 1_500));
+await sleep(1_500);
 await hit(r1.pixel, { headers: { 'user-agent': BROWSER } });
 await hit(r1.clicks[1]!, { method: 'HEAD', headers: { 'user-agent': BROWSER } });
 await hit(r1.clicks[1]!, { headers: { 'user-agent': 'python-requests/2.31' } });

@@ -6,11 +6,17 @@ import { assertAxeClean, SCREENSHOTS, signInToPanel, useChromium, watchPage, set
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser } from './helpers/panel.js';
-import { mailApi, messagesOf, startSendStack, waitFor } from './helpers/send-stack.js';
+import { testDatabases } from './helpers/databases.js';
+import { PREFETCH_SECONDS } from '../domain/tracking/machine.js';
+import { backdate, deliver, startTestPump, trackingLinks } from './helpers/delivered.js';
+import { mailApi } from './helpers/send-stack.js';
+import { waitFor } from './helpers/wait.js';
+import { startTestWeb } from './helpers/web.js';
 
 /**
  * The panel's Activity page in Chromium (docs/panel.md, Activity), against the real web app,
- * Postgres, ClickHouse, a worker dyno and the mailbox simulator: a viewer opens each listing,
+ * Postgres, ClickHouse and delivered mails (test/helpers/delivered.ts: the send worker's steps
+ * without SMTP, and the event pump in this process): a viewer opens each listing,
  * filters, groups, switches machine-made events out, pages by has_more (with the keyboard too),
  * exports CSV and JSON (the downloaded bytes compared with the public API's export for the same
  * filters) and opens a mail's logs. Every table shown is compared cell by cell with the public
@@ -19,9 +25,8 @@ import { mailApi, messagesOf, startSendStack, waitFor } from './helpers/send-sta
  */
 
 const PUBLIC_URL = 'https://links.activitypage.test';
-const stack = await startSendStack(t, { label: 'panelactivitypage', publicUrl: PUBLIC_URL });
-const { dbs, url } = stack;
-stack.spawnWorker();
+const dbs = await testDatabases(t, 'panelactivitypage');
+const { url } = await startTestWeb(t, dbs, { env: { PUBLIC_URL } });
 const a = await makeTenant(dbs.pool, { scopes: ['mail:send', 'mail:read'] });
 await makeSenders(dbs.pool, a.tenant, { domain: `${a.slug}.example`, senders: [{ email: 'news', name: 'News' }] });
 const viewer = await makePanelUser(dbs.pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
@@ -35,13 +40,11 @@ const send = await mailApi(url, a.headers).send({
 });
 if (send.status !== 202) throw new Error(`send: ${send.status} ${JSON.stringify(send.body)}`);
 const mails = send.body.mails as Array<{ mail_id: string; to: string }>;
-for (const m of mails) await mailApi(url, a.headers).waitFinal(m.mail_id, 90_000);
-await new Promise((r) => setTimeout(r, 2_100)); // past the prefetch window after delivery
+const delivered = await deliver(a.tenant, dbs.pool, mails.map((m) => m.mail_id), { publicUrl: PUBLIC_URL });
+await backdate(a.tenant, dbs.pool, mails.map((m) => m.mail_id), PREFETCH_SECONDS + 1); // past the prefetch window after delivery, without waiting it out
+startTestPump(t, dbs);
 const local = (link: string) => url + link.slice(PUBLIC_URL.length);
-function linksOf(mailId: string) {
-  const raw = readFileSync(messagesOf(stack.mailboxDir, mailId)[0]!.file, 'utf8').replace(/=\r?\n/g, '').replace(/=3D/g, '=');
-  return { pixel: raw.match(/src="([^"]+\/t\/o\/[^"]+)"/)![1]!, clicks: [...raw.matchAll(/href="([^"]+\/t\/c\/[^"]+)"/g)].map((m) => m[1]!) };
-}
+const linksOf = (mailId: string) => trackingLinks(delivered.get(mailId)?.rendered);
 const hit = async (link: string, ua: string) => (await fetch(local(link), { redirect: 'manual', headers: { 'user-agent': ua } })).arrayBuffer();
 const r1 = linksOf(mails[0]!.mail_id);
 const r2 = linksOf(mails[1]!.mail_id);

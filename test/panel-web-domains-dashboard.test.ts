@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { assertAxeClean, openPanelAs, SCREENSHOTS, signInToPanel, useChromium } from './helpers/chromium.js';
@@ -7,12 +6,18 @@ import { startTestDnsServer } from './helpers/dns-server.js';
 import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
-import { mailApi, messagesOf, startSendStack, waitFor } from './helpers/send-stack.js';
+import { testDatabases } from './helpers/databases.js';
+import { PREFETCH_SECONDS } from '../domain/tracking/machine.js';
+import { backdate, deliver, startTestPump, trackingLinks } from './helpers/delivered.js';
+import { mailApi } from './helpers/send-stack.js';
+import { waitFor } from './helpers/wait.js';
+import { startTestWeb } from './helpers/web.js';
 
 /**
  * The panel's Domains and Dashboard pages in Chromium (issue 30, docs/panel.md "The web panel"),
- * against the real web app, Postgres, ClickHouse, a worker dyno, the mailbox simulator and a real
- * DNS server on loopback: an admin adds a domain and reads its records, copies one, is told the
+ * against the real web app, Postgres, ClickHouse, delivered mails (test/helpers/delivered.ts: the
+ * send worker's steps without SMTP, and the event pump in this process) and a real DNS server on
+ * loopback: an admin adds a domain and reads its records, copies one, is told the
  * name is taken on a second add, verifies it (records unpublished, then published, then DNS
  * down: a 503 shown as such), rotates DKIM; then reads the dashboard of real activity (mails
  * delivered and bounced, opens and clicks by a person and a machine) and its totals table is
@@ -22,9 +27,9 @@ import { mailApi, messagesOf, startSendStack, waitFor } from './helpers/send-sta
 
 const PUBLIC_URL = 'https://links.dashpage.test';
 const dns = await startTestDnsServer(t);
-const stack = await startSendStack(t, { label: 'paneldashpage', publicUrl: PUBLIC_URL, webEnv: { DNS_SERVERS: dns.address, DKIM_KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'), PANEL_DNS_OVERRIDE: 'on' } });
-const { dbs, url } = stack;
-stack.spawnWorker();
+const DKIM_KEY = randomBytes(32).toString('hex');
+const dbs = await testDatabases(t, 'paneldashpage');
+const { url } = await startTestWeb(t, dbs, { env: { PUBLIC_URL, DNS_SERVERS: dns.address, DKIM_KEY_ENCRYPTION_KEY: DKIM_KEY, PANEL_DNS_OVERRIDE: 'on' } });
 const a = await makeTenant(dbs.pool, { scopes: ['mail:send', 'mail:read'] });
 await makeSenders(dbs.pool, a.tenant, { domain: `${a.slug}.example`, senders: [{ email: 'news', name: 'News' }] });
 const admin = await makePanelUser(dbs.pool, [{ instanceId: a.tenant.instanceId, role: 'admin' }]);
@@ -40,12 +45,12 @@ const send = await mailApi(url, a.headers).send({
 });
 if (send.status !== 202) throw new Error(`send: ${send.status} ${JSON.stringify(send.body)}`);
 const mails = send.body.mails as Array<{ mail_id: string; to: string }>;
-for (const m of mails) await mailApi(url, a.headers).waitFinal(m.mail_id, 90_000);
-await new Promise((r) => setTimeout(r, 2_100)); // past the prefetch window after delivery
-const raw = readFileSync(messagesOf(stack.mailboxDir, mails[0]!.mail_id)[0]!.file, 'utf8').replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+const delivered = await deliver(a.tenant, dbs.pool, mails.map((m) => m.mail_id), { publicUrl: PUBLIC_URL, dkimKey: DKIM_KEY });
+await backdate(a.tenant, dbs.pool, mails.map((m) => m.mail_id), PREFETCH_SECONDS + 1); // past the prefetch window after delivery, without waiting it out
+startTestPump(t, dbs);
 const local = (link: string) => url + link.slice(PUBLIC_URL.length);
-const pixel = raw.match(/src="([^"]+\/t\/o\/[^"]+)"/)![1]!;
-const click = raw.match(/href="([^"]+\/t\/c\/[^"]+)"/)![1]!;
+const { pixel, clicks } = trackingLinks(delivered.get(mails[0]!.mail_id)?.rendered);
+const click = clicks[0]!;
 await fetch(local(pixel), { headers: { 'user-agent': BROWSER } });
 await fetch(local(click), { redirect: 'manual', headers: { 'user-agent': BROWSER } });
 await fetch(local(click), { redirect: 'manual', headers: { 'user-agent': 'python-requests/2.31' } });

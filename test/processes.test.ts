@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { clickHouseFetch } from '../analytics/client.js';
+import { clickHouseFetch, databaseOf } from '../analytics/client.js';
 import { freePort } from '../config/ports.js';
 import { readServices } from '../config/services-file.js';
 import { testDatabases } from './helpers/databases.js';
@@ -290,7 +290,9 @@ t.test('release is idempotent: a second and third run apply nothing and exit 0',
   const counts = async () => {
     const pg = (await dbs.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations')).rows[0]!.n;
     const boss = (await dbs.pool.query<{ version: number }>('SELECT version FROM pgboss.version')).rows[0]!.version;
-    const res = await clickHouseFetch(`${dbs.clickhouse.url}/?database=cartero`, { method: 'POST', body: 'SELECT count() FROM schema_migrations FORMAT TSV' });
+    // The file's database, named by the URL's path: the server's root, asked with ?database=.
+    const chQuery = Object.assign(new URL(dbs.clickhouseUrl), { pathname: '/', search: `?database=${databaseOf(dbs.clickhouseUrl)}` });
+    const res = await clickHouseFetch(chQuery.toString(), { method: 'POST', body: 'SELECT count() FROM schema_migrations FORMAT TSV' });
     return { pg, boss, ch: Number((await res.text()).trim()) };
   };
   const initial = await counts();

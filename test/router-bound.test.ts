@@ -19,7 +19,8 @@ import { startTestWeb } from './helpers/web.js';
 const ROUTER_TIMEOUT_MS = 30_000;
 const MARGIN_MS = 5_000;
 
-const dbs = await testDatabases(t, 'routerbound');
+// Its ClickHouse is paused with SIGSTOP: a server of its own, not the suite's.
+const dbs = await testDatabases(t, 'routerbound', { ownClickHouse: true });
 // Only the URLs (and free ports): every bound at its default.
 const web = await startTestWeb(t, dbs);
 const a = await makeTenant(dbs.pool, { scopes: ['mail:read'] });

@@ -15,7 +15,8 @@ import { startTestWeb } from './helpers/web.js';
  * the web app, a worker dyno (its own process) pumping the outbox into the real ClickHouse.
  */
 const PUBLIC_URL = 'https://links.cartero.test';
-const stack = await startSendStack(t, { label: 'tracking', publicUrl: PUBLIC_URL });
+// Its ClickHouse is stopped and restarted below: a server of its own, not the suite's.
+const stack = await startSendStack(t, { label: 'tracking', publicUrl: PUBLIC_URL, ownClickHouse: true });
 const { dbs } = stack;
 const a = await makeTenant(dbs.pool, { scopes: ['mail:send', 'mail:read'] });
 await makeSenders(dbs.pool, a.tenant, { domain: 'track.example', senders: [{ email: 'news', name: 'News' }] });

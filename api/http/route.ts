@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
@@ -126,6 +127,11 @@ interface RouteShape {
   /** Largest accepted body after decompression; default DEFAULT_MAX_BODY_BYTES. */
   maxBodyBytes?: number;
   success: RouteSuccess;
+  /**
+   * Answers besides `success` and the errors: a conditional GET's 304 (body none), an idempotent
+   * retry's 200 (body success: the original answer again, of `success`'s schema).
+   */
+  alsoAnswers?: Record<number, { description: string; body: 'none' | 'success' }>;
   /** Statuses this route can answer beyond the common ones (api_key: 401, 403, 422, 500, 503; session: 401, 422, 500, 503, with a role also 400, 403, 404; public: 422, 500, 503). */
   errors?: readonly number[];
   /** The handler answers its `errors` with an HTML page to a browser (Accept prefers text/html), a problem object otherwise. */
@@ -163,6 +169,36 @@ export type Route<Q = any, P = any, B = any> = ApiKeyRoute<Q, P, B> | PublicRout
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
+/** What a schema written `as const` describes (json-schema-to-ts); one typed only JsonSchema says nothing of its shape. */
+type Described<S> = JsonSchema extends S ? unknown : S extends JSONSchema ? FromSchema<S> : unknown;
+type WithDefault<M> = { [K in keyof M]: M[K] extends { default: unknown } ? K : never }[keyof M];
+/** Query parameters after validation: those with a default are always there (ajv fills them in), the others may be absent. */
+type QueryOf<M> = { [K in WithDefault<M>]: Described<M[K]> } & { [K in Exclude<keyof M, WithDefault<M>>]?: Described<M[K]> };
+/** Path parameters after validation: every one is there. */
+type ParamsOf<M> = { [K in keyof M]: Described<M[K]> };
+type BodyOf<S> = S extends JsonSchema ? Described<S> : undefined;
+type SchemaMap = Record<string, JsonSchema>;
+/** The schemas of a declaration, kept literal so the handler's input types follow from them. */
+type Declared<QS, PS, BS> = { query?: QS; params?: PS; body?: BS };
+
+/*
+ * Without type arguments, defineRoute reads the handler's query, params and body types from the
+ * declaration's schemas when they are written `as const` (docs/architecture.md, Types from
+ * schemas). With type arguments (the declarations written before, or whose schemas are built
+ * by helpers that return JsonSchema), the handler's types are the ones given.
+ */
+export function defineRoute<const QS extends SchemaMap = {}, const PS extends SchemaMap = {}, const BS extends JsonSchema | undefined = undefined>(
+  route: ApiKeyRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS>> & Declared<QS, PS, BS>,
+): ApiKeyRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS>>;
+export function defineRoute<const QS extends SchemaMap = {}, const PS extends SchemaMap = {}, const BS extends JsonSchema | undefined = undefined>(
+  route: PublicRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS>> & Declared<QS, PS, BS>,
+): PublicRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS>>;
+export function defineRoute<const QS extends SchemaMap = {}, const PS extends SchemaMap = {}, const BS extends JsonSchema | undefined = undefined>(
+  route: MemberRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS>> & Declared<QS, PS, BS>,
+): MemberRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS>>;
+export function defineRoute<const QS extends SchemaMap = {}, const PS extends SchemaMap = {}, const BS extends JsonSchema | undefined = undefined>(
+  route: SessionRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS>> & Declared<QS, PS, BS>,
+): SessionRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS>>;
 export function defineRoute<Q = Record<string, never>, P = Record<string, never>, B = undefined>(route: ApiKeyRoute<Q, P, B>): ApiKeyRoute<Q, P, B>;
 export function defineRoute<Q = Record<string, never>, P = Record<string, never>, B = undefined>(route: PublicRoute<Q, P, B>): PublicRoute<Q, P, B>;
 export function defineRoute<Q = Record<string, never>, P = Record<string, never>, B = undefined>(route: MemberRoute<Q, P, B>): MemberRoute<Q, P, B>;

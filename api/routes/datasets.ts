@@ -55,7 +55,8 @@ export const datasetRoutes = [
     params: datasetId,
     body: contactsBodySchema,
     maxBodyBytes: CONTACTS_BODY_MAX_BYTES,
-    success: { status: 200, description: 'The updated record (201 when new), or a batch\'s results', schema: { oneOf: [recordSchema, contactBatchSchema] } },
+    success: { status: 200, description: 'The updated record, or a batch\'s results', schema: { oneOf: [recordSchema, contactBatchSchema] } },
+    alsoAnswers: { 201: { description: 'One contact whose record is new: the new record', body: 'success' } },
     errors: [404, 409, 413],
     handler: async ({ tenant, params, body, deps }, res) => {
       if (body.values !== undefined && body.contacts !== undefined) {

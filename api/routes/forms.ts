@@ -89,7 +89,8 @@ export const formRoutes = [
     params: formId,
     requestHeaders: { 'Idempotency-Key': idempotencyKeyHeader },
     body: submissionBodySchema,
-    success: { status: 201, description: 'The new submission (200: a retry under the same Idempotency-Key, the original body)', schema: submissionResultSchema },
+    success: { status: 201, description: 'The new submission', schema: submissionResultSchema },
+    alsoAnswers: { 200: { description: 'A retry under the same Idempotency-Key: the original body', body: 'success' } },
     errors: [404, 409],
     handler: async ({ tenant, params, body, deps }, res) => {
       const key = idempotencyKey(res.req.get('Idempotency-Key'));

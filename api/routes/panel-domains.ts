@@ -4,7 +4,6 @@ import { resolverLookups, verifyDomain } from '../../domain/domains/dns-verify.j
 import { getDomainWithRecords } from '../../domain/domains/domain-records.js';
 import { addDomain, listDomains, setDomainChecks, type DnsChecks } from '../../domain/domains/domains.js';
 import { configuredKeyRing } from '../../domain/domains/key-encryption.js';
-import type { PageRequest } from '../../domain/pagination.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
 import type { Config } from '../../config/config.js';
 import type { Pool } from '../../sql/pool.js';
@@ -34,7 +33,7 @@ const show = (tenant: Tenant, pool: Pool, config: Config, by: { id: number } | {
 const nameOf = async (tenant: Tenant, pool: Pool, config: Config, id: number) => (await show(tenant, pool, config, { id })).domain;
 
 export const panelDomainRoutes = [
-  defineRoute<PageRequest>({
+  defineRoute({
     method: 'get',
     path: '/v1/private/domains',
     operationId: 'listPanelDomains',
@@ -46,7 +45,7 @@ export const panelDomainRoutes = [
     success: { status: 200, description: 'A page of domains', schema: collectionSchema(domainSchema) },
     handler: ({ tenant, query, deps }) => listDomains(tenant, deps.pool, query),
   }),
-  defineRoute<Record<string, never>, { id: number }>({
+  defineRoute({
     method: 'get',
     path: '/v1/private/domains/{id}',
     operationId: 'getPanelDomain',
@@ -60,7 +59,7 @@ export const panelDomainRoutes = [
     success: { status: 200, description: 'The domain and its records', schema: domainWithRecordsSchema },
     handler: ({ tenant, params, deps }) => show(tenant, deps.pool, deps.config, { id: params.id }),
   }),
-  defineRoute<Record<string, never>, Record<string, never>, { domain: string }>({
+  defineRoute({
     method: 'post',
     path: '/v1/private/domains',
     operationId: 'addPanelDomain',
@@ -79,7 +78,7 @@ export const panelDomainRoutes = [
       return show(tenant, deps.pool, deps.config, { id: added.id });
     },
   }),
-  defineRoute<Record<string, never>, { id: number }>({
+  defineRoute({
     method: 'post',
     path: '/v1/private/domains/{id}/verify',
     operationId: 'verifyPanelDomain',
@@ -100,7 +99,7 @@ export const panelDomainRoutes = [
       return show(tenant, deps.pool, deps.config, { id: params.id });
     },
   }),
-  defineRoute<Record<string, never>, { id: number }>({
+  defineRoute({
     method: 'post',
     path: '/v1/private/domains/{id}/rotate-dkim',
     operationId: 'rotatePanelDomainDkim',

@@ -1,5 +1,4 @@
 import { configuredKeyRing } from '../../domain/domains/key-encryption.js';
-import type { PageRequest } from '../../domain/pagination.js';
 import { createSender, listSenders, setSenderConsentRequired, withSandboxFlag } from '../../domain/senders/senders.js';
 import { defineRoute } from '../http/route.js';
 import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
@@ -10,13 +9,14 @@ import { TAGS } from './tags.js';
 /**
  * The instance's senders in the panel (docs/panel.md): any member reads them, an admin creates
  * them and turns their consent requirement on or off, through the functions of `cartero sender
- * create` and `sender set-consent-required`.
+ * create` and `sender set-consent-required`. Their input types are read from their schemas
+ * (docs/architecture.md, Types from schemas).
  */
 
 const tag = TAGS.panel;
 
 export const panelSenderRoutes = [
-  defineRoute<PageRequest>({
+  defineRoute({
     method: 'get',
     path: '/v1/private/senders',
     operationId: 'listPanelSenders',
@@ -30,7 +30,7 @@ export const panelSenderRoutes = [
     success: { status: 200, description: 'A page of senders', schema: collectionSchema(panelSenderSchema) },
     handler: async ({ tenant, query, deps }) => withSandboxFlag(tenant, deps.pool, await listSenders(tenant, deps.pool, query)),
   }),
-  defineRoute<Record<string, never>, Record<string, never>, { email: string; name: string; is_consent_required?: boolean }>({
+  defineRoute({
     method: 'post',
     path: '/v1/private/senders',
     operationId: 'createPanelSender',
@@ -55,7 +55,7 @@ export const panelSenderRoutes = [
       return sender;
     },
   }),
-  defineRoute<Record<string, never>, { id: number }, { is_consent_required: boolean }>({
+  defineRoute({
     method: 'patch',
     path: '/v1/private/senders/{id}',
     operationId: 'updatePanelSender',

@@ -93,13 +93,14 @@ export const templateRoutes = [
     query: lang,
     success: {
       status: 200,
-      description: 'The template format description (304 without a body when If-None-Match holds its ETag)',
+      description: 'The template format description',
       schema: templateFormatSchema,
       headers: {
         ETag: { description: 'Strong validator of the exact bytes; send it back in If-None-Match', schema: { type: 'string' } },
         'Cache-Control': { description: FORMAT_CACHE_CONTROL, schema: { type: 'string' } },
       },
     },
+    alsoAnswers: { 304: { description: 'If-None-Match holds the ETag of the answer: no body', body: 'none' } },
     handler: async ({ query }, res) => {
       res.setHeader('ETag', formatEtag(query.lang));
       res.setHeader('Cache-Control', FORMAT_CACHE_CONTROL);

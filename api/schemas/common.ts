@@ -4,10 +4,10 @@ import type { JsonSchema } from '../../domain/validation.js';
 export const paginationQuery = {
   page: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, first page is 1.' },
   page_size: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Items per page, 1-100.' },
-} satisfies Record<string, JsonSchema>;
+} as const satisfies Record<string, JsonSchema>;
 
 /** A resource id in a path: a positive integer up to 2^53-1 (past it, a JSON number loses precision). */
-export const resourceId: JsonSchema = { type: 'integer', minimum: 1, maximum: 9007199254740991 };
+export const resourceId = { type: 'integer', minimum: 1, maximum: 9007199254740991 } as const satisfies JsonSchema;
 
 export function objectSchema(properties: Record<string, JsonSchema>, required: string[] = [], extra: JsonSchema = {}): JsonSchema {
   return { type: 'object', properties, required, ...extra };

@@ -4,79 +4,8 @@ import { closedObject, dateFilterQuery, nullableDateTime, paginationQuery } from
 const email: JsonSchema = { type: 'string', format: 'email', maxLength: 320 };
 const shortText = (max: number): JsonSchema => ({ type: 'string', maxLength: max });
 
-/** POST /v1/mails/send (the shape; unknown fields are refused so typos are not silent). */
-export const sendBodySchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  // subject: required unless template_id names a template with one (domain/mail/accept.ts).
-  required: ['from', 'to'],
-  properties: {
-    from: { ...email, description: 'The email_address of a sender of this instance whose domain is verified.' },
-    to: {
-      type: 'array',
-      minItems: 1,
-      maxItems: 500,
-      description: 'Recipients; all share one msg_id, each gets its own mail_id.',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['email'],
-        properties: {
-          email,
-          name: shortText(200),
-          variables: { type: 'object', description: 'Merge tags for this recipient; win over the message variables.' },
-        },
-      },
-    },
-    subject: {
-      type: 'string',
-      minLength: 1,
-      maxLength: 998,
-      description: "May contain merge tags {{name}}. Required unless template_id names a template with a subject; given, it wins over the template's.",
-    },
-    html: { type: 'string', description: 'May contain merge tags; values are HTML-escaped. Not with template_id.' },
-    text: { type: 'string', description: 'Not with template_id.' },
-    template_id: {
-      type: 'integer',
-      minimum: 1,
-      description:
-        "A mail template of this instance: its subject (unless subject is given), html and text alternative are sent, copied at acceptance. " +
-        'A draft only with test_mode: true (else 409 template_not_public); unknown or deleted: 404 mail_template_not_found.',
-    },
-    variables: { type: 'object' },
-    reply_to: email,
-    headers: {
-      type: 'object',
-      maxProperties: 50,
-      additionalProperties: { type: 'string', maxLength: 998 },
-      description: 'Extra headers; cannot replace Message-ID, From, To or List-Unsubscribe.',
-    },
-    custom_msg_id: shortText(255),
-    custom_group_code: shortText(255),
-    test_mode: { type: 'boolean', default: false },
-    track_opens: { type: 'boolean', default: true },
-    track_clicks: { type: 'boolean', default: true },
-    purpose_ids: {
-      type: 'array',
-      minItems: 1,
-      maxItems: 20,
-      uniqueItems: true,
-      items: { type: 'integer', minimum: 1 },
-      description:
-        'Consent purposes of the send. Required when the sender requires consent (422 missing): each recipient is then sent only if ' +
-        'GET /v1/consent-rules/resolve would answer allowed for its address on mail for every purpose, else dropped (status 4). Unknown ids: 422.',
-    },
-    attachments: {
-      type: 'array',
-      maxItems: 20,
-      items: closedObject({
-        filename: { type: 'string', minLength: 1, maxLength: 255 },
-        content_type: { type: 'string', pattern: '^[\\w.+-]+/[\\w.+-]+$', maxLength: 127 },
-        content: { type: 'string', pattern: '^[A-Za-z0-9+/\\r\\n]*={0,2}$', description: 'Base64' },
-      }),
-    },
-  },
-};
+// The send body's schema is the domain's, with the type derived from it (domain/mail/send-request.ts).
+export { sendBodySchema } from '../../domain/mail/send-request.js';
 
 export const sendAcceptedSchema: JsonSchema = {
   type: 'object',

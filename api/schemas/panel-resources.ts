@@ -76,7 +76,7 @@ export const panelSenderSchema: JsonSchema = {
   },
 };
 
-export const senderCreateSchema: JsonSchema = {
+export const senderCreateSchema = {
   type: 'object',
   required: ['email', 'name'],
   additionalProperties: false,
@@ -85,21 +85,21 @@ export const senderCreateSchema: JsonSchema = {
     name: { type: 'string', minLength: 1, maxLength: 255, description: 'The From name' },
     is_consent_required: { type: 'boolean', description: 'Send only to recipients who gave consent (default false)' },
   },
-};
+} as const satisfies JsonSchema;
 
-export const senderPatchSchema: JsonSchema = {
+export const senderPatchSchema = {
   type: 'object',
   required: ['is_consent_required'],
   additionalProperties: false,
   properties: { is_consent_required: { type: 'boolean' } },
-};
+} as const satisfies JsonSchema;
 
-export const domainCreateSchema: JsonSchema = {
+export const domainCreateSchema = {
   type: 'object',
   required: ['domain'],
   additionalProperties: false,
   properties: { domain: { type: 'string', minLength: 1, maxLength: 253, description: 'The domain name, e.g. mail.example.com' } },
-};
+} as const satisfies JsonSchema;
 
 export const restrictionCreateSchema: JsonSchema = {
   type: 'object',

@@ -13,27 +13,9 @@ import { isHeaderName, isProtectedHeader } from './render.js';
 import { templateForSend } from '../templates/for-send.js';
 import { checkSendPurposes, recordSendPurposes } from '../consent/send-hook.js';
 
-/** The body of POST /v1/mails/send after schema validation (api/schemas/mails.ts). */
-export interface SendRequest {
-  from: string;
-  to: Array<{ email: string; name?: string; variables?: Variables }>;
-  /** Required unless template_id names a template with a subject; given, it wins over the template's. */
-  subject?: string;
-  html?: string;
-  text?: string;
-  template_id?: number;
-  variables?: Variables;
-  reply_to?: string;
-  headers?: Record<string, string>;
-  custom_msg_id?: string;
-  custom_group_code?: string;
-  test_mode?: boolean;
-  track_opens?: boolean;
-  track_clicks?: boolean;
-  attachments?: Array<{ filename: string; content_type: string; content: string }>;
-  /** Consent purposes of the send: required by a sender that requires consent (domain/consent/send-hook.ts). */
-  purpose_ids?: number[];
-}
+// The request's type is derived from its schema (domain/mail/send-request.ts); re-exported for the callers that named it here.
+import type { SendRequest } from './send-request.js';
+export type { SendRequest } from './send-request.js';
 
 export interface SendAccepted {
   msg_id: string;

@@ -106,6 +106,7 @@ export const fixtureRoutes: Route[] = [
     operationId: 'testRateLimited',
     summary: 'Answer as if the bandwidth bucket were empty (test fixture)',
     answers: 'never',
+    errors: [429],
     handler: async () => {
       throw new RateLimited(2.2);
     },

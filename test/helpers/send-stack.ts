@@ -4,7 +4,7 @@ import { simpleParser, type ParsedMail } from 'mailparser';
 import type { Test } from 'tap';
 import type { MailboxSimulator } from '../../smtp/simulator.js';
 import type { Pool } from '../../sql/pool.js';
-import { testDatabases, type TestDatabases } from './databases.js';
+import { testDatabases, type OwnClickHouse, type TestDatabases } from './databases.js';
 import { startTestMailbox } from './mailbox.js';
 import { childEnv, spawnNode, TEST_DKIM_KEY, type Proc } from './spawn.js';
 import { startTestWeb } from './web.js';
@@ -56,14 +56,21 @@ export interface SendStackOptions {
   fastRetries?: boolean;
   /** More variables for the web app (in this process), e.g. CLICKHOUSE_REQUEST_TIMEOUT_MS. */
   webEnv?: Record<string, string>;
+  /** A ClickHouse server of the file's own, to stop or pause (testDatabases). */
+  ownClickHouse?: boolean;
 }
 
 /** Two retries a second apart, queue maintenance every 5 s: a deferred mail settles within seconds. */
 export const FAST_RETRIES = { SEND_RETRY_LIMIT: '2', SEND_RETRY_DELAY_SECONDS: '1', QUEUE_MAINTENANCE_SECONDS: '5' };
 
+export async function startSendStack(
+  t: Teardown,
+  opts: SendStackOptions & { ownClickHouse: true },
+): Promise<SendStack & { dbs: { clickhouse: OwnClickHouse } }>;
+export async function startSendStack(t: Teardown, opts: SendStackOptions): Promise<SendStack>;
 export async function startSendStack(t: Teardown, opts: SendStackOptions): Promise<SendStack> {
   if (opts.fastRetries) Object.assign(process.env, FAST_RETRIES);
-  const dbs = await testDatabases(t, opts.label);
+  const dbs = await testDatabases(t, opts.label, { ownClickHouse: opts.ownClickHouse ?? false });
   const inboundUrl = opts.inboundSmtpPort ? `smtp://127.0.0.1:${opts.inboundSmtpPort}` : undefined;
   const { simulator, mailboxDir } = await startTestMailbox(t, {
     ...(inboundUrl ? { inboundUrl } : {}),

@@ -17,7 +17,8 @@ export async function startTestWeb(
   opts: { extraRoutes?: Route[]; env?: Record<string, string> } = {},
 ): Promise<{ url: string; internalUrl: string | undefined; config: Config; templates: RenderPool }> {
   const config = loadConfig({ INTERNAL_PORT: '0', ...opts.env, PORT: '0', DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl });
-  const web = await startWeb(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'web'), opts.extraRoutes);
+  // Every answer held to its declaration (api/http/answer-check.ts): each API test checks the contract too.
+  const web = await startWeb(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'web'), opts.extraRoutes, { checkAnswers: true });
   t.teardown(() => web.stop());
   return { url: web.url.replace('localhost', '127.0.0.1'), internalUrl: web.internalUrl, config, templates: web.templates };
 }

@@ -1,15 +1,20 @@
-import { removeStaleClickHouseDirs, stopProcess, testEnv } from './env.js';
+import { removeStaleClickHouseDirs, stopProcess, testEnv, type TestEnv } from './env.js';
+import { stopSuiteClickHouse } from './suite-clickhouse.js';
+import { dropTemplateDatabase } from './template-database.js';
 
 /**
- * Runs once after the suite: per-file ClickHouse dirs a crashed file left behind (env.ts), and the
- * embedded Postgres before.ts started, if it did (a server left running inside .ci/run's network
- * namespace would be out of reach of every later run).
+ * Runs once after the suite: per-file ClickHouse dirs a crashed file left behind (env.ts), the
+ * suite's ClickHouse and template database, and the embedded Postgres before.ts started, if it
+ * did (a server left running inside .ci/run's network namespace would be out of reach of every
+ * later run).
  */
 removeStaleClickHouseDirs();
-let pid: number | undefined;
+let env: TestEnv | undefined;
 try {
-  pid = testEnv().embeddedPostgresPid;
+  env = testEnv();
 } catch {
   // before.ts did not get as far as writing the file
 }
-if (pid) await stopProcess(pid);
+if (env?.clickhouse) await stopSuiteClickHouse(env.clickhouse);
+if (env?.templateDatabase) await dropTemplateDatabase(env.postgresAdminUrl, env.templateDatabase);
+if (env?.embeddedPostgresPid) await stopProcess(env.embeddedPostgresPid);

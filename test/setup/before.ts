@@ -5,13 +5,15 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../../sql/embedded.js';
 import { freePort } from '../../config/ports.js';
-import { removeStaleClickHouseDirs, stopProcess, TEST_DIR, TEST_ENV_FILE, type TestEnv } from './env.js';
+import { removeStaleClickHouseDirs, stopProcess, TEST_DIR, TEST_ENV_FILE, testEnv, type TestEnv } from './env.js';
+import { startSuiteClickHouse, stopSuiteClickHouse } from './suite-clickhouse.js';
+import { createTemplateDatabase, templateDatabaseName } from './template-database.js';
 
 /**
  * Runs once before the suite (tap's `before`): finds a Postgres that can create one database
  * per test file: TEST_DATABASE_URL if set, else the machine's Postgres on 127.0.0.1:5432, else an
- * embedded one under .data/test. (ClickHouse is started per test file: it is ready in ~150 ms
- * and dies with the process that started it.)
+ * embedded one under .data/test; migrates the template every file's database is copied from; and
+ * starts the suite's ClickHouse, where every file makes a database of its own.
  */
 async function reachable(url: string): Promise<boolean> {
   const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
@@ -82,10 +84,29 @@ async function main(): Promise<void> {
   checkLoopbackOnly();
   removeStaleClickHouseDirs();
   mkdirSync(TEST_DIR, { recursive: true });
+  await stopLeftClickHouse();
   const { url: admin, embeddedPid } = await postgresAdminUrl();
-  const env: TestEnv = { postgresAdminUrl: admin, embeddedPostgresPid: embeddedPid };
+  const templateStart = Date.now();
+  const templateDatabase = templateDatabaseName();
+  await createTemplateDatabase(admin, templateDatabase);
+  const templateMs = Date.now() - templateStart;
+  const clickhouseStart = Date.now();
+  const clickhouse = await startSuiteClickHouse();
+  const env: TestEnv = { postgresAdminUrl: admin, embeddedPostgresPid: embeddedPid, templateDatabase, clickhouse };
   writeFileSync(TEST_ENV_FILE, JSON.stringify(env, null, 2));
-  console.log(`# test postgres: ${new URL(admin).host}`);
+  console.log(`# test postgres: ${new URL(admin).host}, template ${templateDatabase} migrated in ${templateMs} ms`);
+  console.log(`# test clickhouse: 127.0.0.1:${new URL(clickhouse.url).port} (pid ${clickhouse.pid}), ready in ${Date.now() - clickhouseStart} ms`);
+}
+
+/** The suite's ClickHouse of a run that crashed before after.ts (its data dir is wiped next). */
+async function stopLeftClickHouse(): Promise<void> {
+  let left: TestEnv['clickhouse'] | undefined;
+  try {
+    left = testEnv().clickhouse;
+  } catch {
+    return; // no earlier run, or one from before the suite had a ClickHouse of its own
+  }
+  if (left) await stopSuiteClickHouse(left);
 }
 
 main().catch((err) => {

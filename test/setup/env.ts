@@ -8,6 +8,22 @@ export interface TestEnv {
   postgresAdminUrl: string;
   /** The embedded Postgres this run started (none on a machine Postgres): after.ts stops it. */
   embeddedPostgresPid?: number;
+  /**
+   * The database migrated once by before.ts (template-database.ts) that every file's database is
+   * copied from (`CREATE DATABASE … TEMPLATE`); after.ts drops it.
+   */
+  templateDatabase: string;
+  /** The suite's one ClickHouse server (suite-clickhouse.ts), a database in it per file; after.ts stops it. */
+  clickhouse: SuiteClickHouse;
+}
+
+export interface SuiteClickHouse {
+  /** The server's root URL with its credentials (no database path). */
+  url: string;
+  /** The launcher's pid. */
+  pid: number;
+  /** The process that started it and holds it for the run (clickhouse-holder.ts): the one to stop. */
+  holderPid: number;
 }
 
 /** SIGINT (Postgres's fast shutdown), then SIGKILL if it still runs after 30 s. */

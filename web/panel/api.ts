@@ -5,6 +5,31 @@
  * connect-src 'self' allows nothing else).
  */
 
+import type { Answers, Bodies } from './wire.js';
+
+/**
+ * The wire's shapes are the server's declarations, printed into wire.ts (docs/panel.md, Wire
+ * types): the names below only say which operation's answer or body each one is.
+ */
+/** One row of a listing's answer. */
+type Item<A> = A extends { data: Array<infer T> } ? T : never;
+/**
+ * A body as the pages collect it: a select's or a checkbox's value is text, and a design
+ * document is whatever the editor parsed. The server's schema holds them (a 422 names the
+ * field), so a body takes the declared shape with those left open.
+ */
+type Collected<T> = T extends string
+  ? string
+  : T extends Array<infer U>
+    ? Array<Collected<U>>
+    : T extends object
+      ? string extends keyof T
+        ? unknown
+        : { [K in keyof T]: Collected<T[K]> }
+      : T;
+type Body<Op extends keyof Bodies> = Collected<Bodies[Op]>;
+
+/** A refusal as the panel shows it (built from the problem object the API answers). */
 export interface Problem {
   status: number;
   code: string;
@@ -50,45 +75,17 @@ async function call<T>(method: string, path: string, options: { slug?: string; b
   throw new ApiError(problem);
 }
 
-export interface User {
-  id: number;
-  email: string;
-}
-export type Role = 'owner' | 'admin' | 'viewer';
-export interface Instance {
-  slug: string;
-  name: string;
-  role: Role;
-  enabled: boolean;
-}
-export interface Member {
-  user_id: number;
-  email: string;
-  role: Role;
-  status: 'member';
-  disabled: boolean;
-  created_at: string;
-  updated_at: string;
-}
+export type User = Answers['createPanelSession']['user'];
+export type Role = Instance['role'];
+export type Instance = Item<Answers['listPanelInstances']>;
+export type Member = Extract<Item<Answers['listPanelMembers']>, { status: 'member' }>;
 /** An invitation of the instance not yet accepted: listed with the members, not one of them. */
-export interface Invitation {
-  id: number;
-  email: string;
-  role: Role;
-  status: 'invited';
-  created_at: string;
-  updated_at: string;
-}
+export type Invitation = Extract<Item<Answers['listPanelMembers']>, { status: 'invited' }>;
 /** An invitation to the signed-in user. */
-export interface ReceivedInvitation {
-  id: number;
-  instance: { slug: string; name: string };
-  role: Role;
-  created_at: string;
-}
+export type ReceivedInvitation = Item<Answers['listPanelInvitations']>;
 
 export async function signIn(email: string, password: string): Promise<User> {
-  const session = await call<{ token: string; user: User }>('POST', '/v1/private/sessions', { body: { email, password } });
+  const session = await call<Answers['createPanelSession']>('POST', '/v1/private/sessions', { body: { email, password } });
   token = session.token;
   return session.user;
 }
@@ -101,189 +98,83 @@ export async function signOut(): Promise<void> {
   }
 }
 
-export const instances = () => call<{ data: Instance[] }>('GET', '/v1/private/instances').then((r) => r.data);
-export const members = (slug: string) => call<{ data: Array<Member | Invitation> }>('GET', '/v1/private/members', { slug }).then((r) => r.data);
+export const instances = () => call<Answers['listPanelInstances']>('GET', '/v1/private/instances').then((r) => r.data);
+export const members = (slug: string) => call<Answers['listPanelMembers']>('GET', '/v1/private/members', { slug }).then((r) => r.data);
 export const inviteMember = (slug: string, email: string, role: Role) => call<Invitation>('POST', '/v1/private/members', { slug, body: { email, role } });
 export const withdrawInvitation = (slug: string, id: number) => call<void>('DELETE', `/v1/private/members/invitations/${id}`, { slug });
 export const leaveInstance = (slug: string) => call<void>('DELETE', '/v1/private/membership', { slug });
-export const invitations = () => call<{ data: ReceivedInvitation[] }>('GET', '/v1/private/invitations').then((r) => r.data);
+export const invitations = () => call<Answers['listPanelInvitations']>('GET', '/v1/private/invitations').then((r) => r.data);
 export const acceptInvitation = (id: number) => call<Instance>('POST', `/v1/private/invitations/${id}/accept`);
 export const declineInvitation = (id: number) => call<void>('POST', `/v1/private/invitations/${id}/decline`);
 export const changeRole = (slug: string, userId: number, role: Role) => call<Member>('PATCH', `/v1/private/members/${userId}`, { slug, body: { role } });
 export const removeMember = (slug: string, userId: number) => call<void>('DELETE', `/v1/private/members/${userId}`, { slug });
 
 // The instance's resources (docs/panel.md, The instance's resources).
+/** A page of a listing: its rows and the pagination every listing shares. */
 export interface Page<T> {
   data: T[];
-  pagination: { page: number; page_size: number; has_more: boolean; total_items: number | null; total_pages: number | null };
+  pagination: Answers['listPanelSenders']['pagination'];
 }
-export interface ApiKey {
-  key_id: string;
-  scopes: string[];
-  allowed_cidrs: string[];
-  expires_at: string | null;
-  revoked_at: string | null;
-  created_at: string;
-}
-export interface CreatedKey {
-  key_id: string;
-  key: string;
-  scopes: string[];
-  allowed_cidrs: string[];
-  expires_at: string | null;
-}
-export interface Sender {
-  id: number;
-  name: string;
-  email_address: string;
-  domain_id: number;
-  domain_is_verified: boolean;
-  is_consent_required: boolean;
-  /** On the instance's sandbox domain: sends only to the instance's members. */
-  is_sandbox: boolean;
-  created_at: string;
-}
-export interface Restriction {
-  id: number;
-  recipient: string;
-  reason: string | null;
-  restricted_at: string | null;
-  deleted_at: string | null;
-  bounce_reason: string | null;
-}
-export interface Settings {
-  slug: string;
-  name: string;
-  tz: string | null;
-  send_rate_per_second: number | null;
-  send_burst: number | null;
-  monthly_quota: number | null;
-  allowed_cidrs: string[];
-  /** PANEL_DNS_OVERRIDE=on: the owner may set a domain's checks by hand. */
-  dns_override: boolean;
-}
-export type Limits = Partial<Pick<Settings, 'send_rate_per_second' | 'send_burst' | 'monthly_quota'>>;
+export type ApiKey = Item<Answers['listPanelKeys']>;
+export type CreatedKey = Answers['createPanelKey'];
+export type Sender = Item<Answers['listPanelSenders']>;
+export type Restriction = Item<Answers['listPanelRestrictions']>;
+export type Settings = Answers['getPanelInstance'];
+export type Limits = Body<'updatePanelInstanceLimits'>;
 
 export const keys = (slug: string) => call<{ data: ApiKey[] }>('GET', '/v1/private/keys', { slug }).then((r) => r.data);
-export const createKey = (slug: string, body: { scopes: string[]; allowed_cidrs?: string[]; expires_at?: string }) => call<CreatedKey>('POST', '/v1/private/keys', { slug, body });
-export const revokeKey = (slug: string, keyId: string) => call<{ key_id: string; revoked_at: string }>('DELETE', `/v1/private/keys/${encodeURIComponent(keyId)}`, { slug });
+export const createKey = (slug: string, body: Body<'createPanelKey'>) => call<CreatedKey>('POST', '/v1/private/keys', { slug, body });
+export const revokeKey = (slug: string, keyId: string) => call<Answers['revokePanelKey']>('DELETE', `/v1/private/keys/${encodeURIComponent(keyId)}`, { slug });
 export const senders = (slug: string, n = 1) => call<Page<Sender>>('GET', `/v1/private/senders${pageQuery(n)}`, { slug });
-export const createSender = (slug: string, body: { email: string; name: string; is_consent_required: boolean }) => call<Sender>('POST', '/v1/private/senders', { slug, body });
-export const setConsentRequired = (slug: string, id: number, value: boolean) => call<Sender>('PATCH', `/v1/private/senders/${id}`, { slug, body: { is_consent_required: value } });
+export const createSender = (slug: string, body: Body<'createPanelSender'>) => call<Answers['createPanelSender']>('POST', '/v1/private/senders', { slug, body });
+export const setConsentRequired = (slug: string, id: number, value: boolean) => call<Answers['updatePanelSender']>('PATCH', `/v1/private/senders/${id}`, { slug, body: { is_consent_required: value } });
 export const restrictions = (slug: string, n = 1) => call<Page<Restriction>>('GET', `/v1/private/restrictions${pageQuery(n)}`, { slug });
-export const addRestriction = (slug: string, body: { recipient: string; reason: string }) => call<Restriction>('POST', '/v1/private/restrictions', { slug, body });
+export const addRestriction = (slug: string, body: Body<'addPanelRestriction'>) => call<Restriction>('POST', '/v1/private/restrictions', { slug, body });
 export const liftRestriction = (slug: string, id: number) => call<Restriction>('DELETE', `/v1/private/restrictions/${id}`, { slug });
 export const settings = (slug: string) => call<Settings>('GET', '/v1/private/instance', { slug });
 export const setLimits = (slug: string, body: Limits) => call<Settings>('PATCH', '/v1/private/instance', { slug, body });
 export const setAllowList = (slug: string, allowed_cidrs: string[]) => call<Settings>('PUT', '/v1/private/instance/ip-allow-list', { slug, body: { allowed_cidrs } });
 
-export type CheckState = 'pending' | 'approved' | 'failed';
-export interface Domain {
-  id: number;
-  domain: string;
-  is_verified: boolean;
-  mx_status: CheckState;
-  spf_status: CheckState;
-  dkim_status: CheckState;
-  dmarc_status: CheckState;
-  created_at: string;
-}
-export interface DnsRecord {
-  check: 'mx' | 'spf' | 'dkim' | 'dmarc';
-  type: 'TXT' | 'MX';
-  name: string;
-  value: string;
-  status: CheckState;
-  selector?: string;
-  signing?: boolean;
-}
-export interface DomainWithRecords extends Domain {
-  return_path_domain: string;
-  dkim_selector: string | null;
-  dns_checked_at: string | null;
-  checks_overridden: boolean;
-  is_sandbox: boolean;
-  dns_records: DnsRecord[];
-}
+export type CheckState = Domain['mx_status'];
+export type Domain = Item<Answers['listPanelDomains']>;
+export type DnsRecord = DomainWithRecords['dns_records'][number];
+export type DomainWithRecords = Answers['getPanelDomain'];
 export const domains = (slug: string, n = 1) => call<Page<Domain>>('GET', `/v1/private/domains${pageQuery(n)}`, { slug });
 export const domain = (slug: string, id: number) => call<DomainWithRecords>('GET', `/v1/private/domains/${id}`, { slug });
 export const addDomain = (slug: string, name: string) => call<DomainWithRecords>('POST', '/v1/private/domains', { slug, body: { domain: name } });
 export const verifyDomain = (slug: string, id: number) => call<DomainWithRecords>('POST', `/v1/private/domains/${id}/verify`, { slug });
-export type DnsChecks = Partial<Record<'mx' | 'spf' | 'dkim' | 'dmarc', CheckState>>;
+export type DnsChecks = Body<'setPanelDomainChecks'>;
 export const setChecks = (slug: string, id: number, checks: DnsChecks) => call<DomainWithRecords>('PUT', `/v1/private/domains/${id}/checks`, { slug, body: checks });
 export const rotateDkim = (slug: string, id: number) => call<DomainWithRecords>('POST', `/v1/private/domains/${id}/rotate-dkim`, { slug });
 
 export const FIGURES = ['sent', 'delivered', 'bounced', 'bounced_hard', 'bounced_soft', 'complained', 'opened', 'opened_human', 'opened_machine', 'clicked', 'clicked_human', 'clicked_machine',
   'delivered_opened', 'delivered_opened_human', 'delivered_clicked', 'delivered_clicked_human', 'restricted'] as const;
-export type Figures = Record<(typeof FIGURES)[number], number>;
-export interface Dashboard {
-  start_date: string;
-  end_date: string;
-  tz: string;
-  days: Array<Figures & { date: string }>;
-  totals: Figures;
-  bounce_reasons: Array<{ reason: string | null; count: number }>;
-  restrictions: Array<{ reason: string; count: number }>;
-}
+export type Figures = Dashboard['totals'];
+export type Dashboard = Answers['getPanelDashboard'];
 export const dashboard = (slug: string, range: { start_date?: string; end_date?: string }) =>
   call<Dashboard>('GET', `/v1/private/dashboard?${new URLSearchParams(Object.entries(range).filter(([, v]) => v) as Array<[string, string]>)}`, { slug });
 
 // Webhooks: the public /v1/webhooks routes, mirrored at /v1/private/webhooks (docs/panel.md, Webhooks).
-export interface Webhook {
-  id: number;
-  name: string;
-  url: string;
-  /** null: every event type. */
-  events: string[] | null;
-  is_active: boolean;
-  last_success_at: string | null;
-  last_failure_at: string | null;
-  last_status_code: number | null;
-  consecutive_failures: number;
-  failing_since: string | null;
-  auto_paused_at: string | null;
-  previous_secret_expires_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export type Webhook = Answers['panelGetWebhook'];
 /** Creation and rotation only: the signing secret, never shown again. */
-export interface WebhookWithSecret extends Webhook {
-  secret: string;
-}
-export interface Attempt {
-  id: number;
-  delivery_id: number;
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  attempted_at: string;
-  status: 'succeeded' | 'failed' | 'pending';
-  duration_ms: number | null;
-  status_code: number | null;
-  error: string | null;
-  response_body: string | null;
-  delivery_status: 'pending' | 'succeeded' | 'failed' | 'cancelled';
-}
-export interface WebhookInput {
-  name: string;
-  url: string;
-  events: string[] | null;
-}
+export type WebhookWithSecret = Answers['panelCreateWebhook'];
+export type Attempt = Item<Answers['panelListWebhookDeliveries']>;
+export type WebhookInput = Body<'panelCreateWebhook'>;
 const hook = (id: number, rest = '') => `/v1/private/webhooks/${id}${rest}`;
 export const webhooks = (slug: string, n = 1) => call<Page<Webhook>>('GET', `/v1/private/webhooks${pageQuery(n)}`, { slug });
 export const webhook = (slug: string, id: number) => call<Webhook>('GET', hook(id), { slug });
 export const createWebhook = (slug: string, body: WebhookInput) => call<WebhookWithSecret>('POST', '/v1/private/webhooks', { slug, body });
-export const updateWebhook = (slug: string, id: number, body: Partial<WebhookInput> & { is_active?: boolean }) => call<Webhook>('PATCH', hook(id), { slug, body });
+export const updateWebhook = (slug: string, id: number, body: Body<'panelUpdateWebhook'>) => call<Webhook>('PATCH', hook(id), { slug, body });
 export const deleteWebhook = (slug: string, id: number) => call<void>('DELETE', hook(id), { slug });
 export const rotateWebhookSecret = (slug: string, id: number, expirePrevious: boolean) =>
   call<WebhookWithSecret>('POST', hook(id, '/rotate-secret'), { slug, body: { expire_previous: expirePrevious } });
-export const testWebhook = (slug: string, id: number) => call<{ event_id: number }>('POST', hook(id, '/test'), { slug });
+export const testWebhook = (slug: string, id: number) => call<Answers['panelTestWebhook']>('POST', hook(id, '/test'), { slug });
 /** A webhook's attempts, newest first, 50 a page; `status` keeps one outcome. */
 export const deliveries = (slug: string, id: number, n = 1, status?: Attempt['status']) =>
   call<Page<Attempt>>('GET', hook(id, `/deliveries${pageQuery(n, status ? { status } : {}, DELIVERIES_PAGE_SIZE)}`), { slug });
 export const DELIVERIES_PAGE_SIZE = 50;
-export const retryDelivery = (slug: string, id: number, deliveryId: number) => call<{ delivery_id: number; event_id: string }>('POST', hook(id, `/deliveries/${deliveryId}/retry`), { slug });
-export const replayWebhook = (slug: string, id: number, range: { since: string; until?: string }) => call<{ queued: number }>('POST', hook(id, '/replay'), { slug, body: range });
+export const retryDelivery = (slug: string, id: number, deliveryId: number) => call<Answers['panelRetryWebhookDelivery']>('POST', hook(id, `/deliveries/${deliveryId}/retry`), { slug });
+export const replayWebhook = (slug: string, id: number, range: Body<'panelReplayWebhook'>) => call<Answers['panelReplayWebhook']>('POST', hook(id, '/replay'), { slug, body: range });
 
 // Activity: the public listings, exports and mail reads, mirrored at /v1/private (docs/panel.md, Activity).
 export const LISTINGS = ['sent', 'opens', 'clicks', 'unopened'] as const;
@@ -316,174 +207,53 @@ export async function download(slug: string, listing: Listing, params: Record<st
   return { blob: await res.blob(), filename };
 }
 // Consent (docs/panel.md, Consent): the public consent reads mirrored at /v1/private, and the panel-only operations.
-export interface Purpose {
-  id: number;
-  name: string;
-  created_at: string;
-}
-export interface TermVersion {
-  version: string;
-  body: string;
-  document_url: string | null;
-  is_current: boolean;
-  published_at: string | null;
-}
-export interface Term {
-  id: number;
-  name: string;
-  type: string;
-  purpose_ids: number[];
-  channels: string[];
-  is_active: boolean;
-  created_at: string;
-  updated_at: string;
-  versions: TermVersion[];
-}
-export interface ConsentRule {
-  id: number;
-  channel: string;
-  contact_type: string;
-  contact: string;
-  purpose_id: number;
-  action: 'allow' | 'deny';
-  created_at: string;
-}
-export interface ConsentEvent {
-  id: number;
-  term_id: number;
-  term_version_id: number;
-  status: 'confirmed' | 'pending' | 'expired';
-  method: string;
-  source: string;
-  form_name: string | null;
-  confirmed_at: string | null;
-  expired_at: string | null;
-  created_at: string;
-  rules: ConsentRule[];
-}
-export interface Verdict {
-  contact: string;
-  contact_type: string;
-  channel: string;
-  purpose_id: number;
-  verdict: 'allowed' | 'denied' | 'no_consent';
-  event_ids: number[];
-}
+export type Purpose = Item<Answers['panelListConsentPurposes']>;
+export type TermVersion = Term['versions'][number];
+export type Term = Answers['getPanelConsentTerm'];
+export type ConsentRule = ConsentEvent['rules'][number];
+export type ConsentEvent = Item<Answers['panelListConsentEvents']>;
+export type Verdict = Item<Answers['panelResolveConsent']>;
 const term = (id: number, rest = '') => `/v1/private/consent-terms/${id}${rest}`;
 export const purposes = (slug: string, n = 1) => call<Page<Purpose>>('GET', `/v1/private/consent-purposes${pageQuery(n)}`, { slug });
 export const createPurpose = (slug: string, name: string) => call<Purpose>('POST', '/v1/private/consent-purposes', { slug, body: { name } });
 export const terms = (slug: string, n = 1) => call<Page<Term>>('GET', `/v1/private/consent-terms${pageQuery(n)}`, { slug });
 export const consentTerm = (slug: string, id: number) => call<Term>('GET', term(id), { slug });
-export const createTerm = (slug: string, body: { name: string; type: string; purpose_ids: number[]; channels: string[] }) => call<Term>('POST', '/v1/private/consent-terms', { slug, body });
-export const publishVersion = (slug: string, id: number, body: { version: string; body: string; document_url?: string }) => call<Term>('POST', term(id, '/versions'), { slug, body });
+export const createTerm = (slug: string, body: Body<'createPanelConsentTerm'>) => call<Term>('POST', '/v1/private/consent-terms', { slug, body });
+export const publishVersion = (slug: string, id: number, body: Body<'addPanelConsentTermVersion'>) => call<Term>('POST', term(id, '/versions'), { slug, body });
 export const setCurrentVersion = (slug: string, id: number, version: string) => call<Term>('PUT', term(id, '/current-version'), { slug, body: { version } });
 export const setTermActive = (slug: string, id: number, is_active: boolean) => call<Term>('PATCH', term(id), { slug, body: { is_active } });
 export const consentHistory = (slug: string, contact: string, n = 1) => call<Page<ConsentEvent>>('GET', `/v1/private/consent-events${pageQuery(n, { contact })}`, { slug });
 export const resolveConsent = (slug: string, q: { contact: string; contact_type: string; channel: string; purpose_ids: number[] }) =>
-  call<{ data: Verdict[] }>('GET', `/v1/private/consent-rules/resolve?${new URLSearchParams({ contacts: q.contact, contact_types: q.contact_type, channel: q.channel, purpose_ids: q.purpose_ids.join(',') })}`, { slug });
+  call<Answers['panelResolveConsent']>('GET', `/v1/private/consent-rules/resolve?${new URLSearchParams({ contacts: q.contact, contact_types: q.contact_type, channel: q.channel, purpose_ids: q.purpose_ids.join(',') })}`, { slug });
 /** The proof document exactly as the API answered it (its bytes), to be saved as a file. */
 export const consentProofText = (slug: string, contact: string) => call<string>('GET', `/v1/private/consent-events/proof?contact=${encodeURIComponent(contact)}`, { slug, text: true });
 // Templates: the public /v1/mail-templates routes mirrored at /v1/private/mail-templates, and the panel's own (docs/panel.md, Templates).
-export interface Finding {
-  level: 'error' | 'warning' | 'suggestion';
-  rule: string;
-  uuid: string | null;
-  pointer: string;
-  message: string;
-}
-export interface TemplateSummary {
-  id: number;
-  name: string;
-  subject: string | null;
-  preheader: string | null;
-  status: 'draft' | 'public';
-  description: string | null;
-  provider: 'native' | 'external';
-  created_at: string;
-  updated_at: string;
-}
-export interface Template extends TemplateSummary {
-  html: string | null;
-  /** The design document (Beefree's JSON format); null for an external template. */
-  config: Record<string, unknown> | null;
-  findings: Finding[];
-}
-export interface TemplateFields {
-  name?: string;
-  subject?: string | null;
-  preheader?: string | null;
-  description?: string | null;
-  config?: unknown;
-}
+export type Finding = Template['findings'][number];
+export type TemplateSummary = Item<Answers['panelListMailTemplates']>;
+export type Template = Answers['panelGetMailTemplate'];
+export type TemplateFields = Body<'panelUpdateMailTemplate'>;
 const tpl = (id: number, rest = '') => `/v1/private/mail-templates/${id}${rest}`;
 export const templates = (slug: string, n = 1) => call<Page<TemplateSummary>>('GET', `/v1/private/mail-templates${pageQuery(n)}`, { slug });
 export const template = (slug: string, id: number) => call<Template>('GET', tpl(id), { slug });
-export const templateFormat = (slug: string) => call<{ skeleton: Record<string, unknown>; modules: Array<{ kind: string; type: string; description?: string }> }>('GET', '/v1/private/mail-templates/format?lang=en', { slug });
-export const templateModule = (slug: string, kind: string) => call<{ kind: string; type: string; example: Record<string, unknown> }>('GET', `/v1/private/mail-templates/format/modules/${encodeURIComponent(kind)}?lang=en`, { slug });
-export const createTemplate = (slug: string, body: TemplateFields & { name: string }) => call<Template>('POST', '/v1/private/mail-templates', { slug, body });
-export const validateTemplate = (slug: string, body: { config: unknown; subject?: string | null; preheader?: string | null }) =>
-  call<{ findings: Finding[]; html: string | null }>('POST', '/v1/private/mail-templates/validate', { slug, body });
+export const templateFormat = (slug: string) => call<Answers['panelGetMailTemplateFormat']>('GET', '/v1/private/mail-templates/format?lang=en', { slug });
+export const templateModule = (slug: string, kind: string) => call<Answers['panelGetMailTemplateModule']>('GET', `/v1/private/mail-templates/format/modules/${encodeURIComponent(kind)}?lang=en`, { slug });
+export const createTemplate = (slug: string, body: Body<'panelCreateMailTemplate'>) => call<Template>('POST', '/v1/private/mail-templates', { slug, body });
+export const validateTemplate = (slug: string, body: Body<'panelValidateMailTemplate'>) =>
+  call<Answers['panelValidateMailTemplate']>('POST', '/v1/private/mail-templates/validate', { slug, body });
 export const updateTemplate = (slug: string, id: number, body: TemplateFields) => call<Template>('PATCH', tpl(id), { slug, body });
 export const publishTemplate = (slug: string, id: number, publish: boolean) => call<Template>('POST', tpl(id, publish ? '/publish' : '/unpublish'), { slug });
 export const copyTemplate = (slug: string, id: number, name: string) => call<Template>('POST', tpl(id, '/copy'), { slug, body: { name } });
 export const deleteTemplate = (slug: string, id: number) => call<Template>('DELETE', tpl(id), { slug });
-export const testSendTemplate = (slug: string, id: number, body: { to: string; sender_id?: number }) =>
-  call<{ msg_id: string; from: string; mails: Array<{ mail_id: string; to: string }> }>('POST', tpl(id, '/test-send'), { slug, body });
+export const testSendTemplate = (slug: string, id: number, body: Body<'testSendPanelTemplate'>) =>
+  call<Answers['testSendPanelTemplate']>('POST', tpl(id, '/test-send'), { slug, body });
 
 // Forms (docs/panel.md, Forms): the public form reads and the field catalog mirrored at /v1/private, the panel-only definitions and submissions.
-export interface FormItem {
-  id: number;
-  type: 'field' | 'consent' | 'separator' | 'text';
-  field_key?: string;
-  field_type?: string;
-  term_id?: number;
-  term_version_id?: number | null;
-  channel?: string;
-  label?: string | null;
-  required?: boolean;
-  text?: string;
-}
-export interface FormSettings {
-  title?: string;
-  header_text?: string;
-  footer_text?: string;
-  design?: { primary_color?: string; secondary_color?: string; logo_url?: string; custom_css?: string };
-}
-export interface Form {
-  id: number;
-  name: string;
-  kind: 'consent' | 'advanced';
-  type: 'registration' | 'update';
-  dataset_id: number | null;
-  public_token: string;
-  is_default: boolean;
-  is_active: boolean;
-  requires_confirmation: boolean;
-  auto_reply_sender_id: number | null;
-  settings: FormSettings | null;
-  created_at: string;
-  updated_at: string;
-  items: FormItem[];
-}
-export interface CatalogField {
-  field_key: string;
-  name: string;
-  type: string;
-  is_active: boolean;
-}
-export interface FormMailSettings {
-  auto_reply: { subject?: string; html?: string; text?: string; template_id?: number } | null;
-  team_notice_emails: string[];
-}
-export interface Submission {
-  id: number;
-  source: 'form' | 'form_api';
-  status: 'pending' | 'confirmed';
-  field_values: Record<string, unknown>;
-  consents: Array<{ event_id: number; term_id: number; term_version_id: number; status: string }>;
-  created_at: string;
-  confirmed_at: string | null;
-}
+export type FormItem = Form['items'][number];
+export type FormSettings = NonNullable<Form['settings']>;
+export type Form = Answers['panelGetForm'];
+export type CatalogField = FieldDef;
+export type FormMailSettings = Answers['getPanelFormMailSettings'];
+export type Submission = Item<Answers['listPanelFormSubmissions']>;
 /** A definition as PUT/POST /v1/private/forms take it (items with their id keep it). */
 export type FormDefinition = Record<string, unknown> & { name: string; items: Array<Record<string, unknown>> };
 const formPath = (id: number, rest = '') => `/v1/private/forms/${id}${rest}`;
@@ -494,59 +264,17 @@ export const formMailSettings = (slug: string, id: number) => call<FormMailSetti
 export const createForm = (slug: string, body: FormDefinition) => call<Form>('POST', '/v1/private/forms', { slug, body });
 export const updateForm = (slug: string, id: number, body: FormDefinition) => call<Form>('PUT', formPath(id), { slug, body });
 /** The hosted page the definition would make, drawn by the API (nothing stored): for a sandboxed frame's srcdoc only. */
-export const previewForm = (slug: string, body: FormDefinition) => call<{ html: string }>('POST', '/v1/private/forms/preview', { slug, body });
+export const previewForm = (slug: string, body: FormDefinition) => call<Answers['previewPanelForm']>('POST', '/v1/private/forms/preview', { slug, body });
 export const setFormActive = (slug: string, id: number, is_active: boolean) => call<Form>('PATCH', formPath(id), { slug, body: { is_active } });
-export const deleteForm = (slug: string, id: number) => call<{ id: number; deleted: true }>('DELETE', formPath(id), { slug });
+export const deleteForm = (slug: string, id: number) => call<Answers['deletePanelForm']>('DELETE', formPath(id), { slug });
 export const formSubmissions = (slug: string, id: number, n = 1) => call<Page<Submission>>('GET', formPath(id, `/submissions${pageQuery(n)}`), { slug });
 export const formSubmissionsCsv = (slug: string, id: number) => call<string>('GET', formPath(id, '/submissions/export'), { slug, text: true });
 // Datasets, fields and lists (docs/panel.md, Datasets, fields and imports).
-export interface FieldDef {
-  id: number;
-  field_key: string;
-  name: string;
-  type: string;
-  options: string[] | null;
-  rules: { max_length: number | null; pattern: string | null; min: number | null; max: number | null };
-  is_system: boolean;
-  is_active: boolean;
-  created_at: string;
-}
-export interface Dataset {
-  id: number;
-  name: string;
-  is_active: boolean;
-  channel: string[] | null;
-  description: string | null;
-  created_at: string;
-  identity_field?: string;
-  columns?: Array<{ field_key: string; required: boolean }>;
-}
-export interface DatasetRecord {
-  id: number;
-  identifier: string;
-  values: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-}
-export interface ImportProgress {
-  key: string;
-  status: 'reading' | 'merging' | 'done' | 'failed';
-  bytes_read: number;
-  bytes_total: number | null;
-  percent: number | null;
-  summary: Record<string, unknown> | null;
-  error: { code: string; detail: string } | null;
-  rejects_url: string | null;
-}
-export interface CsvList {
-  id: number;
-  name: string;
-  columns: Array<{ field_key: string; position: number }>;
-  max_rows: number;
-  rows: number;
-  uploads: Array<{ id: number; mode: string; rows: number; rejected: number; created_at: string }>;
-  created_at: string;
-}
+export type FieldDef = Item<Answers['panelListFields']>;
+export type Dataset = Answers['panelGetDataset'];
+export type DatasetRecord = Item<Answers['panelListDatasetRecords']>;
+export type ImportProgress = Answers['getPanelImport'];
+export type CsvList = Answers['getPanelList'];
 export const fields = (slug: string, n = 1) => call<Page<FieldDef>>('GET', `/v1/private/fields${pageQuery(n)}`, { slug });
 export const createField = (slug: string, body: Record<string, unknown>) => call<FieldDef>('POST', '/v1/private/fields', { slug, body });
 export const setFieldActive = (slug: string, key: string, is_active: boolean) => call<FieldDef>('PATCH', `/v1/private/fields/${encodeURIComponent(key)}`, { slug, body: { is_active } });
@@ -560,7 +288,7 @@ export const records = (slug: string, id: number, query: Record<string, string>)
 export const importProgress = (slug: string, key: string) => call<ImportProgress>('GET', `/v1/private/imports/${key}`, { slug });
 /** The rejects file exactly as the API answered it, to be saved. */
 export const importRejects = (slug: string, key: string) => call<string>('GET', `/v1/private/imports/${key}/rejects`, { slug, text: true });
-export const lists = (slug: string) => call<{ data: CsvList[] }>('GET', '/v1/private/lists', { slug });
+export const lists = (slug: string) => call<Answers['listPanelLists']>('GET', '/v1/private/lists', { slug });
 export const createList = (slug: string, body: Record<string, unknown>) => call<CsvList>('POST', '/v1/private/lists', { slug, body });
 export const deleteList = (slug: string, id: number) => call<CsvList>('DELETE', `/v1/private/lists/${id}`, { slug });
 /** A CSV file POSTed as it is (text/csv): an import or a list upload, answered when it is over. */

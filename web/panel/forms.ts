@@ -375,7 +375,7 @@ function addControls(draft: Draft, fields: api.CatalogField[], terms: api.Term[]
   const termChoice = select('add-term', terms.filter((t) => t.is_active).map((t) => [String(t.id), `${t.name} (${t.channels.join(', ')})`]), '');
   const channel = select('add-channel', [['mail', 'mail'], ['sms', 'sms'], ['wsp', 'wsp']], 'mail');
   const addConsent = h('button', { type: 'button', class: 'secondary', id: 'add-consent', disabled: !terms.length }, 'Add consent');
-  addConsent.addEventListener('click', () => { draft.items.push({ type: 'consent', term_id: Number(termChoice.value), channel: channel.value, required: false }); redraw(); });
+  addConsent.addEventListener('click', () => { draft.items.push({ type: 'consent', term_id: Number(termChoice.value), channel: channel.value as api.FormItem['channel'], required: false }); redraw(); });
   const addSeparator = h('button', { type: 'button', class: 'secondary' }, 'Add separator');
   addSeparator.addEventListener('click', () => { draft.items.push({ type: 'separator' }); redraw(); });
   const addText = h('button', { type: 'button', class: 'secondary' }, 'Add text block');

@@ -4,7 +4,7 @@ import { field, h } from './dom.js';
 /** The fields a webhook is made of, shared by the create form (webhooks.ts) and the edit form (webhook.ts). */
 
 /** Every event type the service delivers (domain/webhooks/event-types.ts; the API refuses any other with a 422). */
-export const EVENT_TYPES = [
+export const EVENT_TYPES: Array<NonNullable<api.Webhook['events']>[number]> = [
   'mail.received', 'mail.queued', 'mail.sent', 'mail.deferred', 'mail.bounced', 'mail.dropped', 'mail.onhold', 'mail.opened',
   'mail.clicked', 'mail.unsubscribed', 'mail.complained', 'restriction.created', 'restriction.lifted', 'form.submission.created',
   'form.submission.confirmed', 'consent.event.created', 'consent.event.confirmed', 'consent.event.expired', 'webhook.test',
