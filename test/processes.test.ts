@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { clickHouseFetch, databaseOf } from '../analytics/client.js';
-import { freePort } from '../config/ports.js';
+import { freePort, portIsFree } from '../config/ports.js';
 import { readServices } from '../config/services-file.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
@@ -71,6 +71,20 @@ async function smtpReply(port: number, commands: string[]): Promise<string> {
   } finally {
     socket.destroy();
   }
+}
+
+/**
+ * A free port below Linux's ephemeral range (32768 and up), for an npm start that binds its PORT
+ * only after a minute of starting: meanwhile no port picked by bind(0) (freePort, the embedded
+ * servers of the start beside it) and no connection's local port can land on it. Once a start's
+ * web dynos met EADDRINUSE on a PORT from freePort for their whole start.
+ */
+async function quietPort(): Promise<number> {
+  for (let tries = 0; tries < 100; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await portIsFree(port)) return port;
+  }
+  throw new Error('no free port between 20000 and 32000');
 }
 
 /** Polls url until it answers 2xx; fails early with the process output when proc exits. */
@@ -334,8 +348,8 @@ t.test('npm start: embedded default end to end, two side by side, Ctrl-C, restar
 
   const dirA = tempDataDir(t);
   const dirB = tempDataDir(t);
-  const portA = await freePort();
-  const portB = await freePort();
+  const portA = await quietPort();
+  const portB = await quietPort();
   const envOf = (dir: string, port?: number) =>
     childEnv({ DATA_DIR: dir, LOG_LEVEL: 'warn', ...(port ? { PORT: String(port), NODE_OPTIONS: `--import ${probe}` } : {}) }, DB_ENV);
 
