@@ -59,7 +59,7 @@ async function refusal(read: () => unknown): Promise<DmarcRefusalReason | 'read'
 
 /**
  * The corpus entries whose manifest says null (a strict XML parser refuses them): what this
- * reader decides for each one it knows (docs/dmarc.md), by file name. Any other null entry must
+ * reader decides for each one it knows (the reasons are in engines/dmarc/parse.ts and unpack.ts), by file name. Any other null entry must
  * be refused with a reason, or read: never an unexpected error.
  */
 const DECIDED: Record<string, DmarcRefusalReason | 'read'> = {
