@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { clickHouseFetch, databaseOf } from '../analytics/client.js';
-import { freePort } from '../config/ports.js';
+import { freePort, portIsFree } from '../config/ports.js';
 import { readServices } from '../config/services-file.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
+import { sleep, waitFor } from './helpers/wait.js';
 import {
   alive,
   childEnv,
@@ -18,7 +19,6 @@ import {
   oneJsonObject,
   postmasterPid,
   processesOf,
-  sleep,
   spawnNode,
   tempDataDir,
   TEST_DKIM_KEY,
@@ -73,6 +73,20 @@ async function smtpReply(port: number, commands: string[]): Promise<string> {
   }
 }
 
+/**
+ * A free port below Linux's ephemeral range (32768 and up), for an npm start that binds its PORT
+ * only after a minute of starting: meanwhile no port picked by bind(0) (freePort, the embedded
+ * servers of the start beside it) and no connection's local port can land on it. Once a start's
+ * web dynos met EADDRINUSE on a PORT from freePort for their whole start.
+ */
+async function quietPort(): Promise<number> {
+  for (let tries = 0; tries < 100; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await portIsFree(port)) return port;
+  }
+  throw new Error('no free port between 20000 and 32000');
+}
+
 /** Polls url until it answers 2xx; fails early with the process output when proc exits. */
 async function waitHttp(url: string, proc: Proc, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -99,6 +113,9 @@ async function getJson(url: string, headers: Record<string, string> = {}) {
  * An HTTP request caught in flight: everything but the blank line ending its head is sent, so
  * the server has a connection with a request in progress until finish() is called. The socket
  * stays open after the response unless the server closes it (keep-alive, like a proxy's pool).
+ * A whole /healthz request goes first on the same connection and is answered: the server has
+ * accepted the connection before any signal is sent (one still in the kernel's queue when the
+ * server stops listening would be reset, not drained).
  */
 async function requestInFlight(port: number, path: string, headers: Record<string, string>) {
   const socket = connect(port, '127.0.0.1');
@@ -110,6 +127,10 @@ async function requestInFlight(port: number, path: string, headers: Record<strin
     socket.once('connect', resolve);
     socket.once('error', reject);
   });
+  socket.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+  await waitFor('the server to answer /healthz on the connection', () => (/\r\n\r\n\{"status":"ok"\}$/.test(received) ? true : socket.destroyed ? false : undefined), { ms: 30_000, every: 20 });
+  if (!received.startsWith('HTTP/1.1 200')) throw new Error(`the connection was not accepted: ${JSON.stringify(received.slice(0, 200))}`);
+  received = '';
   const head = [`GET ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
   socket.write(head.join('\r\n') + '\r\n');
   return {
@@ -218,7 +239,6 @@ t.test('web on SIGTERM answers a request in flight and still exits promptly with
 
   const req = await requestInFlight(port, '/v1/senders', a.headers);
   t.teardown(() => req.socket.destroy());
-  await sleep(200);
   const stopAt = Date.now();
   web.signal('SIGTERM');
   await sleep(300);
@@ -229,6 +249,52 @@ t.test('web on SIGTERM answers a request in flight and still exits promptly with
   const took = Date.now() - stopAt;
   if (!t.same(exit, { code: 0, signal: null }, `web exits 0 within ${PROMPT_STOP_MS} ms of SIGTERM though the client keeps its idle connection (${exit ? `exited after ${took} ms` : 'still running'})`)) {
     t.comment(web.stdout() + web.stderr());
+  }
+});
+
+t.test('a dyno stops gracefully whatever order its signals come in; only a second Ctrl-C cuts it short', async (t) => {
+  // The Ctrl-C race under npm start, made deterministic: a terminal's Ctrl-C reaches a dyno as
+  // SIGINT and the supervisor's SIGTERM follows, and which one the dyno takes first is the
+  // scheduler's choice (runtime/shutdown.ts). Here each signal goes out only once the dyno has
+  // logged the one before, so it takes them in the order written.
+  const dbs = await testDatabases(t, 'signals');
+  const a = await makeTenant(dbs.pool);
+  const rows: Array<{ name: string; signals: NodeJS.Signals[]; graceful: boolean }> = [
+    { name: "the supervisor's SIGTERM, then the terminal's own Ctrl-C (the race npm start lost at times)", signals: ['SIGTERM', 'SIGINT'], graceful: true },
+    { name: "the terminal's Ctrl-C, then the supervisor's SIGTERM", signals: ['SIGINT', 'SIGTERM'], graceful: true },
+    { name: 'a platform sending SIGTERM twice', signals: ['SIGTERM', 'SIGTERM'], graceful: true },
+    { name: 'Ctrl-C twice: the user insisting', signals: ['SIGINT', 'SIGINT'], graceful: false },
+    { name: 'the race, then Ctrl-C again: the user insisting', signals: ['SIGTERM', 'SIGINT', 'SIGINT'], graceful: false },
+  ];
+  // Every signal a dyno takes is one log line naming it (runtime/shutdown.ts).
+  const taken = (out: string) => (out.match(/"signal":"SIG(?:TERM|INT)"/g) ?? []).length;
+  for (const row of rows) {
+    await t.test(`${row.signals.join(', ')}: ${row.name}`, async (t) => {
+      const port = await freePort();
+      const env = childEnv({ DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, PORT: String(port), LOG_LEVEL: 'info', DKIM_KEY_ENCRYPTION_KEY: TEST_DKIM_KEY }, DB_ENV);
+      const web = spawnNode(t, 'dist/runtime/web.js', { env });
+      await waitHttp(`http://127.0.0.1:${port}/healthz`, web);
+      const req = await requestInFlight(port, '/v1/senders', a.headers);
+      t.teardown(() => req.socket.destroy());
+      for (const [i, signal] of row.signals.entries()) {
+        web.signal(signal);
+        // The forcing signal ends the process: nothing more to wait for.
+        if (!row.graceful && i === row.signals.length - 1) break;
+        await waitFor(`the dyno to take signal ${i + 1} (${signal})`, () => (taken(web.stdout()) > i ? true : web.exit() ? false : undefined), { ms: 20_000, every: 20 });
+      }
+      if (row.graceful) {
+        req.finish();
+        const res = await req.response(10_000);
+        if (!t.equal(res?.status, 200, 'the request in flight is answered')) t.comment(`received: ${JSON.stringify(req.received())}\n${web.stdout()}${web.stderr()}`);
+        const exit = await web.waitExit(20_000);
+        if (!t.same(exit, { code: 0, signal: null }, 'exits 0: a graceful stop')) t.comment(web.stdout() + web.stderr());
+      } else {
+        const exit = await web.waitExit(20_000);
+        if (!t.same(exit, { code: 1, signal: null }, 'exits 1 at once, not after draining')) t.comment(web.stdout() + web.stderr());
+        t.equal(await req.response(1_000), undefined, 'the request in flight is cut, as the user asked');
+        t.match(web.stdout(), /second Ctrl-C, exiting now/);
+      }
+    });
   }
 });
 
@@ -282,8 +348,8 @@ t.test('npm start: embedded default end to end, two side by side, Ctrl-C, restar
 
   const dirA = tempDataDir(t);
   const dirB = tempDataDir(t);
-  const portA = await freePort();
-  const portB = await freePort();
+  const portA = await quietPort();
+  const portB = await quietPort();
   const envOf = (dir: string, port?: number) =>
     childEnv({ DATA_DIR: dir, LOG_LEVEL: 'warn', ...(port ? { PORT: String(port), NODE_OPTIONS: `--import ${probe}` } : {}) }, DB_ENV);
 
@@ -421,7 +487,6 @@ t.test('npm start: embedded default end to end, two side by side, Ctrl-C, restar
     // request below is in flight at that moment and must still be answered from Postgres.
     const req = await requestInFlight(portA, '/v1/senders', { ...auth, connection: 'close' });
     t.teardown(() => req.socket.destroy());
-    await sleep(200);
     a.signal('SIGINT');
     await sleep(300);
     req.finish();
