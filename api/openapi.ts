@@ -158,11 +158,12 @@ function requestBody(r: Route): Record<string, unknown> {
 }
 
 function successResponse(r: Route): Record<string, unknown> {
-  const { description, schema, contentType, headers } = r.success;
+  const { description, schema, contentType, headers, alternatives } = r.success;
+  const others = Object.fromEntries(Object.entries(alternatives ?? {}).map(([type, s]) => [type, { schema: clean(s) }]));
   return {
     description,
     ...(headers ? { headers: Object.fromEntries(Object.entries(headers).map(([name, h]) => [name, { description: h.description, schema: clean(h.schema) }])) } : {}),
-    ...(schema ? { content: { [contentType ?? 'application/json']: { schema: clean(schema) } } } : {}),
+    ...(schema ? { content: { [contentType ?? 'application/json']: { schema: clean(schema) }, ...others } } : {}),
   };
 }
 

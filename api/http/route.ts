@@ -90,6 +90,8 @@ export interface RouteSuccess {
   /** Default application/json; a page is text/html, the pixel image/gif. */
   contentType?: string;
   schema?: JsonSchema;
+  /** Other media types the same answer may take, with their schemas (an export's format=json beside its CSV). */
+  alternatives?: Record<string, JsonSchema>;
   /** Response headers worth documenting (a redirect's Location). */
   headers?: Record<string, { description: string; schema: JsonSchema }>;
 }

@@ -658,6 +658,14 @@ export interface Answers {
     }>;
     pagination: Answers["listPanelSenders"]["pagination"];
   };
+  /** Export sent mails (CSV or JSON) */
+  panelExportSentActivity: Array<Record<string, unknown>>;
+  /** Export opens, per open, per recipient or per message (CSV or JSON) */
+  panelExportOpens: Array<Record<string, unknown>>;
+  /** Export clicks, per click, per recipient or per message (CSV or JSON) */
+  panelExportClicks: Array<Record<string, unknown>>;
+  /** Export delivered mails with no recorded open (CSV or JSON) */
+  panelExportUnopened: Array<Record<string, unknown>>;
   /** List mails of the last 3 months */
   panelListMails: Answers["panelListSentActivity"];
   /** Read a mail */
