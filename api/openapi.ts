@@ -22,12 +22,12 @@ function commonErrors(r: Route): readonly number[] {
 /**
  * Every status a route can answer besides its success: the common ones of its kind, its own, its
  * body's (a JSON body can be malformed (400), too large (413) or not JSON (415); a form only
- * too large), and its other input's (a scalar query parameter given twice, a path segment that is
+ * too large; a streamed CSV also stalled (408, api/routes/panel-imports.ts)), and its other input's (a scalar query parameter given twice, a path segment that is
  * not percent-encoded UTF-8: 400, api/http/request-input.ts and api/http/errors.ts). The document
  * declares them, and api/http/answer-check.ts holds answers to them.
  */
 export function errorStatuses(r: Route): number[] {
-  const bodyErrors = r.bodyType === 'csv' ? [400, 413, 415] : !r.body ? [] : r.bodyType === 'form' ? [400, 413] : [400, 413, 415];
+  const bodyErrors = r.bodyType === 'csv' ? [400, 408, 413, 415] : !r.body ? [] : r.bodyType === 'form' ? [400, 413] : [400, 413, 415];
   const inputErrors = Object.keys({ ...r.query, ...r.params }).length ? [400] : [];
   return [...new Set([...commonErrors(r), ...(r.errors ?? []), ...bodyErrors, ...inputErrors])].sort();
 }
@@ -158,11 +158,12 @@ function requestBody(r: Route): Record<string, unknown> {
 }
 
 function successResponse(r: Route): Record<string, unknown> {
-  const { description, schema, contentType, headers } = r.success;
+  const { description, schema, contentType, headers, alternatives } = r.success;
+  const others = Object.fromEntries(Object.entries(alternatives ?? {}).map(([type, s]) => [type, { schema: clean(s) }]));
   return {
     description,
     ...(headers ? { headers: Object.fromEntries(Object.entries(headers).map(([name, h]) => [name, { description: h.description, schema: clean(h.schema) }])) } : {}),
-    ...(schema ? { content: { [contentType ?? 'application/json']: { schema: clean(schema) } } } : {}),
+    ...(schema ? { content: { [contentType ?? 'application/json']: { schema: clean(schema) }, ...others } } : {}),
   };
 }
 

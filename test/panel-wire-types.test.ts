@@ -13,6 +13,15 @@ t.test('web/panel/wire.ts is current', async (t) => {
   t.equal(generatedPart(PANEL_WIRE_TYPES, file), panelWireTypes(), 'the generated types are current: run node dist/api/panel-wire-types.js --write');
 });
 
+t.test('a shape printed once is named where it recurs', async (t) => {
+  const text = panelWireTypes();
+  // The read, the verification and the rotation of a domain answer what its creation answers.
+  t.match(text, /\n  getPanelDomain: Answers\["addPanelDomain"\];\n/);
+  // Every listing's pagination is the first listing's.
+  t.match(text, /\n    pagination: Answers\["listPanelSenders"\]\["pagination"\];\n/);
+  t.notMatch(text, /Answers\["[^"]+"\]\["[^"]+"\]\?/, 'never named from under an optional property');
+});
+
 t.test('the printer reads the JSON Schema the declarations use', async (t) => {
   const cases: Array<[unknown, string]> = [
     [{ type: 'string', format: 'date-time' }, 'string'],

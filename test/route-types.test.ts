@@ -39,6 +39,22 @@ sameType<Same<Ctx['query'], { page: number } & { q?: string }>>();
 sameType<Same<Ctx['body'], { name: string; tags?: Array<'a' | 'b'> }>>();
 sameType<Same<Ctx, RouteContext<Ctx['query'], Ctx['params'], Ctx['body']>>>();
 
+// A body that may be left out (bodyRequired: false) may be undefined in the handler.
+const optional = defineRoute({
+  method: 'post',
+  path: '/v1/test-fixtures/typed-optional',
+  operationId: 'testTypedOptional',
+  summary: 'A route whose body may be absent (test fixture)',
+  description: 'never mounted',
+  tag: TAGS.mails,
+  auth: { kind: 'api_key', scope: 'mail:send' },
+  body: { type: 'object', properties: { flag: { type: 'boolean', default: false } } },
+  bodyRequired: false,
+  success: { status: 200, description: 'never' },
+  handler: async ({ body }) => ({ flag: body?.flag ?? false }),
+});
+sameType<Same<Parameters<typeof optional.handler>[0]['body'], { flag: boolean; [k: string]: unknown } | undefined>>();
+
 // The fields with a default stay optional in SendRequest (the domain's senders leave them out).
 sameType<Same<SendRequest['track_opens'], boolean | undefined>>();
 sameType<Same<SendRequest['to'][number], { email: string; name?: string; variables?: { [k: string]: unknown } }>>();

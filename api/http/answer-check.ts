@@ -22,8 +22,8 @@ const validProblem = answerAjv.compile(problemSchema);
 interface DeclaredAnswer {
   /** The media types the declaration names (none: it declares no content, e.g. a 204 or a redirect). */
   types: string[];
-  /** The body's schema, for a JSON answer. */
-  validate?: ValidateFunction;
+  /** The body's schema by media type, for a JSON answer. */
+  validate?: ValidateFunction | Record<string, ValidateFunction>;
 }
 
 const isJson = (type: string) => type === 'application/json' || type.endsWith('+json');
@@ -32,8 +32,11 @@ const mediaType = (header: unknown) => (typeof header === 'string' ? header.spli
 /** What the OpenAPI document says a route answers: its success and each error status (api/openapi.ts). */
 function declaredAnswers(route: Route): Map<number, DeclaredAnswer> {
   const answers = new Map<number, DeclaredAnswer>();
-  const { status, schema, contentType = 'application/json' } = route.success;
-  const success: DeclaredAnswer = schema ? { types: [contentType], validate: isJson(contentType) ? answerAjv.compile(schema) : undefined } : { types: [] };
+  const { status, schema, contentType = 'application/json', alternatives = {} } = route.success;
+  const bodies = Object.entries({ [contentType]: schema, ...alternatives }).filter(([type, s]) => s && isJson(type));
+  const success: DeclaredAnswer = schema
+    ? { types: [contentType, ...Object.keys(alternatives)], validate: Object.fromEntries(bodies.map(([type, s]) => [type, answerAjv.compile(s!)])) }
+    : { types: [] };
   answers.set(status, success);
   for (const [other, { body }] of Object.entries(route.alsoAnswers ?? {})) answers.set(Number(other), body === 'success' ? success : { types: [] });
   for (const s of errorStatuses(route)) {
@@ -59,8 +62,10 @@ function headMismatch(answers: Map<number, DeclaredAnswer>, status: number, type
 
 /** What is wrong with a JSON answer's body, or undefined. */
 function bodyMismatch(answers: Map<number, DeclaredAnswer>, status: number, type: string | undefined, body: string | Buffer): string | undefined {
-  const validate = answers.get(status)?.validate;
-  if (!validate || !type || !isJson(type)) return undefined;
+  const declared = answers.get(status)?.validate;
+  if (!declared || !type || !isJson(type)) return undefined;
+  const validate = typeof declared === 'function' ? declared : declared[type];
+  if (!validate) return undefined;
   let value: unknown;
   try {
     value = JSON.parse(body.toString());

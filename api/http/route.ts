@@ -90,6 +90,8 @@ export interface RouteSuccess {
   /** Default application/json; a page is text/html, the pixel image/gif. */
   contentType?: string;
   schema?: JsonSchema;
+  /** Other media types the same answer may take, with their schemas (an export's format=json beside its CSV). */
+  alternatives?: Record<string, JsonSchema>;
   /** Response headers worth documenting (a redirect's Location). */
   headers?: Record<string, { description: string; schema: JsonSchema }>;
 }
@@ -176,10 +178,11 @@ type WithDefault<M> = { [K in keyof M]: M[K] extends { default: unknown } ? K : 
 type QueryOf<M> = { [K in WithDefault<M>]: Described<M[K]> } & { [K in Exclude<keyof M, WithDefault<M>>]?: Described<M[K]> };
 /** Path parameters after validation: every one is there. */
 type ParamsOf<M> = { [K in keyof M]: Described<M[K]> };
-type BodyOf<S> = S extends JsonSchema ? Described<S> : undefined;
+/** The body after validation; a route whose body is optional (bodyRequired: false) may get none. */
+type BodyOf<S, R> = S extends JsonSchema ? Described<S> | (R extends false ? undefined : never) : undefined;
 type SchemaMap = Record<string, JsonSchema>;
 /** The schemas of a declaration, kept literal so the handler's input types follow from them. */
-type Declared<QS, PS, BS> = { query?: QS; params?: PS; body?: BS };
+type Declared<QS, PS, BS, BR> = { query?: QS; params?: PS; body?: BS; bodyRequired?: BR };
 
 /*
  * Without type arguments, defineRoute reads the handler's query, params and body types from the
@@ -187,18 +190,18 @@ type Declared<QS, PS, BS> = { query?: QS; params?: PS; body?: BS };
  * schemas). With type arguments (the declarations written before, or whose schemas are built
  * by helpers that return JsonSchema), the handler's types are the ones given.
  */
-export function defineRoute<const QS extends SchemaMap = {}, const PS extends SchemaMap = {}, const BS extends JsonSchema | undefined = undefined>(
-  route: ApiKeyRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS>> & Declared<QS, PS, BS>,
-): ApiKeyRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS>>;
-export function defineRoute<const QS extends SchemaMap = {}, const PS extends SchemaMap = {}, const BS extends JsonSchema | undefined = undefined>(
-  route: PublicRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS>> & Declared<QS, PS, BS>,
-): PublicRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS>>;
-export function defineRoute<const QS extends SchemaMap = {}, const PS extends SchemaMap = {}, const BS extends JsonSchema | undefined = undefined>(
-  route: MemberRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS>> & Declared<QS, PS, BS>,
-): MemberRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS>>;
-export function defineRoute<const QS extends SchemaMap = {}, const PS extends SchemaMap = {}, const BS extends JsonSchema | undefined = undefined>(
-  route: SessionRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS>> & Declared<QS, PS, BS>,
-): SessionRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS>>;
+export function defineRoute<const QS extends SchemaMap = {}, const PS extends SchemaMap = {}, const BS extends JsonSchema | undefined = undefined, const BR extends boolean | undefined = undefined>(
+  route: ApiKeyRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS, BR>> & Declared<QS, PS, BS, BR>,
+): ApiKeyRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS, BR>>;
+export function defineRoute<const QS extends SchemaMap = {}, const PS extends SchemaMap = {}, const BS extends JsonSchema | undefined = undefined, const BR extends boolean | undefined = undefined>(
+  route: PublicRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS, BR>> & Declared<QS, PS, BS, BR>,
+): PublicRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS, BR>>;
+export function defineRoute<const QS extends SchemaMap = {}, const PS extends SchemaMap = {}, const BS extends JsonSchema | undefined = undefined, const BR extends boolean | undefined = undefined>(
+  route: MemberRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS, BR>> & Declared<QS, PS, BS, BR>,
+): MemberRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS, BR>>;
+export function defineRoute<const QS extends SchemaMap = {}, const PS extends SchemaMap = {}, const BS extends JsonSchema | undefined = undefined, const BR extends boolean | undefined = undefined>(
+  route: SessionRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS, BR>> & Declared<QS, PS, BS, BR>,
+): SessionRoute<QueryOf<QS>, ParamsOf<PS>, BodyOf<BS, BR>>;
 export function defineRoute<Q = Record<string, never>, P = Record<string, never>, B = undefined>(route: ApiKeyRoute<Q, P, B>): ApiKeyRoute<Q, P, B>;
 export function defineRoute<Q = Record<string, never>, P = Record<string, never>, B = undefined>(route: PublicRoute<Q, P, B>): PublicRoute<Q, P, B>;
 export function defineRoute<Q = Record<string, never>, P = Record<string, never>, B = undefined>(route: MemberRoute<Q, P, B>): MemberRoute<Q, P, B>;

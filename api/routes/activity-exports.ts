@@ -69,6 +69,7 @@ const success = {
     'format=json: application/json; charset=utf-8, one array of the listing rows.',
   contentType: 'text/csv',
   schema: { type: 'string' },
+  alternatives: { 'application/json': { type: 'array', items: { type: 'object' }, description: 'format=json: the listing rows' } },
 };
 
 const STREAMING =

@@ -26,7 +26,7 @@ export const panelInvitationRoutes = [
     success: { status: 200, description: 'The invitations', schema: receivedInvitationsSchema },
     handler: async ({ session, deps }) => ({ data: await invitationsFor(deps.pool, session.user.email) }),
   }),
-  defineRoute<Record<string, never>, { invitation_id: number }>({
+  defineRoute({
     method: 'post',
     path: '/v1/private/invitations/{invitation_id}/accept',
     operationId: 'acceptPanelInvitation',
@@ -41,7 +41,7 @@ export const panelInvitationRoutes = [
     errors: [404],
     handler: ({ session, params, deps }) => acceptInvitation(deps.pool, session.user, params.invitation_id),
   }),
-  defineRoute<Record<string, never>, { invitation_id: number }>({
+  defineRoute({
     method: 'post',
     path: '/v1/private/invitations/{invitation_id}/decline',
     operationId: 'declinePanelInvitation',

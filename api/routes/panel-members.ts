@@ -1,6 +1,5 @@
 import { cancelInvitation, inviteMember, listInvitations } from '../../domain/panel/invitations.js';
 import { instancesOf, leaveInstance, listMembers, removeMember, setMemberRole } from '../../domain/panel/members.js';
-import type { PanelRole } from '../../domain/panel/roles.js';
 import { defineRoute } from '../http/route.js';
 import { resourceId } from '../schemas/common.js';
 import { invitationSchema, memberCreateSchema, memberInstancesSchema, memberPatchSchema, memberSchema, membersSchema } from '../schemas/panel.js';
@@ -47,7 +46,7 @@ export const panelMemberRoutes = [
       data: [...(await listMembers(tenant.instanceId, deps.pool)), ...(await listInvitations(tenant.instanceId, deps.pool))],
     }),
   }),
-  defineRoute<Record<string, never>, Record<string, never>, { email: string; role: PanelRole }>({
+  defineRoute({
     method: 'post',
     path: '/v1/private/members',
     operationId: 'invitePanelMember',
@@ -69,7 +68,7 @@ export const panelMemberRoutes = [
       return invitation;
     },
   }),
-  defineRoute<Record<string, never>, { invitation_id: number }>({
+  defineRoute({
     method: 'delete',
     path: '/v1/private/members/invitations/{invitation_id}',
     operationId: 'cancelPanelInvitation',
@@ -103,7 +102,7 @@ export const panelMemberRoutes = [
       return undefined;
     },
   }),
-  defineRoute<Record<string, never>, { user_id: number }, { role: PanelRole }>({
+  defineRoute({
     method: 'patch',
     path: '/v1/private/members/{user_id}',
     operationId: 'updatePanelMember',
@@ -117,7 +116,7 @@ export const panelMemberRoutes = [
     errors: [409],
     handler: ({ tenant, params, body, deps }) => setMemberRole(tenant.instanceId, deps.pool, params.user_id, body.role),
   }),
-  defineRoute<Record<string, never>, { user_id: number }>({
+  defineRoute({
     method: 'delete',
     path: '/v1/private/members/{user_id}',
     operationId: 'removePanelMember',

@@ -1,6 +1,6 @@
 import { listRestrictions, type RestrictionFilter } from '../../domain/restrictions/list.js';
 import { liftRestrictionById } from '../../domain/restrictions/lift-by-id.js';
-import { restrict, type RestrictionReason } from '../../domain/restrictions/restrictions.js';
+import { restrict } from '../../domain/restrictions/restrictions.js';
 import { withTenant } from '../../domain/tenancy/context.js';
 import { defineRoute } from '../http/route.js';
 import { collectionSchema, resourceId } from '../schemas/common.js';
@@ -30,7 +30,7 @@ export const panelRestrictionRoutes = [
     success: { status: 200, description: 'A page of restrictions, newest first', schema: collectionSchema(restrictionSchema) },
     handler: ({ tenant, query, deps }) => listRestrictions(tenant, deps.pool, query),
   }),
-  defineRoute<Record<string, never>, Record<string, never>, { recipient: string; reason?: RestrictionReason }>({
+  defineRoute({
     method: 'post',
     path: '/v1/private/restrictions',
     operationId: 'addPanelRestriction',
@@ -41,7 +41,8 @@ export const panelRestrictionRoutes = [
     tag,
     auth: { kind: 'session', role: 'admin' },
     body: restrictionCreateSchema,
-    success: { status: 201, description: 'The new restriction (200: the one already in force)', schema: restrictionSchema },
+    success: { status: 201, description: 'The new restriction', schema: restrictionSchema },
+    alsoAnswers: { 200: { description: 'The address has one in force already: that one', body: 'success' } },
     handler: async ({ tenant, body, deps }, res) => {
       const { restriction, created } = await withTenant(deps.pool, tenant, (c) => restrict(tenant, c, body.recipient, body.reason ?? 'unspecified'));
       if (created) return restriction;
@@ -50,7 +51,7 @@ export const panelRestrictionRoutes = [
       return undefined;
     },
   }),
-  defineRoute<Record<string, never>, { id: number }>({
+  defineRoute({
     method: 'delete',
     path: '/v1/private/restrictions/{id}',
     operationId: 'liftPanelRestriction',

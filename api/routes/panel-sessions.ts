@@ -18,7 +18,7 @@ const tag = TAGS.panel;
 const INVALID = 'The email address or the password is not right';
 
 export const panelSessionRoutes = [
-  defineRoute<Record<string, never>, Record<string, never>, { email: string; password: string }>({
+  defineRoute({
     method: 'post',
     path: '/v1/private/sessions',
     operationId: 'createPanelSession',

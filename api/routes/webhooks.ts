@@ -1,4 +1,4 @@
-import { listAttempts, replay, retryDelivery, type AttemptFilter } from '../../domain/webhooks/deliveries.js';
+import { listAttempts, replay, retryDelivery } from '../../domain/webhooks/deliveries.js';
 import {
   createWebhook,
   deleteWebhook,
@@ -7,8 +7,6 @@ import {
   rotateSecret,
   sendTestEvent,
   updateWebhook,
-  type WebhookInput,
-  type WebhookPatch,
 } from '../../domain/webhooks/webhooks.js';
 import { receiverPolicy } from '../../domain/webhooks/receiver-address.js';
 import { defineRoute } from '../http/route.js';
@@ -58,7 +56,7 @@ export const webhookRoutes = [
     found: { description: 'The webhook', schema: webhookSchema },
     read: ({ tenant, params, deps }) => getWebhook(tenant, deps.pool, params.id),
   }),
-  defineRoute<Record<string, never>, Record<string, never>, WebhookInput>({
+  defineRoute({
     method: 'post',
     path: '/v1/webhooks',
     operationId: 'createWebhook',
@@ -78,7 +76,7 @@ export const webhookRoutes = [
       return createWebhook(tenant, deps.pool, body, receiverPolicy(deps.config), deps.config.webhooks.maxPerInstance);
     },
   }),
-  defineRoute<Record<string, never>, { id: number }, WebhookPatch>({
+  defineRoute({
     method: 'patch',
     path: '/v1/webhooks/{id}',
     operationId: 'updateWebhook',
@@ -92,7 +90,7 @@ export const webhookRoutes = [
     errors: [404],
     handler: ({ tenant, params, body, deps }) => updateWebhook(tenant, deps.pool, params.id, body, receiverPolicy(deps.config)),
   }),
-  defineRoute<Record<string, never>, { id: number }>({
+  defineRoute({
     method: 'delete',
     path: '/v1/webhooks/{id}',
     operationId: 'deleteWebhook',
@@ -109,7 +107,7 @@ export const webhookRoutes = [
       return undefined;
     },
   }),
-  defineRoute<Record<string, never>, { id: number }, { expire_previous?: boolean } | undefined>({
+  defineRoute({
     method: 'post',
     path: '/v1/webhooks/{id}/rotate-secret',
     operationId: 'rotateWebhookSecret',
@@ -129,7 +127,7 @@ export const webhookRoutes = [
       return rotateSecret(tenant, deps.pool, params.id, body?.expire_previous ?? false);
     },
   }),
-  defineRoute<Record<string, never>, { id: number }>({
+  defineRoute({
     method: 'post',
     path: '/v1/webhooks/{id}/test',
     operationId: 'testWebhook',
@@ -142,7 +140,7 @@ export const webhookRoutes = [
     errors: [404],
     handler: ({ tenant, params, deps }) => sendTestEvent(tenant, deps.pool, params.id),
   }),
-  defineRoute<AttemptFilter, { id: number }>({
+  defineRoute({
     method: 'get',
     path: '/v1/webhooks/{id}/deliveries',
     operationId: 'listWebhookDeliveries',
@@ -156,7 +154,7 @@ export const webhookRoutes = [
     errors: [404],
     handler: ({ tenant, params, query, deps }) => listAttempts(tenant, deps.pool, params.id, query),
   }),
-  defineRoute<Record<string, never>, { id: number; delivery_id: number }>({
+  defineRoute({
     method: 'post',
     path: '/v1/webhooks/{id}/deliveries/{delivery_id}/retry',
     operationId: 'retryWebhookDelivery',
@@ -173,7 +171,7 @@ export const webhookRoutes = [
     errors: [404, 409],
     handler: ({ tenant, params, deps }) => retryDelivery(tenant, deps.pool, deps.queue, params.id, params.delivery_id, deps.config.webhooks.timeoutSeconds),
   }),
-  defineRoute<Record<string, never>, { id: number }, { since: string; until?: string }>({
+  defineRoute({
     method: 'post',
     path: '/v1/webhooks/{id}/replay',
     operationId: 'replayWebhook',

@@ -41,8 +41,8 @@ export function collectionSchema(item: JsonSchema): JsonSchema {
   };
 }
 
-export const dateTime: JsonSchema = { type: 'string', format: 'date-time' };
-export const nullableDateTime: JsonSchema = { type: ['string', 'null'], format: 'date-time' };
+export const dateTime = { type: 'string', format: 'date-time' } as const satisfies JsonSchema;
+export const nullableDateTime = { type: ['string', 'null'], format: 'date-time' } as const satisfies JsonSchema;
 
 /** Local-date filters shared by the activity listings: start_date, end_date, tz. */
 export const dateFilterQuery = {

@@ -101,7 +101,7 @@ export const domainCreateSchema = {
   properties: { domain: { type: 'string', minLength: 1, maxLength: 253, description: 'The domain name, e.g. mail.example.com' } },
 } as const satisfies JsonSchema;
 
-export const restrictionCreateSchema: JsonSchema = {
+export const restrictionCreateSchema = {
   type: 'object',
   required: ['recipient'],
   additionalProperties: false,
@@ -109,7 +109,7 @@ export const restrictionCreateSchema: JsonSchema = {
     recipient: { type: 'string', format: 'email', maxLength: 320 },
     reason: { type: 'string', enum: [...RESTRICTION_REASONS], description: 'Default unspecified (a restriction made by hand)' },
   },
-};
+} as const satisfies JsonSchema;
 
 const limits = {
   send_rate_per_second: { type: ['number', 'null'], exclusiveMinimum: 0, description: 'Mails per second (a fraction allowed); null: no limit' },

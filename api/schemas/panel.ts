@@ -4,10 +4,10 @@ import { dateTime } from './common.js';
 
 /** The operator panel's /v1/private resources (docs/panel.md). */
 
-const role: JsonSchema = { type: 'string', enum: [...PANEL_ROLES], description: 'viewer reads; admin also writes; owner also manages members and keys' };
+const role = { type: 'string', enum: [...PANEL_ROLES], description: 'viewer reads; admin also writes; owner also manages members and keys' } as const satisfies JsonSchema;
 
 // No format on the address: a malformed one is a failed login like any other (401), not a 422.
-export const loginSchema: JsonSchema = {
+export const loginSchema = {
   type: 'object',
   required: ['email', 'password'],
   additionalProperties: false,
@@ -15,7 +15,7 @@ export const loginSchema: JsonSchema = {
     email: { type: 'string', minLength: 1, maxLength: 320 },
     password: { type: 'string', minLength: 1, maxLength: 1024 },
   },
-};
+} as const satisfies JsonSchema;
 
 const sessionUser: JsonSchema = {
   type: 'object',
@@ -75,7 +75,7 @@ export const membersSchema: JsonSchema = {
   properties: { data: { type: 'array', description: 'The members (status member), then the pending invitations (status invited)', items: { oneOf: [memberSchema, invitationSchema] } } },
 };
 
-export const memberCreateSchema: JsonSchema = {
+export const memberCreateSchema = {
   type: 'object',
   required: ['email', 'role'],
   additionalProperties: false,
@@ -83,7 +83,7 @@ export const memberCreateSchema: JsonSchema = {
     email: { type: 'string', format: 'email', minLength: 1, maxLength: 320, description: 'The address to invite; it need not have a panel user yet' },
     role,
   },
-};
+} as const satisfies JsonSchema;
 
 /** An invitation as its invitee sees it (GET /v1/private/invitations). */
 export const receivedInvitationsSchema: JsonSchema = {
@@ -106,9 +106,9 @@ export const receivedInvitationsSchema: JsonSchema = {
   },
 };
 
-export const memberPatchSchema: JsonSchema = {
+export const memberPatchSchema = {
   type: 'object',
   required: ['role'],
   additionalProperties: false,
   properties: { role },
-};
+} as const satisfies JsonSchema;

@@ -1,13 +1,10 @@
-import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks/event-types.js';
+import { webhookEventsSchema } from '../../domain/webhooks/input.js';
 import type { JsonSchema } from '../../domain/validation.js';
 import { closedObject, dateTime, nullableDateTime, paginationQuery } from './common.js';
 
-const events: JsonSchema = {
-  type: ['array', 'null'],
-  maxItems: WEBHOOK_EVENT_TYPES.length,
-  items: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] },
-  description: 'Event types this webhook receives; null receives all (docs/webhooks.md lists each type and its data).',
-};
+// The request bodies' schemas are the domain's, with their types (domain/webhooks/input.ts).
+export { webhookCreateSchema, webhookPatchSchema } from '../../domain/webhooks/input.js';
+const events = webhookEventsSchema;
 
 /** The Webhook resource of the spec, field for field; the secret is never part of it. */
 export const webhookSchema: JsonSchema = closedObject({
@@ -37,35 +34,13 @@ export const webhookWithSecretSchema: JsonSchema = {
   },
 };
 
-const name: JsonSchema = { type: 'string', minLength: 1, maxLength: 255 };
-const url: JsonSchema = { type: 'string', minLength: 1, maxLength: 2048, description: 'http(s) URL of a public host.' };
-
-export const webhookCreateSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'url'],
-  properties: { name, url, events },
-};
-
-export const webhookPatchSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  minProperties: 1,
-  properties: {
-    name,
-    url,
-    events,
-    is_active: { type: 'boolean', description: 'true resumes a paused webhook (clears auto_paused_at); false pauses it.' },
-  },
-};
-
-export const rotateSecretSchema: JsonSchema = {
+export const rotateSecretSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
     expire_previous: { type: 'boolean', default: false, description: 'true: the previous secret stops signing at once; default: it signs beside the new one for 24 hours.' },
   },
-};
+} as const satisfies JsonSchema;
 
 export const testEventSchema: JsonSchema = {
   type: 'object',
@@ -99,9 +74,9 @@ export const attemptSchema: JsonSchema = {
 export const attemptFilterQuery = {
   ...paginationQuery,
   status: { type: 'string', enum: ['succeeded', 'failed', 'pending'], description: 'Only attempts with this outcome.' },
-} satisfies Record<string, JsonSchema>;
+} as const satisfies Record<string, JsonSchema>;
 
-export const replaySchema: JsonSchema = {
+export const replaySchema = {
   type: 'object',
   additionalProperties: false,
   required: ['since'],
@@ -109,4 +84,4 @@ export const replaySchema: JsonSchema = {
     since: { ...dateTime, description: 'Events that occurred at or after this time...' },
     until: { ...dateTime, description: '...and before this one (default: now).' },
   },
-};
+} as const satisfies JsonSchema;

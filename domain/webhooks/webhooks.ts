@@ -32,18 +32,9 @@ export const WEBHOOK_COLUMNS = `id, name, url, events, is_active, last_success_a
   CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END AS previous_secret_expires_at,
   created_at, updated_at`;
 
-export interface WebhookInput {
-  name: string;
-  url: string;
-  events?: WebhookEventType[] | null;
-}
-
-export interface WebhookPatch {
-  name?: string;
-  url?: string;
-  events?: WebhookEventType[] | null;
-  is_active?: boolean;
-}
+// Derived from their schemas (domain/webhooks/input.ts); re-exported for the callers that named them here.
+import type { WebhookInput, WebhookPatch } from './input.js';
+export type { WebhookInput, WebhookPatch } from './input.js';
 
 /**
  * A receiver URL: http(s), no credentials in it, never one of the service's own listeners, and a

@@ -90,13 +90,7 @@ export interface Answers {
     }>;
   };
   /** Accept an invitation */
-  acceptPanelInvitation: {
-    slug: string;
-    name: string;
-    /** viewer reads; admin also writes; owner also manages members and keys */
-    role: "viewer" | "admin" | "owner";
-    enabled: boolean;
-  };
+  acceptPanelInvitation: Answers["listPanelInstances"]["data"][number];
   /** Read the instance's settings */
   getPanelInstance: {
     slug: string;
@@ -118,45 +112,9 @@ export interface Answers {
     updated_at: string;
   };
   /** Set the instance's sending limits */
-  updatePanelInstanceLimits: {
-    slug: string;
-    name: string;
-    enabled: boolean;
-    /** IANA time zone of the date filters; null: UTC. Set at creation (cartero instance create --tz) */
-    tz: string | null;
-    /** Mails per second (a fraction allowed); null: no limit */
-    send_rate_per_second: number | null;
-    /** Mails sent at once before the rate applies; null: no limit */
-    send_burst: number | null;
-    /** Mails per calendar month; null: no limit */
-    monthly_quota: number | null;
-    /** Networks the instance’s API keys may be used from; empty: any */
-    allowed_cidrs: string[];
-    /** The deployment lets the owner set a domain’s DNS checks by hand (PANEL_DNS_OVERRIDE=on): PUT /v1/private/domains/{id}/checks */
-    dns_override: boolean;
-    created_at: string;
-    updated_at: string;
-  };
+  updatePanelInstanceLimits: Answers["getPanelInstance"];
   /** Replace the instance's IP allow list */
-  setPanelInstanceAllowList: {
-    slug: string;
-    name: string;
-    enabled: boolean;
-    /** IANA time zone of the date filters; null: UTC. Set at creation (cartero instance create --tz) */
-    tz: string | null;
-    /** Mails per second (a fraction allowed); null: no limit */
-    send_rate_per_second: number | null;
-    /** Mails sent at once before the rate applies; null: no limit */
-    send_burst: number | null;
-    /** Mails per calendar month; null: no limit */
-    monthly_quota: number | null;
-    /** Networks the instance’s API keys may be used from; empty: any */
-    allowed_cidrs: string[];
-    /** The deployment lets the owner set a domain’s DNS checks by hand (PANEL_DNS_OVERRIDE=on): PUT /v1/private/domains/{id}/checks */
-    dns_override: boolean;
-    created_at: string;
-    updated_at: string;
-  };
+  setPanelInstanceAllowList: Answers["getPanelInstance"];
   /** List the instance's API keys */
   listPanelKeys: {
     data: Array<{
@@ -264,13 +222,7 @@ export interface Answers {
       created_at: string;
       updated_at: string;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** Add a sending domain */
   addPanelDomain: {
@@ -311,157 +263,13 @@ export interface Answers {
     }>;
   };
   /** Read a domain with the DNS records to publish */
-  getPanelDomain: {
-    id: number;
-    domain: string;
-    /** True only when MX, SPF, DKIM and DMARC are all approved. */
-    is_verified: boolean;
-    mx_status: "pending" | "approved" | "failed";
-    spf_status: "pending" | "approved" | "failed";
-    dkim_status: "pending" | "approved" | "failed";
-    dmarc_status: "pending" | "approved" | "failed";
-    created_at: string;
-    updated_at: string;
-    /** Host of the bounce+<id>@ return path (MAIL FROM): RETURN_PATH_SUBDOMAIN.<domain>. */
-    return_path_domain: string;
-    /** Selector of the key that signs mail now; null when the domain has no key. */
-    dkim_selector: string | null;
-    /** When the records were last resolved; null: never. */
-    dns_checked_at: string | null;
-    /** The checks were set by the operator without DNS; the scheduled verification skips the domain. */
-    checks_overridden: boolean;
-    /** The instance's sandbox domain, <slug>.<SANDBOX_DOMAIN>: owned and vouched for by the service, its records the operator's; its senders send only to the instance's members. */
-    is_sandbox: boolean;
-    dns_records: Array<{
-      /** Which of the four checks this record serves. */
-      check: "mx" | "spf" | "dkim" | "dmarc";
-      type: "TXT" | "MX";
-      /** Fully qualified record name, without a trailing dot. */
-      name: string;
-      /** What to publish; for MX `<priority> <host>`. */
-      value: string;
-      /** This record's check state (a DKIM record: its key's). */
-      status: "pending" | "approved" | "failed";
-      /** DKIM records: the key selector. */
-      selector?: string;
-      /** DKIM records: mail is signed with this key now. */
-      signing?: boolean;
-    }>;
-  };
+  getPanelDomain: Answers["addPanelDomain"];
   /** Verify a domain's records now */
-  verifyPanelDomain: {
-    id: number;
-    domain: string;
-    /** True only when MX, SPF, DKIM and DMARC are all approved. */
-    is_verified: boolean;
-    mx_status: "pending" | "approved" | "failed";
-    spf_status: "pending" | "approved" | "failed";
-    dkim_status: "pending" | "approved" | "failed";
-    dmarc_status: "pending" | "approved" | "failed";
-    created_at: string;
-    updated_at: string;
-    /** Host of the bounce+<id>@ return path (MAIL FROM): RETURN_PATH_SUBDOMAIN.<domain>. */
-    return_path_domain: string;
-    /** Selector of the key that signs mail now; null when the domain has no key. */
-    dkim_selector: string | null;
-    /** When the records were last resolved; null: never. */
-    dns_checked_at: string | null;
-    /** The checks were set by the operator without DNS; the scheduled verification skips the domain. */
-    checks_overridden: boolean;
-    /** The instance's sandbox domain, <slug>.<SANDBOX_DOMAIN>: owned and vouched for by the service, its records the operator's; its senders send only to the instance's members. */
-    is_sandbox: boolean;
-    dns_records: Array<{
-      /** Which of the four checks this record serves. */
-      check: "mx" | "spf" | "dkim" | "dmarc";
-      type: "TXT" | "MX";
-      /** Fully qualified record name, without a trailing dot. */
-      name: string;
-      /** What to publish; for MX `<priority> <host>`. */
-      value: string;
-      /** This record's check state (a DKIM record: its key's). */
-      status: "pending" | "approved" | "failed";
-      /** DKIM records: the key selector. */
-      selector?: string;
-      /** DKIM records: mail is signed with this key now. */
-      signing?: boolean;
-    }>;
-  };
+  verifyPanelDomain: Answers["addPanelDomain"];
   /** Rotate a domain's DKIM key */
-  rotatePanelDomainDkim: {
-    id: number;
-    domain: string;
-    /** True only when MX, SPF, DKIM and DMARC are all approved. */
-    is_verified: boolean;
-    mx_status: "pending" | "approved" | "failed";
-    spf_status: "pending" | "approved" | "failed";
-    dkim_status: "pending" | "approved" | "failed";
-    dmarc_status: "pending" | "approved" | "failed";
-    created_at: string;
-    updated_at: string;
-    /** Host of the bounce+<id>@ return path (MAIL FROM): RETURN_PATH_SUBDOMAIN.<domain>. */
-    return_path_domain: string;
-    /** Selector of the key that signs mail now; null when the domain has no key. */
-    dkim_selector: string | null;
-    /** When the records were last resolved; null: never. */
-    dns_checked_at: string | null;
-    /** The checks were set by the operator without DNS; the scheduled verification skips the domain. */
-    checks_overridden: boolean;
-    /** The instance's sandbox domain, <slug>.<SANDBOX_DOMAIN>: owned and vouched for by the service, its records the operator's; its senders send only to the instance's members. */
-    is_sandbox: boolean;
-    dns_records: Array<{
-      /** Which of the four checks this record serves. */
-      check: "mx" | "spf" | "dkim" | "dmarc";
-      type: "TXT" | "MX";
-      /** Fully qualified record name, without a trailing dot. */
-      name: string;
-      /** What to publish; for MX `<priority> <host>`. */
-      value: string;
-      /** This record's check state (a DKIM record: its key's). */
-      status: "pending" | "approved" | "failed";
-      /** DKIM records: the key selector. */
-      selector?: string;
-      /** DKIM records: mail is signed with this key now. */
-      signing?: boolean;
-    }>;
-  };
+  rotatePanelDomainDkim: Answers["addPanelDomain"];
   /** Set a domain's DNS checks by hand (operator override) */
-  setPanelDomainChecks: {
-    id: number;
-    domain: string;
-    /** True only when MX, SPF, DKIM and DMARC are all approved. */
-    is_verified: boolean;
-    mx_status: "pending" | "approved" | "failed";
-    spf_status: "pending" | "approved" | "failed";
-    dkim_status: "pending" | "approved" | "failed";
-    dmarc_status: "pending" | "approved" | "failed";
-    created_at: string;
-    updated_at: string;
-    /** Host of the bounce+<id>@ return path (MAIL FROM): RETURN_PATH_SUBDOMAIN.<domain>. */
-    return_path_domain: string;
-    /** Selector of the key that signs mail now; null when the domain has no key. */
-    dkim_selector: string | null;
-    /** When the records were last resolved; null: never. */
-    dns_checked_at: string | null;
-    /** The checks were set by the operator without DNS; the scheduled verification skips the domain. */
-    checks_overridden: boolean;
-    /** The instance's sandbox domain, <slug>.<SANDBOX_DOMAIN>: owned and vouched for by the service, its records the operator's; its senders send only to the instance's members. */
-    is_sandbox: boolean;
-    dns_records: Array<{
-      /** Which of the four checks this record serves. */
-      check: "mx" | "spf" | "dkim" | "dmarc";
-      type: "TXT" | "MX";
-      /** Fully qualified record name, without a trailing dot. */
-      name: string;
-      /** What to publish; for MX `<priority> <host>`. */
-      value: string;
-      /** This record's check state (a DKIM record: its key's). */
-      status: "pending" | "approved" | "failed";
-      /** DKIM records: the key selector. */
-      selector?: string;
-      /** DKIM records: mail is signed with this key now. */
-      signing?: boolean;
-    }>;
-  };
+  setPanelDomainChecks: Answers["addPanelDomain"];
   /** List the instance's restrictions, with history */
   listPanelRestrictions: {
     data: Array<{
@@ -481,50 +289,12 @@ export interface Answers {
       /** Beyond the spec: hard or soft, as that bounce was judged. Null when bounce_reason is null for lack of a bounce. */
       bounce_class: "hard" | "soft" | null;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** Stop sending to an address */
-  addPanelRestriction: {
-    id: number;
-    /** The restricted address, lower-case. */
-    recipient: string;
-    /** unspecified, unsubscribe, soft_bounce or hard_bounce. Open vocabulary: new values may appear without notice and clients must tolerate them. */
-    reason: string | null;
-    /** Always null. */
-    scope: null;
-    /** When the restriction was applied. */
-    restricted_at: string | null;
-    /** When it was lifted; null while in force. */
-    deleted_at: string | null;
-    /** Beyond the spec: the reason of the bounce that caused the restriction, in the bounce classifier's vocabulary (userunknown, hostunknown, mailboxfull, filtered, expired, ...; docs/bounces.md). For soft_bounce, the bounce that crossed the threshold. Null when no bounce caused it (unsubscribe, the panel) or its bounce is not known (restrictions older than this field). */
-    bounce_reason: string | null;
-    /** Beyond the spec: hard or soft, as that bounce was judged. Null when bounce_reason is null for lack of a bounce. */
-    bounce_class: "hard" | "soft" | null;
-  };
+  addPanelRestriction: Answers["listPanelRestrictions"]["data"][number];
   /** Lift a restriction */
-  liftPanelRestriction: {
-    id: number;
-    /** The restricted address, lower-case. */
-    recipient: string;
-    /** unspecified, unsubscribe, soft_bounce or hard_bounce. Open vocabulary: new values may appear without notice and clients must tolerate them. */
-    reason: string | null;
-    /** Always null. */
-    scope: null;
-    /** When the restriction was applied. */
-    restricted_at: string | null;
-    /** When it was lifted; null while in force. */
-    deleted_at: string | null;
-    /** Beyond the spec: the reason of the bounce that caused the restriction, in the bounce classifier's vocabulary (userunknown, hostunknown, mailboxfull, filtered, expired, ...; docs/bounces.md). For soft_bounce, the bounce that crossed the threshold. Null when no bounce caused it (unsubscribe, the panel) or its bounce is not known (restrictions older than this field). */
-    bounce_reason: string | null;
-    /** Beyond the spec: hard or soft, as that bounce was judged. Null when bounce_reason is null for lack of a bounce. */
-    bounce_class: "hard" | "soft" | null;
-  };
+  liftPanelRestriction: Answers["listPanelRestrictions"]["data"][number];
   /** Read the instance's activity per day */
   getPanelDashboard: {
     /** First local day of the range */
@@ -649,13 +419,7 @@ export interface Answers {
       /** Last change of the configuration; a delivery does not change it. */
       updated_at: string;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** Create a webhook */
   panelCreateWebhook: {
@@ -688,91 +452,11 @@ export interface Answers {
     secret: string;
   };
   /** Read a webhook */
-  panelGetWebhook: {
-    id: number;
-    name: string;
-    /** Endpoint that receives deliveries. */
-    url: string;
-    /** Event types this webhook receives; null receives all (docs/webhooks.md lists each type and its data). */
-    events: Array<"mail.received" | "mail.queued" | "mail.sent" | "mail.deferred" | "mail.bounced" | "mail.dropped" | "mail.onhold" | "mail.opened" | "mail.clicked" | "mail.unsubscribed" | "mail.complained" | "restriction.created" | "restriction.lifted" | "form.submission.created" | "form.submission.confirmed" | "consent.event.created" | "consent.event.confirmed" | "consent.event.expired" | "webhook.test"> | null;
-    /** false when paused. */
-    is_active: boolean;
-    /** Last delivery answered 2xx. */
-    last_success_at: string | null;
-    /** Last failed delivery. */
-    last_failure_at: string | null;
-    /** HTTP code of the last delivery; null if no response (timeout or connection error). */
-    last_status_code: number | null;
-    /** Failed deliveries in a row since the last success. */
-    consecutive_failures: number;
-    /** First failure of the current streak; null if the last delivery succeeded. */
-    failing_since: string | null;
-    /** When it was paused for persistent failures; null if not auto-paused. */
-    auto_paused_at: string | null;
-    /** Until when the secret before the last rotation still signs; null if none in force. */
-    previous_secret_expires_at: string | null;
-    created_at: string;
-    /** Last change of the configuration; a delivery does not change it. */
-    updated_at: string;
-  };
+  panelGetWebhook: Answers["panelListWebhooks"]["data"][number];
   /** Change a webhook, pause or resume it */
-  panelUpdateWebhook: {
-    id: number;
-    name: string;
-    /** Endpoint that receives deliveries. */
-    url: string;
-    /** Event types this webhook receives; null receives all (docs/webhooks.md lists each type and its data). */
-    events: Array<"mail.received" | "mail.queued" | "mail.sent" | "mail.deferred" | "mail.bounced" | "mail.dropped" | "mail.onhold" | "mail.opened" | "mail.clicked" | "mail.unsubscribed" | "mail.complained" | "restriction.created" | "restriction.lifted" | "form.submission.created" | "form.submission.confirmed" | "consent.event.created" | "consent.event.confirmed" | "consent.event.expired" | "webhook.test"> | null;
-    /** false when paused. */
-    is_active: boolean;
-    /** Last delivery answered 2xx. */
-    last_success_at: string | null;
-    /** Last failed delivery. */
-    last_failure_at: string | null;
-    /** HTTP code of the last delivery; null if no response (timeout or connection error). */
-    last_status_code: number | null;
-    /** Failed deliveries in a row since the last success. */
-    consecutive_failures: number;
-    /** First failure of the current streak; null if the last delivery succeeded. */
-    failing_since: string | null;
-    /** When it was paused for persistent failures; null if not auto-paused. */
-    auto_paused_at: string | null;
-    /** Until when the secret before the last rotation still signs; null if none in force. */
-    previous_secret_expires_at: string | null;
-    created_at: string;
-    /** Last change of the configuration; a delivery does not change it. */
-    updated_at: string;
-  };
+  panelUpdateWebhook: Answers["panelListWebhooks"]["data"][number];
   /** Rotate the signing secret */
-  panelRotateWebhookSecret: {
-    id: number;
-    name: string;
-    /** Endpoint that receives deliveries. */
-    url: string;
-    /** Event types this webhook receives; null receives all (docs/webhooks.md lists each type and its data). */
-    events: Array<"mail.received" | "mail.queued" | "mail.sent" | "mail.deferred" | "mail.bounced" | "mail.dropped" | "mail.onhold" | "mail.opened" | "mail.clicked" | "mail.unsubscribed" | "mail.complained" | "restriction.created" | "restriction.lifted" | "form.submission.created" | "form.submission.confirmed" | "consent.event.created" | "consent.event.confirmed" | "consent.event.expired" | "webhook.test"> | null;
-    /** false when paused. */
-    is_active: boolean;
-    /** Last delivery answered 2xx. */
-    last_success_at: string | null;
-    /** Last failed delivery. */
-    last_failure_at: string | null;
-    /** HTTP code of the last delivery; null if no response (timeout or connection error). */
-    last_status_code: number | null;
-    /** Failed deliveries in a row since the last success. */
-    consecutive_failures: number;
-    /** First failure of the current streak; null if the last delivery succeeded. */
-    failing_since: string | null;
-    /** When it was paused for persistent failures; null if not auto-paused. */
-    auto_paused_at: string | null;
-    /** Until when the secret before the last rotation still signs; null if none in force. */
-    previous_secret_expires_at: string | null;
-    created_at: string;
-    /** Last change of the configuration; a delivery does not change it. */
-    updated_at: string;
-    /** The signing secret (whsec_<base64>): shown only in this response, not recoverable. */
-    secret: string;
-  };
+  panelRotateWebhookSecret: Answers["panelCreateWebhook"];
   /** Send a test event */
   panelTestWebhook: {
     /** The event; its deliveries carry webhook-id msg_<event_id>. */
@@ -805,13 +489,7 @@ export interface Answers {
       /** Where the delivery stands now. */
       delivery_status: "pending" | "succeeded" | "failed" | "cancelled";
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** Redeliver one event now */
   panelRetryWebhookDelivery: {
@@ -848,13 +526,7 @@ export interface Answers {
       custom_msg_id: string | null;
       custom_group_code: string | null;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** List opens, per open, per recipient or per message */
   panelListOpens: {
@@ -908,13 +580,7 @@ export interface Answers {
       /** Distinct recipients with an open not flagged as machine-made: what the same query counts with exclude_machine=true (recipients_opened). */
       recipients_opened_human: number;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** List clicks, per click, per recipient or per message */
   panelListClicks: {
@@ -974,13 +640,7 @@ export interface Answers {
       /** Distinct recipients with a click not flagged as machine-made: what the same query counts with exclude_machine=true (recipients_clicked). */
       recipients_clicked_human: number;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** List delivered mails with no recorded open */
   panelListUnopened: {
@@ -996,73 +656,20 @@ export interface Answers {
       custom_msg_id: string | null;
       custom_group_code: string | null;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
+  /** Export sent mails (CSV or JSON) */
+  panelExportSentActivity: Array<Record<string, unknown>>;
+  /** Export opens, per open, per recipient or per message (CSV or JSON) */
+  panelExportOpens: Array<Record<string, unknown>>;
+  /** Export clicks, per click, per recipient or per message (CSV or JSON) */
+  panelExportClicks: Array<Record<string, unknown>>;
+  /** Export delivered mails with no recorded open (CSV or JSON) */
+  panelExportUnopened: Array<Record<string, unknown>>;
   /** List mails of the last 3 months */
-  panelListMails: {
-    data: Array<{
-      mail_id: string;
-      msg_id: string | null;
-      to: string;
-      subject: string;
-      sender: string | null;
-      /** 1 received, 2 queued, 3 sent, 4 dropped, 5 deferred, 6 bounced, 7 onhold */
-      status: number | null;
-      opens: number;
-      clicks: number;
-      /** Beyond the spec: the opens no machine rule flagged (docs/tracking.md), what GET /v1/activities/opens counts for this mail with exclude_machine=true. Counted when the event pump judges an open (within a second), so it can trail opens briefly. Null for a mail opened before Cartero counted them. */
-      human_opens: number | null;
-      /** Beyond the spec: the clicks no machine rule flagged, as human_opens is for opens (a click found later to start a burst is taken off). */
-      human_clicks: number | null;
-      received_at: string | null;
-      queued_at: string | null;
-      sent_at: string | null;
-      /** Always null: scheduled sending is unavailable. */
-      schedule_at: null;
-      /** Seconds from reception to sent_at. */
-      delay: number | null;
-      custom_msg_id: string | null;
-      custom_group_code: string | null;
-    }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
-  };
+  panelListMails: Answers["panelListSentActivity"];
   /** Read a mail */
-  panelGetMail: {
-    mail_id: string;
-    msg_id: string | null;
-    to: string;
-    subject: string;
-    sender: string | null;
-    /** 1 received, 2 queued, 3 sent, 4 dropped, 5 deferred, 6 bounced, 7 onhold */
-    status: number | null;
-    opens: number;
-    clicks: number;
-    /** Beyond the spec: the opens no machine rule flagged (docs/tracking.md), what GET /v1/activities/opens counts for this mail with exclude_machine=true. Counted when the event pump judges an open (within a second), so it can trail opens briefly. Null for a mail opened before Cartero counted them. */
-    human_opens: number | null;
-    /** Beyond the spec: the clicks no machine rule flagged, as human_opens is for opens (a click found later to start a burst is taken off). */
-    human_clicks: number | null;
-    received_at: string | null;
-    queued_at: string | null;
-    sent_at: string | null;
-    /** Always null: scheduled sending is unavailable. */
-    schedule_at: null;
-    /** Seconds from reception to sent_at. */
-    delay: number | null;
-    custom_msg_id: string | null;
-    custom_group_code: string | null;
-  };
+  panelGetMail: Answers["panelListSentActivity"]["data"][number];
   /** A mail's state moves, oldest first */
   panelListMailLogs: {
     data: Array<{
@@ -1079,13 +686,7 @@ export interface Answers {
       /** Beyond the spec: on the row of a move to bounced, whether the bounce was judged hard (the address is restricted at once) or soft (counted toward the soft-bounce threshold). Null on other rows. */
       bounce_class: "hard" | "soft" | null;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** List consent purposes */
   panelListConsentPurposes: {
@@ -1095,21 +696,10 @@ export interface Answers {
       name: string;
       created_at: string;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** Create a consent purpose */
-  createPanelConsentPurpose: {
-    id: number;
-    /** Unique in the instance ignoring case and accents. */
-    name: string;
-    created_at: string;
-  };
+  createPanelConsentPurpose: Answers["panelListConsentPurposes"]["data"][number];
   /** List consent terms with their versions */
   panelListConsentTerms: {
     data: Array<{
@@ -1135,38 +725,10 @@ export interface Answers {
         published_at: string | null;
       }>;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** Create a consent term for some purposes on some channels */
-  createPanelConsentTerm: {
-    /** The term_id sent when registering consent. */
-    id: number;
-    name: string;
-    type: "data_processing" | "service_terms" | "marketing" | "subscription" | "other";
-    /** Fixed when the term is created. */
-    purpose_ids: number[];
-    channels: Array<"mail" | "sms" | "wsp" | "call" | "push">;
-    /** An inactive term cannot receive new consents. */
-    is_active: boolean;
-    created_at: string;
-    updated_at: string;
-    versions: Array<{
-      /** Version label, unique in the term. */
-      version: string;
-      /** The full legal text, exactly as published; never changes. */
-      body: string;
-      document_url: string | null;
-      /** At most one version per term; the one a new consent freezes. Publishing does not make a version current. */
-      is_current: boolean;
-      published_at: string | null;
-    }>;
-  };
+  createPanelConsentTerm: Answers["panelListConsentTerms"]["data"][number];
   /** Consent history, newest first, with rules embedded */
   panelListConsentEvents: {
     data: Array<{
@@ -1200,13 +762,7 @@ export interface Answers {
         created_at: string;
       }>;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** Proof of consent for one contact: every event with its rules, the exact term texts, declared and confirmation evidence */
   panelGetConsentProof: {
@@ -1234,17 +790,7 @@ export interface Answers {
       confirmed_at: string | null;
       expired_at: string | null;
       created_at: string;
-      rules: Array<{
-        id: number;
-        channel: "mail" | "sms" | "wsp" | "call" | "push";
-        contact_type: "email_address" | "phone_number" | "uniquecode";
-        /** Stored form: email addresses lowercased, other identifiers as sent. */
-        contact: string;
-        purpose_id: number;
-        /** A revocation is a deny rule; a deny wins over any allow. */
-        action: "allow" | "deny";
-        created_at: string;
-      }>;
+      rules: Array<Answers["panelListConsentEvents"]["data"][number]["rules"][number]>;
       declared: {
         ip_address: string | null;
         user_agent: string | null;
@@ -1274,12 +820,7 @@ export interface Answers {
       document_url: string | null;
       published_at: string;
     }>;
-    purposes: Array<{
-      id: number;
-      /** Unique in the instance ignoring case and accents. */
-      name: string;
-      created_at: string;
-    }>;
+    purposes: Array<Answers["panelListConsentPurposes"]["data"][number]>;
   };
   /** The current verdict for identifiers on a channel, per purpose */
   panelResolveConsent: {
@@ -1295,101 +836,13 @@ export interface Answers {
     }>;
   };
   /** One consent term with its versions */
-  getPanelConsentTerm: {
-    /** The term_id sent when registering consent. */
-    id: number;
-    name: string;
-    type: "data_processing" | "service_terms" | "marketing" | "subscription" | "other";
-    /** Fixed when the term is created. */
-    purpose_ids: number[];
-    channels: Array<"mail" | "sms" | "wsp" | "call" | "push">;
-    /** An inactive term cannot receive new consents. */
-    is_active: boolean;
-    created_at: string;
-    updated_at: string;
-    versions: Array<{
-      /** Version label, unique in the term. */
-      version: string;
-      /** The full legal text, exactly as published; never changes. */
-      body: string;
-      document_url: string | null;
-      /** At most one version per term; the one a new consent freezes. Publishing does not make a version current. */
-      is_current: boolean;
-      published_at: string | null;
-    }>;
-  };
+  getPanelConsentTerm: Answers["panelListConsentTerms"]["data"][number];
   /** Activate or deactivate a consent term */
-  updatePanelConsentTerm: {
-    /** The term_id sent when registering consent. */
-    id: number;
-    name: string;
-    type: "data_processing" | "service_terms" | "marketing" | "subscription" | "other";
-    /** Fixed when the term is created. */
-    purpose_ids: number[];
-    channels: Array<"mail" | "sms" | "wsp" | "call" | "push">;
-    /** An inactive term cannot receive new consents. */
-    is_active: boolean;
-    created_at: string;
-    updated_at: string;
-    versions: Array<{
-      /** Version label, unique in the term. */
-      version: string;
-      /** The full legal text, exactly as published; never changes. */
-      body: string;
-      document_url: string | null;
-      /** At most one version per term; the one a new consent freezes. Publishing does not make a version current. */
-      is_current: boolean;
-      published_at: string | null;
-    }>;
-  };
+  updatePanelConsentTerm: Answers["panelListConsentTerms"]["data"][number];
   /** Publish a version of a term's text */
-  addPanelConsentTermVersion: {
-    /** The term_id sent when registering consent. */
-    id: number;
-    name: string;
-    type: "data_processing" | "service_terms" | "marketing" | "subscription" | "other";
-    /** Fixed when the term is created. */
-    purpose_ids: number[];
-    channels: Array<"mail" | "sms" | "wsp" | "call" | "push">;
-    /** An inactive term cannot receive new consents. */
-    is_active: boolean;
-    created_at: string;
-    updated_at: string;
-    versions: Array<{
-      /** Version label, unique in the term. */
-      version: string;
-      /** The full legal text, exactly as published; never changes. */
-      body: string;
-      document_url: string | null;
-      /** At most one version per term; the one a new consent freezes. Publishing does not make a version current. */
-      is_current: boolean;
-      published_at: string | null;
-    }>;
-  };
+  addPanelConsentTermVersion: Answers["panelListConsentTerms"]["data"][number];
   /** Make a published version the current one */
-  setPanelConsentTermCurrentVersion: {
-    /** The term_id sent when registering consent. */
-    id: number;
-    name: string;
-    type: "data_processing" | "service_terms" | "marketing" | "subscription" | "other";
-    /** Fixed when the term is created. */
-    purpose_ids: number[];
-    channels: Array<"mail" | "sms" | "wsp" | "call" | "push">;
-    /** An inactive term cannot receive new consents. */
-    is_active: boolean;
-    created_at: string;
-    updated_at: string;
-    versions: Array<{
-      /** Version label, unique in the term. */
-      version: string;
-      /** The full legal text, exactly as published; never changes. */
-      body: string;
-      document_url: string | null;
-      /** At most one version per term; the one a new consent freezes. Publishing does not make a version current. */
-      is_current: boolean;
-      published_at: string | null;
-    }>;
-  };
+  setPanelConsentTermCurrentVersion: Answers["panelListConsentTerms"]["data"][number];
   /** The design document format: Markdown text, field types, defaults, skeleton and module kinds */
   panelGetMailTemplateFormat: {
     /** Markdown specification of the document, in the language asked. */
@@ -1440,13 +893,7 @@ export interface Answers {
       created_at: string;
       updated_at: string;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** Create a native draft template from a design document */
   panelCreateMailTemplate: {
@@ -1482,212 +929,22 @@ export interface Answers {
   };
   /** Check a design document and render it, storing nothing */
   panelValidateMailTemplate: {
-    findings: Array<{
-      level: "error" | "warning" | "suggestion";
-      /** Stable rule name. */
-      rule: string;
-      /** The node the finding is about, or its nearest ancestor with a uuid. */
-      uuid: string | null;
-      /** JSON Pointer into config. */
-      pointer: string;
-      message: string;
-      params?: Record<string, unknown>;
-    }>;
+    findings: Array<Answers["panelCreateMailTemplate"]["findings"][number]>;
     /** What a create with this body would store. */
     html: string | null;
   };
   /** Read a mail template */
-  panelGetMailTemplate: {
-    id: number;
-    /** 1-255 characters; unique per instance ignoring case and accents. */
-    name: string;
-    subject: string | null;
-    /** Already included in html as a hidden block at the start of the body. */
-    preheader: string | null;
-    /** A draft is sendable only with test_mode: true. */
-    status: "draft" | "public";
-    description: string | null;
-    /** external: listable, publishable and sendable, never editable. */
-    provider: "native" | "external";
-    created_at: string;
-    updated_at: string;
-    /** Generated from config (and preheader); never accepted as input. */
-    html: string | null;
-    /** The design document as stored (its compact JSON), at most 262144 bytes. */
-    config: Record<string, unknown> | null;
-    /** Warnings and suggestions about the stored document. */
-    findings: Array<{
-      level: "error" | "warning" | "suggestion";
-      /** Stable rule name. */
-      rule: string;
-      /** The node the finding is about, or its nearest ancestor with a uuid. */
-      uuid: string | null;
-      /** JSON Pointer into config. */
-      pointer: string;
-      message: string;
-      params?: Record<string, unknown>;
-    }>;
-  };
+  panelGetMailTemplate: Answers["panelCreateMailTemplate"];
   /** Update a draft template */
-  panelUpdateMailTemplate: {
-    id: number;
-    /** 1-255 characters; unique per instance ignoring case and accents. */
-    name: string;
-    subject: string | null;
-    /** Already included in html as a hidden block at the start of the body. */
-    preheader: string | null;
-    /** A draft is sendable only with test_mode: true. */
-    status: "draft" | "public";
-    description: string | null;
-    /** external: listable, publishable and sendable, never editable. */
-    provider: "native" | "external";
-    created_at: string;
-    updated_at: string;
-    /** Generated from config (and preheader); never accepted as input. */
-    html: string | null;
-    /** The design document as stored (its compact JSON), at most 262144 bytes. */
-    config: Record<string, unknown> | null;
-    /** Warnings and suggestions about the stored document. */
-    findings: Array<{
-      level: "error" | "warning" | "suggestion";
-      /** Stable rule name. */
-      rule: string;
-      /** The node the finding is about, or its nearest ancestor with a uuid. */
-      uuid: string | null;
-      /** JSON Pointer into config. */
-      pointer: string;
-      message: string;
-      params?: Record<string, unknown>;
-    }>;
-  };
+  panelUpdateMailTemplate: Answers["panelCreateMailTemplate"];
   /** Delete a template */
-  deletePanelTemplate: {
-    id: number;
-    /** 1-255 characters; unique per instance ignoring case and accents. */
-    name: string;
-    subject: string | null;
-    /** Already included in html as a hidden block at the start of the body. */
-    preheader: string | null;
-    /** A draft is sendable only with test_mode: true. */
-    status: "draft" | "public";
-    description: string | null;
-    /** external: listable, publishable and sendable, never editable. */
-    provider: "native" | "external";
-    created_at: string;
-    updated_at: string;
-    /** Generated from config (and preheader); never accepted as input. */
-    html: string | null;
-    /** The design document as stored (its compact JSON), at most 262144 bytes. */
-    config: Record<string, unknown> | null;
-    /** Warnings and suggestions about the stored document. */
-    findings: Array<{
-      level: "error" | "warning" | "suggestion";
-      /** Stable rule name. */
-      rule: string;
-      /** The node the finding is about, or its nearest ancestor with a uuid. */
-      uuid: string | null;
-      /** JSON Pointer into config. */
-      pointer: string;
-      message: string;
-      params?: Record<string, unknown>;
-    }>;
-  };
+  deletePanelTemplate: Answers["panelCreateMailTemplate"];
   /** Publish a template */
-  publishPanelTemplate: {
-    id: number;
-    /** 1-255 characters; unique per instance ignoring case and accents. */
-    name: string;
-    subject: string | null;
-    /** Already included in html as a hidden block at the start of the body. */
-    preheader: string | null;
-    /** A draft is sendable only with test_mode: true. */
-    status: "draft" | "public";
-    description: string | null;
-    /** external: listable, publishable and sendable, never editable. */
-    provider: "native" | "external";
-    created_at: string;
-    updated_at: string;
-    /** Generated from config (and preheader); never accepted as input. */
-    html: string | null;
-    /** The design document as stored (its compact JSON), at most 262144 bytes. */
-    config: Record<string, unknown> | null;
-    /** Warnings and suggestions about the stored document. */
-    findings: Array<{
-      level: "error" | "warning" | "suggestion";
-      /** Stable rule name. */
-      rule: string;
-      /** The node the finding is about, or its nearest ancestor with a uuid. */
-      uuid: string | null;
-      /** JSON Pointer into config. */
-      pointer: string;
-      message: string;
-      params?: Record<string, unknown>;
-    }>;
-  };
+  publishPanelTemplate: Answers["panelCreateMailTemplate"];
   /** Return a published template to draft */
-  unpublishPanelTemplate: {
-    id: number;
-    /** 1-255 characters; unique per instance ignoring case and accents. */
-    name: string;
-    subject: string | null;
-    /** Already included in html as a hidden block at the start of the body. */
-    preheader: string | null;
-    /** A draft is sendable only with test_mode: true. */
-    status: "draft" | "public";
-    description: string | null;
-    /** external: listable, publishable and sendable, never editable. */
-    provider: "native" | "external";
-    created_at: string;
-    updated_at: string;
-    /** Generated from config (and preheader); never accepted as input. */
-    html: string | null;
-    /** The design document as stored (its compact JSON), at most 262144 bytes. */
-    config: Record<string, unknown> | null;
-    /** Warnings and suggestions about the stored document. */
-    findings: Array<{
-      level: "error" | "warning" | "suggestion";
-      /** Stable rule name. */
-      rule: string;
-      /** The node the finding is about, or its nearest ancestor with a uuid. */
-      uuid: string | null;
-      /** JSON Pointer into config. */
-      pointer: string;
-      message: string;
-      params?: Record<string, unknown>;
-    }>;
-  };
+  unpublishPanelTemplate: Answers["panelCreateMailTemplate"];
   /** A new draft from an existing template */
-  copyPanelTemplate: {
-    id: number;
-    /** 1-255 characters; unique per instance ignoring case and accents. */
-    name: string;
-    subject: string | null;
-    /** Already included in html as a hidden block at the start of the body. */
-    preheader: string | null;
-    /** A draft is sendable only with test_mode: true. */
-    status: "draft" | "public";
-    description: string | null;
-    /** external: listable, publishable and sendable, never editable. */
-    provider: "native" | "external";
-    created_at: string;
-    updated_at: string;
-    /** Generated from config (and preheader); never accepted as input. */
-    html: string | null;
-    /** The design document as stored (its compact JSON), at most 262144 bytes. */
-    config: Record<string, unknown> | null;
-    /** Warnings and suggestions about the stored document. */
-    findings: Array<{
-      level: "error" | "warning" | "suggestion";
-      /** Stable rule name. */
-      rule: string;
-      /** The node the finding is about, or its nearest ancestor with a uuid. */
-      uuid: string | null;
-      /** JSON Pointer into config. */
-      pointer: string;
-      message: string;
-      params?: Record<string, unknown>;
-    }>;
-  };
+  copyPanelTemplate: Answers["panelCreateMailTemplate"];
   /** Send a template to one address to see it in a mailbox */
   testSendPanelTemplate: {
     msg_id: string;
@@ -1753,226 +1010,16 @@ export interface Answers {
         text?: string;
       }>;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** Create a form from its whole definition */
-  createPanelForm: {
-    id: number;
-    /** Unique ignoring case and accents. */
-    name: string;
-    kind: "consent" | "advanced";
-    type: "registration" | "update";
-    dataset_id: number | null;
-    /** Names the form’s hosted page, /f/{public_token}. */
-    public_token: string;
-    is_default: boolean;
-    /** A deactivated form answers submissions 404 form_not_found. */
-    is_active: boolean;
-    requires_confirmation: boolean;
-    /** Sender of the auto-reply and of the confirmation mail. */
-    auto_reply_sender_id: number | null;
-    settings: {
-      title?: string;
-      header_text?: string;
-      footer_text?: string;
-      design?: {
-        primary_color?: string;
-        secondary_color?: string;
-        logo_url?: string;
-        custom_css?: string;
-      };
-    } | null;
-    created_at: string;
-    updated_at: string;
-    /** In display order. */
-    items: Array<{
-      /** The item_id a submission sends. */
-      id: number;
-      /** separator and text items are shown, never sent. */
-      type: "field" | "consent" | "separator" | "text";
-      /** field: the catalog field collected. */
-      field_key?: string;
-      /** field: its catalog type (text, email, phone, number, date, boolean, select). */
-      field_type?: string;
-      /** field: a select field’s options, else null. */
-      options?: string[] | null;
-      /** consent: the term accepted. */
-      term_id?: number;
-      /** consent: the term’s current version, which a submission must send (null: the term has none, so no submission can pass). */
-      term_version_id?: number | null;
-      /** consent: the channel the consent is given on; identified by the form’s email (mail) or phone (sms, wsp) field. */
-      channel?: "mail" | "sms" | "wsp";
-      label?: string | null;
-      required?: boolean;
-      /** text: the block’s text. */
-      text?: string;
-    }>;
-  };
+  createPanelForm: Answers["panelListForms"]["data"][number];
   /** Read a form: its items with the ids and term versions a submission sends */
-  panelGetForm: {
-    id: number;
-    /** Unique ignoring case and accents. */
-    name: string;
-    kind: "consent" | "advanced";
-    type: "registration" | "update";
-    dataset_id: number | null;
-    /** Names the form’s hosted page, /f/{public_token}. */
-    public_token: string;
-    is_default: boolean;
-    /** A deactivated form answers submissions 404 form_not_found. */
-    is_active: boolean;
-    requires_confirmation: boolean;
-    /** Sender of the auto-reply and of the confirmation mail. */
-    auto_reply_sender_id: number | null;
-    settings: {
-      title?: string;
-      header_text?: string;
-      footer_text?: string;
-      design?: {
-        primary_color?: string;
-        secondary_color?: string;
-        logo_url?: string;
-        custom_css?: string;
-      };
-    } | null;
-    created_at: string;
-    updated_at: string;
-    /** In display order. */
-    items: Array<{
-      /** The item_id a submission sends. */
-      id: number;
-      /** separator and text items are shown, never sent. */
-      type: "field" | "consent" | "separator" | "text";
-      /** field: the catalog field collected. */
-      field_key?: string;
-      /** field: its catalog type (text, email, phone, number, date, boolean, select). */
-      field_type?: string;
-      /** field: a select field’s options, else null. */
-      options?: string[] | null;
-      /** consent: the term accepted. */
-      term_id?: number;
-      /** consent: the term’s current version, which a submission must send (null: the term has none, so no submission can pass). */
-      term_version_id?: number | null;
-      /** consent: the channel the consent is given on; identified by the form’s email (mail) or phone (sms, wsp) field. */
-      channel?: "mail" | "sms" | "wsp";
-      label?: string | null;
-      required?: boolean;
-      /** text: the block’s text. */
-      text?: string;
-    }>;
-  };
+  panelGetForm: Answers["panelListForms"]["data"][number];
   /** Replace a form’s definition */
-  updatePanelForm: {
-    id: number;
-    /** Unique ignoring case and accents. */
-    name: string;
-    kind: "consent" | "advanced";
-    type: "registration" | "update";
-    dataset_id: number | null;
-    /** Names the form’s hosted page, /f/{public_token}. */
-    public_token: string;
-    is_default: boolean;
-    /** A deactivated form answers submissions 404 form_not_found. */
-    is_active: boolean;
-    requires_confirmation: boolean;
-    /** Sender of the auto-reply and of the confirmation mail. */
-    auto_reply_sender_id: number | null;
-    settings: {
-      title?: string;
-      header_text?: string;
-      footer_text?: string;
-      design?: {
-        primary_color?: string;
-        secondary_color?: string;
-        logo_url?: string;
-        custom_css?: string;
-      };
-    } | null;
-    created_at: string;
-    updated_at: string;
-    /** In display order. */
-    items: Array<{
-      /** The item_id a submission sends. */
-      id: number;
-      /** separator and text items are shown, never sent. */
-      type: "field" | "consent" | "separator" | "text";
-      /** field: the catalog field collected. */
-      field_key?: string;
-      /** field: its catalog type (text, email, phone, number, date, boolean, select). */
-      field_type?: string;
-      /** field: a select field’s options, else null. */
-      options?: string[] | null;
-      /** consent: the term accepted. */
-      term_id?: number;
-      /** consent: the term’s current version, which a submission must send (null: the term has none, so no submission can pass). */
-      term_version_id?: number | null;
-      /** consent: the channel the consent is given on; identified by the form’s email (mail) or phone (sms, wsp) field. */
-      channel?: "mail" | "sms" | "wsp";
-      label?: string | null;
-      required?: boolean;
-      /** text: the block’s text. */
-      text?: string;
-    }>;
-  };
+  updatePanelForm: Answers["panelListForms"]["data"][number];
   /** Activate or deactivate a form */
-  setPanelFormActive: {
-    id: number;
-    /** Unique ignoring case and accents. */
-    name: string;
-    kind: "consent" | "advanced";
-    type: "registration" | "update";
-    dataset_id: number | null;
-    /** Names the form’s hosted page, /f/{public_token}. */
-    public_token: string;
-    is_default: boolean;
-    /** A deactivated form answers submissions 404 form_not_found. */
-    is_active: boolean;
-    requires_confirmation: boolean;
-    /** Sender of the auto-reply and of the confirmation mail. */
-    auto_reply_sender_id: number | null;
-    settings: {
-      title?: string;
-      header_text?: string;
-      footer_text?: string;
-      design?: {
-        primary_color?: string;
-        secondary_color?: string;
-        logo_url?: string;
-        custom_css?: string;
-      };
-    } | null;
-    created_at: string;
-    updated_at: string;
-    /** In display order. */
-    items: Array<{
-      /** The item_id a submission sends. */
-      id: number;
-      /** separator and text items are shown, never sent. */
-      type: "field" | "consent" | "separator" | "text";
-      /** field: the catalog field collected. */
-      field_key?: string;
-      /** field: its catalog type (text, email, phone, number, date, boolean, select). */
-      field_type?: string;
-      /** field: a select field’s options, else null. */
-      options?: string[] | null;
-      /** consent: the term accepted. */
-      term_id?: number;
-      /** consent: the term’s current version, which a submission must send (null: the term has none, so no submission can pass). */
-      term_version_id?: number | null;
-      /** consent: the channel the consent is given on; identified by the form’s email (mail) or phone (sms, wsp) field. */
-      channel?: "mail" | "sms" | "wsp";
-      label?: string | null;
-      required?: boolean;
-      /** text: the block’s text. */
-      text?: string;
-    }>;
-  };
+  setPanelFormActive: Answers["panelListForms"]["data"][number];
   /** Delete a form */
   deletePanelForm: {
     id: number;
@@ -2001,13 +1048,7 @@ export interface Answers {
       created_at: string;
       confirmed_at: string | null;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** A form's auto-reply and team notice addresses */
   getPanelFormMailSettings: {
@@ -2046,40 +1087,10 @@ export interface Answers {
       created_at: string;
       updated_at: string;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** Add a field to the catalog */
-  createPanelField: {
-    id: number;
-    /** What dataset columns, imports and lists name the field by; never reused, even after a delete. */
-    field_key: string;
-    /** Unique in the instance ignoring case and accents. */
-    name: string;
-    type: "text" | "email" | "phone" | "number" | "date" | "boolean" | "select";
-    /** The allowed values of a select field; null for other types. */
-    options: string[] | null;
-    /** Each null when not set. max_length and pattern apply to text (max_length also to email), min and max to number. */
-    rules: {
-      /** Characters (code points). */
-      max_length: number | null;
-      /** ECMAScript regular expression (u flag) the whole value must match. */
-      pattern: string | null;
-      min: number | null;
-      max: number | null;
-    };
-    /** email and phone: present in every instance, never deletable. */
-    is_system: boolean;
-    /** A deactivated field keeps validating the columns that declare it but cannot be declared anew. */
-    is_active: boolean;
-    created_at: string;
-    updated_at: string;
-  };
+  createPanelField: Answers["panelListFields"]["data"][number];
   /** List datasets */
   panelListDatasets: {
     data: Array<{
@@ -2095,13 +1106,7 @@ export interface Answers {
       /** Last change of the dataset itself, not of its contacts. */
       updated_at: string;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** Create a dataset */
   createPanelDataset: {
@@ -2125,47 +1130,9 @@ export interface Answers {
     }>;
   };
   /** Read a dataset with its identifier and columns */
-  panelGetDataset: {
-    /** The {id} contacts are added to and records read from. */
-    id: number;
-    name: string;
-    /** An inactive dataset is no longer offered when connecting a form, but still receives contacts by API and from forms already connected. */
-    is_active: boolean;
-    /** Enabled channels. With exactly one, it decides the identifier: mail identifies by email; sms and wsp by phone. */
-    channel: Array<"mail" | "sms" | "wsp"> | null;
-    description: string | null;
-    created_at: string;
-    /** Last change of the dataset itself, not of its contacts. */
-    updated_at: string;
-    /** The field_key contacts are recognised by (upserted on). */
-    identity_field: string;
-    /** Declared columns in order, named by the field_key of the catalog. */
-    columns: Array<{
-      field_key: string;
-      required: boolean;
-    }>;
-  };
+  panelGetDataset: Answers["createPanelDataset"];
   /** Change a dataset: channels, identity field, columns, name, description; activate or deactivate it */
-  updatePanelDataset: {
-    /** The {id} contacts are added to and records read from. */
-    id: number;
-    name: string;
-    /** An inactive dataset is no longer offered when connecting a form, but still receives contacts by API and from forms already connected. */
-    is_active: boolean;
-    /** Enabled channels. With exactly one, it decides the identifier: mail identifies by email; sms and wsp by phone. */
-    channel: Array<"mail" | "sms" | "wsp"> | null;
-    description: string | null;
-    created_at: string;
-    /** Last change of the dataset itself, not of its contacts. */
-    updated_at: string;
-    /** The field_key contacts are recognised by (upserted on). */
-    identity_field: string;
-    /** Declared columns in order, named by the field_key of the catalog. */
-    columns: Array<{
-      field_key: string;
-      required: boolean;
-    }>;
-  };
+  updatePanelDataset: Answers["createPanelDataset"];
   /** List or search a dataset's contacts */
   panelListDatasetRecords: {
     data: Array<{
@@ -2179,42 +1146,16 @@ export interface Answers {
       /** Last change of the values; a write that changes nothing leaves it. */
       updated_at: string;
     }>;
-    pagination: {
-      page: number;
-      page_size: number;
-      has_more: boolean;
-      total_items: number | null;
-      total_pages: number | null;
-    };
+    pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** Add or update contacts of a dataset (one, or a batch of up to 1,000) */
-  panelAddDatasetContacts: {
-    id: number;
-    dataset_id: number;
-    /** The identity field's value as stored (emails lower-case, phones E.164): contacts are upserted on it. */
-    identifier: string;
-    /** Every column the contact carries by field_key, typed as its field says (number, boolean, text; dates as YYYY-MM-DD). */
-    values: Record<string, string | number | boolean>;
-    created_at: string;
-    /** Last change of the values; a write that changes nothing leaves it. */
-    updated_at: string;
-  } | {
+  panelAddDatasetContacts: Answers["panelListDatasetRecords"]["data"][number] | {
     results: Array<{
       /** Position of the contact in contacts[]. */
       index: number;
       /** 201 new, 200 updated (or already so), 409/422 refused. */
       status: 200 | 201 | 409 | 422;
-      record?: {
-        id: number;
-        dataset_id: number;
-        /** The identity field's value as stored (emails lower-case, phones E.164): contacts are upserted on it. */
-        identifier: string;
-        /** Every column the contact carries by field_key, typed as its field says (number, boolean, text; dates as YYYY-MM-DD). */
-        values: Record<string, string | number | boolean>;
-        created_at: string;
-        /** Last change of the values; a write that changes nothing leaves it. */
-        updated_at: string;
-      };
+      record?: Answers["panelListDatasetRecords"]["data"][number];
       /** A refusal: the 409 rule, or validation_error for a 422. */
       code?: string;
       detail?: string;
@@ -2231,57 +1172,9 @@ export interface Answers {
     rejected: number;
   };
   /** Activate or deactivate a field */
-  updatePanelField: {
-    id: number;
-    /** What dataset columns, imports and lists name the field by; never reused, even after a delete. */
-    field_key: string;
-    /** Unique in the instance ignoring case and accents. */
-    name: string;
-    type: "text" | "email" | "phone" | "number" | "date" | "boolean" | "select";
-    /** The allowed values of a select field; null for other types. */
-    options: string[] | null;
-    /** Each null when not set. max_length and pattern apply to text (max_length also to email), min and max to number. */
-    rules: {
-      /** Characters (code points). */
-      max_length: number | null;
-      /** ECMAScript regular expression (u flag) the whole value must match. */
-      pattern: string | null;
-      min: number | null;
-      max: number | null;
-    };
-    /** email and phone: present in every instance, never deletable. */
-    is_system: boolean;
-    /** A deactivated field keeps validating the columns that declare it but cannot be declared anew. */
-    is_active: boolean;
-    created_at: string;
-    updated_at: string;
-  };
+  updatePanelField: Answers["panelListFields"]["data"][number];
   /** Delete a field */
-  deletePanelField: {
-    id: number;
-    /** What dataset columns, imports and lists name the field by; never reused, even after a delete. */
-    field_key: string;
-    /** Unique in the instance ignoring case and accents. */
-    name: string;
-    type: "text" | "email" | "phone" | "number" | "date" | "boolean" | "select";
-    /** The allowed values of a select field; null for other types. */
-    options: string[] | null;
-    /** Each null when not set. max_length and pattern apply to text (max_length also to email), min and max to number. */
-    rules: {
-      /** Characters (code points). */
-      max_length: number | null;
-      /** ECMAScript regular expression (u flag) the whole value must match. */
-      pattern: string | null;
-      min: number | null;
-      max: number | null;
-    };
-    /** email and phone: present in every instance, never deletable. */
-    is_system: boolean;
-    /** A deactivated field keeps validating the columns that declare it but cannot be declared anew. */
-    is_active: boolean;
-    created_at: string;
-    updated_at: string;
-  };
+  deletePanelField: Answers["panelListFields"]["data"][number];
   /** Import a CSV file of contacts into a dataset (one transaction: all or nothing) */
   importPanelDatasetCsv: {
     key: string;
@@ -2345,78 +1238,20 @@ export interface Answers {
     }>;
   };
   /** Create a CSV list: each column a catalog field at a position of the file */
-  createPanelList: {
-    id: number;
-    name: string;
-    columns: Array<{
-      field_key?: string;
-      position?: number;
-    }>;
-    max_rows: number;
-    /** Rows of its live uploads. */
-    rows: number;
-    uploads: Array<Record<string, unknown>>;
-    created_at: string;
-    updated_at: string;
-  };
+  createPanelList: Answers["listPanelLists"]["data"][number];
   /** A list: its columns, row count and live uploads */
-  getPanelList: {
-    id: number;
-    name: string;
-    columns: Array<{
-      field_key?: string;
-      position?: number;
-    }>;
-    max_rows: number;
-    /** Rows of its live uploads. */
-    rows: number;
-    uploads: Array<Record<string, unknown>>;
-    created_at: string;
-    updated_at: string;
-  };
+  getPanelList: Answers["listPanelLists"]["data"][number];
   /** Delete a list and its rows (its name is free again) */
-  deletePanelList: {
-    id: number;
-    name: string;
-    columns: Array<{
-      field_key?: string;
-      position?: number;
-    }>;
-    max_rows: number;
-    /** Rows of its live uploads. */
-    rows: number;
-    uploads: Array<Record<string, unknown>>;
-    created_at: string;
-    updated_at: string;
-  };
+  deletePanelList: Answers["listPanelLists"]["data"][number];
   /** Upload a CSV file to a list: append its rows, or overwrite the list with them (all or nothing) */
   uploadPanelListCsv: {
     key: string;
-    list: {
-      id: number;
-      name: string;
-      columns: Array<{
-        field_key?: string;
-        position?: number;
-      }>;
-      max_rows: number;
-      /** Rows of its live uploads. */
-      rows: number;
-      uploads: Array<Record<string, unknown>>;
-      created_at: string;
-      updated_at: string;
-    };
+    list: Answers["listPanelLists"]["data"][number];
     upload_id: number;
     rows: number;
     accepted: number;
     rejected: number;
-    first_rejects: Array<{
-      row?: number;
-      code?: string;
-      field?: string | null;
-      rule?: string | null;
-      detail?: string;
-    }>;
+    first_rejects: Array<Answers["importPanelDatasetCsv"]["first_rejects"][number]>;
     rejects_url: string | null;
   };
 }
@@ -2649,94 +1484,14 @@ export interface Bodies {
     align_dataset_columns?: boolean;
   };
   /** Replace a form’s definition */
-  updatePanelForm: {
-    name: string;
-    kind: "consent" | "advanced";
-    type: "registration" | "update";
-    dataset_id?: number | null;
-    requires_confirmation?: boolean;
-    auto_reply_sender_id?: number | null;
-    auto_reply?: {
-      subject?: string;
-      html?: string;
-      text?: string;
-      template_id?: number;
-    } | null;
-    team_notice_emails?: string[];
-    settings?: {
-      title?: string;
-      header_text?: string;
-      footer_text?: string;
-      design?: {
-        primary_color?: string;
-        secondary_color?: string;
-        logo_url?: string;
-        custom_css?: string;
-      };
-    } | null;
-    is_default?: boolean;
-    is_active?: boolean;
-    items: Array<{
-      /** update: an item of this form, kept with its id. */
-      id?: number;
-      type: "field" | "consent" | "separator" | "text";
-      field_key?: string;
-      term_id?: number;
-      channel?: "mail" | "sms" | "wsp";
-      label?: string;
-      text?: string;
-      required?: boolean;
-    }>;
-    /** Make the items the fed dataset requires required (adding those absent, at the end) instead of refusing with 409 form_dataset_columns_not_collected. */
-    align_dataset_columns?: boolean;
-  };
+  updatePanelForm: Bodies["createPanelForm"];
   /** Activate or deactivate a form */
   setPanelFormActive: {
     /** false: submissions answer 404 form_not_found, as for a missing form. */
     is_active: boolean;
   };
   /** The hosted page a definition would make, storing nothing */
-  previewPanelForm: {
-    name: string;
-    kind: "consent" | "advanced";
-    type: "registration" | "update";
-    dataset_id?: number | null;
-    requires_confirmation?: boolean;
-    auto_reply_sender_id?: number | null;
-    auto_reply?: {
-      subject?: string;
-      html?: string;
-      text?: string;
-      template_id?: number;
-    } | null;
-    team_notice_emails?: string[];
-    settings?: {
-      title?: string;
-      header_text?: string;
-      footer_text?: string;
-      design?: {
-        primary_color?: string;
-        secondary_color?: string;
-        logo_url?: string;
-        custom_css?: string;
-      };
-    } | null;
-    is_default?: boolean;
-    is_active?: boolean;
-    items: Array<{
-      /** update: an item of this form, kept with its id. */
-      id?: number;
-      type: "field" | "consent" | "separator" | "text";
-      field_key?: string;
-      term_id?: number;
-      channel?: "mail" | "sms" | "wsp";
-      label?: string;
-      text?: string;
-      required?: boolean;
-    }>;
-    /** Make the items the fed dataset requires required (adding those absent, at the end) instead of refusing with 409 form_dataset_columns_not_collected. */
-    align_dataset_columns?: boolean;
-  };
+  previewPanelForm: Bodies["createPanelForm"];
   /** Add a field to the catalog */
   createPanelField: {
     /** Lower-case letters, digits and _, starting with a letter; reserved forever (409 field_key_reserved once deleted). */
@@ -2780,10 +1535,7 @@ export interface Bodies {
     channel?: Array<"mail" | "sms" | "wsp"> | null;
     identity_field?: string | null;
     /** The whole new declaration. */
-    columns?: Array<{
-      key: string;
-      required?: boolean;
-    }>;
+    columns?: Array<Bodies["createPanelDataset"]["columns"][number]>;
     /** Connected forms left short by the change: align them or keep them (absent: 409 dataset_columns_not_collected_by_forms). */
     connected_forms?: "align" | "keep";
     /** false: no longer offered to forms; it still receives contacts. */
