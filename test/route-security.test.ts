@@ -56,7 +56,8 @@ const INFRASTRUCTURE: Record<string, string> = {
   'GET /healthz': 'process liveness, probed by routers and load balancers',
   'GET /v1/openapi.json': 'the description of the public API, the same for everyone',
   'GET /docs': 'the interactive reference of that description (issue 29): static, the same for everyone',
-  'GET /docs/scalar.js': "the reference's renderer (Scalar's browser bundle), a static file",
+  'GET /docs/swagger-ui.js': "the reference's renderer (Swagger UI's browser bundle), a static file",
+  'GET /docs/swagger-ui.css': "the reference's stylesheet (Swagger UI's), a static file",
   'GET /docs/init.js': "the reference's configuration, a static script",
 };
 

@@ -1,4 +1,4 @@
-import mjml2html, { type MjmlValidationError } from 'mjml';
+import mjml2html, { type MjmlValidationError } from 'mjml-browser';
 import type { Finding } from '../findings.js';
 import { withWebFonts } from './css-text.js';
 import { buildMjml, webFonts, type RenderMeta } from './document.js';

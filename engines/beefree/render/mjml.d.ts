@@ -1,5 +1,6 @@
-// mjml 5 ships no type declarations: the part of its API the renderer uses.
-declare module 'mjml' {
+// MJML 5 as its one-file build (mjml-browser: the same mjml-core and components, bundled; it
+// loads cheerio from node_modules) ships no type declarations: the part of its API the renderer uses.
+declare module 'mjml-browser' {
   export interface MjmlValidationError {
     /** The `line` of the JSON node the error is about (the renderer sets one on every node). */
     line: number | undefined;
