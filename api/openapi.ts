@@ -22,7 +22,7 @@ function commonErrors(r: Route): readonly number[] {
 /**
  * Every status a route can answer besides its success: the common ones of its kind, its own, its
  * body's (a JSON body can be malformed (400), too large (413) or not JSON (415); a form only
- * too large; a streamed CSV also stalled (408, api/routes/panel-imports.ts)), and its other input's (a scalar query parameter given twice, a path segment that is
+ * too large; a streamed CSV also stalled (408, api/routes/panel/imports.ts)), and its other input's (a scalar query parameter given twice, a path segment that is
  * not percent-encoded UTF-8: 400, api/http/request-input.ts and api/http/errors.ts). The document
  * declares them, and api/http/answer-check.ts holds answers to them.
  */

@@ -9,7 +9,7 @@ import { resourceId } from './common.js';
  * take as flags. The answers are the public listings' items (purposeSchema, termSchema). The
  * schemas refuse the shapes (422); what only the domain judges (a name blank once trimmed, a
  * document URL that does not parse) is its refusal, answered as a 422 on the same field
- * (api/routes/panel-consent.ts).
+ * (api/routes/panel/consent.ts).
  */
 
 // Not blank: at least one character that is not white space (the domain trims names and labels).

@@ -10,7 +10,7 @@ import { dateTime } from './common.js';
  * Datasets): what `cartero field create`, `dataset create|update|import` and `list
  * create|upload|show|delete` take as flags, as JSON. The schemas refuse the shapes (422); what
  * only the domain judges is its refusal, answered as a 422 on the same field
- * (api/routes/panel-datasets.ts).
+ * (api/routes/panel/datasets.ts).
  */
 
 const notBlank = '\\S';

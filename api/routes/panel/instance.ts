@@ -1,9 +1,9 @@
-import { releaseOnHold } from '../../domain/mail/onhold.js';
-import { getInstanceBySlug, setInstanceAllowList, setInstanceLimits, type Instance, type SendLimitsChange } from '../../domain/tenancy/instances.js';
-import { defineRoute } from '../http/route.js';
-import { instanceAllowListSchema, instanceLimitsPatchSchema, instanceSettingsSchema } from '../schemas/panel-resources.js';
-import type { Config } from '../../config/config.js';
-import { TAGS } from './tags.js';
+import { releaseOnHold } from '../../../domain/mail/onhold.js';
+import { getInstanceBySlug, setInstanceAllowList, setInstanceLimits, type Instance, type SendLimitsChange } from '../../../domain/tenancy/instances.js';
+import { defineRoute } from '../../http/route.js';
+import { instanceAllowListSchema, instanceLimitsPatchSchema, instanceSettingsSchema } from '../../schemas/panel-resources.js';
+import type { Config } from '../../../config/config.js';
+import { TAGS } from '../tags.js';
 
 /**
  * The X-Instance-Slug instance's settings in the panel (docs/panel.md): any member reads them;

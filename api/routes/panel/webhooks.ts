@@ -1,6 +1,6 @@
-import type { ApiKeyRoute } from '../http/route.js';
-import { panelMirror } from './panel-mirror.js';
-import { webhookRoutes } from './webhooks.js';
+import type { ApiKeyRoute } from '../../http/route.js';
+import { panelMirror } from './mirror.js';
+import { webhookRoutes } from '../webhooks.js';
 
 /**
  * The instance's webhooks in the panel (docs/panel.md, Webhooks): every /v1/webhooks route at

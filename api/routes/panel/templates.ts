@@ -1,14 +1,14 @@
-import { copyTemplate } from '../../domain/templates/copy.js';
-import { sendTemplateTest } from '../../domain/templates/test-send.js';
-import { deleteTemplate, setTemplateStatus, TEMPLATE_LIMITS } from '../../domain/templates/templates.js';
-import type { JsonSchema } from '../../domain/validation.js';
-import { defineRoute, type ApiKeyRoute } from '../http/route.js';
-import { resourceId } from '../schemas/common.js';
-import { sendAcceptedSchema } from '../schemas/mails.js';
-import { templateSchema } from '../schemas/templates.js';
-import { panelMirror } from './panel-mirror.js';
-import { TAGS } from './tags.js';
-import { templateRoutes, templateSetting } from './templates.js';
+import { copyTemplate } from '../../../domain/templates/copy.js';
+import { sendTemplateTest } from '../../../domain/templates/test-send.js';
+import { deleteTemplate, setTemplateStatus, TEMPLATE_LIMITS } from '../../../domain/templates/templates.js';
+import type { JsonSchema } from '../../../domain/validation.js';
+import { defineRoute, type ApiKeyRoute } from '../../http/route.js';
+import { resourceId } from '../../schemas/common.js';
+import { sendAcceptedSchema } from '../../schemas/mails.js';
+import { templateSchema } from '../../schemas/templates.js';
+import { panelMirror } from './mirror.js';
+import { TAGS } from '../tags.js';
+import { templateRoutes, templateSetting } from '../templates.js';
 
 /**
  * The instance's templates in the panel (docs/panel.md, Templates). Every /v1/mail-templates

@@ -1,7 +1,7 @@
-import { createApiKey, listApiKeys, revokeApiKey } from '../../domain/tenancy/api-keys.js';
-import { defineRoute } from '../http/route.js';
-import { createdKeySchema, keyCreateSchema, keyIdParam, keysSchema, revokedKeySchema } from '../schemas/panel-resources.js';
-import { TAGS } from './tags.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../../domain/tenancy/api-keys.js';
+import { defineRoute } from '../../http/route.js';
+import { createdKeySchema, keyCreateSchema, keyIdParam, keysSchema, revokedKeySchema } from '../../schemas/panel-resources.js';
+import { TAGS } from '../tags.js';
 
 /**
  * The instance's API keys in the panel (docs/panel.md): owner only, reading included (a key's

@@ -1,9 +1,9 @@
-import { dashboard } from '../../analytics/dashboard.js';
-import { dashboardRange } from '../../domain/panel/dashboard-range.js';
-import type { LocalDateFilter } from '../../domain/time/local-date-range.js';
-import { defineRoute } from '../http/route.js';
-import { dashboardQuery, dashboardSchema } from '../schemas/dashboard.js';
-import { TAGS } from './tags.js';
+import { dashboard } from '../../../analytics/dashboard.js';
+import { dashboardRange } from '../../../domain/panel/dashboard-range.js';
+import type { LocalDateFilter } from '../../../domain/time/local-date-range.js';
+import { defineRoute } from '../../http/route.js';
+import { dashboardQuery, dashboardSchema } from '../../schemas/dashboard.js';
+import { TAGS } from '../tags.js';
 
 /**
  * The panel's dashboard (docs/panel.md, "Dashboard"): any member may read it (viewer). Each

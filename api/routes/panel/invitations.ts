@@ -1,8 +1,8 @@
-import { acceptInvitation, declineInvitation, invitationsFor } from '../../domain/panel/invitations.js';
-import { defineRoute } from '../http/route.js';
-import { resourceId } from '../schemas/common.js';
-import { memberInstanceSchema, receivedInvitationsSchema } from '../schemas/panel.js';
-import { TAGS } from './tags.js';
+import { acceptInvitation, declineInvitation, invitationsFor } from '../../../domain/panel/invitations.js';
+import { defineRoute } from '../../http/route.js';
+import { resourceId } from '../../schemas/common.js';
+import { memberInstanceSchema, receivedInvitationsSchema } from '../../schemas/panel.js';
+import { TAGS } from '../tags.js';
 
 /**
  * The signed-in user's own invitations (issue 37, docs/panel.md "Invitations"): those addressed to

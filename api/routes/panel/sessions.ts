@@ -1,9 +1,9 @@
-import { AppError } from '../../domain/errors.js';
-import { admitLogin, loginSucceeded } from '../../domain/panel/login-limits.js';
-import { endSession, login } from '../../domain/panel/sessions.js';
-import { defineRoute } from '../http/route.js';
-import { loginSchema, sessionSchema } from '../schemas/panel.js';
-import { TAGS } from './tags.js';
+import { AppError } from '../../../domain/errors.js';
+import { admitLogin, loginSucceeded } from '../../../domain/panel/login-limits.js';
+import { endSession, login } from '../../../domain/panel/sessions.js';
+import { defineRoute } from '../../http/route.js';
+import { loginSchema, sessionSchema } from '../../schemas/panel.js';
+import { TAGS } from '../tags.js';
 
 /**
  * Panel login and logout (docs/panel.md, Sessions). Failed logins are counted per client address,

@@ -1,16 +1,16 @@
-import { cancelInvitation, inviteMember, listInvitations } from '../../domain/panel/invitations.js';
-import { instancesOf, leaveInstance, listMembers, removeMember, setMemberRole } from '../../domain/panel/members.js';
-import { defineRoute } from '../http/route.js';
-import { resourceId } from '../schemas/common.js';
-import { invitationSchema, memberCreateSchema, memberInstancesSchema, memberPatchSchema, memberSchema, membersSchema } from '../schemas/panel.js';
-import { TAGS } from './tags.js';
+import { cancelInvitation, inviteMember, listInvitations } from '../../../domain/panel/invitations.js';
+import { instancesOf, leaveInstance, listMembers, removeMember, setMemberRole } from '../../../domain/panel/members.js';
+import { defineRoute } from '../../http/route.js';
+import { resourceId } from '../../schemas/common.js';
+import { invitationSchema, memberCreateSchema, memberInstancesSchema, memberPatchSchema, memberSchema, membersSchema } from '../../schemas/panel.js';
+import { TAGS } from '../tags.js';
 
 /**
  * The panel's members of an instance and the signed-in user's instances (docs/panel.md). Reading
  * the members is any member's (viewer); changing them is the owner's. A user id that is not a
  * member of the X-Instance-Slug instance is 404 member_not_found, whether or not it is a member
  * elsewhere. An owner invites (issue 37): nobody becomes a member without accepting
- * (api/routes/panel-invitations.ts), and the answer never tells whether a user has the address.
+ * (api/routes/panel/invitations.ts), and the answer never tells whether a user has the address.
  */
 
 const tag = TAGS.panel;

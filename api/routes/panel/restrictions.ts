@@ -1,12 +1,12 @@
-import { listRestrictions, type RestrictionFilter } from '../../domain/restrictions/list.js';
-import { liftRestrictionById } from '../../domain/restrictions/lift-by-id.js';
-import { restrict } from '../../domain/restrictions/restrictions.js';
-import { withTenant } from '../../domain/tenancy/context.js';
-import { defineRoute } from '../http/route.js';
-import { collectionSchema, resourceId } from '../schemas/common.js';
-import { restrictionCreateSchema } from '../schemas/panel-resources.js';
-import { restrictionFilterQuery, restrictionSchema } from '../schemas/restrictions.js';
-import { TAGS } from './tags.js';
+import { listRestrictions, type RestrictionFilter } from '../../../domain/restrictions/list.js';
+import { liftRestrictionById } from '../../../domain/restrictions/lift-by-id.js';
+import { restrict } from '../../../domain/restrictions/restrictions.js';
+import { withTenant } from '../../../domain/tenancy/context.js';
+import { defineRoute } from '../../http/route.js';
+import { collectionSchema, resourceId } from '../../schemas/common.js';
+import { restrictionCreateSchema } from '../../schemas/panel-resources.js';
+import { restrictionFilterQuery, restrictionSchema } from '../../schemas/restrictions.js';
+import { TAGS } from '../tags.js';
 
 /**
  * The instance's restrictions in the panel (docs/panel.md): any member reads the history, as

@@ -1,10 +1,10 @@
-import { configuredKeyRing } from '../../domain/domains/key-encryption.js';
-import { createSender, listSenders, setSenderConsentRequired, withSandboxFlag } from '../../domain/senders/senders.js';
-import { defineRoute } from '../http/route.js';
-import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
-import { createdSenderSchema, panelSenderSchema, senderCreateSchema, senderPatchSchema } from '../schemas/panel-resources.js';
-import { senderSchema } from '../schemas/senders.js';
-import { TAGS } from './tags.js';
+import { configuredKeyRing } from '../../../domain/domains/key-encryption.js';
+import { createSender, listSenders, setSenderConsentRequired, withSandboxFlag } from '../../../domain/senders/senders.js';
+import { defineRoute } from '../../http/route.js';
+import { collectionSchema, paginationQuery, resourceId } from '../../schemas/common.js';
+import { createdSenderSchema, panelSenderSchema, senderCreateSchema, senderPatchSchema } from '../../schemas/panel-resources.js';
+import { senderSchema } from '../../schemas/senders.js';
+import { TAGS } from '../tags.js';
 
 /**
  * The instance's senders in the panel (docs/panel.md): any member reads them, an admin creates

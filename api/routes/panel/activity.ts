@@ -1,8 +1,8 @@
-import type { ApiKeyRoute } from '../http/route.js';
-import { activityRoutes } from './activities.js';
-import { activityExportRoutes } from './activity-exports.js';
-import { mailRoutes } from './mails.js';
-import { panelMirror } from './panel-mirror.js';
+import type { ApiKeyRoute } from '../../http/route.js';
+import { activityRoutes } from '../activities.js';
+import { activityExportRoutes } from '../activity-exports.js';
+import { mailRoutes } from '../mails.js';
+import { panelMirror } from './mirror.js';
 
 /**
  * The instance's activity in the panel (docs/panel.md, Activity): the four listings (sent, opens,

@@ -1,14 +1,14 @@
-import { createForm, deleteForm, draftForm, setFormActive, updateForm, type FormDefinitionInput } from '../../domain/forms/definition.js';
-import { formMailSettings, listSubmissions, MAX_SUBMISSION_EXPORT, submissionsCsv } from '../../domain/forms/submissions.js';
-import { defineRoute, type ApiKeyRoute } from '../http/route.js';
-import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
-import { formSchema } from '../schemas/forms.js';
-import { formPage } from '../pages/form-page.js';
-import { formActiveSchema, formDeletedSchema, formPreviewSchema, formWriteSchema, mailSettingsSchema, submissionRowSchema } from '../schemas/panel-forms.js';
-import { pageFormOf } from './form-pages.js';
-import { formRoutes } from './forms.js';
-import { panelMirror } from './panel-mirror.js';
-import { TAGS } from './tags.js';
+import { createForm, deleteForm, draftForm, setFormActive, updateForm, type FormDefinitionInput } from '../../../domain/forms/definition.js';
+import { formMailSettings, listSubmissions, MAX_SUBMISSION_EXPORT, submissionsCsv } from '../../../domain/forms/submissions.js';
+import { defineRoute, type ApiKeyRoute } from '../../http/route.js';
+import { collectionSchema, paginationQuery, resourceId } from '../../schemas/common.js';
+import { formSchema } from '../../schemas/forms.js';
+import { formPage } from '../../pages/form-page.js';
+import { formActiveSchema, formDeletedSchema, formPreviewSchema, formWriteSchema, mailSettingsSchema, submissionRowSchema } from '../../schemas/panel-forms.js';
+import { pageFormOf } from '../form-pages.js';
+import { formRoutes } from '../forms.js';
+import { panelMirror } from './mirror.js';
+import { TAGS } from '../tags.js';
 
 /**
  * Forms in the panel (docs/panel.md, Forms). Reads: GET /v1/forms and /v1/forms/{id} mirrored for
@@ -40,7 +40,7 @@ const RULES =
 
 /** The public form reads and the field catalog, at /v1/private/...: any member. */
 // The field catalog the builder offers (GET /v1/private/fields) is mirrored with the datasets'
-// routes (panel-datasets.ts), where the catalog is managed.
+// routes (datasets.ts, beside this file), where the catalog is managed.
 const mirrored = (formRoutes as ApiKeyRoute[]).filter((r) => r.method === 'get').map((r) => panelMirror(r, 'viewer'));
 
 export const panelFormRoutes = [

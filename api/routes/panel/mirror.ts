@@ -1,6 +1,6 @@
-import type { PanelRole } from '../../domain/panel/roles.js';
-import { defineRoute, type ApiKeyRoute, type MemberRoute } from '../http/route.js';
-import { TAGS } from './tags.js';
+import type { PanelRole } from '../../../domain/panel/roles.js';
+import { defineRoute, type ApiKeyRoute, type MemberRoute } from '../../http/route.js';
+import { TAGS } from '../tags.js';
 
 /**
  * A public /v1 route offered to the panel as it is (docs/panel.md): the same schemas,

@@ -1,18 +1,18 @@
-import { createDataset, getDataset, setDatasetActive, updateDataset, type DatasetDetail } from '../../domain/datasets/datasets.js';
-import type { DatasetChannel } from '../../domain/datasets/declaration.js';
-import type { ImportColumn } from '../../domain/datasets/import.js';
-import { ValidationFailed } from '../../domain/errors.js';
-import { fieldErrors } from './field-errors.js';
-import { createField, deleteField, setFieldActive } from '../../domain/fields/catalog.js';
-import type { FieldType } from '../../domain/fields/types.js';
-import type { ConnectedFormsChoice } from '../../domain/forms/dataset-columns.js';
-import { createList, deleteList, getList, listLists } from '../../domain/lists/lists.js';
-import type { UploadMode } from '../../domain/lists/modes.js';
-import { importProgress } from '../../domain/panel/import-runs.js';
-import { defineRoute, type ApiKeyRoute } from '../http/route.js';
-import { resourceId } from '../schemas/common.js';
-import { datasetDetailSchema } from '../schemas/datasets.js';
-import { fieldSchema } from '../schemas/fields.js';
+import { createDataset, getDataset, setDatasetActive, updateDataset, type DatasetDetail } from '../../../domain/datasets/datasets.js';
+import type { DatasetChannel } from '../../../domain/datasets/declaration.js';
+import type { ImportColumn } from '../../../domain/datasets/import.js';
+import { ValidationFailed } from '../../../domain/errors.js';
+import { fieldErrors } from '../field-errors.js';
+import { createField, deleteField, setFieldActive } from '../../../domain/fields/catalog.js';
+import type { FieldType } from '../../../domain/fields/types.js';
+import type { ConnectedFormsChoice } from '../../../domain/forms/dataset-columns.js';
+import { createList, deleteList, getList, listLists } from '../../../domain/lists/lists.js';
+import type { UploadMode } from '../../../domain/lists/modes.js';
+import { importProgress } from '../../../domain/panel/import-runs.js';
+import { defineRoute, type ApiKeyRoute } from '../../http/route.js';
+import { resourceId } from '../../schemas/common.js';
+import { datasetDetailSchema } from '../../schemas/datasets.js';
+import { fieldSchema } from '../../schemas/fields.js';
 import {
   datasetCreateSchema,
   datasetPatchSchema,
@@ -27,12 +27,12 @@ import {
   listSchema,
   uploadQuery,
   uploadSummarySchema,
-} from '../schemas/panel-datasets.js';
-import { datasetRoutes } from './datasets.js';
-import { fieldRoutes } from './fields.js';
-import { PANEL_IMPORT_MAX_BYTES, sendRejects, tracked, withSpooledBody } from './panel-imports.js';
-import { panelMirror } from './panel-mirror.js';
-import { TAGS } from './tags.js';
+} from '../../schemas/panel-datasets.js';
+import { datasetRoutes } from '../datasets.js';
+import { fieldRoutes } from '../fields.js';
+import { PANEL_IMPORT_MAX_BYTES, sendRejects, tracked, withSpooledBody } from './imports.js';
+import { panelMirror } from './mirror.js';
+import { TAGS } from '../tags.js';
 
 /**
  * Datasets, fields and CSV lists in the panel (docs/panel.md, Datasets). Reads: the public
@@ -41,7 +41,7 @@ import { TAGS } from './tags.js';
  * operations of the spec, through the functions `cartero field create|activate|deactivate|delete`,
  * `dataset create|update|activate|deactivate|import` and `cartero list create|upload|show|delete`
  * call, so the panel and the CLI cannot disagree on a rule. An import or upload runs in its
- * request, streamed; its progress is polled (api/routes/panel-imports.ts).
+ * request, streamed; its progress is polled (api/routes/panel/imports.ts).
  */
 
 const tag = TAGS.panel;
@@ -241,7 +241,7 @@ export const panelDatasetRoutes = [
       res.set('Cache-Control', 'no-store');
       return tracked(tenant, deps.pool, 'dataset_import', params.id, query.key, res.req, (run) =>
         withSpooledBody(res.req, run.onBytes, deps.config.imports.idleTimeoutMs, async (open) => {
-          const { importContacts } = await import('../../domain/datasets/import.js');
+          const { importContacts } = await import('../../../domain/datasets/import.js');
           return importContacts(tenant, deps.bulkPool, params.id, { input: open(), map, rejects: run.rejects, onMerge: run.onMerge, limits: deps.config.csv });
         }),
       );
@@ -359,7 +359,7 @@ export const panelDatasetRoutes = [
       return tracked(tenant, deps.pool, 'list_upload', params.id, query.key, res.req, (run) =>
         withSpooledBody(res.req, run.onBytes, deps.config.imports.idleTimeoutMs, async (open) => {
           run.onMerge();
-          const { uploadList } = await import('../../domain/lists/upload.js');
+          const { uploadList } = await import('../../../domain/lists/upload.js');
           return uploadList(tenant, deps.bulkPool, params.id, {
             open,
             fileName: null,

@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
-import { AppError, NotFoundError, ValidationFailed } from '../../domain/errors.js';
-import { importRejects, rejectsPath, startImportRun, type ImportKind, type ImportRun } from '../../domain/panel/import-runs.js';
-import type { Tenant } from '../../domain/tenancy/context.js';
-import type { Pool } from '../../sql/pool.js';
+import { AppError, NotFoundError, ValidationFailed } from '../../../domain/errors.js';
+import { importRejects, rejectsPath, startImportRun, type ImportKind, type ImportRun } from '../../../domain/panel/import-runs.js';
+import type { Tenant } from '../../../domain/tenancy/context.js';
+import type { Pool } from '../../../sql/pool.js';
 
 /**
  * The HTTP side of the panel's imports (docs/panel.md, Datasets: the import's progress). The

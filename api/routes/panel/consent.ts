@@ -1,15 +1,15 @@
-import { createPurpose } from '../../domain/consent/purposes.js';
-import { addTermVersion, createTerm, MAX_TERM_BODY_BYTES, readTerm, setCurrentVersion, setTermActive } from '../../domain/consent/terms.js';
-import type { ConsentChannel, TermType } from '../../domain/consent/vocabulary.js';
-import { fieldErrors } from './field-errors.js';
-import { withTenant } from '../../domain/tenancy/context.js';
-import { defineRoute, type ApiKeyRoute } from '../http/route.js';
-import { resourceId } from '../schemas/common.js';
-import { purposeSchema, termSchema } from '../schemas/consent.js';
-import { currentVersionSchema, purposeCreateSchema, termCreateSchema, termPatchSchema, versionCreateSchema } from '../schemas/panel-consent.js';
-import { consentRoutes } from './consent.js';
-import { panelMirror } from './panel-mirror.js';
-import { TAGS } from './tags.js';
+import { createPurpose } from '../../../domain/consent/purposes.js';
+import { addTermVersion, createTerm, MAX_TERM_BODY_BYTES, readTerm, setCurrentVersion, setTermActive } from '../../../domain/consent/terms.js';
+import type { ConsentChannel, TermType } from '../../../domain/consent/vocabulary.js';
+import { fieldErrors } from '../field-errors.js';
+import { withTenant } from '../../../domain/tenancy/context.js';
+import { defineRoute, type ApiKeyRoute } from '../../http/route.js';
+import { resourceId } from '../../schemas/common.js';
+import { purposeSchema, termSchema } from '../../schemas/consent.js';
+import { currentVersionSchema, purposeCreateSchema, termCreateSchema, termPatchSchema, versionCreateSchema } from '../../schemas/panel-consent.js';
+import { consentRoutes } from '../consent.js';
+import { panelMirror } from './mirror.js';
+import { TAGS } from '../tags.js';
 
 /**
  * Consent in the panel (docs/panel.md, Consent). Reads: the public consent listings, the proof

@@ -1,18 +1,18 @@
-import { rotateDkimKey } from '../../domain/domains/dkim-keys.js';
-import { dnsSettings } from '../../domain/domains/dns-records.js';
-import { resolverLookups, verifyDomain } from '../../domain/domains/dns-verify.js';
-import { getDomainWithRecords } from '../../domain/domains/domain-records.js';
-import { addDomain, listDomains, setDomainChecks, type DnsChecks } from '../../domain/domains/domains.js';
-import { configuredKeyRing } from '../../domain/domains/key-encryption.js';
-import type { Tenant } from '../../domain/tenancy/context.js';
-import type { Config } from '../../config/config.js';
-import type { Pool } from '../../sql/pool.js';
-import { defineRoute } from '../http/route.js';
-import { collectionSchema, paginationQuery, resourceId } from '../schemas/common.js';
-import { domainSchema, domainWithRecordsSchema } from '../schemas/domains.js';
-import { domainChecksSchema, domainCreateSchema } from '../schemas/panel-resources.js';
-import { AppError } from '../../domain/errors.js';
-import { TAGS } from './tags.js';
+import { rotateDkimKey } from '../../../domain/domains/dkim-keys.js';
+import { dnsSettings } from '../../../domain/domains/dns-records.js';
+import { resolverLookups, verifyDomain } from '../../../domain/domains/dns-verify.js';
+import { getDomainWithRecords } from '../../../domain/domains/domain-records.js';
+import { addDomain, listDomains, setDomainChecks, type DnsChecks } from '../../../domain/domains/domains.js';
+import { configuredKeyRing } from '../../../domain/domains/key-encryption.js';
+import type { Tenant } from '../../../domain/tenancy/context.js';
+import type { Config } from '../../../config/config.js';
+import type { Pool } from '../../../sql/pool.js';
+import { defineRoute } from '../../http/route.js';
+import { collectionSchema, paginationQuery, resourceId } from '../../schemas/common.js';
+import { domainSchema, domainWithRecordsSchema } from '../../schemas/domains.js';
+import { domainChecksSchema, domainCreateSchema } from '../../schemas/panel-resources.js';
+import { AppError } from '../../../domain/errors.js';
+import { TAGS } from '../tags.js';
 
 /**
  * The instance's sending domains in the panel (docs/panel.md): any member reads them with the
