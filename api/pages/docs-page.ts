@@ -94,6 +94,15 @@ const slugPlaceholder = () => ({
     Input: (Input, system) => (props) => h(system)(Input, props.id === 'api_key_value' ? { ...props, placeholder: 'acme' } : props),
   },
 });
+// Swagger UI's server select sits in an empty <label>: axe finds it unnamed (critical), and a
+// screen reader says only "combo box". Named once it is drawn; React leaves an attribute it did
+// not set alone.
+new MutationObserver((_, observer) => {
+  const select = document.getElementById('servers');
+  if (!select) return;
+  select.setAttribute('aria-label', 'Server');
+  observer.disconnect();
+}).observe(document.getElementById('app'), { childList: true, subtree: true });
 SwaggerUIBundle({
   url: '/v1/openapi.json',
   dom_id: '#app',
