@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { migrateClickHouse } from '../analytics/migrate.js';
 import { syncSandboxDomain } from '../domain/domains/sandbox.js';
 import { migratePostgres, withMigrationLock } from '../sql/migrate.js';
-import { createPool } from '../sql/pool.js';
+import { createPool, type Pool } from '../sql/pool.js';
 import type { SendSettings } from '../config/config.js';
 import { migrateQueue } from '../workers/machinery/queue-migration.js';
 
@@ -26,10 +26,7 @@ export async function runMigrations(
 ): Promise<void> {
   const pool = createPool(urls.databaseUrl, { max: 2, application: 'cartero-release' });
   try {
-    const pgResult = await migratePostgres(pool);
-    logger?.info({ applied: pgResult.applied }, 'postgres migrations');
-    if (urls.sandboxDomain) await syncSandboxDomain(pool, urls.sandboxDomain);
-    await migrateQueue(urls.databaseUrl, urls.send);
+    await migratePostgresSide(pool, urls, logger);
     const chResult = await migrateClickHouse(urls.clickhouseUrl, {
       lock: (fn) => withMigrationLock(pool, fn),
       log: (m) => logger?.info(m),
@@ -39,4 +36,20 @@ export async function runMigrations(
   } finally {
     await pool.end();
   }
+}
+
+/**
+ * The Postgres half of a release: the schema, SANDBOX_DOMAIN, and pg-boss's schema with the send
+ * queue's policy. Apart because the test suite's template database (test/setup/template-database.ts)
+ * is made by exactly this, once per run, before any file has a ClickHouse database.
+ */
+export async function migratePostgresSide(
+  pool: Pool,
+  urls: { databaseUrl: string; send: SendSettings; sandboxDomain?: string },
+  logger?: Logger,
+): Promise<void> {
+  const pgResult = await migratePostgres(pool);
+  logger?.info({ applied: pgResult.applied }, 'postgres migrations');
+  if (urls.sandboxDomain) await syncSandboxDomain(pool, urls.sandboxDomain);
+  await migrateQueue(urls.databaseUrl, urls.send);
 }

@@ -2,15 +2,14 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { loadConfig } from '../../config/config.js';
 import { projectRoot } from '../../config/paths.js';
-import { syncSandboxDomain } from '../../domain/domains/sandbox.js';
-import { migratePostgres } from '../../sql/migrate.js';
+import { migratePostgresSide } from '../../runtime/migrations.js';
 import { createPool } from '../../sql/pool.js';
-import { migrateQueue } from '../../workers/machinery/queue-migration.js';
 
 /**
- * The suite's template database: migrated once per run (every Postgres migration, then pg-boss's
- * schema and queues, as runMigrations does), then copied for each test file by
- * `CREATE DATABASE … TEMPLATE` (test/helpers/databases.ts), which takes a fraction of the time.
+ * The suite's template database: migrated once per run by the release's own Postgres half
+ * (migratePostgresSide in runtime/migrations.ts: the schema, the sandbox domain, pg-boss and its
+ * queues), then copied for each test file by `CREATE DATABASE … TEMPLATE`
+ * (test/helpers/databases.ts), which takes a fraction of the time.
  *
  * Its name keeps the `cartero_test_` prefix the destructive helpers demand, and cannot be taken
  * for a file's database (`cartero_test_<label>_<8 hex>`: a label has no underscore, "template" is
@@ -32,12 +31,10 @@ export async function createTemplateDatabase(adminUrl: string, name: string): Pr
   const config = loadConfig(process.env);
   const pool = createPool(url, { max: 2, application: 'cartero-test-template' });
   try {
-    await migratePostgres(pool);
-    await syncSandboxDomain(pool, config.domains.sandboxDomain);
+    await migratePostgresSide(pool, { databaseUrl: url, send: config.send, sandboxDomain: config.domains.sandboxDomain });
   } finally {
     await pool.end();
   }
-  await migrateQueue(url, config.send);
   // Copying fails while anyone is connected to the template ("source database is being accessed
   // by other users"): after the migrators' own connections (closed above), nobody may connect.
   await adminQuery(adminUrl, `ALTER DATABASE ${id} WITH ALLOW_CONNECTIONS false`);
