@@ -114,27 +114,27 @@ t.test('entity bombs and external entities are refused before anything is expand
   t.equal(await refusal(() => parseAggregateReport(bytes(undeclared))), 'invalid_xml', 'an entity never declared');
 });
 
-/** A zip of one deflated file, its sizes declared as given (a lying header when `declared` is set). */
+/** A zip of one deflated file, its size declared as given (a lying header when `declared` is set). */
 function zipOf(name: string, data: Buffer, declared = data.length): Buffer {
   const deflated = deflateRawSync(data);
   const file = Buffer.from(name);
-  const local = Buffer.alloc(30);
-  local.writeUInt32LE(0x04034b50, 0);
-  local.writeUInt16LE(20, 4);
-  local.writeUInt16LE(8, 8);
-  local.writeUInt32LE(crc32(data), 14);
-  local.writeUInt32LE(deflated.length, 18);
-  local.writeUInt32LE(declared, 22);
-  local.writeUInt16LE(file.length, 26);
-  const central = Buffer.alloc(46);
-  central.writeUInt32LE(0x02014b50, 0);
-  central.writeUInt16LE(20, 4);
-  central.writeUInt16LE(20, 6);
-  central.writeUInt16LE(8, 10);
-  central.writeUInt32LE(crc32(data), 16);
-  central.writeUInt32LE(deflated.length, 20);
-  central.writeUInt32LE(declared, 24);
-  central.writeUInt16LE(file.length, 28);
+  // The fields a local header (at 14) and a central directory entry (at 16) share: CRC, sizes, name length.
+  const header = (signature: number, size: number, common: number) => {
+    const h = Buffer.alloc(size);
+    h.writeUInt32LE(signature, 0);
+    h.writeUInt32LE(crc32(data), common);
+    h.writeUInt32LE(deflated.length, common + 4);
+    h.writeUInt32LE(declared, common + 8);
+    h.writeUInt16LE(file.length, common + 12);
+    return h;
+  };
+  const local = header(0x04034b50, 30, 14);
+  local.writeUInt16LE(20, 4); // version needed
+  local.writeUInt16LE(8, 8); // deflate
+  const central = header(0x02014b50, 46, 16);
+  central.writeUInt16LE(20, 4); // version made by
+  central.writeUInt16LE(20, 6); // version needed
+  central.writeUInt16LE(8, 10); // deflate
   const end = Buffer.alloc(22);
   end.writeUInt32LE(0x06054b50, 0);
   end.writeUInt16LE(1, 8);
@@ -206,7 +206,19 @@ t.test('a mail: several reports each read, a refused one beside them, or the rep
   });
   const readings = await readReportMail(mail);
   t.same(readings.map((r) => ('report' in r ? r.report.reportId : r.refused.reason)), ['dmarcbis-test-report-001', 'second-report', 'invalid_xml'], 'two reports and one refusal; the image is no report');
-  const body = await readReportMail(await mailOf({ text: SAMPLE }));
-  t.same(body.map((r) => ('report' in r ? r.report.reportId : r.refused.reason)), ['dmarcbis-test-report-001'], 'the body as the report');
+  for (const textEncoding of ['quoted-printable', 'base64'] as const) {
+    const body = await readReportMail(await mailOf({ text: SAMPLE, textEncoding }));
+    t.same(body.map((r) => ('report' in r ? r.report.reportId : r.refused.reason)), ['dmarcbis-test-report-001'], `the body as the report, ${textEncoding}`);
+  }
+  const encodings = await readReportMail(
+    await mailOf({
+      text: 'Reports attached.',
+      attachments: [
+        { filename: 'q.xml', content: SAMPLE, contentTransferEncoding: 'quoted-printable' },
+        { filename: 'b.xml.gz', content: gzipSync(bytes(second)), contentTransferEncoding: 'base64' },
+      ],
+    }),
+  );
+  t.same(encodings.map((r) => ('report' in r ? r.report.reportId : r.refused.reason)), ['dmarcbis-test-report-001', 'second-report'], 'attachments in quoted-printable and base64');
   t.same(await readReportMail(await mailOf({ text: 'Hello, no report here.' })), [], 'a mail without a report');
 });
