@@ -7,7 +7,7 @@
  * Materialized views live on the local side: each node's view copies the rows inserted into its
  * own mail_events_local into its own sorted copies.
  *
- * The sharding key, the same for all four tables: cityHash64(msg_id). Why (docs/analytics.md,
+ * The sharding key of the four mail tables: cityHash64(msg_id). Why (docs/analytics.md,
  * "Cluster mode"):
  *  - idempotence: every copy of a row (a batch shipped twice, a re-flagged event, each snapshot
  *    of a mail) carries the same msg_id, so all copies land on one shard, where
@@ -25,6 +25,10 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = {
   mail_events_by_msg: 'cityHash64(msg_id)',
   mail_events_by_group: 'cityHash64(msg_id)',
   mails: 'cityHash64(msg_id)',
+  // DMARC reports (008): every copy of a report, and all of a domain's reports, on one shard, so
+  // FINAL merges the copies and a domain's sources are summed where they lie.
+  dmarc_reports: 'cityHash64(instance_id, domain)',
+  dmarc_records: 'cityHash64(instance_id, domain)',
 };
 
 export const LOCAL_SUFFIX = '_local';
