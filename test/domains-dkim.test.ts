@@ -1,15 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { promises as dnsPromises } from 'node:dns';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import t, { type Test } from 'tap';
 import { compile } from '../domain/validation.js';
 import { domainWithRecordsSchema } from '../api/schemas/domains.js';
-import { dnsSettings } from '../domain/domains/dns-records.js';
+import { dnsRecords, dnsSettings } from '../domain/domains/dns-records.js';
 import { resolverLookups, verifyAllDomains, verifyDomain } from '../domain/domains/dns-verify.js';
 import { createSender } from '../domain/senders/senders.js';
 import { loadTenants } from '../domain/tenancy/instances.js';
 import { loadConfig } from '../config/config.js';
+import { projectRoot } from '../config/paths.js';
 import { failed } from './helpers/cli-test.js';
 import { startTestDnsServer } from './helpers/dns-server.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
@@ -70,6 +72,15 @@ async function sendOne(t: Test, to = 'ann@example.org'): Promise<Buffer> {
   return readFileSync(files[0]!.file);
 }
 
+t.test('the suggested DMARC record follows RETURN_PATH_SUBDOMAIN, and docs/domains.md shows the one produced', async (t) => {
+  const pending = { domain: 'example.com', mx_status: 'pending', spf_status: 'pending', dmarc_status: 'pending' } as const;
+  const dmarcOf = (s: typeof settings) => dnsRecords(pending, [], undefined, s).find((r) => r.check === 'dmarc')!;
+  t.equal(dmarcOf({ ...settings, returnPathSubdomain: 'rp' }).value, 'v=DMARC1; p=none; adkim=r; aspf=r; rua=mailto:dmarc@rp.example.com');
+  const byDefault = dmarcOf(dnsSettings(loadConfig({ PUBLIC_URL }))).value;
+  t.equal(byDefault, 'v=DMARC1; p=none; adkim=r; aspf=r; rua=mailto:dmarc@bounces.example.com');
+  t.ok(readFileSync(join(projectRoot, 'docs', 'domains.md'), 'utf8').includes(`\`${byDefault}\``), 'the docs show it');
+});
+
 let domainId = 0;
 let firstSelector = '';
 
@@ -94,6 +105,7 @@ t.test('domain add: a DKIM key, only its public part shown; the records to publi
   t.match(added.dns_records[0].value, /^v=DKIM1; k=rsa; p=MII[A-Za-z0-9+/=]{300,}$/);
   t.equal(added.dns_records[1].value, '10 cartero.test');
   t.equal(added.dns_records[2].value, 'v=spf1 mx -all');
+  t.equal(added.dns_records[3].value, `v=DMARC1; p=none; adkim=r; aspf=r; rua=mailto:dmarc@bounces.${DOMAIN}`, 'aggregate reports to the return-path host (issue 39)');
   const out = JSON.stringify(added);
   t.notMatch(out, /PRIVATE KEY/, 'no private key printed');
   // At rest the private key is sealed: no PEM, no DER of an RSA private key, in the row.
@@ -131,6 +143,23 @@ t.test('domain verify: nothing published stays pending; all published -> approve
   t.ok(verified.dns_records.every((r: any) => r.status === 'approved'));
   const status = await api.call('GET', `/v1/domains/${DOMAIN}/status`);
   t.same(status.body, { id: domainId, domain: DOMAIN, is_verified: true });
+});
+
+t.test('a DMARC record without rua (published before issue 39, or the owner\'s own) still approves the check', async (t) => {
+  const name = `_dmarc.${DOMAIN}`;
+  const suggested = (await getDomain(domainId)).dns_records.find((r: any) => r.check === 'dmarc').value;
+  for (const value of ['v=DMARC1; p=none; adkim=r; aspf=r', 'v=DMARC1; p=reject']) {
+    dns.remove(name, 'TXT');
+    dns.txt(name, value);
+    const v = await verifyDomain(a.tenant, dbs.pool, DOMAIN, lookups, settings);
+    t.match(v, { dmarc_status: 'approved', is_verified: true }, value);
+  }
+  dns.remove(name, 'TXT');
+  dns.txt(name, 'v=DMARC1; rua=mailto:dmarc@bounces.signed.example');
+  t.equal((await verifyDomain(a.tenant, dbs.pool, DOMAIN, lookups, settings)).dmarc_status, 'failed', 'a record without p= still fails: the test can tell');
+  dns.remove(name, 'TXT');
+  dns.txt(name, suggested);
+  t.equal((await verifyDomain(a.tenant, dbs.pool, DOMAIN, lookups, settings)).dmarc_status, 'approved', 'the suggested record back');
 });
 
 t.test('every mail is DKIM-signed: mailauth verifies it (aligned with From); a tampered body fails', async (t) => {

@@ -107,6 +107,11 @@ t.test('domains: add with its records, verify now through DNS_SERVERS, rotate DK
   t.equal(added.body.domain, name);
   t.same(added.body.dns_records.map((r: { check: string }) => r.check).sort(), ['dkim', 'dmarc', 'mx', 'spf']);
   t.ok(added.body.dns_records.every((r: { status: string }) => r.status === 'pending'), 'all pending');
+  t.equal(
+    added.body.dns_records.find((r: { check: string }) => r.check === 'dmarc').value,
+    `v=DMARC1; p=none; adkim=r; aspf=r; rua=mailto:dmarc@bounces.${name}`,
+    'the suggested DMARC record sends aggregate reports to the return-path host',
+  );
   t.notMatch(JSON.stringify(added.body), /PRIVATE KEY/, 'never a private key');
   const conflict = await call(admin, 'POST', '/v1/private/domains', { domain: name });
   t.equal(conflict.status, 409);

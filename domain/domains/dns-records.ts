@@ -11,8 +11,12 @@ import type { DnsCheckState } from './check-states.js';
  *    DSNs reach Cartero, and receivers that check the envelope domain can deliver to it.
  *  - SPF: TXT on the same host, `v=spf1 mx -all` (or `include:<SPF_INCLUDE>`): the envelope domain
  *    is a subdomain of the From domain, so SPF passes aligned (relaxed) for DMARC.
- *  - DMARC: TXT `_dmarc.<domain>`, suggested `v=DMARC1; p=none; adkim=r; aspf=r`: any valid DMARC
- *    record (v=DMARC1 with a p= tag) approves the check; the policy is the owner's choice.
+ *  - DMARC: TXT `_dmarc.<domain>`, suggested `v=DMARC1; p=none; adkim=r; aspf=r;
+ *    rua=mailto:dmarc@<return-path host>`: any valid DMARC record (v=DMARC1 with a p= tag) approves
+ *    the check, with or without `rua`; the policy is the owner's choice. The aggregate reports go
+ *    to the return-path host because it already has its MX on the inbound listener, which reads
+ *    them (issue 39), and shares the organizational domain, so RFC 7489 7.1's authorization
+ *    record for an external destination is not needed.
  */
 export interface DnsSettings {
   returnPathSubdomain: string;
@@ -49,6 +53,15 @@ export function dkimRecordValue(publicKey: string): string {
   return `v=DKIM1; k=rsa; p=${publicKey}`;
 }
 
+/** Where the suggested DMARC record sends aggregate reports: the listener reads this mailbox. */
+export function dmarcReportAddress(domain: string, settings: Pick<DnsSettings, 'returnPathSubdomain'>): string {
+  return `dmarc@${returnPathHost(domain, settings)}`;
+}
+
+export function dmarcRecordValue(domain: string, settings: Pick<DnsSettings, 'returnPathSubdomain'>): string {
+  return `v=DMARC1; p=none; adkim=r; aspf=r; rua=mailto:${dmarcReportAddress(domain, settings)}`;
+}
+
 /** The SPF mechanism the return-path host's record must carry. */
 export function spfMechanism(settings: Pick<DnsSettings, 'spfInclude'>): string {
   return settings.spfInclude ? `include:${settings.spfInclude}` : 'mx';
@@ -73,7 +86,7 @@ export function dnsRecords(
     })),
     { check: 'mx', type: 'MX', name: host, value: `10 ${settings.mxHost}`, status: domain.mx_status },
     { check: 'spf', type: 'TXT', name: host, value: `v=spf1 ${spfMechanism(settings)} -all`, status: domain.spf_status },
-    { check: 'dmarc', type: 'TXT', name: `_dmarc.${domain.domain}`, value: 'v=DMARC1; p=none; adkim=r; aspf=r', status: domain.dmarc_status },
+    { check: 'dmarc', type: 'TXT', name: `_dmarc.${domain.domain}`, value: dmarcRecordValue(domain.domain, settings), status: domain.dmarc_status },
   ];
 }
 

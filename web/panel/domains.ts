@@ -131,7 +131,7 @@ async function domainPage(ctx: Context, id: number): Promise<Node[]> {
         ctx.announce(`The ${label} value is selected: press Ctrl+C to copy it.`);
       }
     });
-    const purpose = r.check === 'dkim' ? (r.signing ? 'signs mail now' : 'published next to the signing key') : r.check === 'dmarc' ? 'suggested policy' : 'return path';
+    const purpose = r.check === 'dkim' ? (r.signing ? 'signs mail now' : 'published next to the signing key') : r.check === 'dmarc' ? 'suggested policy; its reports come to Cartero' : 'return path';
     return h(
       'tr',
       {},
