@@ -49,13 +49,13 @@ export const STATUS_EVENT: Record<number, string> = {
  * once every shard wrote its part, not when the rows are queued on the receiving node
  * (distributed_foreground_insert; no effect on a single node's MergeTree).
  */
-async function pumpInsert(ch: ClickHouseClient, table: string, values: Array<Record<string, unknown>>): Promise<void> {
+export async function pumpInsert(ch: ClickHouseClient, table: string, values: Array<Record<string, unknown>>, comment = 'event pump'): Promise<void> {
   if (!values.length) return;
   await ch.insert({
     table,
     format: 'JSONEachRow',
     values,
-    clickhouse_settings: { async_insert: 0, distributed_foreground_insert: 1, log_comment: 'event pump' },
+    clickhouse_settings: { async_insert: 0, distributed_foreground_insert: 1, log_comment: comment },
   });
 }
 

@@ -6,7 +6,7 @@ import { createSmtpTransport } from '../smtp/transport.js';
 import { startInboundSmtp, type InboundSmtp } from '../smtp/inbound.js';
 import { checkSchemaVersion } from '../sql/migrate.js';
 import { createPool } from '../sql/pool.js';
-import { registerJobs, renderThreads, softBounceNotifier, startEventPump, startSendLease } from '../workers/index.js';
+import { registerJobs, renderThreads, softBounceNotifier, startDmarcShipper, startEventPump, startSendLease } from '../workers/index.js';
 import type { Config } from '../config/config.js';
 import { createBoss } from '../workers/machinery/queue.js';
 import { runDyno } from './main.js';
@@ -41,6 +41,8 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
   // Its own client: a bounded request timeout, so an unanswering server only delays shipping.
   const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl), undefined, { requestTimeoutMs: 10_000 });
   const pump = startEventPump({ pool, clickhouse, logger });
+  // DMARC aggregate reports the listener stored wait in Postgres until this ships them (workers/jobs/dmarc-ship.ts).
+  const dmarcShipper = startDmarcShipper({ pool, clickhouse, logger });
   let inbound: InboundSmtp | undefined;
   if (config.inboundSmtpPort !== undefined) {
     inbound = await startInboundSmtp({
@@ -50,6 +52,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
       limits: config.inboundLimits,
       logger,
       onSoftBounce: softBounceNotifier(boss, logger),
+      dmarc: { returnPathSubdomain: config.domains.returnPathSubdomain, dnsServers: config.domains.dnsServers, onStored: () => dmarcShipper.wake() },
     });
     logger.info({ port: inbound.port }, 'inbound SMTP listening for bounces and complaints');
   }
@@ -59,6 +62,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
     async stop() {
       await inbound?.close();
       await pump.stop();
+      await dmarcShipper.stop();
       await clickhouse.close();
       // Graceful: running jobs finish (or are retried by another worker after expiry); the
       // consumers a job runs itself first, while the queue still takes their outcomes.

@@ -14,6 +14,7 @@ import { withTenant } from '../domain/tenancy/context.js';
 import { INBOUND_LIMIT_DEFAULTS, type InboundLimits } from '../config/config.js';
 import type { Pool } from '../sql/pool.js';
 import { sharedRateLimiter } from '../sql/rate-limits.js';
+import { readDmarcMail, type DmarcOptions } from './inbound-dmarc.js';
 
 /**
  * The inbound SMTP listener: where remote MTAs send bounces to a mail's VERP return path
@@ -30,6 +31,8 @@ import { sharedRateLimiter } from '../sql/rate-limits.js';
  * Replies, so no reporting MTA ever loops on us and no client learns which mails exist:
  *  - RCPT TO: every address is accepted (up to INBOUND_MAX_RECIPIENTS), whatever mail it names;
  *    what a message is worth is decided at DATA.
+ *  - A message to `dmarc@<return-path host of a domain>` is a DMARC aggregate report, read and
+ *    stored by smtp/inbound-dmarc.ts (its replies are described there).
  *  - After DATA, the report is applied before the reply, so a 250 means it is durable.
  *    Unparseable, unauthenticated or meaningless reports get a 250 too (logged and ignored: a
  *    5xx would only make the reporting MTA bounce its own report). A message that is no report,
@@ -53,6 +56,8 @@ export interface InboundSmtpOptions {
   onSoftBounce?: (instanceId: number) => void;
   /** Defaults: INBOUND_LIMIT_DEFAULTS (config/config.ts). */
   limits?: Partial<InboundLimits>;
+  /** DMARC aggregate reports to `dmarc@<return-path host>` (smtp/inbound-dmarc.ts). */
+  dmarc?: DmarcOptions;
 }
 
 export interface InboundSmtp {
@@ -133,6 +138,8 @@ export async function startInboundSmtp(opts: InboundSmtpOptions): Promise<Inboun
 
   /** Rejections of this are database failures: the caller answers 451. */
   async function handle(raw: Buffer, recipients: string[], client: string): Promise<Handled> {
+    const dmarc = await readDmarcMail(opts.pool, raw, recipients, client, log, opts.dmarc);
+    if (dmarc) return dmarc;
     const verpRefs = recipients.map(referenceFromVerp).filter((r): r is MailReference => !!r);
     let parsed: ParsedMail;
     try {

@@ -22,6 +22,7 @@ import { buildArfComplaint, buildDeliveryStatusNotification, type DsnOptions } f
 import { createPool } from '../sql/pool.js';
 import { connect } from 'node:net';
 import { testDatabases } from './helpers/databases.js';
+import { smtpDeliver } from './helpers/smtp-deliver.js';
 import { startTestMailbox } from './helpers/mailbox.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { headerFields, mailLogRows, waitFor } from './helpers/send-stack.js';
@@ -119,17 +120,8 @@ function dsnFor(local: string, opts?: DsnOptions): string {
 }
 
 /** One delivery to the listener over its own connection; the final SMTP reply. */
-async function deliver(to: string | string[], raw: string, from = '', port = inbound.port): Promise<{ code: number; response: string }> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
-  try {
-    const info = await transport.sendMail({ envelope: { from, to: Array.isArray(to) ? to : [to] }, raw });
-    return { code: Number(info.response.slice(0, 3)), response: info.response };
-  } catch (err) {
-    const e = err as { responseCode?: number; response?: string; message: string };
-    return { code: e.responseCode ?? 0, response: e.response ?? e.message };
-  } finally {
-    transport.close();
-  }
+function deliver(to: string | string[], raw: string, from = '', port = inbound.port): Promise<{ code: number; response: string }> {
+  return smtpDeliver(port, to, raw, from);
 }
 
 // ---- parsers, on reports written the way real systems write them -----------------------------

@@ -5,10 +5,11 @@ import { JOBS } from './jobs/index.js';
 
 /*
  * What the worker process (runtime/worker.ts) takes from workers/: the jobs' registration, and
- * the pieces of the process that are not pg-boss jobs (the event pump, the send lease, the send
- * job's render threads, the soft-bounce notifier the inbound listener calls).
+ * the pieces of the process that are not pg-boss jobs (the event pump, the DMARC shipper, the send
+ * lease, the send job's render threads, the soft-bounce notifier the inbound listener calls).
  */
 export { startEventPump } from './jobs/event-pump.js';
+export { startDmarcShipper } from './jobs/dmarc-ship.js';
 export { startSendLease } from './machinery/send-lease.js';
 export { renderThreads } from './jobs/send-mail/render-threads.js';
 export { softBounceNotifier } from './jobs/soft-bounce-check.js';

@@ -16,7 +16,8 @@ import type { Migration } from './migration.js';
  *
  * Idempotent as the mail tables are: a report shipped twice (a shipper dying between the insert
  * and its Postgres commit) has the same sorting keys, and ReplacingMergeTree keeps one copy (read
- * with FINAL). Kept 13 months after the reported period began: a year of history to compare.
+ * with FINAL). Kept 13 months after they arrived (a year of history to compare), counted from
+ * arrival, not from the reported period: a late or old report is kept as long as any other.
  */
 export const migration: Migration = {
   version: '008',
@@ -55,7 +56,7 @@ export const migration: Migration = {
      ENGINE = ReplacingMergeTree(shipped_at)
      PARTITION BY toYYYYMM(begin_at)
      ORDER BY (instance_id, domain, begin_at, report_key)
-     TTL begin_at + INTERVAL 13 MONTH`,
+     TTL toDateTime(received_at) + INTERVAL 13 MONTH`,
     `CREATE TABLE IF NOT EXISTS dmarc_records
      (
        instance_id      UInt64,
@@ -87,7 +88,7 @@ export const migration: Migration = {
      ENGINE = ReplacingMergeTree(shipped_at)
      PARTITION BY toYYYYMM(begin_at)
      ORDER BY (instance_id, domain, begin_at, report_key, row_number)
-     TTL begin_at + INTERVAL 13 MONTH`,
+     TTL toDateTime(shipped_at) + INTERVAL 13 MONTH`,
   ],
   down: ['DROP TABLE IF EXISTS dmarc_records', 'DROP TABLE IF EXISTS dmarc_reports'],
 };

@@ -1,5 +1,6 @@
 import type { DkimKey } from './dkim-keys.js';
 import type { DnsCheckState } from './check-states.js';
+import { REPORT_LOCAL_PART } from '../dmarc/report-address.js';
 
 /**
  * The DNS records a sending domain publishes, and what a check of each expects. Pure: the
@@ -55,7 +56,7 @@ export function dkimRecordValue(publicKey: string): string {
 
 /** Where the suggested DMARC record sends aggregate reports: the listener reads this mailbox. */
 export function dmarcReportAddress(domain: string, settings: Pick<DnsSettings, 'returnPathSubdomain'>): string {
-  return `dmarc@${returnPathHost(domain, settings)}`;
+  return `${REPORT_LOCAL_PART}@${returnPathHost(domain, settings)}`;
 }
 
 export function dmarcRecordValue(domain: string, settings: Pick<DnsSettings, 'returnPathSubdomain'>): string {

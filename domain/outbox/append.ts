@@ -85,7 +85,7 @@ function columns(events: readonly OutboxEvent[]): unknown[] {
  * Appends the tenant's events, in the caller's transaction (client) or on their own (pool): one
  * multi-row INSERT whatever their number, nothing for none. Returns the new ids, in the order given.
  */
-export async function append(tenant: Tenant, client: Queryable, events: OutboxEvent | readonly OutboxEvent[]): Promise<string[]> {
+export async function append(tenant: Pick<Tenant, 'instanceId'>, client: Queryable, events: OutboxEvent | readonly OutboxEvent[]): Promise<string[]> {
   const list: readonly OutboxEvent[] = Array.isArray(events) ? events : [events as OutboxEvent];
   if (!list.length) return [];
   const { rows } = await client.query<{ id: string }>({ name: 'cartero_outbox_append', text: APPEND, values: [tenant.instanceId, ...columns(list)] });

@@ -42,6 +42,15 @@ function wholeNumber(value: string, what: string): number {
   return Math.floor(n);
 }
 
+/** Before 2100: a period no report can honestly have otherwise, and one every store holds. */
+const LAST_TIME = Date.UTC(2100, 0, 1) / 1000;
+
+function unixTime(value: string, what: string): number {
+  const n = wholeNumber(value, what);
+  if (n >= LAST_TIME) throw new DmarcReportRefused('invalid_value', `${what} is not a time before 2100: ${JSON.stringify(value.slice(0, 40))}`);
+  return n;
+}
+
 function domainName(value: string): string {
   return value.trim().toLowerCase().replace(/\.$/, '');
 }
@@ -149,8 +158,8 @@ export function parseAggregateReport(xml: Buffer | string, limits: DmarcLimits =
     orgEmail: text(metadata, 'email'),
     extraContactInfo: text(metadata, 'extra_contact_info'),
     reportId: required(metadata, 'report_metadata', 'report_id'),
-    begin: wholeNumber(required(metadata, 'report_metadata', 'date_range', 'begin'), 'date_range/begin'),
-    end: wholeNumber(required(metadata, 'report_metadata', 'date_range', 'end'), 'date_range/end'),
+    begin: unixTime(required(metadata, 'report_metadata', 'date_range', 'begin'), 'date_range/begin'),
+    end: unixTime(required(metadata, 'report_metadata', 'date_range', 'end'), 'date_range/end'),
     generator: text(metadata, 'generator'),
     errors: (metadata?.children ?? []).filter((c) => c.name === 'error').map((c) => c.text.trim()).filter(Boolean),
     policy: readPolicy(policy),
@@ -165,7 +174,8 @@ function readPolicy(node: Node | undefined): PublishedPolicy {
     p: keyword(node, 'p'),
     sp: keyword(node, 'sp'),
     np: keyword(node, 'np'),
-    pct: pct === null ? null : wholeNumber(pct, 'policy_published/pct'),
+    // A percentage: anything past 100 says nothing a reader could use (null, as if absent).
+    pct: pct === null ? null : ((n) => (n <= 100 ? n : null))(wholeNumber(pct, 'policy_published/pct')),
     adkim: keyword(node, 'adkim'),
     aspf: keyword(node, 'aspf'),
     fo: text(node, 'fo'),
