@@ -7,10 +7,9 @@ import t from 'tap';
 import { createClickHouseClient } from '../analytics/client.js';
 import { dkimSign } from 'mailauth/lib/dkim/sign.js';
 import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
-import { dkimResolver } from '../domain/dmarc/reporter-dkim.js';
 import { DMARC_LIMITS } from '../engines/dmarc/limits.js';
-import { startInboundSmtp } from '../smtp/inbound.js';
-import { startDmarcShipper } from '../workers/jobs/dmarc-ship.js';
+import { loadConfig } from '../config/config.js';
+import { startWorker } from '../runtime/worker.js';
 import { corpusPath } from './helpers/corpus.js';
 import { testDatabases } from './helpers/databases.js';
 import { gzipBomb, zipOf } from './helpers/dmarc-files.js';
@@ -31,18 +30,15 @@ import { waitFor } from './helpers/wait.js';
 const dbs = await testDatabases(t, 'dmarc-receiving');
 const logger = pino({ level: 'error' }, pino.destination(2));
 const dns = await startTestDnsServer(t);
-let stored = 0;
-const inbound = await startInboundSmtp({
-  pool: dbs.pool,
-  port: 0,
+// The worker as it runs (runtime/worker.ts): its inbound listener, its DMARC shipper, DNS_SERVERS for the reporters' DKIM keys.
+const worker = await startWorker(
+  loadConfig({ DATABASE_URL: dbs.databaseUrl, CLICKHOUSE_URL: dbs.clickhouseUrl, PUBLIC_URL: 'https://cartero.test', INBOUND_SMTP_PORT: '0', DNS_SERVERS: dns.address, LOG_LEVEL: 'error' }),
   logger,
-  dmarc: { resolver: dkimResolver([dns.address]), onStored: () => (stored++, shipper.wake()) },
-});
-t.teardown(() => inbound.close());
+);
+t.teardown(() => worker.stop());
+const inbound = { port: worker.inboundSmtpPort! };
 const clickhouse = createClickHouseClient(dbs.clickhouseUrl);
 t.teardown(() => clickhouse.close());
-const shipper = startDmarcShipper({ pool: dbs.pool, clickhouse, logger, intervalMs: 60_000 });
-t.teardown(() => shipper.stop());
 
 interface Expect {
   org_name: string;
@@ -251,5 +247,4 @@ t.test("cartero_signed: a record whose DKIM results pass with one of the domain'
     ],
     "only the pass by the domain's own selector",
   );
-  t.ok(stored > 0, 'the listener woke the shipper');
 });
