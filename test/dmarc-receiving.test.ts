@@ -12,7 +12,7 @@ import { loadConfig } from '../config/config.js';
 import { startWorker } from '../runtime/worker.js';
 import { corpusPath } from './helpers/corpus.js';
 import { testDatabases } from './helpers/databases.js';
-import { gzipBomb, zipOf } from './helpers/dmarc-files.js';
+import { dmarcManifest, gzipBomb, zipOf, type ManifestExpect as Expect } from './helpers/dmarc-files.js';
 import { startTestDnsServer } from './helpers/dns-server.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { smtpDeliver } from './helpers/smtp-deliver.js';
@@ -40,16 +40,7 @@ const inbound = { port: worker.inboundSmtpPort! };
 const clickhouse = createClickHouseClient(dbs.clickhouseUrl);
 t.teardown(() => clickhouse.close());
 
-interface Expect {
-  org_name: string;
-  report_id: string;
-  domain: string;
-  message_count: number;
-  dmarc_pass_count: number;
-  records: number;
-  schema: string;
-}
-const manifest = JSON.parse(readFileSync(corpusPath('dmarc', 'manifest.json'), 'utf8')) as { reports: Array<{ file: string; expect: Expect | null }> };
+const manifest = dmarcManifest();
 const readable = manifest.reports.filter((r): r is { file: string; expect: Expect } => r.expect !== null);
 
 // Instance a holds every domain the corpus reports on; b holds one more of its own.

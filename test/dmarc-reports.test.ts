@@ -10,7 +10,7 @@ import { DmarcReportRefused, type DmarcRefusalReason } from '../engines/dmarc/re
 import { reportCounts, type AggregateReport } from '../engines/dmarc/report.js';
 import { unpackReportFile } from '../engines/dmarc/unpack.js';
 import { corpusPath } from './helpers/corpus.js';
-import { gzipBomb, zipOf } from './helpers/dmarc-files.js';
+import { dmarcManifest, gzipBomb, zipOf, type ManifestExpect as Expect } from './helpers/dmarc-files.js';
 
 /**
  * The DMARC aggregate report reader (engines/dmarc/), on the real reports of the shared corpus
@@ -19,16 +19,7 @@ import { gzipBomb, zipOf } from './helpers/dmarc-files.js';
  * cap, invalid bytes and garbage.
  */
 
-interface Expect {
-  org_name: string;
-  report_id: string;
-  domain: string;
-  message_count: number;
-  dmarc_pass_count: number;
-  records: number;
-  schema: string;
-}
-const manifest = JSON.parse(readFileSync(corpusPath('dmarc', 'manifest.json'), 'utf8')) as { reports: Array<{ file: string; expect: Expect | null }> };
+const manifest = dmarcManifest();
 
 /** Every report a file holds, whatever the file: a mail (.eml) or a report file. */
 async function readFile(file: string): Promise<AggregateReport[]> {

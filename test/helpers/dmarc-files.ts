@@ -1,6 +1,26 @@
+import { readFileSync } from 'node:fs';
 import { createGzip, crc32, deflateRawSync } from 'node:zlib';
+import { corpusPath } from './corpus.js';
 
-/** Report files as hostile senders make them, for the DMARC tests (test/dmarc-reports.test.ts, test/dmarc-receiving.test.ts). */
+/**
+ * For the DMARC tests (test/dmarc-reports.test.ts, test/dmarc-receiving.test.ts): the corpus
+ * manifest, and report files as hostile senders make them.
+ */
+
+/** What the corpus manifest says a report holds (null: a file a strict reader refuses). */
+export interface ManifestExpect {
+  org_name: string;
+  report_id: string;
+  domain: string;
+  message_count: number;
+  dmarc_pass_count: number;
+  records: number;
+  schema: string;
+}
+
+export function dmarcManifest(): { reports: Array<{ file: string; expect: ManifestExpect | null }> } {
+  return JSON.parse(readFileSync(corpusPath('dmarc', 'manifest.json'), 'utf8'));
+}
 
 /** A zip of one deflated file, its size declared as given (a lying header when `declared` is set). */
 export function zipOf(name: string, data: Buffer, declared = data.length): Buffer {
