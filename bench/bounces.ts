@@ -23,16 +23,12 @@
  */
 import { cpus } from 'node:os';
 import nodemailer, { type Transporter } from 'nodemailer';
-import { reportKeys } from '../domain/bounces/report-keys.js';
-import { reportTag } from '../domain/bounces/report-tag.js';
-import { newId } from '../domain/mail/ids.js';
-import { createSender } from '../domain/senders/senders.js';
 import { readServices } from '../config/services-file.js';
 import type { Pool } from '../sql/pool.js';
 import { loadBounceCorpus, sampleBytes } from '../test/helpers/bounce-corpus.js';
 import { loadavg, percentile, round } from './proc.js';
 import { assertBuilt, benchPreloads, checkStopped, cleanUp, cpuSnapshot, loadBeforeStart, runBench, servicePool, startService, stopService, type Stopped } from './service.js';
-import { benchTenant, verifiedDomain } from './fixtures.js';
+import { benchTenant, sentMails, verifiedDomain } from './fixtures.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 20);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
@@ -43,26 +39,9 @@ const DOMAIN = 'bench-bounces.example';
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
 async function seed(pool: Pool): Promise<string[]> {
-  const slug = 'bench-bounces';
-  const tenant = await benchTenant(pool, slug, 'Bounce benchmark');
+  const tenant = await benchTenant(pool, 'bench-bounces', 'Bounce benchmark');
   await verifiedDomain(tenant, pool, DOMAIN);
-  const sender = await createSender(tenant, pool, { email: `news@${DOMAIN}`, name: 'Bench' });
-  const msgId = newId();
-  const { rows } = await pool.query<{ id: number }>(
-    `INSERT INTO messages (instance_id, msg_id, sender_id, from_email, from_name, subject, html, created_at)
-     VALUES ($1, $2, $3, $4, $5, 'Hello', '<p>Hello</p>', now()) RETURNING id`,
-    [tenant.instanceId, msgId, sender.id, sender.email_address, sender.name],
-  );
-  const mailIds = Array.from({ length: MAILS }, () => newId());
-  // Sent a minute ago (status 3): what a report comes back about.
-  await pool.query(
-    `INSERT INTO mails (instance_id, mail_id, message_id, msg_id, sender_id, sender, to_email, subject, status, attempts, received_at, queued_at, sent_at, delay)
-     SELECT $1, r.mail_id, $2, $3, $4, $5, 'rcpt' || r.n || '@example.org', 'Hello', 3, 1, now() - interval '2 minutes', now() - interval '2 minutes', now() - interval '1 minute', 60
-       FROM unnest($6::text[]) WITH ORDINALITY AS r(mail_id, n)`,
-    [tenant.instanceId, rows[0]!.id, msgId, sender.id, sender.email_address, mailIds],
-  );
-  await pool.query('ANALYZE mails');
-  return mailIds;
+  return sentMails(tenant, pool, DOMAIN, MAILS);
 }
 
 async function main(): Promise<void> {
@@ -84,9 +63,7 @@ async function main(): Promise<void> {
     if (!inboundUrl) throw new Error(`no inbound listener recorded in ${service.dataDir}/services.json`);
     const port = Number(new URL(inboundUrl).port);
     pool = servicePool(service, 4);
-    const mails = await seed(pool);
-    const keys = await reportKeys(pool);
-    const verp = mails.map((id) => `bounce+${id}.${reportTag(keys.current, id)}@${DOMAIN}`);
+    const verp = await seed(pool);
     log(`seeded ${MAILS} sent mails; ${samples.length} corpus samples; listener on port ${port}; ${CONNECTIONS} connections for ${DURATION} s`);
 
     let next = 0;
