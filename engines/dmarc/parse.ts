@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { SaxesParser, type SaxesTagNS } from 'saxes';
 import { DMARC_LIMITS, type DmarcLimits } from './limits.js';
 import { DmarcReportRefused } from './refusal.js';
@@ -194,7 +195,8 @@ function readRecord(node: Node): ReportRecord {
   const auth = child(node, 'auth_results');
   const results = (name: 'dkim' | 'spf') => (auth?.children ?? []).filter((c) => c.name === name);
   return {
-    sourceIp,
+    // One text per address (IPv6 compressed, lower case; IPv4-mapped as IPv4): the sources listing groups by it.
+    sourceIp: ipaddr.process(sourceIp).toString(),
     count: wholeNumber(required(row, 'record/row', 'count'), 'record/row/count'),
     disposition: keyword(evaluated, 'disposition'),
     dkim: keyword(evaluated, 'dkim'),
