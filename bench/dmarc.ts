@@ -45,6 +45,7 @@ import autocannonUntyped from 'autocannon';
 import nodemailer, { type Transporter } from 'nodemailer';
 import { createClickHouseClient, type ClickHouseClient } from '../analytics/client.js';
 import { insertDmarcReports } from '../analytics/dmarc/insert.js';
+import { listDmarcSources } from '../analytics/dmarc/sources.js';
 import { readServices } from '../config/services-file.js';
 import type { UnshippedReport } from '../domain/dmarc/ship.js';
 import type { Tenant } from '../domain/tenancy/context.js';
@@ -446,6 +447,21 @@ async function listings(service: Service, pool: Pool, ch: ClickHouseClient, tena
     log(`${range.name} (${qs(range.days)}): sources per domain ${shape[range.name]!.sources_total_items.join('–')}, reports ${range.days * REPORTERS.length}; first page ${rows} rows`);
   }
 
+  // The sources query alone (analytics/dmarc/sources.ts, the page and its count), from this process, one at a time.
+  const direct: Record<string, Latency> = {};
+  for (const range of RANGES) {
+    const ms: number[] = [];
+    for (let pass = 0; pass < 2; pass++) {
+      for (const d of domains) {
+        const t = performance.now();
+        await listDmarcSources(tenant, ch, d.name, { start_date: ymd(TODAY - DAY_S * range.days), end_date: end, page: 1, page_size: 20 });
+        ms.push(performance.now() - t);
+      }
+    }
+    direct[range.name] = latency(ms);
+    log(`sources query alone, ${range.name}: p50 ${direct[range.name]!.p50} p95 ${direct[range.name]!.p95} ms (${ms.length} calls, one at a time)`);
+  }
+
   const runs: HttpRun[] = [];
   for (const c of HTTP_CONNECTIONS) {
     for (const range of RANGES) {
@@ -456,7 +472,7 @@ async function listings(service: Service, pool: Pool, ch: ClickHouseClient, tena
     runs.push(await httpLoad(service, headers, 'GET /v1/domains/{d}/status (reference)', '—', domains.map((d) => `/v1/domains/${d.name}/status`), c, HTTP_DURATION));
   }
   runs.push(await httpLoad(service, {}, 'GET /healthz (reference)', '—', ['/healthz'], Math.max(...HTTP_CONNECTIONS), HTTP_DURATION));
-  return { seeded, range_end: end, shape, runs };
+  return { seeded, range_end: end, shape, sources_query_alone: direct, runs };
 }
 
 // ---------------------------------------------------------------- report
@@ -482,6 +498,7 @@ function markdown(summary: Summary): string {
     L.push(`## Listings: ${s.seeded.reports.toLocaleString('en')} reports, ${s.seeded.records.toLocaleString('en')} records (${DOMAINS} domains × ${DAYS} days × ${REPORTERS.length} reporters), ranges ending ${s.range_end}, ${HTTP_DURATION} s per row`, '');
     L.push('| range | sources per domain (total_items) | reports per domain |', '|---|---|---|');
     for (const [k, v] of Object.entries(s.shape)) L.push(`| ${k} | ${v.sources_total_items.join('–')} | ${v.reports_total_items.join('–')} |`);
+    L.push('', `The sources query alone (analytics/dmarc/sources.ts from this process, one call at a time, 2 × ${DOMAINS} calls), p50 / p95 ms: ${Object.entries(s.sources_query_alone).map(([k, v]) => `${k} ${v.p50} / ${v.p95}`).join('; ')}.`);
     L.push('', '| request | range | connections | req/s | p50 / p95 / p99 / max ms | statuses | cores web / clickhouse / postgres / bench / other |', '|---|---|---|---|---|---|---|');
     for (const r of s.runs) L.push(`| ${r.what} | ${r.range} | ${r.connections} | ${r.req_per_s} | ${r.p50} / **${r.p95}** / ${r.p99} / ${r.max} | ${Object.entries(r.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')}${r.errors ? `, errors ${r.errors}` : ''} | ${r.cores.web} / ${r.cores.clickhouse} / ${r.cores.postgres} / ${r.cores.bench} / ${r.cores.other} |`);
     L.push('');
