@@ -45,6 +45,7 @@ import autocannonUntyped from 'autocannon';
 import nodemailer, { type Transporter } from 'nodemailer';
 import { createClickHouseClient, type ClickHouseClient } from '../analytics/client.js';
 import { insertDmarcReports } from '../analytics/dmarc/insert.js';
+import { dmarcWhere } from '../analytics/dmarc/range.js';
 import { listDmarcSources } from '../analytics/dmarc/sources.js';
 import { readServices } from '../config/services-file.js';
 import type { UnshippedReport } from '../domain/dmarc/ship.js';
@@ -369,6 +370,26 @@ async function seedYear(ch: ClickHouseClient, tenant: Tenant, domains: Array<{ n
   return { reports, records, insert_s: insertS, optimize_s: OPTIMIZE ? optimizeS : null, active_parts_dmarc_records: Number(parts?.n ?? 0) };
 }
 
+/**
+ * What ClickHouse reads for one domain's range (the listings' WHERE, analytics/dmarc/range.ts,
+ * over dmarc_records FINAL): its X-ClickHouse-Summary (rows and bytes read), against the whole
+ * table: does the sort key bound the read to the domain's range?
+ */
+interface ServerSide {
+  rows_in_range: number;
+  read_rows: number;
+  read_kib: number;
+  table_rows: number;
+}
+async function rangeRead(ch: ClickHouseClient, tenant: Tenant, domain: string, dates: { start_date: string; end_date: string }): Promise<ServerSide> {
+  const where = dmarcWhere(tenant, domain, dates);
+  const rs = await ch.query({ query: `SELECT count() AS n FROM dmarc_records FINAL WHERE ${where.sql}`, query_params: where.params, format: 'JSONEachRow' });
+  const [row] = (await rs.json()) as Array<{ n: string }>;
+  const summary = JSON.parse(String(rs.response_headers['x-clickhouse-summary'] ?? '{}')) as { read_rows?: string; read_bytes?: string };
+  const [all] = await chQuery<{ n: string }>(ch, 'SELECT count() AS n FROM dmarc_records');
+  return { rows_in_range: Number(row?.n ?? 0), read_rows: Number(summary.read_rows ?? NaN), read_kib: round(Number(summary.read_bytes ?? NaN) / 1024), table_rows: Number(all?.n ?? 0) };
+}
+
 interface HttpRun extends Latency {
   what: string;
   range: string;
@@ -449,6 +470,7 @@ async function listings(service: Service, pool: Pool, ch: ClickHouseClient, tena
 
   // The sources query alone (analytics/dmarc/sources.ts, the page and its count), from this process, one at a time.
   const direct: Record<string, Latency> = {};
+  const serverSide: Record<string, ServerSide> = {};
   for (const range of RANGES) {
     const ms: number[] = [];
     for (let pass = 0; pass < 2; pass++) {
@@ -459,7 +481,8 @@ async function listings(service: Service, pool: Pool, ch: ClickHouseClient, tena
       }
     }
     direct[range.name] = latency(ms);
-    log(`sources query alone, ${range.name}: p50 ${direct[range.name]!.p50} p95 ${direct[range.name]!.p95} ms (${ms.length} calls, one at a time)`);
+    serverSide[range.name] = await rangeRead(ch, tenant, domains[0]!.name, { start_date: ymd(TODAY - DAY_S * range.days), end_date: end });
+    log(`sources query alone, ${range.name}: p50 ${direct[range.name]!.p50} p95 ${direct[range.name]!.p95} ms (${ms.length} calls, one at a time); in ClickHouse ${JSON.stringify(serverSide[range.name])}`);
   }
 
   const runs: HttpRun[] = [];
@@ -472,7 +495,7 @@ async function listings(service: Service, pool: Pool, ch: ClickHouseClient, tena
     runs.push(await httpLoad(service, headers, 'GET /v1/domains/{d}/status (reference)', '—', domains.map((d) => `/v1/domains/${d.name}/status`), c, HTTP_DURATION));
   }
   runs.push(await httpLoad(service, {}, 'GET /healthz (reference)', '—', ['/healthz'], Math.max(...HTTP_CONNECTIONS), HTTP_DURATION));
-  return { seeded, range_end: end, shape, sources_query_alone: direct, runs };
+  return { seeded, range_end: end, shape, sources_query_alone: direct, sources_query_in_clickhouse: serverSide, runs };
 }
 
 // ---------------------------------------------------------------- report
@@ -499,6 +522,7 @@ function markdown(summary: Summary): string {
     L.push('| range | sources per domain (total_items) | reports per domain |', '|---|---|---|');
     for (const [k, v] of Object.entries(s.shape)) L.push(`| ${k} | ${v.sources_total_items.join('–')} | ${v.reports_total_items.join('–')} |`);
     L.push('', `The sources query alone (analytics/dmarc/sources.ts from this process, one call at a time, 2 × ${DOMAINS} calls), p50 / p95 ms: ${Object.entries(s.sources_query_alone).map(([k, v]) => `${k} ${v.p50} / ${v.p95}`).join('; ')}.`);
+    L.push('', `Rows ClickHouse reads for one domain's range (dmarc_records FINAL, the listings' WHERE): ${Object.entries(s.sources_query_in_clickhouse).map(([k, v]) => `${k} ${v.read_rows.toLocaleString('en')} rows read for ${v.rows_in_range.toLocaleString('en')} in range`).join('; ')} (table: ${Object.values(s.sources_query_in_clickhouse)[0]?.table_rows.toLocaleString('en')} rows).`);
     L.push('', '| request | range | connections | req/s | p50 / p95 / p99 / max ms | statuses | cores web / clickhouse / postgres / bench / other |', '|---|---|---|---|---|---|---|');
     for (const r of s.runs) L.push(`| ${r.what} | ${r.range} | ${r.connections} | ${r.req_per_s} | ${r.p50} / **${r.p95}** / ${r.p99} / ${r.max} | ${Object.entries(r.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')}${r.errors ? `, errors ${r.errors}` : ''} | ${r.cores.web} / ${r.cores.clickhouse} / ${r.cores.postgres} / ${r.cores.bench} / ${r.cores.other} |`);
     L.push('');
