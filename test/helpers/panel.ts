@@ -3,11 +3,9 @@ import { addMember } from '../../domain/panel/members.js';
 import type { PanelRole } from '../../domain/panel/roles.js';
 import { createUser } from '../../domain/panel/users.js';
 import type { Pool } from '../../sql/pool.js';
-import { testDatabases } from './databases.js';
-import { makeTenant } from './fixtures.js';
 import { jsonCall } from './http.js';
 import type { Teardown } from './wait.js';
-import { startTestWeb } from './web.js';
+import { startApiBench } from './web.js';
 
 /** A panel user made through the same domain functions as `cartero user create` and `member add`. */
 export interface PanelUserFixture {
@@ -56,10 +54,7 @@ export async function panelCast(url: string, pool: Pool, a: { tenant: { instance
  * with A's key (other headers when given).
  */
 export async function panelApiBench(t: Teardown, label: string, scopes: string[], scopesOfB = scopes) {
-  const dbs = await testDatabases(t, label);
-  const { url } = await startTestWeb(t, dbs);
-  const a = await makeTenant(dbs.pool, { scopes });
-  const b = await makeTenant(dbs.pool, { scopes: scopesOfB });
+  const { dbs, url, a, b } = await startApiBench(t, label, scopes, scopesOfB);
   const cast = await panelCast(url, dbs.pool, a, b);
   const publicCall = (method: string, path: string, body?: unknown, headers = a.headers) => jsonCall(url, method, path, body, headers);
   return { dbs, pool: dbs.pool, url, a, b, ...cast, publicCall };
