@@ -2,6 +2,7 @@ import * as api from './api.js';
 import { field, h } from './dom.js';
 import { pagedTable, type Paged } from './kit.js';
 import type { Context } from './context.js';
+import { dmarcSection } from './domain-dmarc.js';
 
 /**
  * The Domains page (#/domains) and one domain's page (#/domains/<id>): the records to publish,
@@ -175,7 +176,7 @@ async function domainPage(ctx: Context, id: number): Promise<Node[]> {
     if (again) setTimeout(() => again.focus());
   } else controls.push(h('p', {}, `Your role here is ${instance.role}: only an admin or an owner verifies or rotates.`));
   if (override) controls.push(overrideForm(d, (checks, button) => act(button, () => api.setChecks(instance.slug, id, checks), (r) => `The checks of ${r.domain} were set by hand.`)));
-  return [h('p', {}, h('a', { href: '#/domains' }, 'All domains')), h('h1', { tabindex: '-1' }, `Domain ${d.domain}`), error, summary, ...controls, records];
+  return [h('p', {}, h('a', { href: '#/domains' }, 'All domains')), h('h1', { tabindex: '-1' }, `Domain ${d.domain}`), error, summary, ...controls, records, await dmarcSection(ctx, d)];
 }
 
 /** The operator override, where the deployment allows it: each check's state chosen by hand. */
