@@ -5,6 +5,7 @@ import { complaintRoutes } from './complaints.js';
 import { consentRoutes } from './consent.js';
 import { consentConfirmLinkRoutes } from './consent-confirm-links.js';
 import { datasetRoutes } from './datasets.js';
+import { dmarcRoutes } from './dmarc.js';
 import { domainRoutes } from './domains.js';
 import { fieldRoutes } from './fields.js';
 import { formPageRoutes } from './form-pages.js';
@@ -43,6 +44,7 @@ import { webhookRoutes } from './webhooks.js';
 export const routes: Route[] = [
   ...senderRoutes,
   ...domainRoutes,
+  ...dmarcRoutes,
   ...mailRoutes,
   ...templateRoutes,
   ...restrictionRoutes,

@@ -100,6 +100,16 @@ const DATA: Record<WebhookEventType, { summary: string; properties: Record<strin
     summary: 'A test event (POST /v1/webhooks/{id}/test).',
     properties: { webhook_id: { type: 'integer' }, message: { type: 'string' } },
   },
+  'domain.dmarc_report': {
+    summary: 'A DMARC aggregate report about one of the domains was received and stored (once per report: a resent one is not an event again).',
+    properties: {
+      domain: str('The domain the report was filed under (its return-path host received it); GET /v1/domains/{domain_name}/dmarc-reports lists it.'),
+      report_id: str("The reporter's id of the report."),
+      org_name: str('The reporting organization.'),
+      message_count: int("Messages reported: the sum of the records' counts."),
+      dmarc_fail_count: int('Of them, those that failed DMARC (neither DKIM nor SPF passed aligned).'),
+    },
+  },
 };
 
 function consentData(status: string): Record<string, JsonSchema> {

@@ -12,12 +12,15 @@
  *  - form.submission.created, form.submission.confirmed: a form submission (entity_id: its id; domain/forms);
  *  - restriction.created, restriction.lifted: a restriction put or lifted (entity_id: its id; the trigger of
  *    sql/migrations/017_webhooks.sql on mail_restrictions);
- *  - webhook.test: POST /v1/webhooks/{id}/test (entity_id: the webhook; domain/webhooks/webhooks.ts).
+ *  - webhook.test: POST /v1/webhooks/{id}/test (entity_id: the webhook; domain/webhooks/webhooks.ts);
+ *  - domain.dmarc_report: a DMARC aggregate report stored for a domain (entity_id: its dmarc_reports id),
+ *    appended by the report's store in the transaction of its INSERT, once per stored report.
  *
- * The event pump ships every kind to ClickHouse's mail_events as its event_type (a 'status' row
- * as the name of its status), so a new kind appears there too: docs/analytics.md warns data
- * teams that new event_type values may appear.
+ * The event pump ships every kind about a mail to ClickHouse's mail_events as its event_type (a
+ * 'status' row as the name of its status), so a new mail kind appears there too: docs/analytics.md
+ * warns data teams that new event_type values may appear. A row about an entity (mail_id null)
+ * has no mail to ship: the pump marks it done (stage 2) and only the webhook fan-out reads it.
  */
-export const OUTBOX_EVENT_KINDS = ['open', 'click', 'unsubscribe', 'complaint', 'status', 'consent.event.created', 'consent.event.confirmed', 'consent.event.expired', 'form.submission.created', 'form.submission.confirmed', 'restriction.created', 'restriction.lifted', 'webhook.test'] as const;
+export const OUTBOX_EVENT_KINDS = ['open', 'click', 'unsubscribe', 'complaint', 'status', 'consent.event.created', 'consent.event.confirmed', 'consent.event.expired', 'form.submission.created', 'form.submission.confirmed', 'restriction.created', 'restriction.lifted', 'webhook.test', 'domain.dmarc_report'] as const;
 
 export type OutboxEventKind = (typeof OUTBOX_EVENT_KINDS)[number];

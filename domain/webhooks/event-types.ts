@@ -26,6 +26,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'consent.event.confirmed',
   'consent.event.expired',
   'webhook.test',
+  'domain.dmarc_report',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

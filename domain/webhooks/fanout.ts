@@ -230,6 +230,20 @@ async function buildBodies(c: Client, events: OutboxRow[]): Promise<Map<string, 
   for (const [e, r] of await entityRows(c, events, 'form.submission.', 'SELECT id::text, form_id FROM form_submissions')) {
     out.set(e.id, { submission_id: Number(e.entity_id), form_id: r?.form_id == null ? null : Number(r.form_id) });
   }
+  // The report as stored (sql/migrations/031_dmarc_reports.sql), its domain by name; a report gone
+  // with its domain (ON DELETE CASCADE) before the fan-out is nulls, as other entities' are.
+  const dmarcSelect = `SELECT id::text, domain, report_id, org_name, message_count, dmarc_pass_count
+                         FROM (SELECT r.id, d.name AS domain, r.report_id, r.org_name, r.message_count, r.dmarc_pass_count
+                                 FROM dmarc_reports r JOIN domains d ON d.id = r.domain_id AND d.instance_id = r.instance_id) AS r`;
+  for (const [e, r] of await entityRows(c, events, 'domain.dmarc_report', dmarcSelect)) {
+    out.set(e.id, {
+      domain: r?.domain ?? null,
+      report_id: r?.report_id ?? null,
+      org_name: r?.org_name ?? null,
+      message_count: r ? Number(r.message_count) : null,
+      dmarc_fail_count: r ? Number(r.message_count) - Number(r.dmarc_pass_count) : null,
+    });
+  }
   for (const e of events.filter((x) => x.kind === 'webhook.test')) {
     out.set(e.id, { webhook_id: Number(e.entity_id), message: 'This is a test event from Cartero.' });
   }
