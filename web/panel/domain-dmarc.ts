@@ -110,7 +110,7 @@ export async function dmarcSection(ctx: Context, d: api.DomainWithRecords): Prom
   const end = h('input', { type: 'date', name: 'end_date', required: true, value: range.end_date, id: 'dmarc-to' });
   const show = h('button', { type: 'submit' }, 'Show');
   const form = h('form', { class: 'inline', 'aria-label': 'DMARC reports range' }, field('From (UTC)', start), field('To (UTC, inclusive)', end), show);
-  const error = h('p', { class: 'error', role: 'alert' });
+  const error = h('p', { class: 'error', role: 'alert', id: 'dmarc-error' });
   const results = h('div', { class: 'dmarc-results' });
 
   const load = async (r: Range): Promise<string | undefined> => {
@@ -199,7 +199,7 @@ function drawn(ctx: Context, d: api.DomainWithRecords, r: Range, sources: api.Dm
     const heading = h('h3', { id: `${id}-heading` }, title);
     if (!rows.length) return [heading, h('p', { id }, none)];
     const columns = cartero ? [...SOURCE_COLUMNS.slice(0, 2), 'Signed by Cartero', ...SOURCE_COLUMNS.slice(2)] : SOURCE_COLUMNS;
-    const listing = { id, keep: null, noun: ['source'] as [string], about: 'busiest first', columns, read: async (n: number) => pageOf(rows, n), row: (s: api.DmarcSource) => sourceRow(s, cartero) };
+    const listing = { id, keep: null, noun: ['source'] as [string], about: '(busiest first)', columns, read: async (n: number) => pageOf(rows, n), row: (s: api.DmarcSource) => sourceRow(s, cartero) };
     const paged = pager(ctx, listing, pageOf(rows, 1));
     return [heading, scroll(title, paged.node)];
   };
