@@ -215,6 +215,82 @@ export interface Answers {
   rotatePanelDomainDkim: Answers["addPanelDomain"];
   /** Set a domain's DNS checks by hand (operator override) */
   setPanelDomainChecks: Answers["addPanelDomain"];
+  /** List the DMARC aggregate reports received for a domain */
+  panelListDmarcReports: {
+    data: Array<{
+      /** The report's id in Cartero. */
+      id: number;
+      /** The reporting organization (some reporters leave it empty). */
+      org_name: string;
+      /** The reporter's contact address. */
+      org_email: string | null;
+      /** The reporter's id of the report. */
+      report_id: string;
+      /** Start of the reported period; the date filters apply to it. */
+      begin_at: string;
+      /** End of the reported period. */
+      end_at: string;
+      /** The report format: RFC 9990 when it declares its namespace, else RFC 7489. */
+      schema: "rfc7489" | "rfc9990";
+      policy: {
+        /** The domain the policy was published for: this domain or one of its subdomains. */
+        domain: string;
+        /** Requested policy: none, quarantine or reject. Lower-cased; null when the report left it out. */
+        p: string | null;
+        /** Policy for subdomains. Lower-cased; null when the report left it out. */
+        sp: string | null;
+        /** Policy for non-existent subdomains (RFC 9990). Lower-cased; null when the report left it out. */
+        np: string | null;
+        /** Percentage the policy applied to (RFC 7489; RFC 9990 has none: null). */
+        pct: number | null;
+        /** DKIM alignment mode: r (relaxed) or s (strict). Lower-cased; null when the report left it out. */
+        adkim: string | null;
+        /** SPF alignment mode: r or s. Lower-cased; null when the report left it out. */
+        aspf: string | null;
+      };
+      /** Messages reported: the sum of the records' counts. */
+      message_count: number;
+      /** Messages whose policy_evaluated has DKIM or SPF pass (aligned): DMARC passed. */
+      dmarc_pass_count: number;
+      /** message_count - dmarc_pass_count. */
+      dmarc_fail_count: number;
+      /** The report mail passed DKIM for the reporter's domain. Reports are unauthenticated by nature: false ones may be forged. */
+      reporter_authenticated: boolean;
+      /** When Cartero received the report. */
+      received_at: string;
+    }>;
+    pagination: Answers["listPanelSenders"]["pagination"];
+  };
+  /** List the addresses that sent mail as a domain, per the DMARC reports */
+  panelListDmarcSources: {
+    data: Array<{
+      /** The address the reported messages came from, as the reports wrote it. */
+      source_ip: string;
+      /** Messages from this address in the reports of the range. */
+      message_count: number;
+      /** Of them, those that passed DMARC (DKIM or SPF pass, aligned). */
+      dmarc_pass_count: number;
+      /** Those whose DKIM passed aligned. */
+      dkim_aligned_pass_count: number;
+      /** Those whose SPF passed aligned. */
+      spf_aligned_pass_count: number;
+      dispositions: {
+        /** Delivered as usual. */
+        none: number;
+        /** Quarantined (spam folder). */
+        quarantine: number;
+        /** Rejected. */
+        reject: number;
+      };
+      /** The From domain of most of these messages (ties: the first in text order); null when no report gave one. */
+      header_from: string | null;
+      /** The organizations that reported this address, sorted. */
+      reporters: string[];
+      /** Messages whose DKIM results include a pass by one of this domain's Cartero selectors: mail sent through Cartero. */
+      cartero_signed_count: number;
+    }>;
+    pagination: Answers["listPanelSenders"]["pagination"];
+  };
   /** List the instance's restrictions, with history */
   listPanelRestrictions: {
     data: Array<{
