@@ -12,6 +12,8 @@ import { collectionSchema } from '../api/schemas/common.js';
 import { clickRowSchemas, openRowSchemas, unopenedRowSchema } from '../api/schemas/activities.js';
 import { compile } from '../domain/validation.js';
 import { newId } from '../domain/mail/ids.js';
+import type { ActivityFilter } from '../domain/mail/mails.js';
+import type { MailSnapshot } from '../domain/outbox/pump.js';
 import { restrict } from '../domain/restrictions/restrictions.js';
 import { withTenant } from '../domain/tenancy/context.js';
 import { setInstanceAllowList } from '../domain/tenancy/instances.js';
@@ -61,23 +63,14 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 // ---------------------------------------------------------------------------------------------
 // Fixtures: mails (the mirror) and their events, for instance A, with noise in instance B.
 
-interface Mail {
-  instance_id: number;
-  mail_id: string;
-  msg_id: string;
-  recipient: string;
-  subject: string;
-  sender_id: number | null;
-  sender: string | null;
-  custom_msg_id: string | null;
-  custom_group_code: string | null;
-  received_at: Date;
-  queued_at: Date | null;
-  sent_at: Date | null;
-  status: number;
+/** A mail as the mirror holds it, as far as the listings read it. */
+type Mail = Pick<
+  MailSnapshot,
+  'instance_id' | 'mail_id' | 'msg_id' | 'recipient' | 'subject' | 'sender_id' | 'sender' | 'custom_msg_id' | 'custom_group_code' | 'received_at' | 'queued_at' | 'sent_at' | 'status'
+> & {
   /** Opens counted in the mirror; defaults to the mail's open events. */
   opens?: number;
-}
+};
 
 interface Ev {
   id: number;
@@ -238,22 +231,12 @@ await insert('mails', mails.map((m) => snapshot(m, 2)));
 // ---------------------------------------------------------------------------------------------
 // The reference model: what the spec says each listing returns for these fixtures.
 
-interface Filter {
-  start_date?: string;
-  end_date?: string;
-  tz?: string;
-  msg_id?: string;
-  mail_id?: string;
-  sender_id?: number;
-  recipient?: string;
-  recipient_operator?: 'eq' | 'starts_with';
-  custom_msg_id?: string;
-  custom_group_code?: string;
-  subject?: string;
+/** The listings' common filters (domain/mail/mails.ts) and those of some listings. */
+type Filter = ActivityFilter & {
   exclude_machine?: boolean;
   status?: number;
   opened?: 'all' | 'opened' | 'unopened';
-}
+};
 
 function inDates(d: Date, f: Filter, instanceTz: string | null = null): boolean {
   const zone = f.tz ?? instanceTz ?? 'UTC';

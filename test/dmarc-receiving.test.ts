@@ -17,6 +17,7 @@ import { startTestDnsServer } from './helpers/dns-server.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { smtpDeliver } from './helpers/smtp-deliver.js';
 import { waitFor } from './helpers/wait.js';
+import { startTestWeb } from './helpers/web.js';
 
 /**
  * DMARC aggregate reports end to end, as reporters send them: over SMTP to
@@ -44,7 +45,19 @@ const manifest = dmarcManifest();
 const readable = manifest.reports.filter((r): r is { file: string; expect: Expect } => r.expect !== null);
 
 // Instance a holds every domain the corpus reports on; b holds one more of its own.
-const a = await makeTenant(dbs.pool);
+const a = await makeTenant(dbs.pool, { scopes: ['domains:read'] });
+const web = await startTestWeb(t, dbs);
+/** A listing of a's, every page. */
+async function listing(domain: string, what: 'dmarc-reports' | 'dmarc-sources'): Promise<any[]> {
+  const rows: any[] = [];
+  for (let page = 1; ; page++) {
+    const res = await fetch(`${web.url}/v1/domains/${domain}/${what}?page=${page}&page_size=100`, { headers: a.headers });
+    const body = (await res.json()) as { data: any[]; pagination: { has_more: boolean } };
+    if (res.status !== 200) throw new Error(`${what} of ${domain}: ${res.status} ${JSON.stringify(body)}`);
+    rows.push(...body.data);
+    if (!body.pagination.has_more) return rows;
+  }
+}
 const b = await makeTenant(dbs.pool);
 const domainIds = new Map<string, number>();
 for (const name of new Set(readable.map((r) => r.expect.domain))) domainIds.set(name, (await addDomain(a.tenant, dbs.pool, name)).id);
@@ -116,6 +129,30 @@ t.test('every readable report of the corpus, over SMTP: stored under its domain,
     { n: readable.reduce((n, r) => n + r.expect.records, 0), messages: readable.reduce((n, r) => n + r.expect.message_count, 0) },
     'every record in ClickHouse, with its count',
   );
+  // What an integrator reads: each domain's reports, figures as the manifest says.
+  for (const domain of domainIds.keys()) {
+    const listed = await listing(domain, 'dmarc-reports');
+    const expected = readable.filter((r) => r.expect.domain === domain);
+    t.equal(listed.length, expected.length, `GET /v1/domains/${domain}/dmarc-reports: every report`);
+    for (const { file, expect } of expected) {
+      t.match(
+        listed.find((x) => x.org_name === expect.org_name && x.report_id === expect.report_id),
+        { schema: expect.schema, message_count: expect.message_count, dmarc_pass_count: expect.dmarc_pass_count, dmarc_fail_count: expect.message_count - expect.dmarc_pass_count, reporter_authenticated: false, policy: { domain: expect.domain } },
+        `${file}: as listed`,
+      );
+    }
+    const sources = await listing(domain, 'dmarc-sources');
+    t.equal(
+      sources.reduce((n, s) => n + s.message_count, 0),
+      expected.reduce((n, r) => n + r.expect.message_count, 0),
+      `GET /v1/domains/${domain}/dmarc-sources: every message, once`,
+    );
+    t.equal(
+      sources.reduce((n, s) => n + s.dmarc_pass_count, 0),
+      expected.reduce((n, r) => n + r.expect.dmarc_pass_count, 0),
+      `GET /v1/domains/${domain}/dmarc-sources: every pass, once`,
+    );
+  }
   const left = await dbs.pool.query(`SELECT count(*) AS n FROM dmarc_reports WHERE records IS NOT NULL`);
   t.equal(Number(left.rows[0].n), 0, 'shipped records leave Postgres');
 });

@@ -4,15 +4,11 @@ import { compile } from '../domain/validation.js';
 import { mailSchema, sendAcceptedSchema } from '../api/schemas/mails.js';
 import { collectionSchema } from '../api/schemas/common.js';
 import { setDomainChecks } from '../domain/domains/domains.js';
-import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
-import { startTestWeb } from './helpers/web.js';
+import { startApiBench } from './helpers/web.js';
 
-const dbs = await testDatabases(t, 'mailsapi');
-const { url } = await startTestWeb(t, dbs);
 const scopes = ['mail:send', 'mail:read'];
-const a = await makeTenant(dbs.pool, { scopes });
-const b = await makeTenant(dbs.pool, { scopes });
+const { dbs, url, a, b } = await startApiBench(t, 'mailsapi', scopes);
 await makeSenders(dbs.pool, a.tenant, { domain: 'shop.example', senders: [{ email: 'news', name: 'News' }] });
 await makeSenders(dbs.pool, a.tenant, { domain: 'draft.example', verified: false, senders: [{ email: 'hi', name: 'Hi' }] });
 await makeSenders(dbs.pool, b.tenant, { domain: 'b.example', senders: [{ email: 'news', name: 'B' }] });

@@ -1,9 +1,5 @@
 import t from 'tap';
-import { testDatabases } from './helpers/databases.js';
-import { makeTenant } from './helpers/fixtures.js';
-import { jsonCall } from './helpers/http.js';
-import { panelCast } from './helpers/panel.js';
-import { startTestWeb } from './helpers/web.js';
+import { panelApiBench } from './helpers/panel.js';
 
 /**
  * Consent in the panel's /v1/private API (issue 31, docs/panel.md "Consent"), against the real
@@ -13,15 +9,7 @@ import { startTestWeb } from './helpers/web.js';
  * registering a consent left to the integration, another instance's term 404.
  */
 
-const dbs = await testDatabases(t, 'panelconsent');
-const pool = dbs.pool;
-const { url } = await startTestWeb(t, dbs);
-
-const a = await makeTenant(pool, { scopes: ['consent:read', 'consent:write'] });
-const b = await makeTenant(pool, { scopes: ['consent:read', 'consent:write'] });
-const { owner, admin, viewer, ownerOfB, call } = await panelCast(url, pool, a, b);
-
-const publicCall = (method: string, path: string, body?: unknown, headers = a.headers) => jsonCall(url, method, path, body, headers);
+const { a, b, owner, admin, viewer, ownerOfB, call, publicCall } = await panelApiBench(t, 'panelconsent', ['consent:read', 'consent:write']);
 
 t.test('purposes and terms: an admin creates, a viewer reads and is refused every change; the conflicts', async (t) => {
   const refused = await call(viewer, 'POST', '/v1/private/consent-purposes', { name: 'Newsletter' });

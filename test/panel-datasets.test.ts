@@ -1,10 +1,6 @@
 import t from 'tap';
 import { request } from 'node:http';
-import { testDatabases } from './helpers/databases.js';
-import { makeTenant } from './helpers/fixtures.js';
-import { jsonCall } from './helpers/http.js';
-import { panelCast, panelHeaders } from './helpers/panel.js';
-import { startTestWeb } from './helpers/web.js';
+import { panelApiBench, panelHeaders } from './helpers/panel.js';
 import { sleep } from './helpers/wait.js';
 import { formulaGuard } from '../engines/csv/formula-guard.js';
 
@@ -16,15 +12,7 @@ import { formulaGuard } from '../engines/csv/formula-guard.js';
  * its rejects file, CSV lists, another instance's ids 404.
  */
 
-const dbs = await testDatabases(t, 'paneldatasets');
-const pool = dbs.pool;
-const { url } = await startTestWeb(t, dbs);
-
-const a = await makeTenant(pool, { scopes: ['dataset:read', 'dataset:write'] });
-const b = await makeTenant(pool, { scopes: ['dataset:read', 'dataset:write'] });
-const { owner, admin, viewer, ownerOfB, call } = await panelCast(url, pool, a, b);
-
-const publicCall = (method: string, path: string, body?: unknown, headers = a.headers) => jsonCall(url, method, path, body, headers);
+const { url, a, b, owner, admin, viewer, ownerOfB, call, publicCall } = await panelApiBench(t, 'paneldatasets', ['dataset:read', 'dataset:write']);
 
 /** A CSV body sent with its Content-Length, in chunks, waiting `pauseMs` between them, and `between` run after each. */
 function sendCsv(token: string, path: string, csv: string, opts: { chunks?: number; pauseMs?: number; between?: () => Promise<void> } = {}) {

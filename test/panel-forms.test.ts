@@ -2,11 +2,7 @@ import t from 'tap';
 import { addTermVersion, createTerm, setCurrentVersion } from '../domain/consent/terms.js';
 import { createPurpose } from '../domain/consent/purposes.js';
 import { createDataset } from '../domain/datasets/datasets.js';
-import { testDatabases } from './helpers/databases.js';
-import { makeTenant } from './helpers/fixtures.js';
-import { jsonCall } from './helpers/http.js';
-import { panelCast, panelHeaders } from './helpers/panel.js';
-import { startTestWeb } from './helpers/web.js';
+import { panelApiBench, panelHeaders } from './helpers/panel.js';
 
 /**
  * Forms in the panel's /v1/private API (issue 31, docs/panel.md "Forms"), against the real web
@@ -16,15 +12,7 @@ import { startTestWeb } from './helpers/web.js';
  * instance's form 404.
  */
 
-const dbs = await testDatabases(t, 'panelforms');
-const pool = dbs.pool;
-const { url } = await startTestWeb(t, dbs);
-
-const a = await makeTenant(pool, { scopes: ['form:read', 'form:write', 'consent:read'] });
-const b = await makeTenant(pool, { scopes: ['form:read'] });
-const { owner, admin, viewer, ownerOfB, call } = await panelCast(url, pool, a, b);
-
-const publicCall = (method: string, path: string, body?: unknown, headers = a.headers) => jsonCall(url, method, path, body, headers);
+const { pool, url, a, b, owner, admin, viewer, ownerOfB, call, publicCall } = await panelApiBench(t, 'panelforms', ['form:read', 'form:write', 'consent:read'], ['form:read']);
 
 const purpose = await createPurpose(a.tenant, pool, { name: 'Newsletter' });
 const term = await createTerm(a.tenant, pool, { name: 'Newsletter terms', type: 'marketing', purposeIds: [purpose.id], channels: ['mail'] });

@@ -20,6 +20,12 @@ t.test('a shape printed once is named where it recurs', async (t) => {
   // Every listing's pagination is the first listing's.
   t.match(text, /\n    pagination: Answers\["listPanelSenders"\]\["pagination"\];\n/);
   t.notMatch(text, /Answers\["[^"]+"\]\["[^"]+"\]\?/, 'never named from under an optional property');
+  // A member of a union, which no spot names, is named by where the file prints it, even later.
+  t.match(text, /\n    data: Array<Answers\["updatePanelMember"\] \| Answers\["invitePanelMember"\]>;\n/);
+  // An object mostly like one printed before is that one, without what differs, with the rest.
+  t.match(text, /\n  createPanelSender: Omit<Answers\["listPanelSenders"\]\["data"\]\[number\], "is_sandbox"> & \{\n/);
+  t.match(text, /\n  createPanelDataset: Answers\["panelListDatasets"\]\["data"\]\[number\] & \{\n/);
+  t.match(text, /\n    totals: Omit<Answers\["getPanelDashboard"\]\["days"\]\[number\], "date">;\n/);
 });
 
 t.test('the printer reads the JSON Schema the declarations use', async (t) => {

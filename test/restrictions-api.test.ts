@@ -8,9 +8,8 @@ import { restrict, lift, type RestrictionReason } from '../domain/restrictions/r
 import { withTenant, type Tenant } from '../domain/tenancy/context.js';
 import { setInstanceAllowList } from '../domain/tenancy/instances.js';
 import { rawCall } from './helpers/auth-matrix.js';
-import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js';
-import { startTestWeb } from './helpers/web.js';
+import { startApiBench } from './helpers/web.js';
 
 /**
  * GET /v1/mail-restrictions, /v1/mail-unsubscribes and /v1/mail-complaints over HTTP on the real
@@ -19,11 +18,7 @@ import { startTestWeb } from './helpers/web.js';
  * tracking endpoints and the inbound listener would write them.
  */
 
-const dbs = await testDatabases(t, 'restrictions');
-const { url } = await startTestWeb(t, dbs);
-const scopes = ['mail:read', 'mail:send'];
-const a = await makeTenant(dbs.pool, { scopes });
-const b = await makeTenant(dbs.pool, { scopes });
+const { dbs, url, a, b } = await startApiBench(t, 'restrictions', ['mail:read', 'mail:send']);
 await makeSenders(dbs.pool, a.tenant, { domain: 'shop.example', senders: [{ email: 'news', name: 'News' }] });
 await makeSenders(dbs.pool, b.tenant, { domain: 'b.example', senders: [{ email: 'news', name: 'B' }] });
 

@@ -256,12 +256,12 @@ class PanelWorld {
     return this.made.get(name) as Promise<T>;
   }
   /** A domain with one sender, made as the API's fixtures make them. */
-  sending(): Promise<{ domainId: number; senderId: number }> {
+  sending(): Promise<{ domain: string; domainId: number; senderId: number }> {
     return this.once('#sending', async () => {
       const domain = `${randomBytes(4).toString('hex')}.example.com`;
       const [senderId] = await makeSenders(pool, this.who.tenant, { domain, senders: [{ email: 'news', name: 'News' }] });
       const { rows } = await pool.query<{ id: number }>('SELECT id FROM domains WHERE instance_id = $1 AND name = $2', [this.who.tenant.instanceId, domain]);
-      return { domainId: Number(rows[0]!.id), senderId: senderId! };
+      return { domain, domainId: Number(rows[0]!.id), senderId: senderId! };
     });
   }
   /** A user with `role` here (and nowhere else). */
@@ -312,6 +312,8 @@ const PANEL_PATH_IDS: Record<string, { code: string; fresh?: true; make(w: Panel
   'keys/{key_id}': { code: 'api_key_not_found', make: async (w) => (await createApiKey(pool, { instanceSlug: w.who.slug, scopes: ['mail:read'] })).key_id },
   'senders/{id}': { code: 'sender_not_found', make: async (w) => (await w.sending()).senderId },
   'domains/{id}': { code: 'domain_not_found', make: async (w) => (await w.sending()).domainId },
+  // The DMARC listings, mirrored from /v1/domains/{domain_name}/dmarc-*: a domain by its name.
+  'domains/{domain_name}': { code: 'domain_not_found', make: async (w) => (await w.sending()).domain },
   'restrictions/{id}': {
     code: 'restriction_not_found',
     make: async (w) => {

@@ -7,7 +7,7 @@ import { startInboundSmtp } from '../smtp/inbound.js';
 import { createPool } from '../sql/pool.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeTenant } from './helpers/fixtures.js';
-import { childEnv, sleep, spawnNode, type Proc, TEST_DKIM_KEY, spawnWebDyno } from './helpers/spawn.js';
+import { childEnv, spawnNode, TEST_DKIM_KEY, spawnWebDyno } from './helpers/spawn.js';
 
 /**
  * The per-client limits are one budget for every dyno on the database (issue 26;
@@ -21,23 +21,6 @@ import { childEnv, sleep, spawnNode, type Proc, TEST_DKIM_KEY, spawnWebDyno } fr
 
 const dbs = await testDatabases(t, 'sharedlimits');
 const logger = pino({ level: 'warn' }, pino.destination(2));
-
-/** Polls url until it answers 2xx; fails early with the process output when proc exits. */
-async function waitHttp(url: string, proc: Proc, ms = 120_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (proc.exit()) throw new Error(`exited ${JSON.stringify(proc.exit())} before ${url} answered\n${proc.stdout()}\n${proc.stderr()}`);
-    try {
-      const res = await fetch(url);
-      await res.arrayBuffer();
-      if (res.ok) return;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline) throw new Error(`${url} did not answer within ${ms} ms\n${proc.stdout()}\n${proc.stderr()}`);
-    await sleep(100);
-  }
-}
 
 t.test('two web dynos share one budget of hosted form submissions per address', async (t) => {
   const LIMIT = 4;

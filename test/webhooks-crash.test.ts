@@ -1,9 +1,8 @@
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
-import { makeSenders, makeTenant } from './helpers/fixtures.js';
-import { mailApi, startSendStack, waitFor } from './helpers/send-stack.js';
-import { startTestWeb } from './helpers/web.js';
-import { startReceiver, verifies, type Received } from './helpers/webhook-receiver.js';
+import { waitFor } from './helpers/send-stack.js';
+import { startWebhookBench } from './helpers/webhook-bench.js';
+import { verifies, type Received } from './helpers/webhook-receiver.js';
 
 /**
  * Webhooks across time and crashes, each with a worker dyno as its own process:
@@ -13,15 +12,8 @@ import { startReceiver, verifies, type Received } from './helpers/webhook-receiv
  *  - a worker SIGKILLed while its attempts are at the receiver loses no event: each is delivered
  *    by the next worker, in order per mail, and the log shows the interrupted attempt.
  */
-const PUBLIC_URL = 'https://track.cartero.test';
-const stack = await startSendStack(t, { label: 'webhookcrash', publicUrl: PUBLIC_URL, fastRetries: true });
-const { dbs } = stack;
+const { stack, dbs, receiver, a, api } = await startWebhookBench(t, 'webhookcrash', 'crash.example');
 const ENV = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1', WEBHOOK_TIMEOUT_SECONDS: '4' };
-const web = await startTestWeb(t, dbs, { env: { SMTP_URL: stack.simulator.url, PUBLIC_URL, WEBHOOK_ALLOW_PRIVATE: 'true' } });
-const receiver = await startReceiver(t);
-const a = await makeTenant(dbs.pool, { scopes: ['mail:send', 'mail:read', 'webhooks:read', 'webhooks:write'] });
-await makeSenders(dbs.pool, a.tenant, { domain: 'crash.example', senders: [{ email: 'news', name: 'News' }] });
-const api = mailApi(web.url, a.headers);
 let worker = stack.spawnWorker(ENV);
 
 const signatures = (r: Received) => r.headers['webhook-signature']!.split(' ');

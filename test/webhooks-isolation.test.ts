@@ -1,8 +1,7 @@
 import t from 'tap';
-import { makeSenders, makeTenant } from './helpers/fixtures.js';
-import { mailApi, startSendStack, waitFor } from './helpers/send-stack.js';
-import { startTestWeb } from './helpers/web.js';
-import { startReceiver, verifies, type Received } from './helpers/webhook-receiver.js';
+import { waitFor } from './helpers/send-stack.js';
+import { startWebhookBench } from './helpers/webhook-bench.js';
+import { verifies, type Received } from './helpers/webhook-receiver.js';
 
 /**
  * Webhooks isolated from each other (docs/webhooks.md, Delivery): a receiver that never answers
@@ -13,17 +12,10 @@ import { startReceiver, verifies, type Received } from './helpers/webhook-receiv
  * table (not after the minute sweep's two minutes). A worker dyno as its own process, a real
  * receiver on loopback.
  */
-const PUBLIC_URL = 'https://track.cartero.test';
-const stack = await startSendStack(t, { label: 'webhookiso', publicUrl: PUBLIC_URL, fastRetries: true });
-const { dbs } = stack;
+const { stack, dbs, receiver, a, api } = await startWebhookBench(t, 'webhookiso', 'iso.example');
 // WEBHOOK_HOLD_MAX at its least, so of the silent webhook's 30 first events 10 are in flight, 10 held
 // in memory and 10 let go to wait in the table.
 const ENV = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1', WEBHOOK_TIMEOUT_SECONDS: '15', WEBHOOK_CONCURRENCY: '10', WEBHOOK_HOLD_MAX: '10' };
-const web = await startTestWeb(t, dbs, { env: { SMTP_URL: stack.simulator.url, PUBLIC_URL, WEBHOOK_ALLOW_PRIVATE: 'true' } });
-const receiver = await startReceiver(t);
-const a = await makeTenant(dbs.pool, { scopes: ['mail:send', 'mail:read', 'webhooks:read', 'webhooks:write'] });
-await makeSenders(dbs.pool, a.tenant, { domain: 'iso.example', senders: [{ email: 'news', name: 'News' }] });
-const api = mailApi(web.url, a.headers);
 let worker = stack.spawnWorker(ENV);
 
 const EVENTS = ['mail.received', 'mail.queued', 'mail.sent'];

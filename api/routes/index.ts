@@ -16,6 +16,7 @@ import { panelActivityRoutes } from './panel/activity.js';
 import { panelConsentRoutes } from './panel/consent.js';
 import { panelDashboardRoutes } from './panel/dashboard.js';
 import { panelDatasetRoutes } from './panel/datasets.js';
+import { panelDmarcRoutes } from './panel/dmarc.js';
 import { panelDomainRoutes } from './panel/domains.js';
 import { panelFormRoutes } from './panel/forms.js';
 import { panelInstanceRoutes } from './panel/instance.js';
@@ -65,6 +66,7 @@ export const routes: Route[] = [
   ...panelKeyRoutes,
   ...panelSenderRoutes,
   ...panelDomainRoutes,
+  ...panelDmarcRoutes,
   ...panelRestrictionRoutes,
   ...panelDashboardRoutes,
   ...panelWebhookRoutes,

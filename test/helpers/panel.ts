@@ -4,6 +4,8 @@ import type { PanelRole } from '../../domain/panel/roles.js';
 import { createUser } from '../../domain/panel/users.js';
 import type { Pool } from '../../sql/pool.js';
 import { jsonCall } from './http.js';
+import type { Teardown } from './wait.js';
+import { startApiBench } from './web.js';
 
 /** A panel user made through the same domain functions as `cartero user create` and `member add`. */
 export interface PanelUserFixture {
@@ -44,4 +46,16 @@ export async function panelCast(url: string, pool: Pool, a: { tenant: { instance
   const ownerOfB = await panelLogin(url, await makePanelUser(pool, [{ instanceId: b.tenant.instanceId, role: 'owner' }]));
   const call = (token: string, method: string, path: string, body?: unknown, slug = a.slug) => jsonCall(url, method, path, body, panelHeaders(token, slug));
   return { owner, admin, viewer, ownerOfB, call };
+}
+
+/**
+ * The bench of a panel API test: its databases, the real web app, instances A and B (A's API key
+ * with `scopes`, B's with `scopesOfB`), the cast of panelCast, and `publicCall` for the public API
+ * with A's key (other headers when given).
+ */
+export async function panelApiBench(t: Teardown, label: string, scopes: string[], scopesOfB = scopes) {
+  const { dbs, url, a, b } = await startApiBench(t, label, scopes, scopesOfB);
+  const cast = await panelCast(url, dbs.pool, a, b);
+  const publicCall = (method: string, path: string, body?: unknown, headers = a.headers) => jsonCall(url, method, path, body, headers);
+  return { dbs, pool: dbs.pool, url, a, b, ...cast, publicCall };
 }

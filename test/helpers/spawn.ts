@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { projectRoot } from '../../config/paths.js';
 import { freePort } from '../../config/ports.js';
 import { postgresRunAs } from '../../sql/embedded.js';
-import { sleep, type Teardown } from './wait.js';
+import { sleep, waitFor, type Teardown } from './wait.js';
 export { sleep } from './wait.js';
 
 /**
@@ -368,10 +368,28 @@ export async function spawnWebDyno(
   );
   const proc = spawnNode(t, 'dist/runtime/web.js', { env });
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) return { base, proc };
-    if (Date.now() > deadline) throw new Error(`the web dyno did not answer\n${proc.stdout()}\n${proc.stderr()}`);
-    await sleep(100);
-  }
+  await waitHttp(`${base}/healthz`, proc, 60_000);
+  return { base, proc };
+}
+
+/** Waits until url answers 2xx; fails early, with the process's output, when proc exits first or the wait ends. */
+export async function waitHttp(url: string, proc: Proc, ms = 120_000): Promise<void> {
+  const output = () => `\n${proc.stdout()}\n${proc.stderr()}`;
+  const answered = await waitFor(
+    `${url} to answer`,
+    async () => {
+      if (proc.exit()) return false;
+      try {
+        const res = await fetch(url);
+        await res.arrayBuffer();
+        return res.ok || undefined;
+      } catch {
+        return undefined; // not listening yet
+      }
+    },
+    { ms },
+  ).catch((err: Error) => {
+    throw new Error(err.message + output());
+  });
+  if (!answered) throw new Error(`exited ${JSON.stringify(proc.exit())} before ${url} answered${output()}`);
 }

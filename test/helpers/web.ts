@@ -3,7 +3,8 @@ import { loadConfig, type Config } from '../../config/config.js';
 import { createLogger } from '../../runtime/logger.js';
 import { startWeb } from '../../runtime/web.js';
 import type { RenderPool } from '../../domain/templates/render-pool.js';
-import type { TestDatabases } from './databases.js';
+import { testDatabases, type TestDatabases } from './databases.js';
+import { makeTenant } from './fixtures.js';
 import type { Teardown } from './wait.js';
 
 /**
@@ -21,4 +22,16 @@ export async function startTestWeb(
   const web = await startWeb(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'web'), opts.extraRoutes, { checkAnswers: true });
   t.teardown(() => web.stop());
   return { url: web.url.replace('localhost', '127.0.0.1'), internalUrl: web.internalUrl, config, templates: web.templates };
+}
+
+/**
+ * The bench of an API test: its databases, the real web app, and instances A and B with an API
+ * key each (A's with `scopes`, B's with `scopesOfB`), B to show that A's ids are 404 to it.
+ */
+export async function startApiBench(t: Teardown, label: string, scopes: string[], scopesOfB = scopes) {
+  const dbs = await testDatabases(t, label);
+  const { url } = await startTestWeb(t, dbs);
+  const a = await makeTenant(dbs.pool, { scopes });
+  const b = await makeTenant(dbs.pool, { scopes: scopesOfB });
+  return { dbs, url, a, b };
 }

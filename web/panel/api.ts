@@ -147,6 +147,15 @@ export type DnsChecks = Body<'setPanelDomainChecks'>;
 export const setChecks = (slug: string, id: number, checks: DnsChecks) => call<DomainWithRecords>('PUT', `/v1/private/domains/${id}/checks`, { slug, body: checks });
 export const rotateDkim = (slug: string, id: number) => call<DomainWithRecords>('POST', `/v1/private/domains/${id}/rotate-dkim`, { slug });
 
+// DMARC aggregate reports (issue 39): GET /v1/domains/{domain_name}/dmarc-reports and dmarc-sources, mirrored at /v1/private/domains/{domain_name}/….
+export type DmarcReport = Item<Answers['panelListDmarcReports']>;
+export type DmarcSource = Item<Answers['panelListDmarcSources']>;
+/** The range in UTC days: a report's period is one (RFC 7489 §7.2), so a day's reports stay that day's whatever the instance's zone. */
+const dmarcPath = (name: string, what: 'reports' | 'sources', range: { start_date: string; end_date: string }, n: number) =>
+  `/v1/private/domains/${encodeURIComponent(name)}/dmarc-${what}${pageQuery(n, { ...range, tz: 'UTC' })}`;
+export const dmarcReports = (slug: string, name: string, range: { start_date: string; end_date: string }, n = 1) => call<Answers['panelListDmarcReports']>('GET', dmarcPath(name, 'reports', range, n), { slug });
+export const dmarcSources = (slug: string, name: string, range: { start_date: string; end_date: string }, n = 1) => call<Answers['panelListDmarcSources']>('GET', dmarcPath(name, 'sources', range, n), { slug });
+
 export const FIGURES = ['sent', 'delivered', 'bounced', 'bounced_hard', 'bounced_soft', 'complained', 'opened', 'opened_human', 'opened_machine', 'clicked', 'clicked_human', 'clicked_machine',
   'delivered_opened', 'delivered_opened_human', 'delivered_clicked', 'delivered_clicked_human', 'restricted'] as const;
 export type Figures = Dashboard['totals'];

@@ -2,6 +2,7 @@ import * as api from './api.js';
 import { field, h } from './dom.js';
 import { pagedTable, type Paged } from './kit.js';
 import type { Context } from './context.js';
+import { dmarcSection } from './domain-dmarc.js';
 
 /**
  * The Domains page (#/domains) and one domain's page (#/domains/<id>): the records to publish,
@@ -82,6 +83,8 @@ async function domainPage(ctx: Context, id: number): Promise<Node[]> {
   } catch (err) {
     return [h('h1', { tabindex: '-1' }, 'Domain'), h('p', { class: 'error', role: 'alert' }, (err as Error).message), h('p', {}, h('a', { href: '#/domains' }, 'All domains'))];
   }
+  // Read while the rest is built; awaited before any focus is given back (below), which must find the page drawn.
+  const dmarc = dmarcSection(ctx, d);
   const error = h('p', { class: 'error', role: 'alert' });
   const act = async (button: HTMLButtonElement, what: () => Promise<api.DomainWithRecords>, done: (r: api.DomainWithRecords) => string) => {
     error.textContent = '';
@@ -151,6 +154,7 @@ async function domainPage(ctx: Context, id: number): Promise<Node[]> {
     h('thead', {}, h('tr', {}, ...['Check', 'Type', 'Name', 'Value', 'State', 'Copy'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, ...rows),
   );
+  const reports = await dmarc;
   const controls: Node[] = [];
   if (d.is_sandbox) {
     controls.push(
@@ -175,7 +179,7 @@ async function domainPage(ctx: Context, id: number): Promise<Node[]> {
     if (again) setTimeout(() => again.focus());
   } else controls.push(h('p', {}, `Your role here is ${instance.role}: only an admin or an owner verifies or rotates.`));
   if (override) controls.push(overrideForm(d, (checks, button) => act(button, () => api.setChecks(instance.slug, id, checks), (r) => `The checks of ${r.domain} were set by hand.`)));
-  return [h('p', {}, h('a', { href: '#/domains' }, 'All domains')), h('h1', { tabindex: '-1' }, `Domain ${d.domain}`), error, summary, ...controls, records];
+  return [h('p', {}, h('a', { href: '#/domains' }, 'All domains')), h('h1', { tabindex: '-1' }, `Domain ${d.domain}`), error, summary, ...controls, records, reports];
 }
 
 /** The operator override, where the deployment allows it: each check's state chosen by hand. */

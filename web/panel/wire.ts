@@ -30,27 +30,7 @@ export interface Answers {
   /** List the instance's members and pending invitations */
   listPanelMembers: {
     /** The members (status member), then the pending invitations (status invited) */
-    data: Array<{
-      user_id: number;
-      email: string;
-      /** viewer reads; admin also writes; owner also manages members and keys */
-      role: "viewer" | "admin" | "owner";
-      status: "member";
-      /** The user is disabled (cartero user disable): still a member, unable to sign in */
-      disabled: boolean;
-      created_at: string;
-      updated_at: string;
-    } | {
-      /** The invitation (DELETE /v1/private/members/invitations/{invitation_id} withdraws it) */
-      id: number;
-      email: string;
-      /** viewer reads; admin also writes; owner also manages members and keys */
-      role: "viewer" | "admin" | "owner";
-      /** Not a member until the person of this address accepts in the panel */
-      status: "invited";
-      created_at: string;
-      updated_at: string;
-    }>;
+    data: Array<Answers["updatePanelMember"] | Answers["invitePanelMember"]>;
   };
   /** Invite a member */
   invitePanelMember: {
@@ -177,37 +157,12 @@ export interface Answers {
     };
   };
   /** Create a sender */
-  createPanelSender: {
-    id: number;
-    /** Display name. */
-    name: string;
-    /** Sending address, username@<domain>. */
-    email_address: string;
-    domain_id: number;
-    /** Recomputed at each query from the domain's four DNS checks. */
-    domain_is_verified: boolean;
-    /** Sending requires the recipient’s consent; changeable only in the panel. */
-    is_consent_required: boolean;
-    created_at: string;
-    updated_at: string;
+  createPanelSender: Omit<Answers["listPanelSenders"]["data"][number], "is_sandbox"> & {
     /** The instance lacked the address’s domain: it was added, pending, with a DKIM key */
     domain_created: boolean;
   };
   /** Turn a sender's consent requirement on or off */
-  updatePanelSender: {
-    id: number;
-    /** Display name. */
-    name: string;
-    /** Sending address, username@<domain>. */
-    email_address: string;
-    domain_id: number;
-    /** Recomputed at each query from the domain's four DNS checks. */
-    domain_is_verified: boolean;
-    /** Sending requires the recipient’s consent; changeable only in the panel. */
-    is_consent_required: boolean;
-    created_at: string;
-    updated_at: string;
-  };
+  updatePanelSender: Omit<Answers["listPanelSenders"]["data"][number], "is_sandbox">;
   /** List the instance's domains */
   listPanelDomains: {
     data: Array<{
@@ -225,17 +180,7 @@ export interface Answers {
     pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** Add a sending domain */
-  addPanelDomain: {
-    id: number;
-    domain: string;
-    /** True only when MX, SPF, DKIM and DMARC are all approved. */
-    is_verified: boolean;
-    mx_status: "pending" | "approved" | "failed";
-    spf_status: "pending" | "approved" | "failed";
-    dkim_status: "pending" | "approved" | "failed";
-    dmarc_status: "pending" | "approved" | "failed";
-    created_at: string;
-    updated_at: string;
+  addPanelDomain: Answers["listPanelDomains"]["data"][number] & {
     /** Host of the bounce+<id>@ return path (MAIL FROM): RETURN_PATH_SUBDOMAIN.<domain>. */
     return_path_domain: string;
     /** Selector of the key that signs mail now; null when the domain has no key. */
@@ -270,6 +215,82 @@ export interface Answers {
   rotatePanelDomainDkim: Answers["addPanelDomain"];
   /** Set a domain's DNS checks by hand (operator override) */
   setPanelDomainChecks: Answers["addPanelDomain"];
+  /** List the DMARC aggregate reports received for a domain */
+  panelListDmarcReports: {
+    data: Array<{
+      /** The report's id in Cartero. */
+      id: number;
+      /** The reporting organization (some reporters leave it empty). */
+      org_name: string;
+      /** The reporter's contact address. */
+      org_email: string | null;
+      /** The reporter's id of the report. */
+      report_id: string;
+      /** Start of the reported period; the date filters apply to it. */
+      begin_at: string;
+      /** End of the reported period. */
+      end_at: string;
+      /** The report format: RFC 9990 when it declares its namespace, else RFC 7489. */
+      schema: "rfc7489" | "rfc9990";
+      policy: {
+        /** The domain the policy was published for: this domain or one of its subdomains. */
+        domain: string;
+        /** Requested policy: none, quarantine or reject. Lower-cased; null when the report left it out. */
+        p: string | null;
+        /** Policy for subdomains. Lower-cased; null when the report left it out. */
+        sp: string | null;
+        /** Policy for non-existent subdomains (RFC 9990). Lower-cased; null when the report left it out. */
+        np: string | null;
+        /** Percentage the policy applied to (RFC 7489; RFC 9990 has none: null). */
+        pct: number | null;
+        /** DKIM alignment mode: r (relaxed) or s (strict). Lower-cased; null when the report left it out. */
+        adkim: string | null;
+        /** SPF alignment mode: r or s. Lower-cased; null when the report left it out. */
+        aspf: string | null;
+      };
+      /** Messages reported: the sum of the records' counts. */
+      message_count: number;
+      /** Messages whose policy_evaluated has DKIM or SPF pass (aligned): DMARC passed. */
+      dmarc_pass_count: number;
+      /** message_count - dmarc_pass_count. */
+      dmarc_fail_count: number;
+      /** The report mail passed DKIM for the reporter's domain. Reports are unauthenticated by nature: false ones may be forged. */
+      reporter_authenticated: boolean;
+      /** When Cartero received the report. */
+      received_at: string;
+    }>;
+    pagination: Answers["listPanelSenders"]["pagination"];
+  };
+  /** List the addresses that sent mail as a domain, per the DMARC reports */
+  panelListDmarcSources: {
+    data: Array<{
+      /** The address the reported messages came from, as the reports wrote it. */
+      source_ip: string;
+      /** Messages from this address in the reports of the range. */
+      message_count: number;
+      /** Of them, those that passed DMARC (DKIM or SPF pass, aligned). */
+      dmarc_pass_count: number;
+      /** Those whose DKIM passed aligned. */
+      dkim_aligned_pass_count: number;
+      /** Those whose SPF passed aligned. */
+      spf_aligned_pass_count: number;
+      dispositions: {
+        /** Delivered as usual. */
+        none: number;
+        /** Quarantined (spam folder). */
+        quarantine: number;
+        /** Rejected. */
+        reject: number;
+      };
+      /** The From domain of most of these messages (ties: the first in text order); null when no report gave one. */
+      header_from: string | null;
+      /** The organizations that reported this address, sorted. */
+      reporters: string[];
+      /** Messages whose DKIM results include a pass by one of this domain's Cartero selectors: mail sent through Cartero. */
+      cartero_signed_count: number;
+    }>;
+    pagination: Answers["listPanelSenders"]["pagination"];
+  };
   /** List the instance's restrictions, with history */
   listPanelRestrictions: {
     data: Array<{
@@ -343,42 +364,7 @@ export interface Answers {
       restricted: number;
     }>;
     /** The sums of the days */
-    totals: {
-      /** Mails accepted (received) that day, whatever became of them: the rows of GET /v1/activities/sent for that day. */
-      sent: number;
-      /** Of those, mails now at status 3 (sent to the recipient's MX): GET /v1/activities/sent with status=3. */
-      delivered: number;
-      /** Of those, mails now at status 6 (bounced): GET /v1/activities/sent with status=6. */
-      bounced: number;
-      /** Bounced mails judged hard (the address was restricted at once). */
-      bounced_hard: number;
-      /** Bounced mails judged soft (bounced minus bounced_hard). */
-      bounced_soft: number;
-      /** Complaints recorded that day: the rows of GET /v1/mail-complaints for that day. */
-      complained: number;
-      /** Open events that day: total_items of GET /v1/activities/opens for that day. */
-      opened: number;
-      /** Opens not flagged as machine-made: total_items with exclude_machine=true. */
-      opened_human: number;
-      /** Opens flagged as machine-made (opened minus opened_human). */
-      opened_machine: number;
-      /** Click events that day: total_items of GET /v1/activities/clicks for that day. */
-      clicked: number;
-      /** Clicks not flagged as machine-made: total_items with exclude_machine=true. */
-      clicked_human: number;
-      /** Clicks flagged as machine-made (clicked minus clicked_human). */
-      clicked_machine: number;
-      /** Of the delivered mails (received that day), those opened at least once: GET /v1/activities/sent with status=3 and opened=opened. Over delivered: the open rate. */
-      delivered_opened: number;
-      /** Of the delivered mails, those with at least one open not flagged as machine-made (their human_opens > 0). Over delivered: the human open rate, shown beside the raw one. A mail opened before human counts existed (human_opens null) is not counted here. */
-      delivered_opened_human: number;
-      /** Of the delivered mails, those clicked at least once (clicks > 0). Over delivered: the click rate. */
-      delivered_clicked: number;
-      /** Of the delivered mails, those with a click not flagged as machine-made (human_clicks > 0): the human click rate. */
-      delivered_clicked_human: number;
-      /** Restrictions added that day (restricted_at), lifted since or not: rows of GET /v1/mail-restrictions. */
-      restricted: number;
-    };
+    totals: Omit<Answers["getPanelDashboard"]["days"][number], "date">;
     /** The most frequent reasons of the mails counted in bounced (at most 10), most frequent first: the reason of each mail's latest move to bounced, in the bounce classifier's vocabulary (docs/bounces.md); null when it was recorded without one. */
     bounce_reasons: Array<{
       reason: string | null;
@@ -422,32 +408,7 @@ export interface Answers {
     pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** Create a webhook */
-  panelCreateWebhook: {
-    id: number;
-    name: string;
-    /** Endpoint that receives deliveries. */
-    url: string;
-    /** Event types this webhook receives; null receives all (docs/webhooks.md lists each type and its data). */
-    events: Array<"mail.received" | "mail.queued" | "mail.sent" | "mail.deferred" | "mail.bounced" | "mail.dropped" | "mail.onhold" | "mail.opened" | "mail.clicked" | "mail.unsubscribed" | "mail.complained" | "restriction.created" | "restriction.lifted" | "form.submission.created" | "form.submission.confirmed" | "consent.event.created" | "consent.event.confirmed" | "consent.event.expired" | "webhook.test" | "domain.dmarc_report"> | null;
-    /** false when paused. */
-    is_active: boolean;
-    /** Last delivery answered 2xx. */
-    last_success_at: string | null;
-    /** Last failed delivery. */
-    last_failure_at: string | null;
-    /** HTTP code of the last delivery; null if no response (timeout or connection error). */
-    last_status_code: number | null;
-    /** Failed deliveries in a row since the last success. */
-    consecutive_failures: number;
-    /** First failure of the current streak; null if the last delivery succeeded. */
-    failing_since: string | null;
-    /** When it was paused for persistent failures; null if not auto-paused. */
-    auto_paused_at: string | null;
-    /** Until when the secret before the last rotation still signs; null if none in force. */
-    previous_secret_expires_at: string | null;
-    created_at: string;
-    /** Last change of the configuration; a delivery does not change it. */
-    updated_at: string;
+  panelCreateWebhook: Answers["panelListWebhooks"]["data"][number] & {
     /** The signing secret (whsec_<base64>): shown only in this response, not recoverable. */
     secret: string;
   };
@@ -771,26 +732,7 @@ export interface Answers {
     instance: string;
     generated_at: string;
     /** Every event with a rule for the contact, oldest first. */
-    events: Array<{
-      id: number;
-      term_id: number;
-      /** The version current when the event was registered; frozen. */
-      term_version_id: number;
-      /** pending (double opt-in not yet confirmed) and expired authorize nothing. */
-      status: "confirmed" | "pending" | "expired";
-      method: "single_opt_in" | "double_opt_in";
-      source: "form" | "api" | "import" | "system";
-      /** Only when source is form. */
-      submission_id: number | null;
-      /** Only when source is form. */
-      form_id: number | null;
-      /** Only when source is form. */
-      form_name: string | null;
-      /** When a double opt-in was confirmed; null for single opt-in (in force from created_at). */
-      confirmed_at: string | null;
-      expired_at: string | null;
-      created_at: string;
-      rules: Array<Answers["panelListConsentEvents"]["data"][number]["rules"][number]>;
+    events: Array<Answers["panelListConsentEvents"]["data"][number] & {
       declared: {
         ip_address: string | null;
         user_agent: string | null;
@@ -896,20 +838,7 @@ export interface Answers {
     pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** Create a native draft template from a design document */
-  panelCreateMailTemplate: {
-    id: number;
-    /** 1-255 characters; unique per instance ignoring case and accents. */
-    name: string;
-    subject: string | null;
-    /** Already included in html as a hidden block at the start of the body. */
-    preheader: string | null;
-    /** A draft is sendable only with test_mode: true. */
-    status: "draft" | "public";
-    description: string | null;
-    /** external: listable, publishable and sendable, never editable. */
-    provider: "native" | "external";
-    created_at: string;
-    updated_at: string;
+  panelCreateMailTemplate: Answers["panelListMailTemplates"]["data"][number] & {
     /** Generated from config (and preheader); never accepted as input. */
     html: string | null;
     /** The design document as stored (its compact JSON), at most 262144 bytes. */
@@ -1109,18 +1038,7 @@ export interface Answers {
     pagination: Answers["listPanelSenders"]["pagination"];
   };
   /** Create a dataset */
-  createPanelDataset: {
-    /** The {id} contacts are added to and records read from. */
-    id: number;
-    name: string;
-    /** An inactive dataset is no longer offered when connecting a form, but still receives contacts by API and from forms already connected. */
-    is_active: boolean;
-    /** Enabled channels. With exactly one, it decides the identifier: mail identifies by email; sms and wsp by phone. */
-    channel: Array<"mail" | "sms" | "wsp"> | null;
-    description: string | null;
-    created_at: string;
-    /** Last change of the dataset itself, not of its contacts. */
-    updated_at: string;
+  createPanelDataset: Answers["panelListDatasets"]["data"][number] & {
     /** The field_key contacts are recognised by (upserted on). */
     identity_field: string;
     /** Declared columns in order, named by the field_key of the catalog. */
@@ -1415,17 +1333,9 @@ export interface Bodies {
     config: Record<string, unknown> | null;
   };
   /** Update a draft template */
-  panelUpdateMailTemplate: {
+  panelUpdateMailTemplate: Omit<Bodies["panelCreateMailTemplate"], "name"> & {
     /** 1-255 characters; null not accepted; unique ignoring case and accents. */
     name?: unknown & string;
-    /** Up to 254 characters; null empties it. */
-    subject?: string | null;
-    /** Up to 255 characters; changing it regenerates html. */
-    preheader?: string | null;
-    /** Up to 5000 characters. */
-    description?: string | null;
-    /** The complete design document (GET /v1/mail-templates/format), replacing the current one; at most 262144 bytes as compact JSON (UTF-8), else 413 request_too_large with max_bytes. null empties the design and html. */
-    config?: Record<string, unknown> | null;
   };
   /** A new draft from an existing template */
   copyPanelTemplate: {
