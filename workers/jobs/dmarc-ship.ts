@@ -13,7 +13,8 @@ import { startTickLoop } from '../machinery/tick-loop.js';
  * them shipped (their records leave Postgres), commit. A crash or a ClickHouse failure before the
  * commit leaves them unshipped, to be shipped again: ReplacingMergeTree collapses a report shipped
  * twice. Reports are rare (a few per domain a day), so the loop polls slowly; the listener wakes
- * it after each stored report, so a report is listed within moments of its 250.
+ * it after each stored report (gathering those of the next 200 ms), so a report is listed within
+ * moments of its 250.
  */
 export interface DmarcShipper {
   /** Ship now (after a report was stored): the next tick starts at once. */
@@ -21,7 +22,7 @@ export interface DmarcShipper {
   stop(): Promise<void>;
 }
 
-export const DMARC_SHIP_DEFAULTS = { intervalMs: 5_000, maxReports: 50, maxRecords: 50_000 } as const;
+export const DMARC_SHIP_DEFAULTS = { intervalMs: 5_000, gatherMs: 200, maxReports: 50, maxRecords: 50_000 } as const;
 
 export function startDmarcShipper(opts: { pool: Pool; clickhouse: ClickHouseClient; logger: Logger; intervalMs?: number }): DmarcShipper {
   const logger = opts.logger.child({ job: 'dmarc-ship' });
@@ -69,10 +70,19 @@ export function startDmarcShipper(opts: { pool: Pool; clickhouse: ClickHouseClie
     });
   }
 
+  // A wake ships a moment later, not at once: the reports of a burst (providers send around
+  // midnight UTC) go in one insert, not one ClickHouse part each.
+  let soon: NodeJS.Timeout | undefined;
   const loop = startTickLoop({ tick, intervalMs: 0, logger, failure: 'dmarc shipper tick failed' });
   return {
-    wake: () => nudged?.(),
+    wake: () => {
+      soon ??= setTimeout(() => {
+        soon = undefined;
+        nudged?.();
+      }, DMARC_SHIP_DEFAULTS.gatherMs);
+    },
     async stop() {
+      if (soon) clearTimeout(soon);
       const stopping = loop.stop();
       nudged?.();
       await stopping;
