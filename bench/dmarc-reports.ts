@@ -17,17 +17,6 @@ import { zipOf } from '../test/helpers/dmarc-files.js';
  * About 5 records a report, a few to a few thousand messages each.
  */
 
-/** A small, fast, seeded generator (mulberry32): the same seed gives the same reports. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const int = (r: () => number, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
 

@@ -64,6 +64,7 @@ import { readServices } from '../config/services-file.js';
 import { assertBuilt, benchPreloads, checkStopped, cleanUp, cpuSnapshot, partsBetween, runBench, startService, stopService, type CpuSnapshot, type Service, type Stopped } from './service.js';
 import { benchTenant, verifiedDomain } from './fixtures.js';
 import { coresBetween, machineLoad, percentile, round, sleep } from './proc.js';
+import { rng } from './random.js';
 
 const intEnv = (name: string, fallback: number) => {
   const v = Number(process.env[name]);
@@ -194,17 +195,6 @@ async function seed(pool: Pool, probes: number): Promise<Fixture> {
   return { instanceId: tenant.instanceId, mails: mailIds.slice(0, MAILS), markers: mailIds.slice(MAILS) };
 }
 
-/** Deterministic shuffle source (mulberry32), so every run replays the same plan. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Plan {
   paths: string[];
