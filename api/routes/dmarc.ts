@@ -1,7 +1,9 @@
 import { listDmarcReports } from '../../analytics/dmarc/reports.js';
 import { listDmarcSources } from '../../analytics/dmarc/sources.js';
 import { getDomainStatus } from '../../domain/domains/domains.js';
-import type { PageRequest } from '../../domain/pagination.js';
+import type { Page, PageRequest } from '../../domain/pagination.js';
+import type { Tenant } from '../../domain/tenancy/context.js';
+import type { ClickHouseClient } from '../../analytics/client.js';
 import type { LocalDateFilter } from '../../domain/time/local-date-range.js';
 import { defineRoute } from '../http/route.js';
 import { collectionSchema } from '../schemas/common.js';
@@ -23,29 +25,47 @@ const domainName = { domain_name: { type: 'string', minLength: 1, maxLength: 253
  * Reading the reports): the domain is found among the key's tenant's (404 otherwise), then its
  * reports are read from ClickHouse (analytics/dmarc/).
  */
-export const dmarcRoutes = [
-  defineRoute<Query, Params>({
+/** One listing of a domain's reports: the domain found among the tenant's (404 otherwise), then read from ClickHouse. */
+function dmarcListing<Item>(route: {
+  path: string;
+  operationId: string;
+  summary: string;
+  description: string;
+  success: { description: string; schema: Parameters<typeof collectionSchema>[0] };
+  list: (tenant: Tenant, ch: ClickHouseClient, domain: string, q: Query) => Promise<Page<Item>>;
+}) {
+  return defineRoute<Query, Params>({
     method: 'get',
+    path: route.path,
+    operationId: route.operationId,
+    summary: route.summary,
+    description: `${route.description} ${DATES}`,
+    tag: TAGS.domains,
+    auth: { kind: 'api_key', scope: 'domains:read' },
+    params: domainName,
+    query: dmarcListingQuery,
+    success: { status: 200, description: route.success.description, schema: collectionSchema(route.success.schema) },
+    errors: [404],
+    handler: async ({ tenant, params, query, deps }) => {
+      const domain = await getDomainStatus(tenant, deps.pool, params.domain_name);
+      return route.list(tenant, deps.clickhouse, domain.domain, query);
+    },
+  });
+}
+
+export const dmarcRoutes = [
+  dmarcListing({
     path: '/v1/domains/{domain_name}/dmarc-reports',
     operationId: 'listDmarcReports',
     summary: 'List the DMARC aggregate reports received for a domain',
     description:
       'One item per report (a report resent, or sent in both formats, is one), newest period first. message_count is the sum of the ' +
       "records' counts, dmarc_pass_count the messages whose policy_evaluated has DKIM or SPF pass, dmarc_fail_count the rest. " +
-      `total_items is the number of reports in the range. ${DATES}`,
-    tag: TAGS.domains,
-    auth: { kind: 'api_key', scope: 'domains:read' },
-    params: domainName,
-    query: dmarcListingQuery,
-    success: { status: 200, description: 'A page of reports, newest first', schema: collectionSchema(dmarcReportSchema) },
-    errors: [404],
-    handler: async ({ tenant, params, query, deps }) => {
-      const domain = await getDomainStatus(tenant, deps.pool, params.domain_name);
-      return listDmarcReports(tenant, deps.clickhouse, domain.domain, query);
-    },
+      'total_items is the number of reports in the range.',
+    success: { description: 'A page of reports, newest first', schema: dmarcReportSchema },
+    list: listDmarcReports,
   }),
-  defineRoute<Query, Params>({
-    method: 'get',
+  dmarcListing({
     path: '/v1/domains/{domain_name}/dmarc-sources',
     operationId: 'listDmarcSources',
     summary: 'List the addresses that sent mail as a domain, per the DMARC reports',
@@ -53,16 +73,8 @@ export const dmarcRoutes = [
       'One item per source IP over the reports of the range, busiest first (ties by source_ip as text): how many messages, how many ' +
       'passed DMARC, DKIM and SPF aligned, what receivers did with them, and cartero_signed_count, those signed by one of the ' +
       "domain's Cartero DKIM selectors: Cartero's mail, apart from anyone else sending as the domain. header_from is the From " +
-      `domain of most of the address's messages; reporters the organizations that reported it. total_items is the number of addresses. ${DATES}`,
-    tag: TAGS.domains,
-    auth: { kind: 'api_key', scope: 'domains:read' },
-    params: domainName,
-    query: dmarcListingQuery,
-    success: { status: 200, description: 'A page of source addresses, busiest first', schema: collectionSchema(dmarcSourceSchema) },
-    errors: [404],
-    handler: async ({ tenant, params, query, deps }) => {
-      const domain = await getDomainStatus(tenant, deps.pool, params.domain_name);
-      return listDmarcSources(tenant, deps.clickhouse, domain.domain, query);
-    },
+      "domain of most of the address's messages; reporters the organizations that reported it. total_items is the number of addresses.",
+    success: { description: 'A page of source addresses, busiest first', schema: dmarcSourceSchema },
+    list: listDmarcSources,
   }),
 ];
