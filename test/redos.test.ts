@@ -123,21 +123,6 @@ function collect(): { patterns: Found[]; dynamic: Array<{ file: string; line: nu
 const { patterns, dynamic } = collect();
 const shown = (p: { source: string; flags: string }) => `/${p.source}/${p.flags}`;
 
-/**
- * recheck's verdict on a pattern depends on its source and flags only, so each distinct pair is
- * checked once (the same pattern often appears in several places: 388 occurrences, 334 distinct,
- * on 2026-12-07) and every occurrence is asserted on that verdict. The checks stay one after the
- * other: the checker is a CPU-bound native process, and two of them at once took twice as long
- * each on this machine's two shared cores.
- */
-const verdicts = new Map<string, ReturnType<typeof check>>();
-const checked = (source: string, flags: string) => {
-  const key = `${flags}/${source}`;
-  let verdict = verdicts.get(key);
-  if (verdict === undefined) verdicts.set(key, (verdict = check(source, flags, { timeout: 60_000 })));
-  return verdict;
-};
-
 t.test('the checker finds the quadratic <a> tag pattern the renderer used to have', async (t) => {
   // domain/mail/render.ts before issue 11: '<a ' * 80,000 held the worker's event loop 17.6 s.
   const r = await check('<a(?=[\\s>/])(?:[^>"\']|"[^"]*"|\'[^\']*\')*>', 'gi', { timeout: 60_000 });
@@ -153,7 +138,7 @@ t.test('every pattern that reads outside input is linear', async (t) => {
   for (const p of patterns) {
     const trusted = TRUSTED.find((x) => x.file === p.file && x.pattern === shown(p));
     if (trusted) continue;
-    const r = await checked(p.source, p.flags);
+    const r = await check(p.source, p.flags, { timeout: 60_000 });
     const detail = r.status === 'vulnerable' ? `${r.complexity.type}, attack ${r.attack.pattern}` : r.status === 'unknown' ? `unknown: ${r.error.kind}` : '';
     t.equal(r.status, 'safe', `${p.file}:${p.line} (dist line) ${shown(p)} ${detail}`);
   }
@@ -168,7 +153,7 @@ t.test('every exception is still in the code, and is listed with its reason', as
   }
   for (const x of DYNAMIC) {
     t.ok(dynamic.some((d) => d.file === x.file), `${x.file} still builds a RegExp at run time`);
-    const r = await checked(x.example.source, x.example.flags);
+    const r = await check(x.example.source, x.example.flags, { timeout: 60_000 });
     t.equal(r.status, 'safe', `${x.file}: the shape it builds, ${shown(x.example)}, is linear`);
   }
 });
