@@ -7,6 +7,7 @@ import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
 import { startTestWeb } from './helpers/web.js';
+import type { Teardown } from './helpers/wait.js';
 
 /**
  * The operator panel's /v1/private API (issue 30, docs/panel.md): login and its refusals, session
@@ -24,6 +25,13 @@ const owner = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role
 const admin = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'admin' }]);
 const viewer = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
 const onlyB = await makePanelUser(pool, [{ instanceId: b.tenant.instanceId, role: 'owner' }]);
+
+/**
+ * The web apps some tests start beside the first, with other settings: they render no template,
+ * so one render thread each instead of the default two (each thread loads MJML at start, about
+ * 0.75 s of CPU).
+ */
+const otherWeb = (t: Teardown, env: Record<string, string>) => startTestWeb(t, dbs, { env: { TEMPLATE_RENDER_THREADS: '1', ...env } });
 
 const login = (body: unknown, headers: Record<string, string> = {}, at = url) => rawCall(at + '/v1/private/sessions', headers, { method: 'POST', body });
 const call = (method: string, path: string, token: string, slug?: string, body?: unknown) => jsonCall(url, method, path, body, panelHeaders(token, slug));
@@ -236,7 +244,7 @@ const sessionTimes = async (token: string) =>
 
 t.test('sliding expiry: each use moves it ahead; unused for the TTL, 401', async (t) => {
   const ttl = 600;
-  const short = await startTestWeb(t, dbs, { env: { PANEL_SESSION_TTL_SECONDS: String(ttl) } });
+  const short = await otherWeb(t, { PANEL_SESSION_TTL_SECONDS: String(ttl) });
   const user = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
   const token = await panelLogin(short.url, user);
   const use = () => jsonCall(short.url, 'GET', '/v1/private/instances', undefined, panelHeaders(token));
@@ -280,7 +288,7 @@ t.test('issue 37: a session has an absolute lifetime (PANEL_SESSION_MAX_AGE_SECO
 });
 
 t.test('issue 37: the maximum age bounds the first expiry too, and a lowered one ends older sessions at once', async (t) => {
-  const hour = await startTestWeb(t, dbs, { env: { PANEL_SESSION_MAX_AGE_SECONDS: '3600' } });
+  const hour = await otherWeb(t, { PANEL_SESSION_MAX_AGE_SECONDS: '3600' });
   const user = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
   const before = Date.now();
   const res = await login({ email: user.email, password: user.password }, {}, hour.url);
@@ -296,8 +304,8 @@ t.test('issue 37: the maximum age bounds the first expiry too, and a lowered one
 
 t.test('failed logins per account from one address: past the budget 429 with Retry-After, on every web app, even with the right password', async (t) => {
   const env = { PANEL_LOGIN_FAILURES_PER_ACCOUNT: '3', PANEL_LOGIN_FAILURES_PER_ADDRESS: '1000' };
-  const one = await startTestWeb(t, dbs, { env });
-  const two = await startTestWeb(t, dbs, { env });
+  const one = await otherWeb(t, env);
+  const two = await otherWeb(t, env);
   const user = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
   const other = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
   for (let i = 0; i < 3; i++) {
@@ -329,8 +337,8 @@ t.test('failed logins per account from one address: past the budget 429 with Ret
 
 t.test('failed logins per client address: past the budget 429 for any account from it, others unaffected', async (t) => {
   const env = { TRUST_PROXY: 'loopback', PANEL_LOGIN_FAILURES_PER_ACCOUNT: '1000', PANEL_LOGIN_FAILURES_PER_ADDRESS: '3' };
-  const one = await startTestWeb(t, dbs, { env });
-  const two = await startTestWeb(t, dbs, { env });
+  const one = await otherWeb(t, env);
+  const two = await otherWeb(t, env);
   const user = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
   const from = (ip: string) => ({ 'x-forwarded-for': ip });
   for (let i = 0; i < 3; i++) {
@@ -345,8 +353,8 @@ t.test('failed logins per client address: past the budget 429 for any account fr
 
 t.test('issue 37: wrong passwords from some addresses lock those addresses, not the account: the owner signs in from another', async (t) => {
   const env = { TRUST_PROXY: 'loopback', PANEL_LOGIN_FAILURES_PER_ACCOUNT: '3', PANEL_LOGIN_FAILURES_PER_ADDRESS: '1000' };
-  const one = await startTestWeb(t, dbs, { env });
-  const two = await startTestWeb(t, dbs, { env });
+  const one = await otherWeb(t, env);
+  const two = await otherWeb(t, env);
   const owner = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'owner' }]);
   const from = (ip: string) => ({ 'x-forwarded-for': ip });
   const attackers = ['198.51.100.1', '198.51.100.2', '2001:db8:1:2::1'];
@@ -371,7 +379,7 @@ t.test('issue 37: wrong passwords from some addresses lock those addresses, not 
 
 t.test('issue 37: a spray past the account total gives each address one attempt; an address that has not failed still signs in', async (t) => {
   const env = { TRUST_PROXY: 'loopback', PANEL_LOGIN_FAILURES_PER_ACCOUNT: '3', PANEL_LOGIN_FAILURES_PER_ACCOUNT_TOTAL: '4', PANEL_LOGIN_FAILURES_PER_ADDRESS: '1000' };
-  const web = await startTestWeb(t, dbs, { env });
+  const web = await otherWeb(t, env);
   const user = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'owner' }]);
   const from = (ip: string) => ({ 'x-forwarded-for': ip });
   const guess = (ip: string, password = 'wrong-password') => login({ email: user.email, password }, from(ip), web.url);

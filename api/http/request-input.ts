@@ -112,14 +112,27 @@ function objectOf(properties: Record<string, JsonSchema>, required: string[]): J
   return { type: 'object', properties, required, additionalProperties: true };
 }
 
+/**
+ * By route declaration: a declaration is a constant, and its validators hold no state between
+ * calls, so a second app built in the same process (the tests build several, with different
+ * settings) reuses them instead of compiling every route's schemas again (about a second of CPU
+ * per app). A dyno builds one app: each route is still compiled once, at start.
+ */
+const compiled = new WeakMap<Route, InputValidators>();
+
 export function compileInputs(route: Route): InputValidators {
-  const params = route.params ?? {};
-  return {
-    params: compile(objectOf(params, Object.keys(params)), 'text'),
-    query: compile(objectOf(route.query ?? {}, []), 'text'),
-    // Form fields arrive as text, like query values: coerced to the declared type.
-    body: route.body ? compile(route.body, route.bodyType === 'form' ? 'text' : 'json') : undefined,
-  };
+  let inputs = compiled.get(route);
+  if (inputs === undefined) {
+    const params = route.params ?? {};
+    inputs = {
+      params: compile(objectOf(params, Object.keys(params)), 'text'),
+      query: compile(objectOf(route.query ?? {}, []), 'text'),
+      // Form fields arrive as text, like query values: coerced to the declared type.
+      body: route.body ? compile(route.body, route.bodyType === 'form' ? 'text' : 'json') : undefined,
+    };
+    compiled.set(route, inputs);
+  }
+  return inputs;
 }
 
 /**
