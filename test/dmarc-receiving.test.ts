@@ -62,9 +62,11 @@ const b = await makeTenant(dbs.pool);
 const domainIds = new Map<string, number>();
 for (const name of new Set(readable.map((r) => r.expect.domain))) domainIds.set(name, (await addDomain(a.tenant, dbs.pool, name)).id);
 await addDomain(b.tenant, dbs.pool, 'b-only.example');
-// example.com is also added by b, unverified: a's approved MX check decides whose it is.
+// example.com is also added by b, whose MX, SPF and DMARC checks pass as a's do (the same records):
+// only a's approved DKIM check (its own key) decides whose it is.
 await addDomain(b.tenant, dbs.pool, 'example.com');
-await setDomainChecks(a.tenant, dbs.pool, 'example.com', { mx: 'approved' });
+await setDomainChecks(b.tenant, dbs.pool, 'example.com', { mx: 'approved', spf: 'approved', dmarc: 'approved' });
+await setDomainChecks(a.tenant, dbs.pool, 'example.com', { mx: 'approved', spf: 'approved', dmarc: 'approved', dkim: 'approved' });
 
 const to = (domain: string) => `dmarc@bounces.${domain}`;
 

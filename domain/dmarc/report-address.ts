@@ -29,17 +29,19 @@ export interface ReportDomain {
 
 /**
  * The domains named `name` a report to their address is filed under. A name is unique within an
- * instance, not across them: when several instances have added it, only those whose return-path
- * MX check is approved (they proved the host is theirs, and the report came through that very
- * MX) get the report; one instance alone gets it whatever its checks say (the rua address is only
+ * instance, not across them: when several instances have added it, only those whose DKIM check is
+ * approved get the report. The DKIM record is the one check that proves a particular instance:
+ * its key and selector are that instance's own, published by whoever controls the domain's DNS,
+ * while the MX, SPF and DMARC records are the same for every instance and so approve anyone's
+ * copy of the name. One instance alone gets it whatever its checks say (the rua address is only
  * published by whoever controls the domain's DNS). Service role: the listener serves every instance.
  */
 export async function reportDomains(pool: Pool, name: string): Promise<ReportDomain[]> {
-  const { rows } = await pool.query<{ id: string; instance_id: string; name: string; mx_status: string }>(
-    `SELECT id, instance_id, name, mx_status FROM domains WHERE name = $1 ORDER BY id`,
+  const { rows } = await pool.query<{ id: string; instance_id: string; name: string; dkim_status: string }>(
+    `SELECT id, instance_id, name, dkim_status FROM domains WHERE name = $1 ORDER BY id`,
     [name],
   );
-  const chosen = rows.length > 1 ? rows.filter((r) => r.mx_status === 'approved') : rows;
+  const chosen = rows.length > 1 ? rows.filter((r) => r.dkim_status === 'approved') : rows;
   return chosen.map((r) => ({ domainId: Number(r.id), instanceId: Number(r.instance_id), name: r.name }));
 }
 
