@@ -21,7 +21,7 @@ import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { startTestMailbox } from './helpers/mailbox.js';
 import { type MailApi, mailApi, mailboxCopies, readMailbox, waitFor } from './helpers/send-stack.js';
-import { childEnv, sleep, spawnNode, type Proc, TEST_DKIM_KEY } from './helpers/spawn.js';
+import { childEnv, sleep, spawnNode, type Proc, TEST_DKIM_KEY, waitHttp } from './helpers/spawn.js';
 import { startReceiver } from './helpers/webhook-receiver.js';
 
 /**
@@ -88,23 +88,6 @@ const workerEnv = childEnv(
 );
 const spawnWorker = () => spawnNode(t, 'dist/runtime/worker.js', { env: workerEnv });
 
-/** Polls url until it answers 2xx; fails early with the process output when proc exits. */
-async function waitHttp(url: string, proc: Proc, ms = 300_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (proc.exit()) throw new Error(`exited ${JSON.stringify(proc.exit())} before ${url} answered\n${proc.stdout()}\n${proc.stderr()}`);
-    try {
-      const res = await fetch(url);
-      await res.arrayBuffer();
-      if (res.ok) return;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline) throw new Error(`${url} did not answer within ${ms} ms\n${proc.stdout()}\n${proc.stderr()}`);
-    await sleep(100);
-  }
-}
-
 const count = async (sql: string, params: unknown[] = []): Promise<number> => Number((await dbs.pool.query(sql, params)).rows[0].n);
 
 t.test('2 web + 2 worker dynos, one worker killed: every mail, hit, delivery and confirmation once', async (t) => {
@@ -116,7 +99,7 @@ t.test('2 web + 2 worker dynos, one worker killed: every mail, hit, delivery and
     const env = childEnv({ ...common, PORT: String(port), INTERNAL_PORT: String(await freePort()), FORM_PAGE_RATE_PER_MINUTE: '100000' }, INHERITED);
     webs.push({ base: `http://127.0.0.1:${port}`, proc: spawnNode(t, 'dist/runtime/web.js', { env }) });
   }
-  await Promise.all(webs.map((w) => waitHttp(`${w.base}/healthz`, w.proc)));
+  await Promise.all(webs.map((w) => waitHttp(`${w.base}/healthz`, w.proc, 300_000)));
   // Started once the webs answer: four dynos starting at once on a busy 2-core machine took minutes.
   const workers = [spawnWorker(), spawnWorker()];
   let turn = 0;

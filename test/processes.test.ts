@@ -23,6 +23,7 @@ import {
   tempDataDir,
   TEST_DKIM_KEY,
   waitDead,
+  waitHttp,
   type Proc,
 } from './helpers/spawn.js';
 
@@ -85,23 +86,6 @@ async function quietPort(): Promise<number> {
     if (await portIsFree(port)) return port;
   }
   throw new Error('no free port between 20000 and 32000');
-}
-
-/** Polls url until it answers 2xx; fails early with the process output when proc exits. */
-async function waitHttp(url: string, proc: Proc, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (proc.exit()) throw new Error(`exited ${JSON.stringify(proc.exit())} before ${url} answered\n${proc.stdout()}\n${proc.stderr()}`);
-    try {
-      const res = await fetch(url);
-      await res.arrayBuffer();
-      if (res.ok) return;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline) throw new Error(`${url} did not answer within ${ms} ms\n${proc.stdout()}\n${proc.stderr()}`);
-    await sleep(100);
-  }
 }
 
 async function getJson(url: string, headers: Record<string, string> = {}) {
