@@ -159,6 +159,27 @@ t.test('every readable report of the corpus, over SMTP: stored under its domain,
   t.equal(Number(left.rows[0].n), 0, 'shipped records leave Postgres');
 });
 
+t.test('several reports in one mail: each stored, with its own event, and one refused beside them', async (t) => {
+  const sample = readFileSync(corpusPath('dmarc', 'samples', 'rfc9990-sample.xml'), 'utf8');
+  const withId = (id: string) => Buffer.from(sample.replace(/<report_id>[^<]+<\/report_id>/, `<report_id>${id}</report_id>`));
+  const before = { rows: (await pgReports()).length, events: await outboxEvents() };
+  const reply = await smtpDeliver(
+    inbound.port,
+    to('example.com'),
+    await mailOf({
+      attachments: [
+        { filename: 'one.xml', content: withId('several-1') },
+        { filename: 'two.xml.gz', content: gzipSync(withId('several-2')) },
+        { filename: 'broken.xml', content: Buffer.from('<feedback><report_metadata>') },
+      ],
+    }),
+  );
+  t.match(reply, { code: 250, response: /2 DMARC report\(s\) stored/ });
+  const ids = (await pgReports()).map((r) => r.report_id);
+  t.ok(ids.includes('several-1') && ids.includes('several-2'), 'both reports stored');
+  t.same({ rows: (await pgReports()).length, events: await outboxEvents() }, { rows: before.rows + 2, events: before.events + 2 }, 'two rows, two events');
+});
+
 t.test('a report resent, or sent again in the other format, is stored once, with one event', async (t) => {
   const { file, expect } = readable.find((r) => r.file.endsWith('rfc9990-sample.xml'))!;
   const before = { rows: (await pgReports()).length, events: await outboxEvents() };
