@@ -12,9 +12,9 @@ import { checkRows } from '../activities/rows.js';
  *  - sent, delivered, deferred, bounced (hard, soft): the `mails` mirror, each mail's newest
  *    snapshot (FINAL), by reception time: the rows of GET /v1/activities/sent, with status=3, 5
  *    and 6 (bounced split by bounce_class, as the dashboard does);
- *  - complaints, unsubscribed, opened_human: `mail_events`, each event once (its copies share
+ *  - complaints, unsubscribed, opened, opened_human: `mail_events`, each event once (its copies share
  *    event_id), by the event's time: the complaints of GET /v1/mail-complaints, the mails'
- *    unsubscribes, and total_items of GET /v1/activities/opens with exclude_machine=true.
+ *    unsubscribes, and total_items of GET /v1/activities/opens, without and with exclude_machine=true.
  *
  * Grouped by any of: the mail's provider (a column of both tables since analytics migration
  * 009), the local day of the time column, and the sending domain (the part after the sender
@@ -37,13 +37,15 @@ export interface Counts {
   bounced_soft: number;
   complaints: number;
   unsubscribed: number;
+  /** Every open, and those not flagged as machine-made: shown side by side, as elsewhere. */
+  opened: number;
   opened_human: number;
 }
 
 export type KeyedCounts = Partial<Record<CountKey, string>> & Counts;
 
 export const zeroCounts = (): Counts => ({
-  sent: 0, delivered: 0, deferred: 0, bounced_hard: 0, bounced_soft: 0, complaints: 0, unsubscribed: 0, opened_human: 0,
+  sent: 0, delivered: 0, deferred: 0, bounced_hard: 0, bounced_soft: 0, complaints: 0, unsubscribed: 0, opened: 0, opened_human: 0,
 });
 
 // The sender's domain: `sender` is the sender's address, stored lower case (senders.email_address).
@@ -111,12 +113,13 @@ export function eventCountsQuery(tenant: Tenant, range: DashboardRange, f: Count
     sql: `SELECT ${[...keys.map((k) => `k_${k} AS ${k}`),
       `toUInt32(countIf(event_type = 'complaint')) AS complaints`,
       `toUInt32(countIf(event_type = 'unsubscribe')) AS unsubscribed`,
+      `toUInt32(countIf(event_type = 'open')) AS opened`,
       `toUInt32(countIf(event_type = 'open' AND newest_machine = '')) AS opened_human`].join(', ')}
     FROM (SELECT ${[...inner, 'event_type', 'argMax(machine, shipped_at) AS newest_machine'].join(', ')}
           FROM mail_events WHERE ${where.sql} AND event_type IN ('complaint', 'unsubscribe', 'open')
           GROUP BY event_type, event_id)${keys.length ? ` GROUP BY ${outer.join(', ')}` : ''}`,
     params: { ...where.params, tz: range.tz },
-    columns: [...texts(keys), ...numbers('complaints', 'unsubscribed', 'opened_human')],
+    columns: [...texts(keys), ...numbers('complaints', 'unsubscribed', 'opened', 'opened_human')],
   };
 }
 

@@ -33,6 +33,7 @@ const FIGURES: Record<string, JsonSchema> = {
   bounced_soft: count('Of those, mails now at status 6 judged soft bounces.'),
   complaints: count('Complaints (feedback-loop reports) recorded in the range about mails to this provider: rows of GET /v1/mail-complaints.'),
   unsubscribed: count("Unsubscribes made in the range through mails to this provider (the mails' unsubscribe links, RFC 8058 one-click included)."),
+  opened: count('Opens in the range, machine-made ones included: total_items of GET /v1/activities/opens.'),
   opened_human: count('Opens in the range not flagged as machine-made: GET /v1/activities/opens with exclude_machine=true.'),
   complaint_rate: rate('complaints ÷ delivered; null when nothing was delivered.'),
   bounce_rate: rate('bounced_hard ÷ (delivered + bounced_hard + bounced_soft): hard bounces among the mails the provider answered; null when none.'),
