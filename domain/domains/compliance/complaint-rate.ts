@@ -1,0 +1,45 @@
+import { check, SOURCES, type ComplianceCheck } from './check.js';
+
+export const COMPLAINT_RULE = { rule: 'complaint_rate', applies_to: ['gmail', 'yahoo'], source: SOURCES.google } as const;
+
+export const COMPLAINT_WINDOW_DAYS = 7;
+
+/** One provider's complaint figures over the window, as the deliverability figures give them (issue 40, Figures). */
+export interface ProviderComplaints {
+  provider: string;
+  delivered: number;
+  complaints: number;
+  complaint_rate: number | null;
+  /** ok below 0.1 %, warning from 0.1 %, critical from 0.3 %; no_data where the provider sends no per-message reports. */
+  complaint_status: 'ok' | 'warning' | 'critical' | 'no_data' | string;
+}
+
+const percent = (rate: number | null) => (rate === null ? 'n/a' : `${(rate * 100).toFixed(2)} %`);
+
+/**
+ * The complaint rate per provider over the last 7 days, below 0.3 % (Google and Yahoo; 0.1 % is
+ * their warning line):  any provider critical → fail;  any warning → warn;  all ok → pass;
+ *  no figures, or only providers without per-message reports (Gmail) → unknown.
+ */
+export function complaintCheck(rows: readonly ProviderComplaints[] | 'unavailable'): ComplianceCheck {
+  const window = `the last ${COMPLAINT_WINDOW_DAYS} days`;
+  if (rows === 'unavailable') return check(COMPLAINT_RULE, 'unknown', `The complaint figures could not be read just now; try again later.`);
+  const judged = rows.filter((r) => r.delivered > 0 && (r.complaint_status === 'ok' || r.complaint_status === 'warning' || r.complaint_status === 'critical'));
+  const list = (status: string) =>
+    judged
+      .filter((r) => r.complaint_status === status)
+      .map((r) => `${r.provider} ${percent(r.complaint_rate)} (${r.complaints} of ${r.delivered})`)
+      .join(', ');
+  if (judged.some((r) => r.complaint_status === 'critical')) {
+    return check(COMPLAINT_RULE, 'fail', `Complaint rate at or above 0.3 % over ${window}: ${list('critical')}.`);
+  }
+  if (judged.some((r) => r.complaint_status === 'warning')) {
+    return check(COMPLAINT_RULE, 'warn', `Complaint rate at or above 0.1 % (under 0.3 %) over ${window}: ${list('warning')}.`);
+  }
+  if (!judged.length) {
+    const noData = rows.filter((r) => r.complaint_status === 'no_data' && r.delivered > 0).map((r) => r.provider);
+    const why = noData.length ? ` (${noData.join(', ')} send${noData.length === 1 ? 's' : ''} no per-message complaint reports)` : '';
+    return check(COMPLAINT_RULE, 'unknown', `No delivered mail with complaint figures over ${window}${why}.`);
+  }
+  return check(COMPLAINT_RULE, 'pass', `Complaint rate under 0.1 % at every provider over ${window}: ${list('ok')}.`);
+}
