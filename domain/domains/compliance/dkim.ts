@@ -30,7 +30,7 @@ export function rsaBits(publicKey: string): number | undefined {
  */
 export function dkimCheck(domain: string, signing: { selector: string; public_key: string } | undefined, record: Answer | undefined): ComplianceCheck {
   if (!signing) {
-    return check(DKIM_RULE, 'fail', `${domain} has no DKIM key: its mail goes out unsigned. Give it one (\`cartero domain rotate-dkim\`) and publish its record.`);
+    return check(DKIM_RULE, 'fail', `${domain} has no DKIM key: its mail goes out unsigned. Give it one ("cartero domain rotate-dkim") and publish its record.`);
   }
   const name = dkimRecordName(domain, signing.selector);
   const bits = rsaBits(signing.public_key);

@@ -14,11 +14,11 @@ export function dmarcCheck(domain: string, record: DmarcRecord, suggested: strin
     case 'unavailable':
       return check(DMARC_RULE, 'unknown', `DNS did not answer for ${name}; try again later.`);
     case 'absent':
-      return check(DMARC_RULE, 'fail', `No DMARC record at ${name}: publish TXT \`${suggested}\`.`);
+      return check(DMARC_RULE, 'fail', `No DMARC record at ${name}: publish TXT "${suggested}".`);
     case 'several':
       return check(DMARC_RULE, 'fail', `${record.count} DMARC records at ${name}: receivers then apply none (RFC 7489 6.6.3); keep one.`);
     case 'invalid':
-      return check(DMARC_RULE, 'fail', `The DMARC record at ${name} is not valid: ${record.why}. Publish \`${suggested}\`.`);
+      return check(DMARC_RULE, 'fail', `The DMARC record at ${name} is not valid: ${record.why}. Publish "${suggested}".`);
     case 'valid':
       return check(DMARC_RULE, 'pass', `DMARC record at ${name} with p=${record.p}.`);
   }

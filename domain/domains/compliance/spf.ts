@@ -19,13 +19,13 @@ export function spfCheck(domain: string, settings: Pick<DnsSettings, 'returnPath
   const wanted = `v=spf1 ${mechanism} -all`;
   if (spf.kind === 'unavailable') return check(SPF_RULE, 'unknown', `DNS did not answer for the SPF record of ${host}; try again later.`);
   const records = recordsStarting(spf, /^v=spf1(\s|$)/i);
-  if (!records.length) return check(SPF_RULE, 'fail', `No SPF record at ${host}, the envelope (MAIL FROM) domain of the domain's mail: publish TXT \`${wanted}\`.`);
+  if (!records.length) return check(SPF_RULE, 'fail', `No SPF record at ${host}, the envelope (MAIL FROM) domain of the domain's mail: publish TXT "${wanted}".`);
   if (records.length > 1) {
-    return check(SPF_RULE, 'fail', `${records.length} SPF records at ${host}: more than one is a permanent error (RFC 7208 3.2); keep one, \`${wanted}\`.`);
+    return check(SPF_RULE, 'fail', `${records.length} SPF records at ${host}: more than one is a permanent error (RFC 7208 3.2); keep one, "${wanted}".`);
   }
   const terms = records[0]!.trim().toLowerCase().split(/\s+/);
   if (!terms.some((t) => t === mechanism.toLowerCase() || t === `+${mechanism.toLowerCase()}`)) {
-    return check(SPF_RULE, 'fail', `The SPF record of ${host} does not authorize Cartero's servers (no \`${mechanism}\`): publish \`${wanted}\`.`);
+    return check(SPF_RULE, 'fail', `The SPF record of ${host} does not authorize Cartero's servers (no "${mechanism}"): publish "${wanted}".`);
   }
   const aligned = host === domain || host.endsWith(`.${domain}`);
   if (!aligned) return check(SPF_RULE, 'fail', `The envelope domain ${host} is not ${domain} nor a subdomain of it: SPF cannot align with From.`);
@@ -36,5 +36,5 @@ export function spfCheck(domain: string, settings: Pick<DnsSettings, 'returnPath
       `SPF passes for ${host}, but the DMARC record asks strict SPF alignment (aspf=s), which a subdomain envelope does not meet: DMARC passes on DKIM alone. Use aspf=r.`,
     );
   }
-  return check(SPF_RULE, 'pass', `SPF record of ${host} authorizes Cartero (\`${mechanism}\`); that envelope domain is a subdomain of ${domain}, aligned (relaxed).`);
+  return check(SPF_RULE, 'pass', `SPF record of ${host} authorizes Cartero ("${mechanism}"); that envelope domain is a subdomain of ${domain}, aligned (relaxed).`);
 }
