@@ -15,6 +15,8 @@ export interface MailEventRow {
   mail_id: string;
   msg_id: string;
   recipient: string;
+  /** The mail's mailbox provider (engines/providers/table.ts); absent: 'other'. */
+  provider?: string;
   sender_id: number | null;
   sender: string | null;
   subject: string;

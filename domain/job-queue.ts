@@ -66,3 +66,13 @@ export interface FormDatasetFeedJob {
   instance_id: number;
   submission_id: number;
 }
+
+/**
+ * Looking up a recipient domain's MX for its mailbox provider (workers/jobs/provider-mx.ts): one
+ * per domain acceptance meets for the first time, or whose verdict expired, enqueued with the
+ * mails that met it (domain/mail/recipient-providers.ts).
+ */
+export const PROVIDER_MX_QUEUE = 'providers.resolve-mx';
+export interface ProviderMxJob {
+  domain: string;
+}

@@ -5,6 +5,7 @@ import { complaintRoutes } from './complaints.js';
 import { consentRoutes } from './consent.js';
 import { consentConfirmLinkRoutes } from './consent-confirm-links.js';
 import { datasetRoutes } from './datasets.js';
+import { deliverabilityRoutes } from './deliverability.js';
 import { dmarcRoutes } from './dmarc.js';
 import { domainRoutes } from './domains.js';
 import { fieldRoutes } from './fields.js';
@@ -57,6 +58,7 @@ export const routes: Route[] = [
   ...formRoutes,
   ...activityRoutes,
   ...activityExportRoutes,
+  ...deliverabilityRoutes,
   ...webhookRoutes,
   // The operator panel's /v1/private API (session token; docs/panel.md).
   ...panelSessionRoutes,

@@ -68,6 +68,13 @@ export const TAGS = {
       'each as a paginated listing (opens and clicks per event, per recipient or per message) and as a full CSV or ' +
       'JSON export. Read from the analytics store, which lags the events by about a second.',
   },
+  deliverability: {
+    name: 'Deliverability',
+    description:
+      'Sent mail per mailbox provider (Gmail, Yahoo, Outlook.com, Google Workspace, Microsoft 365, ...), held against the ' +
+      'bulk-sender rules Google, Yahoo and Microsoft publish: complaint and hard-bounce rates with their status, per range ' +
+      'and per day, from the same data as the activity listings (docs/deliverability.md).',
+  },
   webhooks: {
     name: 'Webhooks',
     description:

@@ -8,6 +8,7 @@ import { takeSendTokens, type SendLimits } from './bandwidth.js';
 import { newId, newIds } from './ids.js';
 import { checkTemplate, recipientVariables, renderHtml, renderText, type Variables } from './merge-tags.js';
 import { MailStatus } from './status.js';
+import { recipientProviders } from './recipient-providers.js';
 import { RENDER_LIMITS, type RenderLimits } from '../../config/defaults.js';
 import { isHeaderName, isProtectedHeader } from './render.js';
 import { templateForSend } from '../templates/for-send.js';
@@ -222,14 +223,15 @@ export async function acceptSend(
     await recordSendPurposes(tenant, c, message.id, req.purpose_ids);
 
     const mailIds = newIds(req.to.length);
+    const recipients = await recipientProviders(c, req.to.map((r) => r.email));
     // One statement for all recipients (up to 500): arrays zipped by unnest.
     await c.query(
       `WITH inserted AS (
          INSERT INTO mails (instance_id, mail_id, message_id, msg_id, sender_id, sender, to_email, to_name, variables, subject,
-                            status, custom_msg_id, custom_group_code)
-         SELECT $1, r.mail_id, $2, $3, $4, $5, r.to_email, r.to_name, r.variables, r.subject, ${MailStatus.received}, $6, $7
-           FROM unnest($8::text[], $9::text[], $10::text[], $11::jsonb[], $12::text[]) WITH ORDINALITY
-                AS r(mail_id, to_email, to_name, variables, subject, n)
+                            status, custom_msg_id, custom_group_code, provider)
+         SELECT $1, r.mail_id, $2, $3, $4, $5, r.to_email, r.to_name, r.variables, r.subject, ${MailStatus.received}, $6, $7, r.provider
+           FROM unnest($8::text[], $9::text[], $10::text[], $11::jsonb[], $12::text[], $13::text[]) WITH ORDINALITY
+                AS r(mail_id, to_email, to_name, variables, subject, provider, n)
           ORDER BY r.n
          RETURNING mail_id, received_at
        )
@@ -238,13 +240,16 @@ export async function acceptSend(
       [
         tenant.instanceId, message.id, msgId, sender.id, sender.email_address, req.custom_msg_id ?? null, req.custom_group_code ?? null,
         mailIds, req.to.map((r) => r.email.toLowerCase()), req.to.map((r) => r.name ?? null),
-        req.to.map((r) => JSON.stringify(r.variables ?? {})), subjects,
+        req.to.map((r) => JSON.stringify(r.variables ?? {})), subjects, recipients.providers,
       ],
     );
     // Last in the transaction: the insert leaves the tenant role (see workers/machinery/queue.ts).
     await queue.insert(
       c,
-      mailIds.map((mail_id) => ({ name: SEND_MAIL_QUEUE, data: { instance_id: tenant.instanceId, mail_id } satisfies SendMailJob })),
+      [
+        ...mailIds.map((mail_id) => ({ name: SEND_MAIL_QUEUE, data: { instance_id: tenant.instanceId, mail_id } satisfies SendMailJob })),
+        ...recipients.jobs,
+      ],
     );
     return {
       msg_id: msgId,

@@ -26,6 +26,8 @@ export interface OutboxEvent {
   /** The mail's attributes; null when the mail was purged before its event was pumped. */
   msg_id: string | null;
   to_email: string | null;
+  /** The mail's mailbox provider (engines/providers/table.ts). */
+  provider: string | null;
   sender_id: number | null;
   sender: string | null;
   subject: string | null;
@@ -37,7 +39,7 @@ export interface OutboxEvent {
 
 const CLAIM = (stage: 0 | 1) => `
 SELECT e.id, e.instance_id, e.mail_id, e.kind, e.status, e.url, e.user_agent, host(e.ip) AS ip, e.occurred_at, e.machine, e.stage,
-       m.msg_id, m.to_email, m.sender_id, m.sender, m.subject, m.custom_msg_id, m.custom_group_code, m.received_at, m.sent_at,
+       m.msg_id, m.to_email, m.provider, m.sender_id, m.sender, m.subject, m.custom_msg_id, m.custom_group_code, m.received_at, m.sent_at,
        CASE WHEN e.kind = 'status' AND e.status = 6
             THEN (SELECT b.reason FROM mail_bounces b WHERE b.mail_id = e.mail_id ORDER BY b.id DESC LIMIT 1) END AS bounce_reason
   FROM event_outbox e LEFT JOIN mails m ON m.mail_id = e.mail_id
@@ -118,6 +120,8 @@ export interface MailSnapshot {
   mail_id: string;
   msg_id: string;
   recipient: string;
+  /** The mailbox provider (engines/providers/table.ts). */
+  provider: string;
   subject: string;
   sender_id: number | null;
   sender: string | null;
@@ -143,7 +147,7 @@ export async function snapshotMails(c: Client, mailIds: readonly string[]): Prom
   if (!mailIds.length) return [];
   const { rows } = await c.query<MailSnapshot>({
     name: 'outbox_snapshot_mails',
-    text: `SELECT instance_id, received_at, mail_id, msg_id, to_email AS recipient, subject, sender_id, sender, status,
+    text: `SELECT instance_id, received_at, mail_id, msg_id, to_email AS recipient, provider, subject, sender_id, sender, status,
                   coalesce(bounce_class, '') AS bounce_class,
                   opens, clicks, human_opens, human_clicks, queued_at, sent_at, delay, custom_msg_id, custom_group_code,
                   (extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text AS version

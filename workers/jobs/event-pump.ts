@@ -173,6 +173,7 @@ function toRow(e: OutboxEvent, machine: string | null): MailEventRow {
     mail_id: e.mail_id,
     msg_id: e.msg_id!,
     recipient: e.to_email!,
+    provider: e.provider ?? 'other',
     sender_id: e.sender_id,
     sender: e.sender,
     subject: e.subject ?? '',

@@ -5,6 +5,7 @@ import { domainVerifyJob } from './domain-verify.js';
 import { formDatasetFeedJob } from './form-dataset-feed.js';
 import { formSubmissionMailJob } from './form-submission-mail.js';
 import { heartbeatJob } from './heartbeat.js';
+import { providerMxJob } from './provider-mx.js';
 import { releaseOnHoldJob } from './release-onhold.js';
 import { retentionJob } from './retention.js';
 import { sendMailJob } from './send-mail/index.js';
@@ -32,6 +33,7 @@ export const JOBS: ReadonlyArray<JobDefinition<any>> = [
   formSubmissionMailJob,
   formDatasetFeedJob,
   domainVerifyJob,
+  providerMxJob,
   webhookDeliverJob,
   webhookHousekeepingJob,
   webhookSweepJob,

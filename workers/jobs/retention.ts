@@ -1,12 +1,14 @@
+import { purgeRecipientDomains } from '../../domain/mail/recipient-mx.js';
 import { purgeExpiredMails } from '../../domain/mail/retention.js';
 import { defineSchedule } from '../machinery/job.js';
 
-/** Nightly: mails past the 3-month online window are purged. */
+/** Nightly: mails past the 3-month online window are purged, and recipient domains' MX verdicts no longer used. */
 export const retentionJob = defineSchedule({
   name: 'mail.retention',
   schedule: '17 3 * * *',
   async handle({ pool, logger }) {
     const purged = await purgeExpiredMails(pool);
-    logger.info(purged, 'retention purge');
+    const domains = await purgeRecipientDomains(pool);
+    logger.info({ ...purged, recipientDomains: domains }, 'retention purge');
   },
 });
