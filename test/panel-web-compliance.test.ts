@@ -67,23 +67,24 @@ if (chromium) {
         ['dmarc_reports_received', 'Unknown'],
         ['one_click_unsubscribe', 'Unknown'],
         ['unsubscribe_within_2_days', 'Unknown'],
+        ['complaint_rate', 'Unknown'],
       ],
       'SPF not published yet; DKIM and DMARC as shown; nothing sent yet',
     );
     t.equal(
       await section.locator('#compliance-summary').textContent(),
-      '6 checks: 1 fail, 3 unknown, 2 pass.',
+      '7 checks: 1 fail, 4 unknown, 2 pass.',
       'the tally',
     );
     const links = await section.getByRole('link').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href));
-    t.ok(links.length === 6 && links.every((h) => h.startsWith('https://')), "each check links its provider's page");
+    t.ok(links.length === 7 && links.every((h) => h.startsWith('https://')), "each check links its provider's page");
     await assertAxeClean(t, page, 'a domain with its checklist');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-domain-compliance.png'), fullPage: true });
 
     // SPF published; Check again: in place, announced, the focus kept on the button.
     dns.txt(`bounces.${domain}`, 'v=spf1 mx -all');
     await section.getByRole('button', { name: 'Check again' }).click();
-    await page.getByRole('status').filter({ hasText: `Sender rules of ${domain}: 3 unknown, 3 pass.` }).waitFor();
+    await page.getByRole('status').filter({ hasText: `Sender rules of ${domain}: 4 unknown, 3 pass.` }).waitFor();
     t.same((await shown())[0]!.slice(0, 2), ['spf_aligned', 'Pass'], 'SPF now passes');
     t.same(await shown(), (await api()).map((c) => [c.rule, WORD[c.status], c.detail]), 'still the API’s answer');
     t.equal(await page.evaluate(() => document.activeElement?.textContent), 'Check again', 'the focus stays on the button');

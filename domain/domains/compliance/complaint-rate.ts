@@ -1,8 +1,17 @@
+import { dashboardRange, type DashboardRange } from '../../panel/dashboard-range.js';
+import type { Tenant } from '../../tenancy/context.js';
 import { check, SOURCES, type ComplianceCheck } from './check.js';
 
 export const COMPLAINT_RULE = { rule: 'complaint_rate', applies_to: ['gmail', 'yahoo'], source: SOURCES.google } as const;
 
 export const COMPLAINT_WINDOW_DAYS = 7;
+
+/** The last 7 local days of the instance's zone (else UTC), today included: the figures' range rules (dashboard-range.ts). */
+export function complaintRange(tenant: Pick<Tenant, 'tz'>, now = new Date()): DashboardRange {
+  const today = dashboardRange({}, tenant.tz, now).end_date;
+  const last30 = dashboardRange({ end_date: today }, tenant.tz, now).days;
+  return dashboardRange({ start_date: last30[last30.length - COMPLAINT_WINDOW_DAYS]!, end_date: today }, tenant.tz, now);
+}
 
 /** One provider's complaint figures over the window, as the deliverability figures give them (issue 40, Figures). */
 export interface ProviderComplaints {
