@@ -4,8 +4,8 @@ import { complaintsPerDay, restrictionsPerDay } from '../domain/panel/dashboard-
 import type { Tenant } from '../domain/tenancy/context.js';
 import type { Pool } from '../sql/pool.js';
 import { activityWhere } from './activities/filters.js';
-import { ACTIVITY_SETTINGS, type ResultColumn } from './activities/query.js';
-import { checkRows } from './activities/rows.js';
+import type { ResultColumn } from './activities/query.js';
+import { readChecked, type CheckedQuery } from './activities/rows.js';
 
 /**
  * GET /v1/private/dashboard: per local day of a range, the figures of the activity listings for
@@ -67,22 +67,7 @@ const zero = (): DashboardFigures => ({
   delivered_opened: 0, delivered_opened_human: 0, delivered_clicked: 0, delivered_clicked_human: 0, restricted: 0,
 });
 
-interface Query {
-  name: string;
-  sql: string;
-  params: Record<string, unknown>;
-  columns: ResultColumn[];
-}
 
-async function run(ch: ClickHouseClient, q: Query): Promise<Array<Record<string, unknown>>> {
-  const rs = await ch.query({
-    query: q.sql,
-    query_params: q.params,
-    format: 'JSONEachRow',
-    clickhouse_settings: { ...ACTIVITY_SETTINGS, log_comment: q.name },
-  });
-  return checkRows(q, await rs.json<unknown>());
-}
 
 const filterOf = (range: DashboardRange) => ({ start_date: range.start_date, end_date: range.end_date, tz: range.tz });
 
@@ -94,7 +79,7 @@ const filterOf = (range: DashboardRange) => ({ start_date: range.start_date, end
  * opens > 0, human_opens > 0), the numerators of the open and click rates, raw and human. A mail
  * opened before human counts existed (human_opens null) counts as opened, not as opened by a person.
  */
-export function mailsPerDayQuery(tenant: Tenant, range: DashboardRange): Query {
+export function mailsPerDayQuery(tenant: Tenant, range: DashboardRange): CheckedQuery {
   const where = activityWhere(tenant, filterOf(range), 'received_at');
   return {
     name: 'dashboard.mails',
@@ -118,7 +103,7 @@ export function mailsPerDayQuery(tenant: Tenant, range: DashboardRange): Query {
  * (argMax over shipped_at), as the listings' count does (event-rows.ts, eventCountQuery); human =
  * not flagged. One read of two key ranges, (instance, 'click', range) and (instance, 'open', range).
  */
-export function eventsPerDayQuery(tenant: Tenant, range: DashboardRange): Query {
+export function eventsPerDayQuery(tenant: Tenant, range: DashboardRange): CheckedQuery {
   const where = activityWhere(tenant, filterOf(range), 'occurred_at');
   return {
     name: 'dashboard.events',
@@ -137,7 +122,7 @@ export function eventsPerDayQuery(tenant: Tenant, range: DashboardRange): Query 
  * shipped before reasons were recorded), counted per reason. So the counts add up to `bounced`.
  * Its moves cannot precede its reception, hence the lower bound on occurred_at (the key).
  */
-export function bounceReasonsQuery(tenant: Tenant, range: DashboardRange): Query {
+export function bounceReasonsQuery(tenant: Tenant, range: DashboardRange): CheckedQuery {
   const where = activityWhere(tenant, filterOf(range), 'received_at');
   return {
     name: 'dashboard.bounce_reasons',
@@ -155,9 +140,9 @@ export function bounceReasonsQuery(tenant: Tenant, range: DashboardRange): Query
 
 export async function dashboard(tenant: Tenant, ch: ClickHouseClient, pool: Pool, range: DashboardRange): Promise<Dashboard> {
   const [mails, events, reasons, complaints, restrictions] = await Promise.all([
-    run(ch, mailsPerDayQuery(tenant, range)),
-    run(ch, eventsPerDayQuery(tenant, range)),
-    run(ch, bounceReasonsQuery(tenant, range)),
+    readChecked(ch, mailsPerDayQuery(tenant, range)),
+    readChecked(ch, eventsPerDayQuery(tenant, range)),
+    readChecked(ch, bounceReasonsQuery(tenant, range)),
     complaintsPerDay(tenant, pool, range),
     restrictionsPerDay(tenant, pool, range),
   ]);

@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { ActivityQuery, ResultColumn } from './query.js';
+import type { ClickHouseClient } from '@clickhouse/client';
+import { ACTIVITY_SETTINGS, type ActivityQuery, type ResultColumn } from './query.js';
 
 /**
  * The check of the rows a listing reads from ClickHouse, before they become a response: exactly
@@ -70,4 +71,23 @@ export function checkRows(query: Pick<ActivityQuery, 'name' | 'columns'>, rows: 
     if (!validate(row)) throw new RowShapeMismatch(query.name, i, (validate.errors ?? []).map(describe));
   });
   return rows as Array<Record<string, unknown>>;
+}
+
+/** A one-page aggregate read (the dashboard, the deliverability figures): its SQL and row shape. */
+export interface CheckedQuery {
+  name: string;
+  sql: string;
+  params: Record<string, unknown>;
+  columns: ResultColumn[];
+}
+
+/** Runs an aggregate read with the listings' settings, its rows checked against its shape. */
+export async function readChecked(ch: ClickHouseClient, q: CheckedQuery): Promise<Array<Record<string, unknown>>> {
+  const rs = await ch.query({
+    query: q.sql,
+    query_params: q.params,
+    format: 'JSONEachRow',
+    clickhouse_settings: { ...ACTIVITY_SETTINGS, log_comment: q.name },
+  });
+  return checkRows(q, await rs.json<unknown>());
 }

@@ -2,8 +2,8 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { DashboardRange } from '../../domain/panel/dashboard-range.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
 import { activityWhere, type Where } from '../activities/filters.js';
-import { ACTIVITY_SETTINGS, type ResultColumn } from '../activities/query.js';
-import { checkRows } from '../activities/rows.js';
+import type { ResultColumn } from '../activities/query.js';
+import { readChecked, type CheckedQuery } from '../activities/rows.js';
 
 /**
  * The per-provider counts (docs/deliverability.md, "Figures"), each read where and as its listing
@@ -71,17 +71,11 @@ function narrowed(where: Where, f: CountsFilter): Where {
   return { sql: conditions.join(' AND '), params };
 }
 
-interface Query {
-  name: string;
-  sql: string;
-  params: Record<string, unknown>;
-  columns: ResultColumn[];
-}
 
 const numbers = (...names: string[]): ResultColumn[] => names.map((name) => ({ name, kind: 'number' }));
 const texts = (keys: readonly CountKey[]): ResultColumn[] => keys.map((name) => ({ name, kind: 'text' }));
 
-export function mailCountsQuery(tenant: Tenant, range: DashboardRange, f: CountsFilter, keys: readonly CountKey[]): Query {
+export function mailCountsQuery(tenant: Tenant, range: DashboardRange, f: CountsFilter, keys: readonly CountKey[]): CheckedQuery {
   const where = narrowed(activityWhere(tenant, range, 'received_at'), f);
   const select = keys.map((k) => `${keySql(k, 'received_at')} AS ${k}`);
   return {
@@ -103,7 +97,7 @@ export function mailCountsQuery(tenant: Tenant, range: DashboardRange, f: Counts
  * a re-shipped batch leaves), an open human when its newest copy carries no machine flag, as the
  * opens listing's count reads it (event-rows.ts). Three ranges of the key (instance, type, time).
  */
-export function eventCountsQuery(tenant: Tenant, range: DashboardRange, f: CountsFilter, keys: readonly CountKey[]): Query {
+export function eventCountsQuery(tenant: Tenant, range: DashboardRange, f: CountsFilter, keys: readonly CountKey[]): CheckedQuery {
   const where = narrowed(activityWhere(tenant, range, 'occurred_at'), f);
   // Inner names of their own: `any(provider) AS provider` would make the alias its own argument.
   const inner = keys.map((k) => `any(${keySql(k, 'occurred_at')}) AS k_${k}`);
@@ -123,15 +117,6 @@ export function eventCountsQuery(tenant: Tenant, range: DashboardRange, f: Count
   };
 }
 
-async function run(ch: ClickHouseClient, q: Query): Promise<Array<Record<string, unknown>>> {
-  const rs = await ch.query({
-    query: q.sql,
-    query_params: q.params,
-    format: 'JSONEachRow',
-    clickhouse_settings: { ...ACTIVITY_SETTINGS, log_comment: q.name },
-  });
-  return checkRows(q, await rs.json<unknown>());
-}
 
 /** The counts of the range, one entry per combination of the keys that has any; both queries side by side. */
 export async function countsBy(
@@ -142,8 +127,8 @@ export async function countsBy(
   keys: readonly CountKey[],
 ): Promise<KeyedCounts[]> {
   const [mails, events] = await Promise.all([
-    run(ch, mailCountsQuery(tenant, range, f, keys)),
-    run(ch, eventCountsQuery(tenant, range, f, keys)),
+    readChecked(ch, mailCountsQuery(tenant, range, f, keys)),
+    readChecked(ch, eventCountsQuery(tenant, range, f, keys)),
   ]);
   const merged = new Map<string, KeyedCounts>();
   const entry = (row: Record<string, unknown>) => {
