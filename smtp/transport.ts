@@ -102,7 +102,7 @@ export function createSmtpTransport(smtpUrl: string, opts: { maxConnections?: nu
         };
         return outcomeOfInfo(await transport.sendMail(options));
       } catch (err) {
-        return outcomeOfError(err);
+        return outcomeOfError(err, mail.envelope.to);
       }
     },
     close() {

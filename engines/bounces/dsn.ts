@@ -4,6 +4,7 @@ import type { BounceReason } from './reason-names.js';
 import { isFinalExpiry } from './expiry.js';
 import { preferredStatus, statusInText } from './status-choice.js';
 import { classifyFailure, normalize, reasonOfText, smtpCommand, type SmtpCommand } from './reason.js';
+import type { ReportHosts } from './providers.js';
 import { addressOf, field, headerBlock, parseFieldBlocks, untyped, type FieldBlock } from './fields.js';
 
 /**
@@ -160,17 +161,18 @@ export function dsnVerdict(report: DeliveryStatusReport, mailRecipient: string, 
   const to = mailRecipient.trim().toLowerCase();
   let about = report.recipients.filter((r) => namesRecipient(r, to));
   if (!about.length && provenByReturnPath) about = report.recipients;
-  let failed = about.filter((r) => FAILED.has(actionOf(r))).map(blockVerdict);
+  const verdict = (r: DsnRecipient) => blockVerdict(r, { recipient: to, remoteMta: r.remoteMta, reportingMta: report.reportingMta });
+  let failed = about.filter((r) => FAILED.has(actionOf(r))).map(verdict);
   // Blocks that say why (an address picked from quoted headers says nothing) speak for the report.
   const informed = failed.filter((v) => v.reason !== 'onhold' && v.reason !== 'undefined');
   if (informed.length) failed = informed;
   if (failed.length) return failed.find((v) => v.bounceClass === 'soft') ?? failed[0]!;
   const delayed = about.find((r) => actionOf(r) === 'delayed');
-  if (delayed) return blockVerdict(delayed);
+  if (delayed) return verdict(delayed);
   return { kind: 'none', why: about.length ? `action ${about.map((r) => r.action ?? '?').join(',')}` : "no recipient block names the mail's recipient" };
 }
 
-function blockVerdict(chosen: DsnRecipient): Extract<DsnVerdict, { kind: 'failed' | 'delayed' }> {
+function blockVerdict(chosen: DsnRecipient, hosts: ReportHosts): Extract<DsnVerdict, { kind: 'failed' | 'delayed' }> {
   const reply = chosen.diagnostic && (chosen.diagnosticType === undefined || chosen.diagnosticType === 'smtp') ? parseSmtpReply(chosen.diagnostic) : undefined;
   const code = chosen.code ?? reply?.code;
   const fromWords = chosen.diagnosticType === undefined || chosen.diagnosticType === 'smtp' ? reply?.enhanced ?? statusInText(chosen.diagnostic) : undefined;
@@ -188,6 +190,7 @@ function blockVerdict(chosen: DsnRecipient): Extract<DsnVerdict, { kind: 'failed
       command: (chosen.diagnostic ? smtpCommand(chosen.diagnostic) : undefined) ?? chosen.command,
       // The human-readable part standing in for a missing Diagnostic-Code is a text without a type.
       diagnosticType: chosen.diagnosticType && chosen.diagnosticType !== 'x-human' ? chosen.diagnosticType.toLowerCase() : undefined,
+      hosts,
     },
     chosen.reason,
   );

@@ -2,6 +2,7 @@ import type { BounceReason } from './reason-names.js';
 import { localAgentReason } from './local-agents.js';
 import { says, saysNoSuchAccount } from './reason-phrases.js';
 import { REASON_TABLE } from './reason-table.js';
+import { providerReason, type ReportHosts } from './providers.js';
 
 // The rules that turn a failure report into a reason. The vocabulary lives in reason-names.ts so
 // the phrase tables (reason-phrases.ts) can name reasons without importing these rules.
@@ -20,6 +21,8 @@ export interface FailureFacts {
   command?: SmtpCommand;
   /** A DSN's Diagnostic-Code type (smtp, x-postfix, x-unix...), lower-cased; undefined for a reply or a text bounce. */
   diagnosticType?: string;
+  /** Where the report came from (the recipient, the remote MTA, the reporting MTA): a large provider's own texts are read by its rules (providers.ts). */
+  hosts?: ReportHosts;
 }
 
 export type SmtpCommand = 'CONN' | 'HELO' | 'MAIL' | 'RCPT' | 'DATA';
@@ -233,7 +236,9 @@ export function bounceReason(facts: FailureFacts, stated?: BounceReason): Bounce
     ...(facts.command ? { command: facts.command } : {}),
     ...(status && STATUS_NAME[status] ? { named: STATUS_NAME[status] } : {}),
   };
-  const reason = readReason(f, facts, stated);
+  // A large provider's own sentence or code, when the report is about that provider, says more
+  // than the generic phrase tables (the reference analyser's per-provider modules take precedence too).
+  const reason = (facts.hosts ? providerReason(facts.hosts, f) : undefined) ?? readReason(f, facts, stated);
   // An address refused at MAIL FROM is the sender's, whatever the words say of an unknown user.
   return facts.command === 'MAIL' && REASON_TABLE[reason].verdict !== 'soft' ? 'rejected' : reason;
 }

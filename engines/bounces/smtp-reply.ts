@@ -1,4 +1,5 @@
 import type { BounceReason } from './reason-names.js';
+import type { ReportHosts } from './providers.js';
 import { classifyFailure, type SmtpCommand } from './reason.js';
 
 /**
@@ -36,11 +37,12 @@ export function parseSmtpReply(response: string, code?: number): SmtpReply {
   return { ...(basic !== undefined ? { code: basic } : {}), ...(enhanced ? { enhanced } : {}), text };
 }
 
-export function classifyReply(reply: SmtpReply): SendOutcome {
+/** `hosts`: the mail's recipient, so a large provider's own replies are read by its rules (providers.ts). */
+export function classifyReply(reply: SmtpReply, hosts?: ReportHosts): SendOutcome {
   const code = reply.code;
   if (code !== undefined && code >= 200 && code < 300) return { kind: 'sent', reply };
   if (code !== undefined && code >= 500 && code < 600) {
-    const { reason, bounceClass } = classifyFailure({ code, status: reply.enhanced, diagnostic: reply.text, command: reply.command });
+    const { reason, bounceClass } = classifyFailure({ code, status: reply.enhanced, diagnostic: reply.text, command: reply.command, ...(hosts ? { hosts } : {}) });
     return { kind: 'bounced', bounceClass, reason, reply };
   }
   // 4xx, and no reply at all: try again later.
@@ -58,13 +60,13 @@ export function outcomeOfInfo(info: { response?: unknown }): SendOutcome {
  * FROM/RCPT TO, EMESSAGE after DATA, EAUTH) carry `response` and `responseCode`; connection
  * errors, timeouts and TLS failures carry none and are deferred, like a 4xx.
  */
-export function outcomeOfError(err: unknown): SendOutcome {
+export function outcomeOfError(err: unknown, recipient?: string): SendOutcome {
   const e = (err ?? {}) as { response?: unknown; responseCode?: unknown; code?: unknown; message?: unknown; command?: unknown };
   const code = typeof e.responseCode === 'number' && e.responseCode >= 400 && e.responseCode < 600 ? e.responseCode : undefined;
   if (code !== undefined) {
     const response = typeof e.response === 'string' && e.response.trim() ? e.response : String(code);
     const command = commandOf(e.command);
-    return classifyReply({ ...parseSmtpReply(response, code), ...(command ? { command } : {}) });
+    return classifyReply({ ...parseSmtpReply(response, code), ...(command ? { command } : {}) }, recipient ? { recipient } : undefined);
   }
   const label = typeof e.code === 'string' ? `${e.code}: ` : '';
   const message = typeof e.message === 'string' ? e.message : String(err);

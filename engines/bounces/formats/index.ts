@@ -85,6 +85,15 @@ export function inboundText(parsed: ParsedMail, raw?: Buffer | string): InboundT
   };
 }
 
+/**
+ * A text bounce names no Reporting-MTA: the domain of its author (MAILER-DAEMON@yahoo.com) stands
+ * for the system that wrote it, so a provider's own texts are read by its rules (providers.ts).
+ */
+function reporter(m: InboundText): { reportingMta?: string } {
+  const domain = m.from.split('@')[1];
+  return domain ? { reportingMta: domain } : {};
+}
+
 export async function decodeInbound(raw: Buffer | string, depth = 0): Promise<DecodedReport> {
   return decodeParsed(await parseReportMessage(raw), raw, depth);
 }
@@ -113,7 +122,7 @@ export async function decodeParsed(parsed: ParsedMail, raw?: Buffer | string, de
       if (report) return { kind: 'bounce', format: format.name, report };
       continue;
     }
-    return { kind: 'bounce', format: format.name, report: readTextBounce(m, format) };
+    return { kind: 'bounce', format: format.name, report: { ...readTextBounce(m, format), ...reporter(m) } };
   }
   // A DSN whose MIME structure is damaged: its fields in the text.
   const damaged = readRfc3464(m, true);
@@ -133,7 +142,7 @@ export async function decodeParsed(parsed: ParsedMail, raw?: Buffer | string, de
   if (isAutoReply(m) && !mailSystem) return { kind: 'nothing', format: 'auto-reply', why: 'an auto-reply (RFC 3834, vacation)' };
   if (generic.detect(m)) {
     if (!saysFailure(m.text, m.subject)) return { kind: 'nothing', format: generic.name, why: 'a mail system notice that reports no failure' };
-    return { kind: 'bounce', format: generic.name, report: readTextBounce(m, generic) };
+    return { kind: 'bounce', format: generic.name, report: { ...readTextBounce(m, generic), ...reporter(m) } };
   }
   return { kind: 'unknown' };
 }

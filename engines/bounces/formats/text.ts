@@ -53,6 +53,11 @@ export interface TextFormat {
    * original's To). Absent: every address in the section that is not the sender's.
    */
   recipientAt?: RegExp;
+  /**
+   * The command the family's layout implies when the text names none (Yahoo's notice quotes the
+   * remote reply that refused a recipient it names in angle brackets: that reply answered RCPT TO).
+   */
+  impliedCommand?(text: string): SmtpCommand | undefined;
   /** The reason is written above the recipients (Apache James: "Error message below:", then "Message details:"), so it is every recipient's diagnostic. */
   reasonFirst?: boolean;
 }
@@ -180,7 +185,7 @@ export function readTextBounce(m: InboundText, format: TextFormat): TextBounce {
     const mention = format.recipientAt ? section.slice(x.index, end) : own;
     const text = enough ? own : format.reasonFirst ? preamble : format.recipientAt ? `${preamble}${mention}` : `${preamble}\n${own}`;
     const f = facts(text);
-    const command = format.reasonFirst ? smtpCommand(preamble) : smtpCommand(own) ?? smtpCommand(section);
+    const command = (format.reasonFirst ? smtpCommand(preamble) : smtpCommand(own) ?? smtpCommand(section)) ?? format.impliedCommand?.(own);
     const reason = statedReason(format, m, section, text, command);
     return { finalRecipient: x.address, action, ...f, ...(command ? { command } : {}), ...(reason ? { reason } : {}) };
   });

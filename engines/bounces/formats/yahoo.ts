@@ -7,4 +7,7 @@ export const yahoo: TextFormat = {
   start: /Sorry, we were unable to deliver your message to the following address/i,
   startSkipsLine: true,
   end: [/^--- Below this line is a copy of the message/m],
+  // The remote reply under a recipient names an address in angle brackets ("550: <a@b>: User
+  // unknown"): Yahoo quotes the reply that refused that recipient, at RCPT TO (Sisimai's Yahoo module reads it so).
+  impliedCommand: (text) => (/<[^<>\s@]+@[^<>\s@]+>/.test(text) ? 'RCPT' : undefined),
 };
