@@ -36,6 +36,8 @@ const send = (to: string) => acceptSend(a.tenant, pool, queue, { from: 'news@a-s
 // Today's acceptance reads the sandbox mark of 027: lent to the old schema while it sends, taken
 // back before the upgrade (which adds it for real).
 await pool.query('ALTER TABLE domains ADD COLUMN is_sandbox boolean NOT NULL DEFAULT false');
+// Today's acceptance writes each mail's provider (032): lent to the old schema, taken back before the upgrade.
+await pool.query(`ALTER TABLE mails ADD COLUMN provider text NOT NULL DEFAULT 'other'`);
 
 // At 010: acceptance's mail_logs rows wrote 'status' events through the trigger; an open already
 // shipped, a flagged click counted but not shipped, an unsubscribe event still new.
@@ -55,6 +57,7 @@ const before = (await pool.query(`SELECT ${OUTBOX_COLUMNS} FROM mail_events ORDE
 const maxBefore = Math.max(...before.map((r) => Number(r.id)));
 
 await pool.query('ALTER TABLE domains DROP COLUMN is_sandbox');
+await pool.query('ALTER TABLE mails DROP COLUMN provider');
 const upgrade = await migratePostgres(pool);
 
 t.test('the upgrade applies 011 to the database 010 left', async (t) => {

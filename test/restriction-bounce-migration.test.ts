@@ -19,6 +19,8 @@ const a = await makeTenant(pool);
 // Today's domain and acceptance code read the sandbox mark of 027: lent to the old schema while
 // the fixtures are made, taken back before the upgrade (which adds it for real).
 await pool.query('ALTER TABLE domains ADD COLUMN is_sandbox boolean NOT NULL DEFAULT false');
+// Today's acceptance writes each mail's provider (032): lent to the old schema, taken back before the upgrade.
+await pool.query(`ALTER TABLE mails ADD COLUMN provider text NOT NULL DEFAULT 'other'`);
 await makeSenders(pool, a.tenant, { domain: 'send.example', senders: [{ email: 'news', name: 'News' }] });
 const accepted = await acceptSend(a.tenant, pool, jobQueue(databaseUrl), {
   from: 'news@send.example',
@@ -43,6 +45,7 @@ await pool.query(`INSERT INTO mail_restrictions (instance_id, recipient, reason)
 ]);
 
 await pool.query('ALTER TABLE domains DROP COLUMN is_sandbox');
+await pool.query('ALTER TABLE mails DROP COLUMN provider');
 const upgrade = await migratePostgres(pool);
 
 t.test('024 copies the bounce of each restriction that names one; the others stay null', async (t) => {
