@@ -1,10 +1,50 @@
 import { getDomainStatus, listDomains } from '../../domain/domains/domains.js';
 import { getDomainWithRecords } from '../../domain/domains/domain-records.js';
 import { dnsSettings } from '../../domain/domains/dns-records.js';
+import { resolverLookups } from '../../domain/domains/dns-verify.js';
+import { domainCompliance } from '../../domain/domains/compliance/compliance.js';
+import { complaintRange } from '../../domain/domains/compliance/complaint-rate.js';
+import { DependencyUnavailable } from '../../domain/errors.js';
+import { isConnectionFailure } from '../../errors/connection.js';
+import { isClickHouseTimeout } from '../../analytics/client.js';
+import { providerFigures } from '../../analytics/deliverability/figures.js';
 import { listRoute, readRoute } from './reads.js';
 import { paginationQuery, resourceId } from '../schemas/common.js';
-import { domainSchema, domainStatusSchema, domainWithRecordsSchema } from '../schemas/domains.js';
+import { domainComplianceSchema, domainSchema, domainStatusSchema, domainWithRecordsSchema } from '../schemas/domains.js';
 import { TAGS } from './tags.js';
+
+const domainName = { domain_name: { type: 'string', minLength: 1, maxLength: 253 } };
+
+/**
+ * The domain held against the mailbox providers' sender rules (issue 40; docs/domains.md,
+ * Compliance). The panel shows the same answer (api/routes/panel/domains.ts).
+ */
+export const domainComplianceRoute = readRoute<{ domain_name: string }>({
+  path: '/v1/domains/{domain_name}/compliance',
+  operationId: 'getDomainCompliance',
+  summary: "Check a domain against the mailbox providers' sender rules",
+  description:
+    'One check per rule Gmail, Yahoo and Outlook.com publish for senders (SPF, DKIM, DMARC, DMARC reports reaching Cartero, ' +
+    'one-click unsubscribe, unsubscribes honoured within 2 days, the complaint rate per provider over the last 7 days), each pass, warn, fail or unknown with what was found, the ' +
+    'providers it applies to and the page that states it. The DNS records are resolved at the time of the call through ' +
+    'DNS_SERVERS; a resolver that does not answer makes the checks that need it unknown. 404 domain_not_found for a domain ' +
+    'the instance does not have.',
+  tag: TAGS.domains,
+  scope: 'domains:read',
+  params: domainName,
+  found: { description: 'The domain and its checks', schema: domainComplianceSchema },
+  read: ({ tenant, params, deps }) =>
+    domainCompliance(tenant, deps.pool, params.domain_name, {
+      dns: resolverLookups(deps.config.domains.dnsServers, { timeoutMs: 2_000, tries: 1 }),
+      settings: dnsSettings(deps.config),
+      publicUrl: deps.config.publicUrl,
+      // The per-provider figures of GET /v1/deliverability/providers, for the domain, over the last 7 days.
+      complaints: (domain) =>
+        providerFigures(tenant, deps.clickhouse, complaintRange(tenant), { domain }).catch((err: unknown) => {
+          throw isConnectionFailure(err) || isClickHouseTimeout(err) ? new DependencyUnavailable('clickhouse', err) : err;
+        }),
+    }),
+});
 
 export const domainRoutes = [
   listRoute({
@@ -39,8 +79,9 @@ export const domainRoutes = [
     description: 'A domain is verified only when its MX, SPF, DKIM and DMARC checks are all approved.',
     tag: TAGS.domains,
     scope: 'domains:read',
-    params: { domain_name: { type: 'string', minLength: 1, maxLength: 253 } },
+    params: domainName,
     found: { description: 'id, domain and is_verified', schema: domainStatusSchema },
     read: ({ tenant, params, deps }) => getDomainStatus(tenant, deps.pool, params.domain_name),
   }),
+  domainComplianceRoute,
 ];

@@ -1,5 +1,6 @@
 import { closedObject, dateTime } from './common.js';
 import type { JsonSchema } from '../../domain/validation.js';
+import { CHECK_STATUSES, COMPLIANCE_RULES, RULE_PROVIDERS } from '../../domain/domains/compliance/check.js';
 
 const checkState: JsonSchema = { type: 'string', enum: ['pending', 'approved', 'failed'] };
 
@@ -56,3 +57,29 @@ export const domainWithRecordsSchema: JsonSchema = {
     dns_records: { type: 'array', items: dnsRecordSchema },
   },
 };
+
+/** GET /v1/domains/{domain_name}/compliance (docs/domains.md, Compliance). */
+export const complianceCheckSchema: JsonSchema = closedObject({
+  rule: {
+    type: 'string',
+    enum: [...COMPLIANCE_RULES],
+    description: 'Stable id of the rule (docs/domains.md lists each with its logic); new rules may be added.',
+  },
+  status: {
+    type: 'string',
+    enum: [...CHECK_STATUSES],
+    description: 'pass: met; warn: met short of the recommendation, or about to stop being met; fail: not met; unknown: nothing to judge it by yet.',
+  },
+  detail: { type: 'string', description: 'What was found, and what to do when it is not a pass.' },
+  applies_to: {
+    type: 'array',
+    items: { type: 'string', enum: [...RULE_PROVIDERS] },
+    description: 'The mailbox providers that publish this rule.',
+  },
+  source: { type: 'string', format: 'uri', description: "The provider's published page the rule comes from." },
+});
+
+export const domainComplianceSchema: JsonSchema = closedObject({
+  domain: { type: 'string' },
+  checks: { type: 'array', items: complianceCheckSchema },
+});

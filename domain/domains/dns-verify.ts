@@ -95,8 +95,8 @@ function dmarcVerdict(found: Lookup): Verdict {
   return /(^|;)\s*p\s*=\s*(none|quarantine|reject)\s*(;|$)/i.test(records[0]!) ? 'ok' : 'wrong';
 }
 
-/** The key's record carries this public key (p=, whitespace ignored); a revoked or other key fails. */
-function dkimVerdict(found: Lookup, publicKey: string): Verdict {
+/** The key's record carries this public key (p=, whitespace ignored); a revoked or other key fails. Also the compliance report's (compliance/dkim.ts). */
+export function dkimVerdict(found: Lookup, publicKey: string): Verdict {
   const records = found.kind === 'found' ? found.values : [];
   if (!records.length) return 'absent';
   const has = records.some((r) => {

@@ -122,6 +122,23 @@ export function namesRecipient(block: DsnRecipient, address: string): boolean {
 
 // RFC 3464 says failed; some MTAs write what happened instead (Action: expired): the MTA gave up.
 const FAILED = new Set(['failed', 'expired']);
+const RFC3464_ACTIONS = new Set(['failed', 'delayed', 'delivered', 'relayed', 'expanded', 'expired']);
+
+/**
+ * A block's action as the reference analyser reads it: "failure" is failed, "deliverable"
+ * delivered; any other value, or none, beside a 4.x.x or 5.x.x status (or a 4xx/5xx reply in
+ * the diagnostic) is a failure, since the status says delivery did not happen. Without this an
+ * MTA that writes `Action: undeliverable` or leaves the field out (a system error report) would
+ * be left unapplied.
+ */
+function actionOf(r: DsnRecipient): string {
+  const action = r.action ?? '';
+  if (RFC3464_ACTIONS.has(action)) return action;
+  if (action === 'failure') return 'failed';
+  if (action === 'deliverable') return 'delivered';
+  const cls = r.status?.[0] ?? (r.diagnostic ? /^\s*([45])\d\d\b/.exec(r.diagnostic)?.[1] : undefined);
+  return cls === '4' || cls === '5' ? 'failed' : action;
+}
 
 /**
  * What a report means for one mail (Cartero sends one recipient per mail). Only the recipient
@@ -143,12 +160,12 @@ export function dsnVerdict(report: DeliveryStatusReport, mailRecipient: string, 
   const to = mailRecipient.trim().toLowerCase();
   let about = report.recipients.filter((r) => namesRecipient(r, to));
   if (!about.length && provenByReturnPath) about = report.recipients;
-  let failed = about.filter((r) => FAILED.has(r.action ?? '')).map(blockVerdict);
+  let failed = about.filter((r) => FAILED.has(actionOf(r))).map(blockVerdict);
   // Blocks that say why (an address picked from quoted headers says nothing) speak for the report.
   const informed = failed.filter((v) => v.reason !== 'onhold' && v.reason !== 'undefined');
   if (informed.length) failed = informed;
   if (failed.length) return failed.find((v) => v.bounceClass === 'soft') ?? failed[0]!;
-  const delayed = about.find((r) => r.action === 'delayed');
+  const delayed = about.find((r) => actionOf(r) === 'delayed');
   if (delayed) return blockVerdict(delayed);
   return { kind: 'none', why: about.length ? `action ${about.map((r) => r.action ?? '?').join(',')}` : "no recipient block names the mail's recipient" };
 }

@@ -111,8 +111,8 @@ export const PHRASES: Readonly<Record<Exclude<BounceReason, 'onhold' | 'undefine
     /(?:^|[\s<])[a-z0-9-]+(?:\.[a-z0-9-]+)+>? does not exist/, 'bad destination system address', 'host unknown', 'unknown host',
     'host or domain name not found', 'domain does not exist', 'no such domain', 'domain not found', 'name or service not known',
     'unknown domain', 'domain must exist', 'domain is not reachable', 'host not found',
-    'mail domain mentioned in email address is unknown', 'nxdomain', 'unrouteable mail domain', 'unrouteable address', 'unroutable address', 'domain name not found',
-    'no mx or a record', 'no mx record', 'dns records for the destination computer could not be found', 'could not be resolved',
+    'mail domain mentioned in email address is unknown', 'nxdomain', 'unrouteable address', 'unroutable address', 'domain name not found',
+    'no mx or a record', 'no mx record', 'could not be resolved',
   ],
   spamdetected: [
     /\bspam\b/, 'unsolicited', 'bulk mail', 'bulk email', 'junk mail', 'message filtered', 'content filter', 'recurrent pattern',
@@ -151,6 +151,11 @@ export const PHRASES: Readonly<Record<Exclude<BounceReason, 'onhold' | 'undefine
     'connection reset', 'mail forwarding loop', 'routing loop', 'message looping', 'too many hops', 'hop count exceeded',
     'host name lookup failure', 'unable to resolve', 'dns lookup', 'dns error', 'could not connect',
     'lost connection', 'timed out', 'no mx for', 'mail loop', 'loops back to myself',
+    // The reference analyser's network words: a lookup or route that failed now, not a domain that
+    // does not exist (so a 5.4.4 "unable to route" with these words is `networkerror`, soft).
+    'unrouteable mail domain', 'dns records for the destination computer could not be found', 'malformed name server reply',
+    'malformed or unexpected name server reply', 'forwarding loop count exceeded', 'probably in a routing loop',
+    'could not connect and send the mail',
   ],
   systemfull: [
     'mail system full', 'insufficient system storage', 'system storage', 'mail system is full', 'server is full', 'disk full',

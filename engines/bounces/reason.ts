@@ -152,8 +152,16 @@ const PROBES: ReadonlyArray<readonly [Exclude<BounceReason, 'onhold' | 'undefine
   ['authfailure', (f) => f.named === 'authfailure' || says('authfailure', f.text)],
   ['userunknown', (f) => {
     if (f.named === 'userunknown') return !OTHER_THAN_UNKNOWN.some((r) => says(r, f.text));
+    // A content or policy filter's refusal that quotes "no such user" is the filter's (`filtered`, soft):
+    // the reference reads such words as the mailbox's only at RCPT TO or beside an x.1.1 status.
+    if (saysFilter(f.text) && f.command !== 'RCPT') return false;
     // Stated outright, the account's absence is believed at any command; not when the words are about the sender or the domain.
     if (saysNoSuchAccount(f.text)) return f.command !== 'MAIL' && !says('hostunknown', f.text) && !says('rejected', f.text);
+    // A bare 5.0.0 written by the refusing server itself ("550 5.0.0 <a@b>... User unknown"), no
+    // command after the envelope: its own words are the only reason it gives, and they name the
+    // mailbox. Not a relaying MTA's `Status: 5.0.0` over a quoted terse reply ("550 : User
+    // unknown"), which the reference reads as a filter's refusal (`filtered`).
+    if (f.status === '5.0.0' && !f.command && SERVER_BARE_500.test(f.text)) return saysUnknownUser(f.text);
     return f.command === 'RCPT' && saysUnknownUser(f.text);
   }],
   ['filtered', (f) => {
@@ -181,6 +189,14 @@ const PROBES: ReadonlyArray<readonly [Exclude<BounceReason, 'onhold' | 'undefine
 
 /** Words of another cause beside an x.1.1 status: the status is a template, the words say why. */
 const OTHER_THAN_UNKNOWN = ['norelaying', 'blocked', 'mailboxfull', 'hasmoved', 'notaccept', 'filtered', 'rejected', 'speeding', 'toomanyconn'] as const;
+
+/** The reply's own enhanced code is a bare 5.0.0 (normalized text). */
+const SERVER_BARE_500 = /(?:^|[\s;(#-])5\.0\.0(?![\d.])/;
+
+/** Words of a filter that judged the message (content, spam, policy, virus), not the address. */
+function saysFilter(text: string): boolean {
+  return says('filtered', text) || says('spamdetected', text) || says('virusdetected', text) || says('policyviolation', text);
+}
 
 /** "User unknown" words, unless they are about the domain ("domain does not exist"). */
 function saysUnknownUser(text: string): boolean {

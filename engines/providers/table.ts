@@ -24,6 +24,8 @@ export interface Provider {
   domains: readonly string[];
   /** Domain labels whose every public suffix belongs to the provider: `hotmail` matches hotmail.fr, hotmail.co.uk. */
   brandLabels?: readonly string[];
+  /** Domains of a brand label that belong to someone else. */
+  notTheBrand?: readonly string[];
 }
 
 export const PROVIDERS: readonly Provider[] = [
@@ -33,9 +35,10 @@ export const PROVIDERS: readonly Provider[] = [
     id: 'yahoo',
     label: 'Yahoo and AOL',
     perMessageComplaints: true,
-    // Yahoo Japan is another company (Z Holdings), so yahoo.co.jp is left out of the brand.
     domains: ['ymail.com', 'rocketmail.com', 'aim.com', 'verizon.net', 'love.com', 'ygm.com', 'wow.com', 'games.com'],
     brandLabels: ['yahoo', 'aol'],
+    // Yahoo Japan is another company (LY Corporation), with its own mail service.
+    notTheBrand: ['yahoo.co.jp', 'yahoo.ne.jp'],
   },
   {
     id: 'microsoft',
@@ -73,6 +76,7 @@ export const PROVIDERS: readonly Provider[] = [
 const BY_ID = new Map(PROVIDERS.map((p) => [p.id, p]));
 const BY_DOMAIN = new Map(PROVIDERS.flatMap((p) => p.domains.map((d) => [d, p.id] as const)));
 const BY_BRAND = new Map(PROVIDERS.flatMap((p) => (p.brandLabels ?? []).map((l) => [l, p.id] as const)));
+const NOT_THE_BRAND = new Set(PROVIDERS.flatMap((p) => p.notTheBrand ?? []));
 
 /**
  * Public suffixes a consumer brand's domains end with (yahoo.co.uk, hotmail.com.br): a brand
@@ -98,6 +102,7 @@ export function providerOfDomain(domain: string): ProviderId | undefined {
   const name = domain.toLowerCase().replace(/\.$/, '');
   const exact = BY_DOMAIN.get(name);
   if (exact) return exact;
+  if (NOT_THE_BRAND.has(name)) return undefined;
   const [first, ...rest] = name.split('.');
   const brand = first === undefined ? undefined : BY_BRAND.get(first);
   return brand && isBrandSuffix(rest) ? brand : undefined;

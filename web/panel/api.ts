@@ -156,6 +156,11 @@ const dmarcPath = (name: string, what: 'reports' | 'sources', range: { start_dat
 export const dmarcReports = (slug: string, name: string, range: { start_date: string; end_date: string }, n = 1) => call<Answers['panelListDmarcReports']>('GET', dmarcPath(name, 'reports', range, n), { slug });
 export const dmarcSources = (slug: string, name: string, range: { start_date: string; end_date: string }, n = 1) => call<Answers['panelListDmarcSources']>('GET', dmarcPath(name, 'sources', range, n), { slug });
 
+// A domain against the providers' sender rules (issue 40): GET /v1/domains/{domain_name}/compliance, mirrored at /v1/private/domains/{domain_name}/compliance.
+export type Compliance = Answers['panelGetDomainCompliance'];
+export type ComplianceCheck = Compliance['checks'][number];
+export const domainCompliance = (slug: string, name: string) => call<Compliance>('GET', `/v1/private/domains/${encodeURIComponent(name)}/compliance`, { slug });
+
 export const FIGURES = ['sent', 'delivered', 'bounced', 'bounced_hard', 'bounced_soft', 'complained', 'opened', 'opened_human', 'opened_machine', 'clicked', 'clicked_human', 'clicked_machine',
   'delivered_opened', 'delivered_opened_human', 'delivered_clicked', 'delivered_clicked_human', 'restricted'] as const;
 export type Figures = Dashboard['totals'];

@@ -2,6 +2,7 @@ import * as api from './api.js';
 import { field, h } from './dom.js';
 import { pagedTable, type Paged } from './kit.js';
 import type { Context } from './context.js';
+import { complianceSection } from './domain-compliance.js';
 import { dmarcSection } from './domain-dmarc.js';
 
 /**
@@ -85,6 +86,7 @@ async function domainPage(ctx: Context, id: number): Promise<Node[]> {
   }
   // Read while the rest is built; awaited before any focus is given back (below), which must find the page drawn.
   const dmarc = dmarcSection(ctx, d);
+  const compliance = complianceSection(ctx, d);
   const error = h('p', { class: 'error', role: 'alert' });
   const act = async (button: HTMLButtonElement, what: () => Promise<api.DomainWithRecords>, done: (r: api.DomainWithRecords) => string) => {
     error.textContent = '';
@@ -155,6 +157,7 @@ async function domainPage(ctx: Context, id: number): Promise<Node[]> {
     h('tbody', {}, ...rows),
   );
   const reports = await dmarc;
+  const checklist = await compliance;
   const controls: Node[] = [];
   if (d.is_sandbox) {
     controls.push(
@@ -179,7 +182,7 @@ async function domainPage(ctx: Context, id: number): Promise<Node[]> {
     if (again) setTimeout(() => again.focus());
   } else controls.push(h('p', {}, `Your role here is ${instance.role}: only an admin or an owner verifies or rotates.`));
   if (override) controls.push(overrideForm(d, (checks, button) => act(button, () => api.setChecks(instance.slug, id, checks), (r) => `The checks of ${r.domain} were set by hand.`)));
-  return [h('p', {}, h('a', { href: '#/domains' }, 'All domains')), h('h1', { tabindex: '-1' }, `Domain ${d.domain}`), error, summary, ...controls, records, reports];
+  return [h('p', {}, h('a', { href: '#/domains' }, 'All domains')), h('h1', { tabindex: '-1' }, `Domain ${d.domain}`), error, summary, ...controls, records, checklist, reports];
 }
 
 /** The operator override, where the deployment allows it: each check's state chosen by hand. */

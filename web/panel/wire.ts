@@ -215,6 +215,22 @@ export interface Answers {
   rotatePanelDomainDkim: Answers["addPanelDomain"];
   /** Set a domain's DNS checks by hand (operator override) */
   setPanelDomainChecks: Answers["addPanelDomain"];
+  /** Check a domain against the mailbox providers' sender rules */
+  panelGetDomainCompliance: {
+    domain: string;
+    checks: Array<{
+      /** Stable id of the rule (docs/domains.md lists each with its logic); new rules may be added. */
+      rule: "spf_aligned" | "dkim_aligned" | "dmarc_policy" | "dmarc_reports_received" | "one_click_unsubscribe" | "unsubscribe_within_2_days" | "complaint_rate";
+      /** pass: met; warn: met short of the recommendation, or about to stop being met; fail: not met; unknown: nothing to judge it by yet. */
+      status: "pass" | "fail" | "warn" | "unknown";
+      /** What was found, and what to do when it is not a pass. */
+      detail: string;
+      /** The mailbox providers that publish this rule. */
+      applies_to: Array<"gmail" | "yahoo" | "microsoft">;
+      /** The provider's published page the rule comes from. */
+      source: string;
+    }>;
+  };
   /** List the DMARC aggregate reports received for a domain */
   panelListDmarcReports: {
     data: Array<{

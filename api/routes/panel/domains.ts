@@ -13,6 +13,8 @@ import { domainSchema, domainWithRecordsSchema } from '../../schemas/domains.js'
 import { domainChecksSchema, domainCreateSchema } from '../../schemas/panel-resources.js';
 import { AppError } from '../../../domain/errors.js';
 import { TAGS } from '../tags.js';
+import { domainComplianceRoute } from '../domains.js';
+import { panelMirror } from './mirror.js';
 
 /**
  * The instance's sending domains in the panel (docs/panel.md): any member reads them with the
@@ -145,4 +147,6 @@ export const panelDomainRoutes = [
       return show(tenant, deps.pool, deps.config, { id: params.id });
     },
   }),
+  // The domain page's checklist (docs/panel.md): exactly what GET /v1/domains/{domain_name}/compliance answers.
+  panelMirror(domainComplianceRoute, 'viewer'),
 ];
