@@ -332,6 +332,9 @@ export const CONFIG_SCHEMA = {
   imports: {
     idleTimeoutMs: integer('IMPORT_IDLE_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 }, "ms the panel's CSV import or list upload may go without receiving a byte of its file; past it the request answers 408 request_timeout and its run fails (nothing imported). The file is read to a temporary file before any database connection is taken, so a silent upload holds none"),
   },
+  deliverability: {
+    alertMinDelivered: integer('DELIVERABILITY_ALERT_MIN_DELIVERED', 100, { min: 1 }, "the volume from which a provider's rate for one sending domain and local day may raise a deliverability.threshold_crossed or _recovered webhook event: delivered mails for the complaint rate, delivered plus bounced ones for the bounce rate; below it the rate is too noisy to act on (1 complaint in 3 mails is no alert; docs/deliverability.md, Alerts)"),
+  },
   formPage: {
     ratePerMinute: integer('FORM_PAGE_RATE_PER_MINUTE', 10, { min: 1 }, 'hosted form submissions (POST /f/{public_token}) per client address per minute, one budget shared by every web dyno (counted in Postgres, table rate_limits; in each process while Postgres is unreachable); past it 429 with Retry-After (docs/forms.md, Hosted page)'),
   },

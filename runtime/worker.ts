@@ -36,10 +36,11 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
   const smtp = config.smtpUrl ? createSmtpTransport(config.smtpUrl, { timeouts: config.smtpTimeouts }) : undefined;
   const lease = smtp ? await startSendLease(pool, workerId, logger, config.send.jobExpireSeconds) : undefined;
   const renderer = smtp ? renderThreads(config.render.threads) : undefined;
-  const stopJobs = await registerJobs(boss, { pool, config, logger, workerId, send: smtp && lease && renderer ? { smtp, lease, renderer } : undefined });
-  // The event pump counts tracking events and ships them to ClickHouse (workers/jobs/event-pump.ts).
-  // Its own client: a bounded request timeout, so an unanswering server only delays shipping.
+  // The worker's own ClickHouse client: a bounded request timeout, so an unanswering server only
+  // delays shipping (the event pump, the DMARC shipper) and a job's reads (deliverability alerts).
   const clickhouse = createClickHouseClient(required('CLICKHOUSE_URL', config.clickhouseUrl), undefined, { requestTimeoutMs: 10_000 });
+  const stopJobs = await registerJobs(boss, { pool, clickhouse, config, logger, workerId, send: smtp && lease && renderer ? { smtp, lease, renderer } : undefined });
+  // The event pump counts tracking events and ships them to ClickHouse (workers/jobs/event-pump.ts).
   const pump = startEventPump({ pool, clickhouse, logger });
   // DMARC aggregate reports the listener stored wait in Postgres until this ships them (workers/jobs/dmarc-ship.ts).
   const dmarcShipper = startDmarcShipper({ pool, clickhouse, logger });
@@ -63,11 +64,12 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
       await inbound?.close();
       await pump.stop();
       await dmarcShipper.stop();
-      await clickhouse.close();
       // Graceful: running jobs finish (or are retried by another worker after expiry); the
       // consumers a job runs itself first, while the queue still takes their outcomes.
       await stopJobs();
       await boss.stop({ graceful: true, wait: true, timeout: 15_000 });
+      // After the jobs, which may read figures (the deliverability alerts).
+      await clickhouse.close();
       // After the jobs: a mail still listed past this point was not settled here.
       await lease?.stop();
       await renderer?.close();

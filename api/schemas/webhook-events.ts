@@ -110,7 +110,35 @@ const DATA: Record<WebhookEventType, { summary: string; properties: Record<strin
       dmarc_fail_count: int('Of them, those that failed DMARC (neither DKIM nor SPF passed aligned).'),
     },
   },
+  'deliverability.threshold_crossed': {
+    summary:
+      "A mailbox provider's complaint or hard-bounce rate for one sending domain reached a worse status today (ok → warning → critical, " +
+      'or ok → critical at once); once per provider, domain, metric, status and local day (docs/deliverability.md, Alerts).',
+    properties: thresholdData('The status reached: warning or critical.', 'The threshold reached (0.001 or 0.003 for complaints, 0.02 or 0.05 for bounces).'),
+  },
+  'deliverability.threshold_recovered': {
+    summary:
+      "A mailbox provider's complaint or hard-bounce rate for one sending domain, after a threshold_crossed today, fell back to a better status " +
+      '(critical → warning or ok, warning → ok) (docs/deliverability.md, Alerts).',
+    properties: thresholdData('The status now: warning or ok.', 'The threshold the rate fell back below: the critical one for a recovery to warning, the warning one for a recovery to ok.'),
+  },
 };
+
+/** The data of both deliverability events: the day's figures the status was judged on. */
+function thresholdData(status: string, threshold: string): Record<string, JsonSchema> {
+  return {
+    provider: str('The mailbox provider (GET /v1/deliverability/providers lists them).'),
+    domain: str("The sending domain (the part of the sender's address after its @)."),
+    metric: { type: ['string', 'null'], enum: ['complaint_rate', 'bounce_rate', null], description: 'complaint_rate (complaints ÷ delivered) or bounce_rate (hard bounces ÷ delivered and bounced).' },
+    rate: { type: ['number', 'null'], description: 'The rate when judged, as a fraction (0.004 is 0.4 %), six decimals.' },
+    threshold: { type: ['number', 'null'], description: threshold },
+    status: { type: ['string', 'null'], enum: ['ok', 'warning', 'critical', null], description: status },
+    date: str("The local date of the figures (YYYY-MM-DD, in the instance's zone, else UTC)."),
+    delivered: int('Mails delivered to the provider from the domain that day.'),
+    volume: int("The rate's divisor: delivered for complaint_rate, delivered plus bounced (hard and soft) for bounce_rate; at least DELIVERABILITY_ALERT_MIN_DELIVERED."),
+    count: int('Complaints (complaint_rate) or hard bounces (bounce_rate) that day.'),
+  };
+}
 
 function consentData(status: string): Record<string, JsonSchema> {
   return {

@@ -14,13 +14,16 @@
  *    sql/migrations/017_webhooks.sql on mail_restrictions);
  *  - webhook.test: POST /v1/webhooks/{id}/test (entity_id: the webhook; domain/webhooks/webhooks.ts);
  *  - domain.dmarc_report: a DMARC aggregate report stored for a domain (entity_id: its dmarc_reports id),
- *    appended by domain/dmarc/store.ts in the transaction of its INSERT, once per stored report.
+ *    appended by domain/dmarc/store.ts in the transaction of its INSERT, once per stored report;
+ *  - deliverability.threshold_crossed, deliverability.threshold_recovered: a provider's complaint or bounce
+ *    rate for a sending domain crossed a threshold, or fell back below one (entity_id: its deliverability_alerts
+ *    id), appended by domain/deliverability/alerts.ts in the transaction that claims the alert, once per alert.
  *
  * The event pump ships every kind about a mail to ClickHouse's mail_events as its event_type (a
  * 'status' row as the name of its status), so a new mail kind appears there too: docs/analytics.md
  * warns data teams that new event_type values may appear. A row about an entity (mail_id null)
  * has no mail to ship: the pump marks it done (stage 2) and only the webhook fan-out reads it.
  */
-export const OUTBOX_EVENT_KINDS = ['open', 'click', 'unsubscribe', 'complaint', 'status', 'consent.event.created', 'consent.event.confirmed', 'consent.event.expired', 'form.submission.created', 'form.submission.confirmed', 'restriction.created', 'restriction.lifted', 'webhook.test', 'domain.dmarc_report'] as const;
+export const OUTBOX_EVENT_KINDS = ['open', 'click', 'unsubscribe', 'complaint', 'status', 'consent.event.created', 'consent.event.confirmed', 'consent.event.expired', 'form.submission.created', 'form.submission.confirmed', 'restriction.created', 'restriction.lifted', 'webhook.test', 'domain.dmarc_report', 'deliverability.threshold_crossed', 'deliverability.threshold_recovered'] as const;
 
 export type OutboxEventKind = (typeof OUTBOX_EVENT_KINDS)[number];

@@ -27,6 +27,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'consent.event.expired',
   'webhook.test',
   'domain.dmarc_report',
+  'deliverability.threshold_crossed',
+  'deliverability.threshold_recovered',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

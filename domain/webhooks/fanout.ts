@@ -244,6 +244,24 @@ async function buildBodies(c: Client, events: OutboxRow[]): Promise<Map<string, 
       dmarc_fail_count: r ? Number(r.message_count) - Number(r.dmarc_pass_count) : null,
     });
   }
+  // The alert as claimed (sql/migrations/033_deliverability_alerts.sql): the figures it was
+  // judged on, frozen in its row.
+  const alertSelect = `SELECT id::text, provider, domain, metric, rate, threshold, status, day::text AS date, delivered, volume, count
+                         FROM deliverability_alerts`;
+  for (const [e, r] of await entityRows(c, events, 'deliverability.threshold_', alertSelect)) {
+    out.set(e.id, {
+      provider: r?.provider ?? null,
+      domain: r?.domain ?? null,
+      metric: r?.metric ?? null,
+      rate: r ? Number(r.rate) : null,
+      threshold: r ? Number(r.threshold) : null,
+      status: r?.status ?? null,
+      date: r?.date ?? null,
+      delivered: r ? Number(r.delivered) : null,
+      volume: r ? Number(r.volume) : null,
+      count: r ? Number(r.count) : null,
+    });
+  }
   for (const e of events.filter((x) => x.kind === 'webhook.test')) {
     out.set(e.id, { webhook_id: Number(e.entity_id), message: 'This is a test event from Cartero.' });
   }

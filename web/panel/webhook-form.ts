@@ -8,7 +8,7 @@ export const EVENT_TYPES: Array<NonNullable<api.Webhook['events']>[number]> = [
   'mail.received', 'mail.queued', 'mail.sent', 'mail.deferred', 'mail.bounced', 'mail.dropped', 'mail.onhold', 'mail.opened',
   'mail.clicked', 'mail.unsubscribed', 'mail.complained', 'restriction.created', 'restriction.lifted', 'form.submission.created',
   'form.submission.confirmed', 'consent.event.created', 'consent.event.confirmed', 'consent.event.expired', 'webhook.test',
-  'domain.dmarc_report',
+  'domain.dmarc_report', 'deliverability.threshold_crossed', 'deliverability.threshold_recovered',
 ];
 
 export interface WebhookFields {

@@ -400,7 +400,7 @@ export interface Answers {
       /** Endpoint that receives deliveries. */
       url: string;
       /** Event types this webhook receives; null receives all (docs/webhooks.md lists each type and its data). */
-      events: Array<"mail.received" | "mail.queued" | "mail.sent" | "mail.deferred" | "mail.bounced" | "mail.dropped" | "mail.onhold" | "mail.opened" | "mail.clicked" | "mail.unsubscribed" | "mail.complained" | "restriction.created" | "restriction.lifted" | "form.submission.created" | "form.submission.confirmed" | "consent.event.created" | "consent.event.confirmed" | "consent.event.expired" | "webhook.test" | "domain.dmarc_report"> | null;
+      events: Array<"mail.received" | "mail.queued" | "mail.sent" | "mail.deferred" | "mail.bounced" | "mail.dropped" | "mail.onhold" | "mail.opened" | "mail.clicked" | "mail.unsubscribed" | "mail.complained" | "restriction.created" | "restriction.lifted" | "form.submission.created" | "form.submission.confirmed" | "consent.event.created" | "consent.event.confirmed" | "consent.event.expired" | "webhook.test" | "domain.dmarc_report" | "deliverability.threshold_crossed" | "deliverability.threshold_recovered"> | null;
       /** false when paused. */
       is_active: boolean;
       /** Last delivery answered 2xx. */
@@ -1268,7 +1268,7 @@ export interface Bodies {
     /** http(s) URL of a public host. */
     url: string;
     /** Event types this webhook receives; null receives all (docs/webhooks.md lists each type and its data). */
-    events?: Array<"mail.received" | "mail.queued" | "mail.sent" | "mail.deferred" | "mail.bounced" | "mail.dropped" | "mail.onhold" | "mail.opened" | "mail.clicked" | "mail.unsubscribed" | "mail.complained" | "restriction.created" | "restriction.lifted" | "form.submission.created" | "form.submission.confirmed" | "consent.event.created" | "consent.event.confirmed" | "consent.event.expired" | "webhook.test" | "domain.dmarc_report"> | null;
+    events?: Array<"mail.received" | "mail.queued" | "mail.sent" | "mail.deferred" | "mail.bounced" | "mail.dropped" | "mail.onhold" | "mail.opened" | "mail.clicked" | "mail.unsubscribed" | "mail.complained" | "restriction.created" | "restriction.lifted" | "form.submission.created" | "form.submission.confirmed" | "consent.event.created" | "consent.event.confirmed" | "consent.event.expired" | "webhook.test" | "domain.dmarc_report" | "deliverability.threshold_crossed" | "deliverability.threshold_recovered"> | null;
   };
   /** Change a webhook, pause or resume it */
   panelUpdateWebhook: {
@@ -1276,7 +1276,7 @@ export interface Bodies {
     /** http(s) URL of a public host. */
     url?: string;
     /** Event types this webhook receives; null receives all (docs/webhooks.md lists each type and its data). */
-    events?: Array<"mail.received" | "mail.queued" | "mail.sent" | "mail.deferred" | "mail.bounced" | "mail.dropped" | "mail.onhold" | "mail.opened" | "mail.clicked" | "mail.unsubscribed" | "mail.complained" | "restriction.created" | "restriction.lifted" | "form.submission.created" | "form.submission.confirmed" | "consent.event.created" | "consent.event.confirmed" | "consent.event.expired" | "webhook.test" | "domain.dmarc_report"> | null;
+    events?: Array<"mail.received" | "mail.queued" | "mail.sent" | "mail.deferred" | "mail.bounced" | "mail.dropped" | "mail.onhold" | "mail.opened" | "mail.clicked" | "mail.unsubscribed" | "mail.complained" | "restriction.created" | "restriction.lifted" | "form.submission.created" | "form.submission.confirmed" | "consent.event.created" | "consent.event.confirmed" | "consent.event.expired" | "webhook.test" | "domain.dmarc_report" | "deliverability.threshold_crossed" | "deliverability.threshold_recovered"> | null;
     /** true resumes a paused webhook (clears auto_paused_at); false pauses it. */
     is_active?: boolean;
   };

@@ -1,6 +1,7 @@
 import { queuePolicy, type JobDefinition, type QueuePolicy, type QueueSettings } from '../machinery/job.js';
 import { consentConfirmationMailJob } from './consent-confirmation-mail.js';
 import { consentExpiryJob } from './consent-expiry.js';
+import { deliverabilityAlertsJob } from './deliverability-alerts.js';
 import { domainVerifyJob } from './domain-verify.js';
 import { formDatasetFeedJob } from './form-dataset-feed.js';
 import { formSubmissionMailJob } from './form-submission-mail.js';
@@ -34,6 +35,7 @@ export const JOBS: ReadonlyArray<JobDefinition<any>> = [
   formDatasetFeedJob,
   domainVerifyJob,
   providerMxJob,
+  deliverabilityAlertsJob,
   webhookDeliverJob,
   webhookHousekeepingJob,
   webhookSweepJob,

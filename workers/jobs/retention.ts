@@ -1,14 +1,19 @@
+import { purgeDeliverabilityAlerts } from '../../domain/deliverability/alerts.js';
 import { purgeRecipientDomains } from '../../domain/mail/recipient-mx.js';
 import { purgeExpiredMails } from '../../domain/mail/retention.js';
 import { defineSchedule } from '../machinery/job.js';
 
-/** Nightly: mails past the 3-month online window are purged, and recipient domains' MX verdicts no longer used. */
+/**
+ * Nightly: mails past the 3-month online window are purged, recipient domains' MX verdicts no
+ * longer used, and deliverability alerts as old as those mails.
+ */
 export const retentionJob = defineSchedule({
   name: 'mail.retention',
   schedule: '17 3 * * *',
   async handle({ pool, logger }) {
     const purged = await purgeExpiredMails(pool);
     const domains = await purgeRecipientDomains(pool);
-    logger.info({ ...purged, recipientDomains: domains }, 'retention purge');
+    const alerts = await purgeDeliverabilityAlerts(pool);
+    logger.info({ ...purged, recipientDomains: domains, deliverabilityAlerts: alerts }, 'retention purge');
   },
 });

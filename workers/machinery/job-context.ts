@@ -1,4 +1,5 @@
 import type PgBoss from 'pg-boss';
+import type { ClickHouseClient } from '../../analytics/client.js';
 import type { Logger } from 'pino';
 import type { JobQueue } from '../../domain/job-queue.js';
 import type { Config } from '../../config/config.js';
@@ -17,6 +18,8 @@ import type { SendLease } from './send-lease.js';
 export interface JobContext {
   boss: PgBoss;
   pool: Pool;
+  /** The worker's ClickHouse client (bounded request timeout), for jobs that read figures. */
+  clickhouse: ClickHouseClient;
   config: Config;
   logger: Logger;
   workerId: string;
