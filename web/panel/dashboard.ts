@@ -2,11 +2,13 @@ import * as api from './api.js';
 import { barChart } from './chart.js';
 import { field, h } from './dom.js';
 import type { Context } from './context.js';
+import { providersSection } from './dashboard-providers.js';
 
 /**
  * The Dashboard (#/dashboard): GET /v1/private/dashboard for a range of local days (by default
  * the API's: the last 30 days in the instance's zone), drawn as per-day charts, each with its
- * numbers as a table, then the totals, the top bounce reasons and the restrictions added.
+ * numbers as a table, then the totals, the mailbox providers (dashboard-providers.ts), the top
+ * bounce reasons and the restrictions added.
  * What each figure equals is docs/panel.md's "Dashboard" table.
  */
 
@@ -60,6 +62,8 @@ export async function dashboardPage(ctx: Context): Promise<Node[]> {
   const heading = h('h1', { tabindex: '-1' }, `Dashboard of ${instance.name}`);
   const error = h('p', { class: 'error', role: 'alert' });
   let d: api.Dashboard | undefined;
+  // The providers' figures for the same range, asked at the same time (the same defaults and 422s).
+  const providers = providersSection(ctx, range);
   try {
     d = await api.dashboard(instance.slug, range);
   } catch (err) {
@@ -78,7 +82,10 @@ export async function dashboardPage(ctx: Context): Promise<Node[]> {
     range = { start_date: start.value, end_date: end.value };
     void ctx.refresh();
   });
-  if (!d) return [heading, form, error];
+  if (!d) {
+    void providers.catch(() => {});
+    return [heading, form, error];
+  }
 
   const days = d.days.map((x) => x.date);
   const col = (k: keyof api.Figures) => d!.days.map((x) => x[k]);
@@ -132,6 +139,7 @@ export async function dashboardPage(ctx: Context): Promise<Node[]> {
     totals,
     h('h2', {}, 'Per day'),
     h('div', { class: 'charts' }, ...charts),
+    ...(await providers),
     h('h2', {}, 'Top bounce reasons'),
     count('The most frequent reasons of the bounced mails (at most 10)', 'Reason', d.bounce_reasons.map((r) => [r.reason ?? '(none recorded)', r.count]), 'No bounce in this range.'),
     h('h2', {}, 'Restrictions added, by reason'),
