@@ -94,34 +94,46 @@ export interface Threshold {
 
 /**
  * A rate per day (fractions; null where there is nothing to divide by: no bar, a dash in the
- * table) as bars, with each threshold a horizontal line named in words at its end, so a day
- * over a line reads without telling colours apart. The scale reaches at least half again the
- * highest threshold, so the lines are always in the drawing.
+ * table) as bars, with each threshold a horizontal line named in words, so a day over a line
+ * reads without telling colours apart. The scale is made for the lines: from half again the
+ * highest threshold up to four times it; a day above that is drawn to the top with a ▲ and its
+ * rate in its tooltip (and in the table), rather than squashing the lines against zero.
  */
 export function rateChart(id: string, title: string, days: string[], rates: Array<number | null>, thresholds: Threshold[], format: (rate: number | null) => string, statuses: string[]): HTMLElement {
-  const W = 480, H = 170, left = 44, bottom = 22, top = 8;
-  const max = Math.max(...thresholds.map((x) => x.value * 1.5), ...rates.map((r) => r ?? 0));
+  const W = 480, H = 176, left = 48, bottom = 22, top = 14;
+  const highest = Math.max(...thresholds.map((x) => x.value));
+  const max = Math.min(highest * 4, Math.max(highest * 1.5, ...rates.map((r) => r ?? 0)));
   const step = (W - left) / Math.max(1, days.length);
   const bar = Math.max(2, step * 0.7);
-  const y = (v: number) => top + (H - top - bottom) * (1 - v / max);
-  const grid = [s('line', { x1: left, x2: W, y1: y(0), y2: y(0), class: 'grid' }), s('text', { x: left - 4, y: y(0) + 4, class: 'axis', 'text-anchor': 'end' }, '0 %'),
-    s('text', { x: left - 4, y: y(max) + 8, class: 'axis', 'text-anchor': 'end' }, format(max))];
+  const y = (v: number) => top + (H - top - bottom) * (1 - Math.min(v, max) / max);
+  const grid = [
+    s('line', { x1: left, x2: W, y1: y(0), y2: y(0), class: 'grid' }),
+    s('line', { x1: left, x2: W, y1: y(max), y2: y(max), class: 'grid' }),
+    s('text', { x: left - 4, y: y(0) + 4, class: 'axis', 'text-anchor': 'end' }, '0 %'),
+    s('text', { x: left - 4, y: y(max) + 4, class: 'axis', 'text-anchor': 'end' }, format(max)),
+  ];
   const bars: SVGElement[] = [];
   days.forEach((day, i) => {
     const v = rates[i];
-    if (v !== null && v !== undefined && v > 0) {
-      bars.push(s('rect', { x: left + i * step + (step - bar) / 2, y: y(v), width: bar, height: y(0) - y(v), class: 's1' }, s('title', {}, `${day}: ${format(v)} (${statuses[i]})`)));
-    }
+    if (v === null || v === undefined || v <= 0) return;
+    const x = left + i * step + (step - bar) / 2;
+    const over = v > max;
+    bars.push(s('rect', { x, y: y(v), width: bar, height: y(0) - y(v), class: over ? 's1 over' : 's1' }, s('title', {}, `${day}: ${format(v)} (${statuses[i]})`)));
+    if (over) bars.push(s('text', { x: x + bar / 2, y: top - 3, class: 'axis over-mark', 'text-anchor': 'middle' }, '▲'));
   });
-  // Each line's name on alternate sides, so two lines close together keep legible names.
-  const lines = thresholds.flatMap((x, k) => [
-    s('line', { x1: left, x2: W, y1: y(x.value), y2: y(x.value), class: `threshold ${x.name}`, 'data-threshold': x.name, 'data-value': x.value }),
-    s('text', { x: k % 2 ? left + 4 : W - 4, y: y(x.value) - 3, class: `threshold-label ${x.name}`, 'text-anchor': k % 2 ? 'start' : 'end' }, `${x.name} ${format(x.value)}`),
-  ]);
+  // The names on the left, above their lines: the lowest one below its line when two are close.
+  const lines = thresholds.flatMap((x, k) => {
+    const close = k === 0 && thresholds.some((o) => o !== x && Math.abs(y(o.value) - y(x.value)) < 14);
+    return [
+      s('line', { x1: left, x2: W, y1: y(x.value), y2: y(x.value), class: `threshold ${x.name}`, 'data-threshold': x.name, 'data-value': x.value }),
+      s('text', { x: left + 4, y: close ? y(x.value) + 11 : y(x.value) - 3, class: `threshold-label ${x.name}` }, `${x.name} ${format(x.value)}`),
+    ];
+  });
   const over = thresholds.map((x) => `${rates.filter((r) => r !== null && r >= x.value).length} at or over ${x.name} (${format(x.value)})`);
   const rated = rates.filter((r) => r !== null).length;
   const summary = `${title}: ${rated} of ${days.length} days with a rate; ${over.join(', ')}. The numbers are in the table below.`;
-  const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': `${id}-desc`, class: 'chart rate-chart' }, s('title', { id: `${id}-desc` }, summary), ...grid, ...bars, ...lines, ...dayLabels(days, W, H, left, step));
+  const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-labelledby': `${id}-desc`, class: 'chart rate-chart' }, s('title', { id: `${id}-desc` }, summary), ...grid, ...lines, ...bars, ...dayLabels(days, W, H, left, step));
   const legend: Array<[string, string]> = [['s1', title], ...thresholds.map((x): [string, string] => [`line ${x.name}`, `${x.name[0]!.toUpperCase()}${x.name.slice(1)} from ${format(x.value)}`])];
+  if (rates.some((r) => r !== null && r > max)) legend.push(['mark', `▲ above ${format(max)}: the rate is in the table`]);
   return framed(id, title, svg, legend, numbers(title, days, [['Rate', rates.map(format)], ['Status', statuses]]));
 }

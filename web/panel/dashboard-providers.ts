@@ -16,24 +16,34 @@ import { percent, PROVIDER_LABELS, STATUS_TEXT, THRESHOLDS, type Metric } from '
 /** The provider last shown per instance, kept while the panel is open (as the range is). */
 const chosen = new Map<string, api.ProviderId>();
 
-const COUNTS = [
-  ['sent', 'Sent'],
-  ['delivered', 'Delivered'],
-  ['deferred', 'Deferred'],
-  ['bounced_hard', 'Bounced, hard'],
-  ['bounced_soft', 'Bounced, soft'],
-  ['complaints', 'Complaints'],
-  ['unsubscribed', 'Unsubscribed'],
-  ['opened', 'Opens, all'],
-  ['opened_human', 'Opens by people'],
-] as const;
+const COUNTS = ['sent', 'delivered', 'deferred', 'bounced_hard', 'bounced_soft', 'complaints', 'unsubscribed', 'opened', 'opened_human'] as const;
+
+/** Two header rows: bounces hard and soft, opens all and by people, each pair under its name. */
+function head(): HTMLTableSectionElement {
+  const one = (text: string) => h('th', { scope: 'col', rowspan: '2' }, text);
+  const group = (text: string) => h('th', { scope: 'colgroup', colspan: '2', class: 'group' }, text);
+  const sub = (text: string) => h('th', { scope: 'col' }, text);
+  return h(
+    'thead',
+    {},
+    // The rates first: what a sender asks first is which provider is near a line.
+    h('tr', {}, one('Provider'), one('Complaint rate'), one('Hard-bounce rate'), one('Sent'), one('Delivered'), one('Deferred'), group('Bounces'), one('Complaints'), one('Unsub\u00adscribed'), group('Opens')),
+    h('tr', {}, sub('Hard'), sub('Soft'), sub('All'), sub('By people')),
+  );
+}
+
+/**
+ * A rate as shown: none where its status is no_data (Gmail's 0 complaints are unknown, not
+ * 0 %: the API answers 0 beside no_data, the page says no number rather than a false one).
+ */
+const shownRate = (rate: number | null, status: api.RateStatus): number | null => (status === 'no_data' ? null : rate);
 
 /** A rate and its status: the words say the status, the colour only repeats them. */
 function rateCell(metric: Metric, rate: number | null, status: api.RateStatus): HTMLTableCellElement {
   return h(
     'td',
     { class: 'num', 'data-rate': metric, 'data-status': status },
-    h('span', { class: 'rate' }, percent(rate)),
+    h('span', { class: 'rate' }, percent(shownRate(rate, status))),
     h('br'),
     h('span', { class: `rate-status ${status}` }, STATUS_TEXT[status]),
   );
@@ -49,20 +59,16 @@ function providersTable(rows: api.ProviderRow[], show: (p: api.ProviderId) => vo
         { scope: 'row' },
         h('button', { type: 'button', class: 'link', 'aria-label': `Show the days of ${PROVIDER_LABELS[r.provider]}`, onclick: () => show(r.provider) }, PROVIDER_LABELS[r.provider]),
       ),
-      ...COUNTS.map(([k]) => h('td', { class: 'num', 'data-figure': k }, String(r[k]))),
       rateCell('complaint_rate', r.complaint_rate, r.complaint_status),
       rateCell('bounce_rate', r.bounce_rate, r.bounce_status),
+      ...COUNTS.map((k) => h('td', { class: 'num', 'data-count': k }, String(r[k]))),
     ),
   );
   const table = h(
     'table',
     { class: 'providers-table' },
     h('caption', {}, 'Per mailbox provider, most mails first (press a provider to see its days below)'),
-    h(
-      'thead',
-      {},
-      h('tr', {}, h('th', { scope: 'col' }, 'Provider'), ...COUNTS.map(([, label]) => h('th', { scope: 'col' }, label)), h('th', { scope: 'col' }, 'Complaint rate'), h('th', { scope: 'col' }, 'Bounce rate (hard)')),
-    ),
+    head(),
     h('tbody', {}, ...body),
   );
   return h('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Providers' }, table);
@@ -77,9 +83,9 @@ function dailyCharts(d: api.ProviderDaily): Node[] {
     { name: 'critical', value: THRESHOLDS[m].critical },
   ];
   return [
-    h('div', { class: 'charts' },
-      rateChart('c-p-complaints', `Complaint rate at ${label}`, days, d.days.map((x) => x.complaint_rate), lines('complaint_rate'), percent, d.days.map((x) => STATUS_TEXT[x.complaint_status])),
-      rateChart('c-p-bounces', `Hard-bounce rate at ${label}`, days, d.days.map((x) => x.bounce_rate), lines('bounce_rate'), percent, d.days.map((x) => STATUS_TEXT[x.bounce_status])),
+    h('div', { class: 'charts provider-charts' },
+      rateChart('c-p-complaints', `Complaint rate at ${label}`, days, d.days.map((x) => shownRate(x.complaint_rate, x.complaint_status)), lines('complaint_rate'), percent, d.days.map((x) => STATUS_TEXT[x.complaint_status])),
+      rateChart('c-p-bounces', `Hard-bounce rate at ${label}`, days, d.days.map((x) => shownRate(x.bounce_rate, x.bounce_status)), lines('bounce_rate'), percent, d.days.map((x) => STATUS_TEXT[x.bounce_status])),
       barChart('c-p-opens', `Opens at ${label}`, days, [
         { label: 'All opens', cls: 's3', values: d.days.map((x) => x.opened) },
         { label: 'By people', cls: 's1', values: d.days.map((x) => x.opened_human) },
@@ -136,12 +142,16 @@ export async function providersSection(ctx: Context, range: { start_date?: strin
   };
   await load(initial, false);
   return [
-    heading,
-    help,
-    providersTable(rows, show),
-    h('h3', { id: 'provider-days-heading' }, 'One provider, per day'),
-    h('form', { class: 'inline', 'aria-label': 'Provider', onsubmit: (e: Event) => e.preventDefault() }, field('Provider', picker)),
-    dayError,
-    days,
+    h(
+      'section',
+      { class: 'providers', 'aria-labelledby': 'providers-heading' },
+      heading,
+      help,
+      providersTable(rows, show),
+      h('h3', { id: 'provider-days-heading' }, 'One provider, per day'),
+      h('div', { class: 'inline' }, field('Provider', picker)),
+      dayError,
+      days,
+    ),
   ];
 }
