@@ -62,8 +62,6 @@ export async function dashboardPage(ctx: Context): Promise<Node[]> {
   const heading = h('h1', { tabindex: '-1' }, `Dashboard of ${instance.name}`);
   const error = h('p', { class: 'error', role: 'alert' });
   let d: api.Dashboard | undefined;
-  // The providers' figures for the same range, asked at the same time (the same defaults and 422s).
-  const providers = providersSection(ctx, range);
   try {
     d = await api.dashboard(instance.slug, range);
   } catch (err) {
@@ -82,10 +80,9 @@ export async function dashboardPage(ctx: Context): Promise<Node[]> {
     range = { start_date: start.value, end_date: end.value };
     void ctx.refresh();
   });
-  if (!d) {
-    void providers.catch(() => {});
-    return [heading, form, error];
-  }
+  if (!d) return [heading, form, error];
+  // The providers' figures for the range drawn, once the API took it (a refused range is asked once).
+  const providers = providersSection(ctx, { start_date: d.start_date, end_date: d.end_date });
 
   const days = d.days.map((x) => x.date);
   const col = (k: keyof api.Figures) => d!.days.map((x) => x[k]);
