@@ -187,7 +187,7 @@ const PATH_IDS: Record<string, PathIdFactory | Tenantless> = {
     make: async (w) => (await w.api('POST', '/v1/mail-templates', { name: `${w.marker} template`, subject: `${w.marker} subject` })).id,
   },
   'modules/{kind}': { tenantless: 'a module kind of the template format, the same for every instance', value: 'paragraph' },
-  'providers/{provider}': { tenantless: 'a mailbox provider id, the same for every instance', value: 'gmail' },
+  'providers/{provider}': { tenantless: 'a mailbox provider id of the attribution table, the same for every instance', value: 'gmail' },
   'datasets/{id}': {
     code: 'dataset_not_found',
     make: async (w) => (await createDataset(w.who.tenant, pool, { name: `${w.marker} dataset`, channel: ['mail'], columns: [{ key: 'email', required: true }] })).id,
@@ -366,7 +366,8 @@ const PANEL_PATH_IDS: Record<string, { code: string; fresh?: true; make(w: Panel
     },
   },
   'modules/{kind}': { tenantless: 'a module kind of the template format, the same for every instance', value: 'paragraph' },
-  'providers/{provider}': { tenantless: 'a mailbox provider id, the same for every instance', value: 'gmail' },
+  // The per-provider figures, mirrored from /v1/deliverability/providers/{provider}/daily.
+  'providers/{provider}': { tenantless: 'a mailbox provider id of the attribution table, the same for every instance', value: 'gmail' },
   // A form collecting the email (PUT replaces it with PANEL_BODIES' definition).
   'forms/{id}': {
     code: 'form_not_found',

@@ -17,6 +17,7 @@ import { panelActivityRoutes } from './panel/activity.js';
 import { panelConsentRoutes } from './panel/consent.js';
 import { panelDashboardRoutes } from './panel/dashboard.js';
 import { panelDatasetRoutes } from './panel/datasets.js';
+import { panelDeliverabilityRoutes } from './panel/deliverability.js';
 import { panelDmarcRoutes } from './panel/dmarc.js';
 import { panelDomainRoutes } from './panel/domains.js';
 import { panelFormRoutes } from './panel/forms.js';
@@ -71,6 +72,7 @@ export const routes: Route[] = [
   ...panelDmarcRoutes,
   ...panelRestrictionRoutes,
   ...panelDashboardRoutes,
+  ...panelDeliverabilityRoutes,
   ...panelWebhookRoutes,
   ...panelActivityRoutes,
   ...panelConsentRoutes,

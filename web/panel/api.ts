@@ -168,6 +168,17 @@ export type Dashboard = Answers['getPanelDashboard'];
 export const dashboard = (slug: string, range: { start_date?: string; end_date?: string }) =>
   call<Dashboard>('GET', `/v1/private/dashboard?${new URLSearchParams(Object.entries(range).filter(([, v]) => v) as Array<[string, string]>)}`, { slug });
 
+// Per mailbox provider (issue 40): GET /v1/deliverability/providers and /providers/{provider}/daily, mirrored at /v1/private/deliverability/….
+export type ProviderRow = Item<Answers['panelListProviderFigures']>;
+export type ProviderId = ProviderRow['provider'];
+export type RateStatus = ProviderRow['complaint_status'];
+export type ProviderDaily = Answers['panelListProviderDailyFigures'];
+const rangeQuery = (range: { start_date?: string; end_date?: string }) => new URLSearchParams(Object.entries(range).filter(([, v]) => v) as Array<[string, string]>);
+export const providerFigures = (slug: string, range: { start_date?: string; end_date?: string }) =>
+  call<Answers['panelListProviderFigures']>('GET', `/v1/private/deliverability/providers?${rangeQuery(range)}`, { slug });
+export const providerDaily = (slug: string, provider: ProviderId, range: { start_date?: string; end_date?: string }) =>
+  call<ProviderDaily>('GET', `/v1/private/deliverability/providers/${encodeURIComponent(provider)}/daily?${rangeQuery(range)}`, { slug });
+
 // Webhooks: the public /v1/webhooks routes, mirrored at /v1/private/webhooks (docs/panel.md, Webhooks).
 export type Webhook = Answers['panelGetWebhook'];
 /** Creation and rotation only: the signing secret, never shown again. */

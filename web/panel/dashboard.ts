@@ -2,11 +2,13 @@ import * as api from './api.js';
 import { barChart } from './chart.js';
 import { field, h } from './dom.js';
 import type { Context } from './context.js';
+import { providersSection } from './dashboard-providers.js';
 
 /**
  * The Dashboard (#/dashboard): GET /v1/private/dashboard for a range of local days (by default
  * the API's: the last 30 days in the instance's zone), drawn as per-day charts, each with its
- * numbers as a table, then the totals, the top bounce reasons and the restrictions added.
+ * numbers as a table, then the totals, the mailbox providers (dashboard-providers.ts), the top
+ * bounce reasons and the restrictions added.
  * What each figure equals is docs/panel.md's "Dashboard" table.
  */
 
@@ -79,6 +81,8 @@ export async function dashboardPage(ctx: Context): Promise<Node[]> {
     void ctx.refresh();
   });
   if (!d) return [heading, form, error];
+  // The providers' figures for the range drawn, once the API took it (a refused range is asked once).
+  const providers = providersSection(ctx, { start_date: d.start_date, end_date: d.end_date });
 
   const days = d.days.map((x) => x.date);
   const col = (k: keyof api.Figures) => d!.days.map((x) => x[k]);
@@ -132,6 +136,7 @@ export async function dashboardPage(ctx: Context): Promise<Node[]> {
     totals,
     h('h2', {}, 'Per day'),
     h('div', { class: 'charts' }, ...charts),
+    ...(await providers),
     h('h2', {}, 'Top bounce reasons'),
     count('The most frequent reasons of the bounced mails (at most 10)', 'Reason', d.bounce_reasons.map((r) => [r.reason ?? '(none recorded)', r.count]), 'No bounce in this range.'),
     h('h2', {}, 'Restrictions added, by reason'),

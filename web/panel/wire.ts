@@ -392,6 +392,58 @@ export interface Answers {
       count: number;
     }>;
   };
+  /** Read sent mail per mailbox provider, against the bulk-sender thresholds */
+  panelListProviderFigures: {
+    /** First local day of the range */
+    start_date: string;
+    /** Last local day of the range (inclusive) */
+    end_date: string;
+    /** The zone of the days */
+    tz: string;
+    /** The sending domain asked for, or null for all */
+    domain: string | null;
+    /** One row per provider with any mail or event in the range, most mails first. */
+    data: Array<{
+      /** The mailbox provider */
+      provider: "gmail" | "google_workspace" | "yahoo" | "microsoft" | "microsoft_365" | "apple" | "gmx" | "mailru" | "yandex" | "zoho" | "proton" | "comcast" | "orange" | "t_online" | "qq" | "netease" | "naver" | "other";
+      /** Mails accepted in the range to this provider, whatever became of them: rows of GET /v1/activities/sent. */
+      sent: number;
+      /** Of those, mails now at status 3 (sent): GET /v1/activities/sent with status=3. */
+      delivered: number;
+      /** Of those, mails now at status 5 (deferred, to be retried): GET /v1/activities/sent with status=5. */
+      deferred: number;
+      /** Of those, mails now at status 6 judged hard bounces. */
+      bounced_hard: number;
+      /** Of those, mails now at status 6 judged soft bounces. */
+      bounced_soft: number;
+      /** Complaints (feedback-loop reports) recorded in the range about mails to this provider: rows of GET /v1/mail-complaints. */
+      complaints: number;
+      /** Unsubscribes made in the range through mails to this provider (the mails' unsubscribe links, RFC 8058 one-click included). */
+      unsubscribed: number;
+      /** Opens in the range, machine-made ones included: total_items of GET /v1/activities/opens. */
+      opened: number;
+      /** Opens in the range not flagged as machine-made: GET /v1/activities/opens with exclude_machine=true. */
+      opened_human: number;
+      /** complaints ÷ delivered; null when nothing was delivered. */
+      complaint_rate: number | null;
+      /** bounced_hard ÷ (delivered + bounced_hard + bounced_soft): hard bounces among the mails the provider answered; null when none. */
+      bounce_rate: number | null;
+      /** ok below 0.1 %, warning from 0.1 %, critical from 0.3 % (the thresholds Google and Yahoo publish for bulk senders); no_data when nothing was delivered, or for a provider that sends no per-message complaint reports (Gmail, Google Workspace...) while none arrived: its 0 means unknown, not 0 %. */
+      complaint_status: "no_data" | "ok" | "warning" | "critical";
+      /** ok below 2 %, warning from 2 %, critical from 5 % of hard bounces (Amazon SES reviews a sender at 5 %, and SES, SendGrid and Mailgun ask for less than 2 %); no_data when the provider answered no mail. */
+      bounce_status: "no_data" | "ok" | "warning" | "critical";
+    }>;
+  };
+  /** Read one mailbox provider's figures per day */
+  panelListProviderDailyFigures: Omit<Answers["panelListProviderFigures"], "data"> & {
+    /** The mailbox provider */
+    provider: "gmail" | "google_workspace" | "yahoo" | "microsoft" | "microsoft_365" | "apple" | "gmx" | "mailru" | "yandex" | "zoho" | "proton" | "comcast" | "orange" | "t_online" | "qq" | "netease" | "naver" | "other";
+    /** Every local day of the range, oldest first (a day without activity is zeros, its rates null). */
+    days: Array<Omit<Answers["panelListProviderFigures"]["data"][number], "provider"> & {
+      /** The local day */
+      date: string;
+    }>;
+  };
   /** List webhooks */
   panelListWebhooks: {
     data: Array<{
