@@ -1,5 +1,4 @@
-import type { BounceReason } from './reason-names.js';
-import type { SmtpCommand } from './reason.js';
+import type { BounceReason, SmtpCommand } from './reason-names.js';
 
 /**
  * The large receiving providers' own texts. Each provider writes its refusals in sentences and

@@ -12,3 +12,6 @@ export const BOUNCE_REASONS = [
   'notcompliantrfc', 'systemerror', 'systemfull', 'mailererror', 'networkerror', 'syntaxerror', 'suppressed', 'onhold', 'undefined',
 ] as const;
 export type BounceReason = (typeof BOUNCE_REASONS)[number];
+
+/** The SMTP command a reply answered, when known. */
+export type SmtpCommand = 'CONN' | 'HELO' | 'MAIL' | 'RCPT' | 'DATA';

@@ -1,4 +1,4 @@
-import type { BounceReason } from './reason-names.js';
+import type { BounceReason, SmtpCommand } from './reason-names.js';
 import { localAgentReason } from './local-agents.js';
 import { says, saysNoSuchAccount } from './reason-phrases.js';
 import { REASON_TABLE } from './reason-table.js';
@@ -25,7 +25,8 @@ export interface FailureFacts {
   hosts?: ReportHosts;
 }
 
-export type SmtpCommand = 'CONN' | 'HELO' | 'MAIL' | 'RCPT' | 'DATA';
+// Declared beside the reason names, so providers.ts (which reason.ts calls) needs nothing of this file.
+export type { SmtpCommand } from './reason-names.js';
 
 /**
  * Which SMTP command a report's text says was refused: Postfix's "(in reply to end of DATA
