@@ -40,6 +40,7 @@ const intEnv = (name: string, fallback: number) => {
 };
 export const PROVIDER_MAILS = intEnv('BENCH_PROVIDER_MAILS', 10_000_000);
 const PER_MESSAGE = 1_000;
+const CHUNK = 1_000_000;
 const ITERATIONS = intEnv('BENCH_ITERATIONS', 20);
 const CELL_BUDGET_S = intEnv('BENCH_CELL_BUDGET_S', 8);
 /** Old-vs-new direct runs per cell and query (alternated). */
@@ -127,7 +128,7 @@ export async function seedProviders(pool: Pool, from: Date, to: Date): Promise<P
 }
 
 /** One row per mail, with its fate: the source of the mirror's snapshots and of the events. */
-function mailsGenerator(fx: ProvidersFixture): string {
+function mailsGenerator(fx: ProvidersFixture, chunk: { start: number; length: number }): string {
   const messages = Math.max(1, Math.ceil(PROVIDER_MAILS / PER_MESSAGE));
   const stepMs = Math.floor(((Math.round((fx.to.getTime() - fx.from.getTime()) / 86_400_000) - 2) * 86_400_000) / messages);
   const perMailMs = Math.max(1, Math.floor(Math.min(stepMs, 3_600_000) / PER_MESSAGE));
@@ -165,7 +166,7 @@ function mailsGenerator(fx: ProvidersFixture): string {
              arrayCount(k -> cityHash64(n, 17, k) % 100 >= machine_pct, range(opens_n)) AS human_opens_n,
              status = 3 AND cityHash64(n, 15) % 10000 < ${perProvider(4)} AS complained,
              status = 3 AND cityHash64(n, 16) % 10000 < ${UNSUB_PER_10K} AS unsubscribed
-        FROM numbers(${PROVIDER_MAILS})
+        FROM numbers(${chunk.start}, ${chunk.length})
     )
 )`;
 }
@@ -192,20 +193,25 @@ export async function loadProviders(ch: ClickHouseHttp, fx: ProvidersFixture): P
     from: chTime(fx.from),
   };
   const settings = { max_insert_threads: 2, max_execution_time: 1800, distributed_foreground_insert: 1 };
-  const gen = mailsGenerator(fx);
+  // By chunks of mails: one INSERT of 10 M on a busy machine outlasts fetch's 300 s wait for the answer's headers.
+  const chunks: Array<{ start: number; length: number }> = [];
+  for (let start = 0; start < PROVIDER_MAILS; start += CHUNK) chunks.push({ start, length: Math.min(CHUNK, PROVIDER_MAILS - start) });
+  const insert = async (sql: (gen: string) => string) => {
+    for (const chunk of chunks) await chText(ch, sql(mailsGenerator(fx, chunk)), params, settings);
+  };
   const i = fx.tenant.instanceId;
   const v0 = `toUInt64(toUnixTimestamp64Micro(received))`;
   let t = performance.now();
   // First snapshot of every mail: queued if it will bounce or be deferred, else sent, nothing opened yet.
-  await chText(ch, `INSERT INTO mails (${MIRROR_COLUMNS})
+  await insert((gen) => `INSERT INTO mails (${MIRROR_COLUMNS})
     SELECT ${i}, received, mail_id, msg_id, recipient, provider, subject, sender_id, sender, if(status IN (5, 6), 2, 3), '', 0, 0, NULL, NULL,
            received + toIntervalSecond(1), if(status IN (5, 6), NULL, sent_at), if(status IN (5, 6), NULL, 20), custom_msg_id, custom_group_code, ${v0}
-      FROM ${gen}`, params, settings);
+      FROM ${gen}`);
   // The newer snapshot of every mail that moved after: bounced, deferred, opened.
-  await chText(ch, `INSERT INTO mails (${MIRROR_COLUMNS})
+  await insert((gen) => `INSERT INTO mails (${MIRROR_COLUMNS})
     SELECT ${i}, received, mail_id, msg_id, recipient, provider, subject, sender_id, sender, status, bounce_class, opens_n, 0, human_opens_n, 0,
            received + toIntervalSecond(1), if(status = 3, sent_at, NULL), 20, custom_msg_id, custom_group_code, ${v0} + 3600000000
-      FROM ${gen} WHERE status != 3 OR opens_n > 0`, params, settings);
+      FROM ${gen} WHERE status != 3 OR opens_n > 0`);
   const mirrorS = (performance.now() - t) / 1000;
   log(`providers: mirror of ${fmt(PROVIDER_MAILS)} mails (2 snapshots for the mails that moved) in ${mirrorS.toFixed(1)} s`);
 
@@ -214,22 +220,22 @@ export async function loadProviders(ch: ClickHouseHttp, fx: ProvidersFixture): P
   const ua = `'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148'`;
   const eventBase = 5_000_000_000;
   // Opens: event k of mail n (k < 3), 1 minute to 2 days after reception; a machine flag by provider.
-  await chText(ch, `INSERT INTO mail_events (${EVENT_COLUMNS})
+  await insert((gen) => `INSERT INTO mail_events (${EVENT_COLUMNS})
     SELECT ${i}, 'open', NULL, received + toIntervalMillisecond(60000 + cityHash64(n, 18, k) % 172680000), ${eventBase} + n * 8 + k, ${common},
            NULL, ${ua}, IPv4NumToString(toUInt32(cityHash64(n, 5) % 4294967295)),
            if(cityHash64(n, 17, k) % 100 >= machine_pct, '', 'privacy_proxy'), now64(3, 'UTC')
-      FROM ${gen} ARRAY JOIN range(opens_n) AS k WHERE opens_n > 0`, params, settings);
+      FROM ${gen} ARRAY JOIN range(opens_n) AS k WHERE opens_n > 0`);
   // 0.5 % of the first opens shipped again a second later, the new copy flagged machine-made.
-  await chText(ch, `INSERT INTO mail_events (${EVENT_COLUMNS})
+  await insert((gen) => `INSERT INTO mail_events (${EVENT_COLUMNS})
     SELECT ${i}, 'open', NULL, received + toIntervalMillisecond(60000 + cityHash64(n, 18, 0) % 172680000), ${eventBase} + n * 8, ${common},
            NULL, ${ua}, IPv4NumToString(toUInt32(cityHash64(n, 5) % 4294967295)), 'privacy_proxy', now64(3, 'UTC') + toIntervalSecond(1)
-      FROM ${gen} WHERE opens_n > 0 AND cityHash64(n, 19) % 200 = 0`, params, settings);
+      FROM ${gen} WHERE opens_n > 0 AND cityHash64(n, 19) % 200 = 0`);
   // Complaints and unsubscribes, 1 hour to 2 days after reception.
   for (const [type, flag, k] of [['complaint', 'complained', 4], ['unsubscribe', 'unsubscribed', 5]] as const) {
-    await chText(ch, `INSERT INTO mail_events (${EVENT_COLUMNS})
+    await insert((gen) => `INSERT INTO mail_events (${EVENT_COLUMNS})
       SELECT ${i}, '${type}', NULL, received + toIntervalMillisecond(3600000 + cityHash64(n, 20 + ${k}) % 169200000), ${eventBase} + n * 8 + ${k}, ${common},
              NULL, '', '', '', now64(3, 'UTC')
-        FROM ${gen} WHERE ${flag}`, params, settings);
+        FROM ${gen} WHERE ${flag}`);
   }
   const eventsS = (performance.now() - t) / 1000;
   log(`providers: events in ${eventsS.toFixed(1)} s`);
