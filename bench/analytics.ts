@@ -8,7 +8,13 @@
  *    page_size 100, start_date/end_date spanning the 30 days, without filters and with one of
  *    sender_id, custom_group_code, subject;
  *  - GET /v1/activities/opens/export?group_by=none (csv, then json) over a range of ≈ 1 million
- *    opens: rows/s and the web process's RSS (/proc/<pid>/status VmRSS sampled every 100 ms).
+ *    opens: rows/s and the web process's RSS (/proc/<pid>/status VmRSS sampled every 100 ms);
+ *  - (issue 40) p50 / p95 of GET /v1/deliverability/providers and /providers/gmail/daily, the
+ *    default range and 30 days, without and with `domain`, over a mirror of 10 M mails of an
+ *    instance of its own (bench/analytics-providers.ts: the data, and the server's read rows per
+ *    query from system.query_log); in each cell the SQL of counts.ts before it was measured
+ *    (bench/deliverability-before.ts) is run beside the current one on the same data: same rows
+ *    (checked) and both timings.
  * In the same run, as comparisons:
  *  - (a) the same grouped queries on Postgres (the service's own embedded Postgres) over the same
  *    events, copied from ClickHouse with COPY into a table of the benchmark's own (bench_events,
@@ -34,10 +40,16 @@
  *   BENCH_POSTGRES=0          skip the Postgres comparison (and its load)
  *   BENCH_EXPORT_ROWS         opens the export range must hold at least (default 1000000)
  *   BENCH_EXPORT_RUNS         runs of each export variant (default 2)
+ *   BENCH_PARTS               which measurements to run, comma-separated, of listings (with the Postgres comparison),
+ *                             exports, providers (default all three); the listings' data is loaded in every case
+ *   BENCH_PROVIDER_MAILS      mails of the providers instance's mirror (default 10000000)
+ *   BENCH_PROVIDER_COMPARE_RUNS  runs of the old and the current SQL per providers cell, alternated (default 5)
  *   BENCH_WAIT_ENDPOINTS=S    if the activity endpoints answer 404, poll them up to S seconds
  *                             before measuring (they are optional: without them the bench
  *                             reports the ClickHouse-direct and Postgres figures only)
  *   BENCH_WAIT_IDLE=SECONDS   first wait (up to that long) for the shared machine to be idle
+ *   BENCH_HOLD_S=SECONDS      after the measurements, keep the service running that long (its ClickHouse URL is
+ *                             logged) to EXPLAIN queries by hand on the same data
  *   BENCH_KEEP_DATA=1         keep the temp DATA_DIR (printed) instead of deleting it
  *   BENCH_COMPARE_WITH=DIR    another checkout of the service, built (`npx tsc -p tsconfig.json` there),
  *                             e.g. a `git worktree` of the code before a change: its web process
@@ -50,7 +62,8 @@
  * The data: 10,000 messages of 100 recipients (1 M mails) received over the 30 days before
  * today (UTC), 5 senders, 20 campaigns (custom_group_code), 5 subjects; each mail gets 10 events
  * (70 % opens), each between 1 minute and 3 days after its reception; 8 % of opens are flagged
- * privacy_proxy and 3 % of clicks link_scanner. Every figure is a single sequential client on
+ * privacy_proxy and 3 % of clicks link_scanner; each mail has a provider (gmail 40 %, microsoft
+ * 15 %, yahoo 10 %, google_workspace 10 %, apple 5 %, other 20 %) on its events and mirror row. Every figure is a single sequential client on
  * loopback; the bench process, web, Postgres and ClickHouse share the same cores.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -71,6 +84,9 @@ import { freePort } from '../config/ports.js';
 import { readServices } from '../config/services-file.js';
 import { assertBuilt, checkStopped, cleanUp, cpuSnapshot, partsBetween, runBench, startService, stopService, type CpuSnapshot, type Service, type Stopped } from './service.js';
 import { benchTenant, verifiedDomain } from './fixtures.js';
+import { loadProviders, measureProviders, providersMarkdown, seedProviders, PROVIDER_MAILS, type ProviderCell, type ProvidersLoad } from './analytics-providers.js';
+import { createClickHouseClient } from '../analytics/client.js';
+import { loadavg } from './proc.js';
 import { coresBetween, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -98,6 +114,7 @@ const EXPORT_ROWS = intEnv('BENCH_EXPORT_ROWS', 1_000_000);
 const EXPORT_RUNS = intEnv('BENCH_EXPORT_RUNS', 2);
 const WAIT_ENDPOINTS_S = numEnv('BENCH_WAIT_ENDPOINTS', 0);
 const COMPARE_WITH = process.env.BENCH_COMPARE_WITH || undefined;
+const PARTS = new Set((process.env.BENCH_PARTS || 'listings,exports,providers').split(',').map((p) => p.trim()));
 const DAYS = 30;
 const NOISE_INSTANCES = 30;
 const SENDERS = 5;
@@ -106,6 +123,7 @@ const SUBJECTS = ['Weekly digest', 'Your order update', 'New arrivals this week'
 const PAGE_SIZE = 100;
 const RSS_SAMPLE_MS = 100;
 const MERGE_WAIT_MS = 180_000;
+const LOAD_CHUNK = 2_000_000;
 
 const TARGET_P95_MS = 150;
 const TARGET_SPEEDUP = 20;
@@ -231,7 +249,7 @@ async function seed(pool: Pool): Promise<Fixture> {
  * belongs to message `intDiv(mail, MAILS / MESSAGES)`; messages are received evenly over the
  * first DAYS - 3 days, and each event happens 1 minute to 3 days after its mail's reception.
  */
-function eventsSelect(opts: { instance: string; events: string; mails: string; prefix: string; eventIdBase: string }): string {
+function eventsSelect(opts: { instance: string; events: string; mails: string; prefix: string; eventIdBase: string; start?: number }): string {
   const perMessage = Math.max(1, Math.floor(MAILS / MESSAGES));
   const stepMs = Math.floor(((DAYS - 3) * 86_400_000) / MESSAGES);
   const spreadMs = 3 * 86_400_000 - 120_000;
@@ -245,6 +263,8 @@ SELECT
   concat('${opts.prefix}M', leftPad(toString(mail_n), 20, '0')) AS mail_id,
   concat('${opts.prefix}G', leftPad(toString(msg_n), 20, '0')) AS msg_id,
   concat('rcpt', toString(mail_n), '@inbox', toString(mail_n % 50), '.example.org') AS recipient,
+  multiIf(cityHash64(mail_n, 11) % 100 < 40, 'gmail', cityHash64(mail_n, 11) % 100 < 55, 'microsoft', cityHash64(mail_n, 11) % 100 < 65, 'yahoo',
+          cityHash64(mail_n, 11) % 100 < 75, 'google_workspace', cityHash64(mail_n, 11) % 100 < 80, 'apple', 'other') AS provider,
   CAST(arrayElement({senderIds:Array(UInt64)}, msg_n % ${SENDERS} + 1) AS Nullable(UInt64)) AS sender_id,
   CAST(arrayElement({senderEmails:Array(String)}, msg_n % ${SENDERS} + 1) AS Nullable(String)) AS sender,
   concat(arrayElement({subjects:Array(String)}, intDiv(msg_n, ${SENDERS}) % ${SUBJECTS.length} + 1), ' #', toString(msg_n)) AS subject,
@@ -265,12 +285,12 @@ FROM
 (
   SELECT number, number % ${opts.mails} AS mail_n, intDiv(mail_n, ${perMessage}) AS msg_n,
          toDateTime64({from:String}, 3, 'UTC') + toIntervalMillisecond(msg_n * ${stepMs}) AS received
-  FROM numbers(${opts.events})
+  FROM numbers(${opts.start ?? 0}, ${opts.events})
 )`;
 }
 
 const EVENT_COLUMNS =
-  'instance_id, event_type, status, occurred_at, event_id, mail_id, msg_id, recipient, sender_id, sender, subject, custom_msg_id, custom_group_code, mail_received_at, sent_at, url, user_agent, ip, machine, shipped_at';
+  'instance_id, event_type, status, occurred_at, event_id, mail_id, msg_id, recipient, provider, sender_id, sender, subject, custom_msg_id, custom_group_code, mail_received_at, sent_at, url, user_agent, ip, machine, shipped_at';
 
 interface Load {
   events_s: number;
@@ -304,7 +324,12 @@ async function loadClickHouse(ch: ClickHouse, f: Fixture): Promise<Load> {
   // foreground, so every row is on its shard before anything is measured (as the pump inserts).
   const settings = { max_insert_threads: 2, max_execution_time: 1200, distributed_foreground_insert: 1 };
   let t = performance.now();
-  await chText(ch, `INSERT INTO mail_events (${EVENT_COLUMNS}) ${eventsSelect({ instance: String(f.instanceId), events: String(EVENTS), mails: String(MAILS), prefix: '01JBA', eventIdBase: '1' })}`, params, settings);
+  // By chunks of LOAD_CHUNK events: one INSERT of 10 M on a busy machine can outlast fetch's 300 s
+  // wait for the answer's headers. Event `number` is the same in any chunking.
+  for (let start = 0; start < EVENTS; start += LOAD_CHUNK) {
+    const events = String(Math.min(LOAD_CHUNK, EVENTS - start));
+    await chText(ch, `INSERT INTO mail_events (${EVENT_COLUMNS}) ${eventsSelect({ instance: String(f.instanceId), events, mails: String(MAILS), prefix: '01JBA', eventIdBase: '1', start })}`, params, settings);
+  }
   const eventsS = (performance.now() - t) / 1000;
   log(`ClickHouse: ${fmt(EVENTS)} events of instance ${f.instanceId} inserted in ${eventsS.toFixed(1)} s`);
 
@@ -327,16 +352,18 @@ async function loadClickHouse(ch: ClickHouse, f: Fixture): Promise<Load> {
   }
   const noiseS = (performance.now() - t) / 1000;
 
-  // The mirror: one row per mail with its counts, as the pump's last snapshot would have it.
+  // The mirror: one row per mail with its counts, as the pump's last snapshot would have it; by
+  // slices of the mails (a hash of mail_id), for the same reason.
   t = performance.now();
-  await chText(
+  const slices = Math.max(1, Math.ceil(EVENTS / LOAD_CHUNK / 2));
+  for (let slice = 0; slice < slices; slice++) await chText(
     ch,
-    `INSERT INTO mails (instance_id, received_at, mail_id, msg_id, recipient, subject, sender_id, sender, status, bounce_class,
+    `INSERT INTO mails (instance_id, received_at, mail_id, msg_id, recipient, provider, subject, sender_id, sender, status, bounce_class,
                         opens, clicks, queued_at, sent_at, delay, custom_msg_id, custom_group_code, version)
-     SELECT instance_id, any(mail_received_at), mail_id, any(msg_id), any(recipient), any(subject), any(sender_id), any(sender), 3, '',
+     SELECT instance_id, any(mail_received_at), mail_id, any(msg_id), any(recipient), any(provider), any(subject), any(sender_id), any(sender), 3, '',
             countIf(event_type = 'open'), countIf(event_type = 'click'), any(mail_received_at) + toIntervalSecond(1), any(sent_at), 30,
             any(custom_msg_id), any(custom_group_code), toUInt64(toUnixTimestamp64Micro(now64(6)))
-       FROM mail_events
+       FROM mail_events WHERE cityHash64(mail_id) % ${slices} = ${slice}
       GROUP BY instance_id, mail_id`,
     {},
     { max_execution_time: 1200, distributed_foreground_insert: 1 },
@@ -981,7 +1008,7 @@ async function main(): Promise<void> {
     cpu['ClickHouse load'] = coresUsed(c0, cpuSnapshot(service));
     log(`ClickHouse load: ${JSON.stringify(load)}`);
     let pgLoad: PgLoad | undefined;
-    if (POSTGRES) {
+    if (POSTGRES && PARTS.has('listings')) {
       c0 = cpuSnapshot(service);
       pgLoad = await loadPostgres(services.postgres.url, ch, fx);
       cpu['Postgres load'] = coresUsed(c0, cpuSnapshot(service));
@@ -1011,7 +1038,7 @@ async function main(): Promise<void> {
     const filters = filtersOf(fx);
     c0 = cpuSnapshot(service);
     let httpMs = 0;
-    for (const kind of ['opens', 'clicks'] as const) {
+    for (const kind of PARTS.has('listings') ? (['opens', 'clicks'] as const) : []) {
       for (const groupBy of ['none', 'mail_id', 'msg_id'] as const) {
         for (const filter of filters) {
           const cell: Cell = { kind, group_by: groupBy, filter: filter.name, clickhouse: await measureClickHouse(ch, listingSql('ch', kind, groupBy, fx, filter), ITERATIONS) };
@@ -1045,7 +1072,7 @@ async function main(): Promise<void> {
       checks[`${c.kind} none ${c.filter}: total_items vs ClickHouse count`] = `${c.http!.total_items} vs ${c.clickhouse.count}`;
     }
 
-    if (POSTGRES) {
+    if (POSTGRES && PARTS.has('listings')) {
       c0 = cpuSnapshot(service);
       for (const cell of cells) {
         // Grouped cells without filter and with sender_id, and the ungrouped page without filter.
@@ -1063,7 +1090,7 @@ async function main(): Promise<void> {
     log(`export range ${day(range.start)}..${day(range.end)}: ${range.opens} opens`);
     const exports: ExportRun[] = [];
     c0 = cpuSnapshot(service);
-    for (let r = 0; r < EXPORT_RUNS; r++) {
+    for (let r = 0; r < (PARTS.has('exports') ? EXPORT_RUNS : 0); r++) {
       exports.push(await rawExport(ch, fx, range));
       if (endpoints.ok) {
         exports.push(await httpExport(service, fx, 'csv', range));
@@ -1076,8 +1103,33 @@ async function main(): Promise<void> {
       }
     }
     cpu['exports'] = coresUsed(c0, cpuSnapshot(service));
+
+    // Issue 40: the providers listing over a 10 M-mail mirror of its own instance, loaded only now
+    // so that the listings and exports above read the same tables as before it.
+    let providers: { load: ProvidersLoad; cells: ProviderCell[]; sample: unknown; machine: { before: number; after: number; loadavg: string } } | undefined;
+    if (PARTS.has('providers')) {
+      const pfx = await seedProviders(pool, fx.from, fx.to);
+      c0 = cpuSnapshot(service);
+      const pload = await loadProviders(ch, pfx);
+      cpu['providers load'] = coresUsed(c0, cpuSnapshot(service));
+      log(`providers load: ${JSON.stringify(pload)}`);
+      const client = createClickHouseClient(services.clickhouse.url, undefined, { requestTimeoutMs: 600_000 });
+      try {
+        const before = await machineLoad(2_000);
+        c0 = cpuSnapshot(service);
+        const measured = await measureProviders(ch, client, service, pfx);
+        cpu['providers cells'] = coresUsed(c0, cpuSnapshot(service));
+        providers = { load: pload, ...measured, machine: { before, after: await machineLoad(2_000), loadavg: loadavg() } };
+      } finally {
+        await client.close();
+      }
+    }
     const explain = await chText(ch, `EXPLAIN indexes = 1 ${listingSql('ch', 'opens', 'mail_id', fx, filters[0]!).page}`, {}, { prefer_column_name_to_alias: 1 });
     const loadAfter = await machineLoad(2_000);
+    if (intEnv('BENCH_HOLD_S', 0)) {
+      log(`holding the service ${intEnv('BENCH_HOLD_S', 0)} s: ClickHouse ${services.clickhouse.url}, web ${service.url}`);
+      await sleep(intEnv('BENCH_HOLD_S', 0) * 1000);
+    }
 
     const meta: Meta = {
       date: new Date().toISOString(),
@@ -1118,11 +1170,13 @@ async function main(): Promise<void> {
       cells,
       export_range: { start: day(range.start), end: day(range.end), opens: range.opens },
       exports,
+      providers: providers ? { mails: PROVIDER_MAILS, load: providers.load, cells: providers.cells, machine: providers.machine } : null,
       cpu,
       checks,
       stop: stopped,
     };
     process.stdout.write(markdown(meta, fx, load, pgLoad, cells, exports, range, cpu, endpoints));
+    if (providers) process.stdout.write(providersMarkdown(providers.load, providers.cells, providers.sample, providers.machine));
     process.stdout.write('\nClickHouse EXPLAIN indexes=1 of the opens group_by=mail_id page (no filter):\n```\n' + explain + '```\n');
     process.stdout.write('\n```json\n' + JSON.stringify(summary, null, 2) + '\n```\n');
     checkStopped(service, stopped);

@@ -93,25 +93,28 @@ export function mailCountsQuery(tenant: Tenant, range: DashboardRange, f: Counts
 }
 
 /**
- * Complaints, unsubscribes and human opens: each event once (GROUP BY event_id merges the copies
- * a re-shipped batch leaves), an open human when its newest copy carries no machine flag, as the
- * opens listing's count reads it (event-rows.ts). Three ranges of the key (instance, type, time).
+ * Complaints, unsubscribes and human opens: each event once, read with FINAL, which keeps each
+ * event's newest copy (the copies a re-shipped batch leaves share the whole sorting key,
+ * occurred_at and event_id included; the highest shipped_at wins): an open is human when that
+ * copy carries no machine flag, as the opens listing's count reads it (event-rows.ts). The keys
+ * are the same on every copy (provider and sender are the mail's, fixed at acceptance;
+ * occurred_at is in the key). Three ranges of the key (instance, type, time).
+ *
+ * FINAL, not `GROUP BY event_type, event_id` with argMax(machine, shipped_at) as before: the same
+ * rows (checked on bench/analytics's 10 M mails, 5.5 M opens), but a merge of sorted ranges
+ * instead of a hash table of every event: 0.6 s and 21 MiB against 22.7 s and 1.5 GiB there
+ * (docs/performance-history.md, issue 40).
  */
 export function eventCountsQuery(tenant: Tenant, range: DashboardRange, f: CountsFilter, keys: readonly CountKey[]): CheckedQuery {
   const where = narrowed(activityWhere(tenant, range, 'occurred_at'), f);
-  // Inner names of their own: `any(provider) AS provider` would make the alias its own argument.
-  const inner = keys.map((k) => `any(${keySql(k, 'occurred_at')}) AS k_${k}`);
-  const outer = keys.map((k) => `k_${k}`);
   return {
     name: 'deliverability.events',
-    sql: `SELECT ${[...keys.map((k) => `k_${k} AS ${k}`),
+    sql: `SELECT ${[...keys.map((k) => `${keySql(k, 'occurred_at')} AS ${k}`),
       `toUInt32(countIf(event_type = 'complaint')) AS complaints`,
       `toUInt32(countIf(event_type = 'unsubscribe')) AS unsubscribed`,
       `toUInt32(countIf(event_type = 'open')) AS opened`,
-      `toUInt32(countIf(event_type = 'open' AND newest_machine = '')) AS opened_human`].join(', ')}
-    FROM (SELECT ${[...inner, 'event_type', 'argMax(machine, shipped_at) AS newest_machine'].join(', ')}
-          FROM mail_events WHERE ${where.sql} AND event_type IN ('complaint', 'unsubscribe', 'open')
-          GROUP BY event_type, event_id)${keys.length ? ` GROUP BY ${outer.join(', ')}` : ''}`,
+      `toUInt32(countIf(event_type = 'open' AND machine = '')) AS opened_human`].join(', ')}
+    FROM mail_events FINAL WHERE ${where.sql} AND event_type IN ('complaint', 'unsubscribe', 'open')${keys.length ? ` GROUP BY ${keys.join(', ')}` : ''}`,
     params: { ...where.params, tz: range.tz },
     columns: [...texts(keys), ...numbers('complaints', 'unsubscribed', 'opened', 'opened_human')],
   };
