@@ -217,9 +217,10 @@ t.test('SMTP replies: 2xx sent, 4xx deferred, 5xx hard or soft by the reason (en
   t.equal(kind('550 5.1.1 user unknown'), 'bounced:hard');
   t.equal(kind('550 5.1.10 null MX'), 'bounced:hard');
   t.equal(kind('553 5.1.3 bad syntax'), 'bounced:hard');
-  // Terse "no such user" words with no command known: the reference analyser's `filtered` (soft);
-  // the send worker always knows the command (nodemailer's err.command, below).
-  t.equal(kind('550 5.0.0 no such user'), 'bounced:soft');
+  // "No such user" behind a bare 5.0.0, written by the refusing server itself: the reference
+  // analyser's userunknown, hard (issue 40; docs/bounces.md). Only a relay's quoted short reply
+  // stays filtered (test/bounce-sisimai-rules.test.ts).
+  t.equal(kind('550 5.0.0 no such user'), 'bounced:hard');
   t.equal(kind('501 5.5.4 invalid address'), 'bounced:soft');
   const atRcpt = (reply: string) => {
     const o = classifyReply({ ...parseSmtpReply(reply), command: 'RCPT' });

@@ -120,7 +120,6 @@ export function eventCountsQuery(tenant: Tenant, range: DashboardRange, f: Count
   };
 }
 
-
 /** The counts of the range, one entry per combination of the keys that has any; both queries side by side. */
 export async function countsBy(
   tenant: Tenant,
