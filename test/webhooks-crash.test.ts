@@ -13,7 +13,9 @@ import { verifies, type Received } from './helpers/webhook-receiver.js';
  *    by the next worker, in order per mail, and the log shows the interrupted attempt.
  */
 const { stack, dbs, receiver, a, api } = await startWebhookBench(t, 'webhookcrash', 'crash.example');
-const ENV = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1', WEBHOOK_TIMEOUT_SECONDS: '4' };
+// A timeout well past the moment the kill test's three attempts are all hanging: with 4 s, a loaded
+// host let the first attempt time out (finished, not interrupted) before the third arrived.
+const ENV = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '0,1,1,1,1', WEBHOOK_TIMEOUT_SECONDS: '12' };
 let worker = stack.spawnWorker(ENV);
 
 const signatures = (r: Received) => r.headers['webhook-signature']!.split(' ');
