@@ -10,6 +10,7 @@ import { waitFor } from './helpers/wait.js';
 import { startTestWeb } from './helpers/web.js';
 import { loadConfig } from '../config/config.js';
 import { PROVIDER_MX_QUEUE } from '../domain/job-queue.js';
+import { purgeRecipientDomains } from '../domain/mail/recipient-mx.js';
 import { PREFETCH_SECONDS } from '../domain/tracking/machine.js';
 import { providerMxJob } from '../workers/jobs/provider-mx.js';
 import { JOBS } from '../workers/jobs/index.js';
@@ -247,6 +248,20 @@ t.test('bad input is a clear 4xx, never a 500; the scope is mail:read', async (t
   t.equal((await api('/v1/deliverability/providers?start_date=2026-01-01&end_date=2026-12-31')).status, 422, 'over 92 days');
   t.equal((await api('/v1/deliverability/providers', noRead)).status, 403);
   t.equal((await jsonCall(url, 'GET', '/v1/deliverability/providers', undefined, {})).status, 401);
+});
+
+t.test('an expired verdict is still used, and its refresh queued once; verdicts unused 30 days after expiry are purged', async (t) => {
+  await pool.query(`UPDATE recipient_domains SET expires_at = now() - interval '1 minute' WHERE domain = 'acme-corp.com'`);
+  const [m1] = await send(a, `news@${a.slug}.example`, ['third@acme-corp.com']);
+  const [m2] = await send(a, `news@${a.slug}.example`, ['fourth@acme-corp.com']);
+  t.equal(await providerOfMail(m1!.mail_id), 'google_workspace', 'the expired verdict meanwhile');
+  t.equal(await providerOfMail(m2!.mail_id), 'google_workspace');
+  t.strictSame(await resolveQueued(), ['acme-corp.com'], 'one refresh for two sends');
+  const row = (await pool.query(`SELECT provider, refresh_wanted, expires_at > now() AS fresh FROM recipient_domains WHERE domain = 'acme-corp.com'`)).rows[0];
+  t.strictSame(row, { provider: 'google_workspace', refresh_wanted: false, fresh: true });
+  await pool.query(`UPDATE recipient_domains SET expires_at = now() - interval '31 days' WHERE domain = 'nomx.net'`);
+  t.equal(await purgeRecipientDomains(pool), 1);
+  t.strictSame((await pool.query('SELECT domain FROM recipient_domains ORDER BY 1')).rows.map((r) => r.domain), ['acme-corp.com', 'contoso.com']);
 });
 
 t.test('the resolve job is registered with the worker', async (t) => {

@@ -58,7 +58,8 @@ export function resolverLookups(servers: readonly string[] | undefined, opts: { 
   return {
     // A TXT record's character strings make one value (a 2048-bit key needs two of 255 bytes).
     txt: (name) => ask(async () => (await resolver.resolveTxt(name)).map((chunks) => chunks.join(''))),
-    mx: (name) => ask(async () => (await resolver.resolveMx(name)).map((m) => m.exchange)),
+    // Most preferred first (the provider attribution takes the first host it knows).
+    mx: (name) => ask(async () => (await resolver.resolveMx(name)).sort((a, b) => a.priority - b.priority).map((m) => m.exchange)),
   };
 }
 

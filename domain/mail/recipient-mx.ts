@@ -1,7 +1,7 @@
-import { promises as dnsPromises } from 'node:dns';
 import { providerOfMx } from '../../engines/providers/mx.js';
 import type { ProviderId } from '../../engines/providers/table.js';
 import type { Pool } from '../../sql/pool.js';
+import { DnsUnavailable, resolverLookups } from '../domains/dns-verify.js';
 
 /**
  * The worker's side of recipient_domains (sql/migrations/032_mail_providers.sql): look a domain's
@@ -19,18 +19,16 @@ export const RETRY_AFTER_SECONDS = 900;
 
 export type MxLookup = (domain: string) => Promise<{ kind: 'found'; hosts: string[] } | { kind: 'absent' } | { kind: 'unavailable' }>;
 
-const ABSENT = new Set(['ENOTFOUND', 'ENODATA']);
-
+/** MX lookups through the resolver domain verification uses (dns-verify.ts), one try of timeoutMs. */
 export function mxLookup(servers: readonly string[] | undefined, timeoutMs = 2_000): MxLookup {
-  const resolver = new dnsPromises.Resolver({ timeout: timeoutMs, tries: 1 });
-  if (servers?.length) resolver.setServers([...servers]);
+  const dns = resolverLookups(servers, { timeoutMs, tries: 1 });
   return async (domain) => {
     try {
-      const records = await resolver.resolveMx(domain);
-      // Most preferred first: providerOfMx takes the first host it knows.
-      return { kind: 'found', hosts: records.sort((a, b) => a.priority - b.priority).map((r) => r.exchange) };
+      const answer = await dns.mx(domain);
+      return answer.kind === 'found' ? { kind: 'found', hosts: answer.values } : answer;
     } catch (err) {
-      return ABSENT.has((err as NodeJS.ErrnoException).code ?? '') ? { kind: 'absent' } : { kind: 'unavailable' };
+      if (err instanceof DnsUnavailable) return { kind: 'unavailable' };
+      throw err;
     }
   };
 }
