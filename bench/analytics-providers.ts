@@ -10,7 +10,7 @@ import type { Tenant } from '../domain/tenancy/context.js';
 import type { Pool } from '../sql/pool.js';
 import { eventCountsQueryBefore, mailCountsQueryBefore } from './deliverability-before.js';
 import { benchTenant, verifiedDomain } from './fixtures.js';
-import { percentile, round, sleep } from './proc.js';
+import { percentile, round, sleep, timedRuns } from './proc.js';
 
 /**
  * bench/analytics's providers part (issue 40): GET /v1/deliverability/providers and
@@ -306,20 +306,8 @@ function stats(ms: number[]) {
   return { n: s.length, p50: round(percentile(s, 50), 1), p95: round(percentile(s, 95), 1), max: round(s[s.length - 1] ?? NaN, 1) };
 }
 
-async function timed<T>(call: () => Promise<T>): Promise<Array<{ ms: number; value: T }>> {
-  for (let i = 0; i < WARMUPS; i++) {
-    const t = performance.now();
-    await call();
-    if (performance.now() - t > 1_000) break;
-  }
-  const out: Array<{ ms: number; value: T }> = [];
-  const start = performance.now();
-  while (out.length < ITERATIONS && (out.length < MIN_RUNS || performance.now() - start < CELL_BUDGET_S * 1000)) {
-    const t = performance.now();
-    const value = await call();
-    out.push({ ms: performance.now() - t, value });
-  }
-  return out;
+function timed<T>(call: () => Promise<T>): Promise<Array<{ ms: number; value: T }>> {
+  return timedRuns(ITERATIONS, call, { warmups: WARMUPS, minRuns: MIN_RUNS, budgetS: CELL_BUDGET_S });
 }
 
 function canonical(rows: Array<Record<string, unknown>>): string {

@@ -87,7 +87,7 @@ import { benchTenant, verifiedDomain } from './fixtures.js';
 import { loadProviders, measureProviders, providersMarkdown, seedProviders, PROVIDER_MAILS, type ProviderCell, type ProvidersLoad } from './analytics-providers.js';
 import { createClickHouseClient } from '../analytics/client.js';
 import { loadavg } from './proc.js';
-import { coresBetween, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
+import { coresBetween, machineLoad, memoryMiB, percentile, round, sleep, timedRuns } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
   const v = Number(process.env[name]);
@@ -654,20 +654,8 @@ interface Cell {
  * Warm-ups (WARMUPS, or 1 when the first took over a second), then up to `runs` measured calls,
  * stopping once CELL_BUDGET_S of measured time has passed and MIN_RUNS are done.
  */
-async function timed<T>(runs: number, call: () => Promise<T>): Promise<Array<{ ms: number; value: T }>> {
-  for (let i = 0; i < WARMUPS; i++) {
-    const t = performance.now();
-    await call();
-    if (performance.now() - t > 1_000) break;
-  }
-  const out: Array<{ ms: number; value: T }> = [];
-  const start = performance.now();
-  while (out.length < runs && (out.length < MIN_RUNS || performance.now() - start < CELL_BUDGET_S * 1000)) {
-    const t = performance.now();
-    const value = await call();
-    out.push({ ms: performance.now() - t, value });
-  }
-  return out;
+function timed<T>(runs: number, call: () => Promise<T>): Promise<Array<{ ms: number; value: T }>> {
+  return timedRuns(runs, call, { warmups: WARMUPS, minRuns: MIN_RUNS, budgetS: CELL_BUDGET_S });
 }
 
 /**

@@ -98,3 +98,27 @@ export async function machineLoad(ms: number): Promise<number> {
   await sleep(ms);
   return round(coresBetween(a, machineJiffies()).busy, 2);
 }
+
+/**
+ * Times `call` up to `runs` times after up to `warmups` untimed calls (fewer when one takes over a
+ * second), stopping once `budgetS` of measured time has passed and `minRuns` are done.
+ */
+export async function timedRuns<T>(
+  runs: number,
+  call: () => Promise<T>,
+  opts: { warmups: number; minRuns: number; budgetS: number },
+): Promise<Array<{ ms: number; value: T }>> {
+  for (let i = 0; i < opts.warmups; i++) {
+    const t = performance.now();
+    await call();
+    if (performance.now() - t > 1_000) break;
+  }
+  const out: Array<{ ms: number; value: T }> = [];
+  const start = performance.now();
+  while (out.length < runs && (out.length < opts.minRuns || performance.now() - start < opts.budgetS * 1000)) {
+    const t = performance.now();
+    const value = await call();
+    out.push({ ms: performance.now() - t, value });
+  }
+  return out;
+}
