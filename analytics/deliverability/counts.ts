@@ -4,7 +4,7 @@ import type { Tenant } from '../../domain/tenancy/context.js';
 import { activityWhere, type Where } from '../activities/filters.js';
 import type { ResultColumn } from '../activities/query.js';
 import { readChecked, type CheckedQuery } from '../activities/rows.js';
-import { bucketSql, bySource, inBuckets, staleBucketsQuery, type BucketText } from './buckets.js';
+import { bucketSql, bySource, inBuckets, staleBucketsQuery, type BucketText, type CountSource } from './buckets.js';
 
 /**
  * The per-provider counts (docs/deliverability.md, "Figures"), each read where and as its listing
@@ -134,32 +134,33 @@ export function eventCountsQuery(tenant: Tenant, range: DashboardRange, f: Count
 }
 
 const COUNT_NAMES = Object.keys(zeroCounts()) as Array<keyof Counts>;
+/** The counts each source keeps (its row's other count arrays are empty). */
+export const SOURCE_COUNTS: Record<CountSource, ReadonlyArray<keyof Counts>> = {
+  received: ['sent', 'delivered', 'deferred', 'bounced_hard', 'bounced_soft'],
+  events: ['complaints', 'unsubscribed', 'opened', 'opened_human'],
+};
 
 /**
- * The kept counts of the range's buckets, but for the stale ones (counted live instead), summed
- * per combination of the keys: the arrays of each bucket's row side by side (ARRAY JOIN), the
- * newest row of each bucket (FINAL). A day is the local day its bucket begins in.
+ * One source's kept counts of the range's buckets, but for the stale ones (counted live
+ * instead), summed per combination of the keys: the arrays of each bucket's row side by side
+ * (ARRAY JOIN), the newest row of each bucket (FINAL). A day is the local day its bucket begins in.
  */
 export function keptCountsQuery(
   tenant: Tenant,
   range: DashboardRange,
   f: CountsFilter,
   keys: readonly CountKey[],
-  stale: Record<'received' | 'events', readonly BucketText[]>,
+  source: CountSource,
+  stale: readonly BucketText[],
 ): CheckedQuery {
   const conditions = [
     'instance_id = {instance_id:UInt64}',
+    'source = {source:String}',
     `bucket >= {from:DateTime64(3, 'UTC')}`,
     `bucket < {to:DateTime64(3, 'UTC')}`,
-    `NOT (source = 'received' AND bucket IN {stale_received:Array(DateTime('UTC'))})`,
-    `NOT (source = 'events' AND bucket IN {stale_events:Array(DateTime('UTC'))})`,
+    `bucket NOT IN {stale:Array(DateTime('UTC'))}`,
   ];
-  const params: Record<string, unknown> = {
-    ...activityWhere(tenant, range, 'received_at').params,
-    stale_received: stale.received,
-    stale_events: stale.events,
-    tz: range.tz,
-  };
+  const params: Record<string, unknown> = { ...activityWhere(tenant, range, 'received_at').params, source, stale, tz: range.tz };
   // The arrays' elements are named each_* and summed outside the subquery: beside a result
   // column of the same name ClickHouse reads the array itself.
   if (f.domain !== undefined) {
@@ -170,16 +171,17 @@ export function keptCountsQuery(
     conditions.push('each_provider = {provider:String}');
     params.provider = f.provider;
   }
+  const counts = SOURCE_COUNTS[source];
   const keyOf = (k: CountKey) => (k === 'day' ? `toString(toDate(bucket, {tz:String}))` : k === 'bucket' ? 'toString(bucket)' : `each_${k}`);
-  const each = ['provider', 'domain', ...COUNT_NAMES].map((n) => `${n} AS each_${n}`);
+  const each = ['provider', 'domain', ...counts];
   return {
-    name: 'deliverability.kept',
-    sql: `SELECT ${[...keys.map((k) => `${keyOf(k)} AS ${k}`), ...COUNT_NAMES.map((n) => `toUInt32(sum(each_${n})) AS ${n}`)].join(', ')}
-    FROM (SELECT bucket, ${each.map((e) => e.split(' AS ')[1]).join(', ')}
-            FROM provider_counts FINAL ARRAY JOIN ${each.join(', ')}
+    name: `deliverability.kept_${source}`,
+    sql: `SELECT ${[...keys.map((k) => `${keyOf(k)} AS ${k}`), ...counts.map((n) => `toUInt32(sum(each_${n})) AS ${n}`)].join(', ')}
+    FROM (SELECT bucket, ${each.map((n) => `each_${n}`).join(', ')}
+            FROM provider_counts FINAL ARRAY JOIN ${each.map((n) => `${n} AS each_${n}`).join(', ')}
            WHERE ${conditions.join(' AND ')})${keys.length ? ` GROUP BY ${keys.join(', ')}` : ''}`,
     params,
-    columns: [...texts(keys), ...numbers(...COUNT_NAMES)],
+    columns: [...texts(keys), ...numbers(...counts)],
   };
 }
 
@@ -197,7 +199,8 @@ export async function countsBy(
 ): Promise<KeyedCounts[]> {
   const stale = bySource(await readChecked(ch, staleBucketsQuery(tenant, range)));
   const parts = await Promise.all([
-    readChecked(ch, keptCountsQuery(tenant, range, f, keys, stale)),
+    readChecked(ch, keptCountsQuery(tenant, range, f, keys, 'received', stale.received)),
+    readChecked(ch, keptCountsQuery(tenant, range, f, keys, 'events', stale.events)),
     stale.received.length ? readChecked(ch, mailCountsQuery(tenant, range, f, keys, stale.received)) : [],
     stale.events.length ? readChecked(ch, eventCountsQuery(tenant, range, f, keys, stale.events)) : [],
   ]);

@@ -3,7 +3,7 @@ import type { DashboardRange } from '../../domain/panel/dashboard-range.js';
 import { readChecked } from '../activities/rows.js';
 import { pumpInsert } from '../mail-events.js';
 import type { BucketText, CountSource } from './buckets.js';
-import { eventCountsQuery, mailCountsQuery, zeroCounts, type Counts } from './counts.js';
+import { eventCountsQuery, mailCountsQuery, SOURCE_COUNTS } from './counts.js';
 
 /**
  * Keeps provider_counts current (analytics/migrations/010; docs/deliverability.md, "How the
@@ -44,20 +44,33 @@ interface Stale {
   marked: string;
 }
 
-/** The quiet stale buckets of every instance, oldest first. */
-async function quietStale(ch: ClickHouseClient, graceMs: number, limit: number): Promise<Stale[]> {
+// Where the last complete run left off (service_info, analytics/migrations/001).
+const SINCE_KEY = 'deliverability.rollup.since';
+// Read again each run: marks up to this much older than the last run's horizon, for inserts
+// marked before it that showed late.
+const SINCE_MARGIN_MS = 5 * 60_000;
+
+/**
+ * The quiet stale buckets of every instance, oldest first, among those marked after `since`:
+ * any bucket that went stale since the last complete run has a mark after it, so the marks of all
+ * time (96 buckets a day, per instance and source, for 3 months) are not grouped every minute.
+ * The kept counts are looked up by their key for those buckets only.
+ */
+async function quietStale(ch: ClickHouseClient, graceMs: number, limit: number, since: string): Promise<Stale[]> {
+  const recent = `SELECT instance_id, source, bucket, max(inserted_at) AS marked FROM count_marks
+      WHERE inserted_at > {since:DateTime64(3, 'UTC')} GROUP BY instance_id, source, bucket`;
   const rows = await readChecked(ch, {
     name: 'deliverability.rollup_stale',
     sql: `SELECT instance_id, source, toString(bucket) AS at, toString(marked) AS marked_at
-      FROM (SELECT instance_id, source, bucket, max(inserted_at) AS marked FROM count_marks
-             GROUP BY instance_id, source, bucket
-            HAVING marked < now64(3) - toIntervalMillisecond({grace:UInt32})) AS m
-      LEFT JOIN (SELECT instance_id, source, bucket, max(covered) AS covered FROM provider_counts GROUP BY instance_id, source, bucket) AS r
+      FROM (${recent} HAVING marked < now64(3) - toIntervalMillisecond({grace:UInt32})) AS m
+      LEFT JOIN (SELECT instance_id, source, bucket, max(covered) AS covered FROM provider_counts
+                  WHERE (instance_id, source, bucket) IN (SELECT instance_id, source, bucket FROM (${recent}))
+                  GROUP BY instance_id, source, bucket) AS r
       USING (instance_id, source, bucket)
       WHERE marked > covered
       ORDER BY bucket, instance_id, source
       LIMIT {limit:UInt32}`,
-    params: { grace: graceMs, limit: limit + 1 },
+    params: { grace: graceMs, limit: limit + 1, since },
     columns: [
       { name: 'instance_id', kind: 'number' },
       { name: 'source', kind: 'text' },
@@ -69,6 +82,13 @@ async function quietStale(ch: ClickHouseClient, graceMs: number, limit: number):
   return rows.map((r) => ({ instance_id: Number(r.instance_id), source: r.source as CountSource, bucket: String(r.at), marked: String(r.marked_at) }));
 }
 
+const EPOCH = '1970-01-01 00:00:00.000';
+
+async function textValue(ch: ClickHouseClient, sql: string, params: Record<string, unknown> = {}): Promise<string | undefined> {
+  const rows = await readChecked(ch, { name: 'deliverability.rollup_since', sql, params, columns: [{ name: 'value', kind: 'text' }] });
+  return rows[0] === undefined ? undefined : String(rows[0].value);
+}
+
 /** The whole UTC days around some buckets: the bounds the live queries take, narrowed to the buckets themselves. */
 function utcDays(buckets: readonly BucketText[]): DashboardRange {
   const first = buckets.reduce((a, b) => (a < b ? a : b)).slice(0, 10);
@@ -78,25 +98,24 @@ function utcDays(buckets: readonly BucketText[]): DashboardRange {
   return { start_date: first, end_date: last, tz: 'UTC', from, to, days: [] };
 }
 
-const COUNT_NAMES = Object.keys(zeroCounts()) as Array<keyof Counts>;
-
-/** Counts one instance's buckets of one source and replaces their rows. */
+/** Counts one instance's buckets of one source and replaces their rows (the source's count arrays filled, the others empty). */
 async function recount(ch: ClickHouseClient, source: CountSource, instanceId: number, stale: readonly Stale[]): Promise<void> {
   const buckets = stale.map((s) => s.bucket);
   // The queries need the instance and a zone; the slug is not read.
   const tenant = { instanceId, slug: '', tz: 'UTC' };
   const query = source === 'received' ? mailCountsQuery : eventCountsQuery;
   const rows = await readChecked(ch, query(tenant, utcDays(buckets), {}, ['bucket', 'provider', 'domain'], buckets));
+  const counts = SOURCE_COUNTS[source];
   const kept = new Map(stale.map((s) => [s.bucket, {
     instance_id: instanceId, source, bucket: s.bucket, covered: s.marked, provider: [] as string[], domain: [] as string[],
-    ...Object.fromEntries(COUNT_NAMES.map((n) => [n, [] as number[]])) as Record<keyof Counts, number[]>,
-  }]));
+    ...Object.fromEntries(counts.map((n) => [n, [] as number[]])),
+  } as Record<string, unknown> & { provider: string[]; domain: string[] }]));
   for (const r of rows) {
     const row = kept.get(String(r.bucket));
     if (!row) continue;
     row.provider.push(String(r.provider));
     row.domain.push(String(r.domain));
-    for (const n of COUNT_NAMES) row[n].push(Number(r[n] ?? 0));
+    for (const n of counts) (row[n] as number[]).push(Number(r[n] ?? 0));
   }
   await pumpInsert(ch, 'provider_counts', [...kept.values()], 'deliverability rollup');
 }
@@ -104,7 +123,12 @@ async function recount(ch: ClickHouseClient, source: CountSource, instanceId: nu
 /** One run: counts the quiet stale buckets, oldest first, up to maxBuckets. */
 export async function rollUpProviderCounts(ch: ClickHouseClient, opts: RollupOptions = {}): Promise<RollupRun> {
   const maxBuckets = opts.maxBuckets ?? 20_000;
-  const stale = await quietStale(ch, opts.graceMs ?? ROLLUP_GRACE_MS, maxBuckets);
+  const graceMs = opts.graceMs ?? ROLLUP_GRACE_MS;
+  const since = (await textValue(ch, 'SELECT value FROM service_info FINAL WHERE key = {key:String}', { key: SINCE_KEY })) ?? EPOCH;
+  // Taken before the marks are read: every bucket marked before it and not counted by this run is
+  // not quiet yet, so its newest mark is later than this, and the next run finds it.
+  const horizon = (await textValue(ch, 'SELECT toString(now64(3) - toIntervalMillisecond({back:UInt32})) AS value', { back: graceMs + SINCE_MARGIN_MS }))!;
+  const stale = await quietStale(ch, graceMs, maxBuckets, since);
   const now = stale.slice(0, maxBuckets);
   const groups = new Map<string, Stale[]>();
   for (const s of now) {
@@ -119,5 +143,8 @@ export async function rollUpProviderCounts(ch: ClickHouseClient, opts: RollupOpt
       await recount(ch, chunk[0]!.source, chunk[0]!.instance_id, chunk);
     }
   }
-  return { buckets: now.length, left: stale.length - now.length };
+  const left = stale.length - now.length;
+  // Only a complete run moves the horizon on: buckets left over are looked for again from the same point.
+  if (!left) await pumpInsert(ch, 'service_info', [{ key: SINCE_KEY, value: horizon, updated_at: horizon }], 'deliverability rollup');
+  return { buckets: now.length, left };
 }

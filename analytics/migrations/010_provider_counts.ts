@@ -15,7 +15,9 @@ import type { Migration } from './migration.js';
  * (provider, sending domain) in parallel arrays, and `covered`, the newest mark they include. A
  * bucket whose newest mark is later than its row's `covered` is read live instead
  * (docs/deliverability.md, "How the figures stay fast"). A recount replaces the bucket's row
- * whole (ReplacingMergeTree by covered), so a combination that disappeared does not linger.
+ * whole (ReplacingMergeTree by covered), so a combination that disappeared does not linger. Each
+ * source fills its own count arrays (received: sent to bounced_soft; events: complaints to
+ * opened_human) and leaves the others empty, so a read joins only the arrays it sums.
  *
  * Buckets of 15 minutes: every zone's offset today is a multiple of 15 minutes, so a local day
  * is a whole number of buckets and each bucket lies in one local day. Same TTL as the mirror.
@@ -50,7 +52,7 @@ export const migration: Migration = {
        bucket      DateTime('UTC'),
        covered     DateTime64(3, 'UTC'),
        provider    Array(LowCardinality(String)),
-       domain      Array(String),
+       domain      Array(LowCardinality(String)),
        ${COUNTS.map((c) => `${c} Array(UInt32)`).join(',\n       ')}
      )
      ENGINE = ReplacingMergeTree(covered)
