@@ -362,7 +362,7 @@ const FIELD_CODES = {
   url_credentials: ours('docs/webhooks.md'),
   url_not_public: ours('docs/webhooks.md, docs/security.md'),
   // forms (docs/forms.md)
-  'value_error.idempotency_key': ours('api/routes/forms.ts'),
+  'value_error.idempotency_key': ours('api/http/idempotency-key.ts'),
   'value_error.item_not_found': ours('domain/forms/definition.ts'),
   'value_error.field_not_found': ours('domain/forms/definition.ts'),
   'value_error.field_duplicated': ours('domain/forms/definition.ts'),

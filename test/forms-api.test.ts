@@ -7,7 +7,7 @@ import { createDataset } from '../domain/datasets/datasets.js';
 import { createField } from '../domain/fields/catalog.js';
 import { createForm, setFormActive } from '../domain/forms/definition.js';
 import { feedDataset } from '../domain/forms/feed.js';
-import { MAX_IDEMPOTENCY_KEY } from '../domain/forms/submit.js';
+import { MAX_IDEMPOTENCY_KEY } from '../domain/idempotency-key.js';
 import { sendSubmissionMail } from '../domain/forms/mails.js';
 import { setInstanceLimits } from '../domain/tenancy/instances.js';
 import { jobQueue } from '../workers/machinery/queue.js';
