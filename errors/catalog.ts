@@ -201,7 +201,7 @@ const CODES = {
   value_error: { status: 422, where: SPEC_422, ...CLI },
   invalid_document: { status: 422, where: SPEC_422, ...CLI },
   template_html_too_large: { status: 422, where: SPEC_422, ...CLI },
-  idempotency_key_reused: { status: 422, where: ours('docs/forms.md') },
+  idempotency_key_reused: { status: 422, where: ours('docs/forms.md, docs/sending.md') },
   // 429, 431, 500, 503
   rate_limit_exceeded: { status: 429, where: SPEC_LIST },
   request_header_fields_too_large: { status: 431, where: ours('docs/api-conventions.md, Errors') },
