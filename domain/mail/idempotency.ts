@@ -22,6 +22,11 @@ import { acceptSend, type AcceptanceClaim, type SendAccepted, type SendRequest }
 
 export type SendDoor = 'api' | 'smtp';
 
+/**
+ * Whose key: 'api' an Idempotency-Key (1-255 characters, checked by the route:
+ * api/http/idempotency-key.ts), 'smtp' a Message-ID as the message gives it (up to RFC 5322's
+ * 998 characters). The table's CHECK holds both bounds.
+ */
 export interface SendKey {
   door: SendDoor;
   key: string;
