@@ -54,7 +54,8 @@ const SINCE_MARGIN_MS = 5 * 60_000;
  * The quiet stale buckets of every instance, oldest first, among those marked after `since`:
  * any bucket that went stale since the last complete run has a mark after it, so the marks of all
  * time (96 buckets a day, per instance and source, for 3 months) are not grouped every minute.
- * The kept counts are looked up by their key for those buckets only.
+ * The kept counts are looked up by their key for those buckets only (GLOBAL: in cluster mode the
+ * set is made once from every shard's marks, not from each shard's own).
  */
 async function quietStale(ch: ClickHouseClient, graceMs: number, limit: number, since: string): Promise<Stale[]> {
   const recent = `SELECT instance_id, source, bucket, max(inserted_at) AS marked FROM count_marks
@@ -64,7 +65,7 @@ async function quietStale(ch: ClickHouseClient, graceMs: number, limit: number, 
     sql: `SELECT instance_id, source, toString(bucket) AS at, toString(marked) AS marked_at
       FROM (${recent} HAVING marked < now64(3) - toIntervalMillisecond({grace:UInt32})) AS m
       LEFT JOIN (SELECT instance_id, source, bucket, max(covered) AS covered FROM provider_counts
-                  WHERE (instance_id, source, bucket) IN (SELECT instance_id, source, bucket FROM (${recent}))
+                  WHERE (instance_id, source, bucket) GLOBAL IN (SELECT instance_id, source, bucket FROM (${recent}))
                   GROUP BY instance_id, source, bucket) AS r
       USING (instance_id, source, bucket)
       WHERE marked > covered
