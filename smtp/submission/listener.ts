@@ -13,6 +13,7 @@ import type { RenderLimits } from '../../config/defaults.js';
 import type { Pool } from '../../sql/pool.js';
 import { acceptSubmission, type Reply } from './accept.js';
 import { readSubmission } from './message.js';
+import { listenSmtp, readData, smtpReply } from '../listening.js';
 
 /**
  * The submission listener (RFC 6409): where programs that speak SMTP rather than the REST API
@@ -71,9 +72,8 @@ const REFUSED: Reply = { code: 535, text: '5.7.8 Authentication credentials inva
 const TLS_FIRST: Reply = { code: 530, text: '5.7.0 Must issue a STARTTLS command first' };
 const TEMPORARY: Reply = { code: 451, text: '4.3.0 Temporary local problem, try again later' };
 
-function smtpError(r: Reply): Error {
-  return Object.assign(new Error(r.text), { responseCode: r.code });
-}
+const smtpError = (r: Reply): Error => smtpReply(r.code, r.text);
+const TOO_LARGE: Reply = { code: 552, text: `5.3.4 Message exceeds the ${SUBMISSION_MAX_BYTES} bytes limit` };
 
 /** The connection object smtp-server makes for each client: only what is touched below. */
 interface Connection {
@@ -109,7 +109,7 @@ function ownReplies(c: Connection): void {
   const send = c.send.bind(c);
   c.send = (code, data, context) =>
     code === 552 && typeof data === 'string' && data.startsWith('Error: message exceeds fixed maximum message size')
-      ? send(552, `5.3.4 Message exceeds the ${SUBMISSION_MAX_BYTES} bytes limit`, false)
+      ? send(TOO_LARGE.code, TOO_LARGE.text, false)
       : send(code, data, context);
 }
 
@@ -162,7 +162,7 @@ export async function startSubmissionSmtp(opts: SubmissionSmtpOptions): Promise<
 
   const onMailFrom = (address: SMTPServerAddress, _session: SMTPServerSession, done: (err?: Error | null) => void) => {
     const declared = Number((address.args || {}).SIZE ?? 0);
-    if (declared > SUBMISSION_MAX_BYTES) return done(smtpError({ code: 552, text: `5.3.4 Message exceeds the ${SUBMISSION_MAX_BYTES} bytes limit` }));
+    if (declared > SUBMISSION_MAX_BYTES) return done(smtpError(TOO_LARGE));
     done();
   };
 
@@ -174,20 +174,12 @@ export async function startSubmissionSmtp(opts: SubmissionSmtpOptions): Promise<
   };
 
   const onData = (stream: SMTPServerDataStream, session: SMTPServerSession, done: (err?: Error | null, message?: string) => void) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    stream.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= SUBMISSION_MAX_BYTES) chunks.push(chunk);
-    });
-    // A connection cut during DATA destroys the stream: no 'end', nothing read, nothing accepted.
-    stream.once('error', () => {});
-    stream.once('end', () => {
-      if (stream.sizeExceeded || size > SUBMISSION_MAX_BYTES) return done(smtpError({ code: 552, text: `5.3.4 Message exceeds the ${SUBMISSION_MAX_BYTES} bytes limit` }));
+    // A connection cut during DATA ends in neither callback: nothing read, nothing accepted.
+    readData(stream, SUBMISSION_MAX_BYTES, (raw) => {
       const who = sessions.get(session.id);
       if (!who) return done(smtpError({ code: 530, text: '5.7.0 Authentication required' }));
       const recipients = session.envelope.rcptTo.map((r) => r.address);
-      const work = submit(who, Buffer.concat(chunks), recipients).then(
+      const work = submit(who, raw, recipients).then(
         (r) => {
           log.info({ instance: who.tenant.slug, keyId: who.keyId, recipients: recipients.length, code: r.code, reply: r.text }, 'submitted message answered');
           if (r.code === 250) done(null, r.text);
@@ -200,7 +192,7 @@ export async function startSubmissionSmtp(opts: SubmissionSmtpOptions): Promise<
       );
       inFlight.add(work);
       void work.finally(() => inFlight.delete(work));
-    });
+    }, () => done(smtpError(TOO_LARGE)));
   };
 
   async function submit(who: Authenticated, raw: Buffer, recipients: string[]): Promise<Reply> {
@@ -231,19 +223,10 @@ export async function startSubmissionSmtp(opts: SubmissionSmtpOptions): Promise<
   const servers: SMTPServer[] = [];
   const listen = async (server: SMTPServer, port: number, kind: string): Promise<number> => {
     server.on('error', (err) => log.warn({ err }, 'submission smtp error'));
-    await new Promise<void>((ready, fail) => {
-      const onError = (err: Error) => fail(err);
-      server.server.once('error', onError);
-      server.listen(port, host, () => {
-        server.server.off('error', onError);
-        ready();
-      });
-    });
+    const listening = await listenSmtp(server, port, host, 'submission smtp');
     servers.push(server);
-    const address = server.server.address();
-    if (!address || typeof address === 'string') throw new Error('submission smtp: no TCP address');
-    log.info({ host, port: address.port, kind }, 'submission smtp listening');
-    return address.port;
+    log.info({ host, port: listening, kind }, 'submission smtp listening');
+    return listening;
   };
   const port = opts.port === undefined ? undefined : await listen(new SubmissionServer({ ...common, secure: false }), opts.port, 'starttls');
   const tlsPort = opts.tlsPort === undefined ? undefined : await listen(new SubmissionServer({ ...common, secure: true }), opts.tlsPort, 'implicit tls');
