@@ -276,6 +276,14 @@ t.test('refusals: the reply a client understands, and nothing stored', async (t)
   d.close();
 });
 
+t.test('an address given twice in the envelope is one mail', async (t) => {
+  const d = await signedIn();
+  const before = await countOf(a);
+  t.match(await submitRaw(d, ['twice@example.org', 'Twice@example.org'], message('From: news@subm.example')), /^250 2\.0\.0 Ok: queued as /);
+  d.close();
+  t.same(await countOf(a), { messages: before.messages + 1, mails: before.mails + 1 });
+});
+
 t.test('sizes: SIZE= at MAIL FROM, a message too large at DATA, too many recipients', async (t) => {
   const d = await signedIn();
   const before = await countOf(a);

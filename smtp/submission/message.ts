@@ -142,7 +142,9 @@ export async function readSubmission(raw: Buffer, recipients: string[]): Promise
   // Display names from To and Cc; a Bcc header's names are not read (it is never carried).
   const named = new Map<string, string>();
   for (const a of [...names(parsed.to), ...names(parsed.cc)]) if (a.address && a.name) named.set(a.address.toLowerCase(), a.name);
-  const to = recipients.map((email) => {
+  // An address given twice in the envelope is one recipient (one mail), as an MTA delivers it once.
+  const unique = [...new Map(recipients.map((r) => [r.toLowerCase(), r])).values()];
+  const to = unique.map((email) => {
     const name = named.get(email.toLowerCase());
     return name ? { email, name: name.slice(0, 200) } : { email };
   });
