@@ -6,6 +6,7 @@ import nodemailer from 'nodemailer';
 import pino from 'pino';
 import t from 'tap';
 import { loadConfig } from '../config/config.js';
+import { freePort } from '../config/ports.js';
 import { DependencyUnavailable } from '../domain/errors.js';
 import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { keyRing } from '../domain/domains/key-encryption.js';
@@ -251,6 +252,21 @@ t.test('failed AUTH is limited per slug (from an address), in Postgres; other sl
   const { rows } = await dbs.pool.query("SELECT count(*)::int AS n FROM rate_limits WHERE key LIKE 'submission_auth_account_address:%'");
   t.ok(rows[0].n >= 1, 'counted in the shared table');
   t.equal(await transport(a.slug, a.key).verify(), true, 'another slug still authenticates');
+});
+
+t.test('the AUTH failure budget holds across two worker processes (one count in Postgres)', async (t) => {
+  // A second worker dyno as its own process, with its own submission port.
+  const port2 = await freePort();
+  stack.spawnWorker({ SUBMISSION_PORT: String(port2), SUBMISSION_TLS_CERT_FILE: cert.file, SUBMISSION_TLS_KEY_FILE: cert.file, SUBMISSION_AUTH_FAILURES_PER_ADDRESS: '100', SUBMISSION_AUTH_FAILURES_PER_SLUG: '3' });
+  await waitFor('the second worker listening', () => smtpDialog(port2).then((d) => (d.close(), true)).catch(() => undefined), { ms: 60_000, every: 100 });
+  const other = (user: string, pass: string) => transport(user, pass, { port: port2 });
+  const e = await makeTenant(dbs.pool, { scopes });
+  t.equal(await other(e.slug, e.key).verify(), true, 'the second worker authenticates');
+  const refused = async (tr: ReturnType<typeof transport>) => (await tr.verify().catch((err: any) => err))?.response;
+  t.equal(await refused(transport(e.slug, 'cartero_wrong1')), '535 5.7.8 Authentication credentials invalid', 'failure 1 on the first worker');
+  t.equal(await refused(other(e.slug, 'cartero_wrong2')), '535 5.7.8 Authentication credentials invalid', 'failure 2 on the second');
+  t.equal(await refused(transport(e.slug, 'cartero_wrong3')), '535 5.7.8 Authentication credentials invalid', 'failure 3 on the first');
+  t.equal(await refused(other(e.slug, e.key)), '535 5.7.8 Authentication credentials invalid', 'the second worker refuses the right key: it counted the first one\'s failures');
 });
 
 t.test('refusals: the reply a client understands, and nothing stored', async (t) => {
