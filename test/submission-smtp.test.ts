@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
@@ -15,7 +16,9 @@ import { revokeApiKey } from '../domain/tenancy/api-keys.js';
 import { startWorker } from '../runtime/worker.js';
 import { refusal } from '../smtp/submission/accept.js';
 import { selfSignedCertificate } from '../smtp/submission/certificate.js';
-import { SUBMISSION_MAX_BYTES, SUBMISSION_MAX_RECIPIENTS } from '../smtp/submission/listener.js';
+import { startSubmissionSmtp, SUBMISSION_MAX_BYTES, SUBMISSION_MAX_RECIPIENTS } from '../smtp/submission/listener.js';
+import { createPool } from '../sql/pool.js';
+import { jobQueue } from '../workers/machinery/queue.js';
 import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js';
 import { mailApi, storedOne, startSendStack, waitFor } from './helpers/send-stack.js';
 import { smtpDialog, type SmtpDialog } from './helpers/smtp-dialog.js';
@@ -357,7 +360,64 @@ t.test('a connection cut during DATA accepts nothing', async (t) => {
   t.equal(rows[0].n, 0);
 });
 
-t.test('Postgres unavailable during acceptance is 451 4.3.0, any other failure too (never a dropped connection)', async (t) => {
+t.test('Postgres unreachable at the end of DATA: 451 4.3.0, the connection kept, nothing accepted; the retry is taken', async (t) => {
+  // A listener of its own whose Postgres is reached through a TCP relay this test can cut.
+  const pg = new URL(dbs.databaseUrl);
+  const relay = await tcpRelay(pg.hostname, Number(pg.port));
+  const relayedUrl = Object.assign(new URL(dbs.databaseUrl), { port: String(relay.port) }).toString();
+  const pool = createPool(relayedUrl, { max: 2, application: 'submission-relay' });
+  t.teardown(() => pool.end());
+  const listener = await startSubmissionSmtp({
+    pool,
+    queue: jobQueue(relayedUrl),
+    logger: pino({ level: 'silent' }),
+    tlsPort: 0,
+    tls: { cert: ca, key: ca },
+    limits: loadConfig({}).submission,
+    render: loadConfig({}).render,
+  });
+  t.teardown(() => listener.close());
+  const d = await smtpDialog(listener.tlsPort!, { implicitTls: { ca } });
+  await d.reply();
+  await d.command('EHLO client.test');
+  t.match(await d.command(`AUTH PLAIN ${Buffer.from(`\0${a.slug}\0${a.key}`).toString('base64')}`), /^235/);
+  const before = await countOf(a);
+  await d.command('MAIL FROM:<app@client.test>');
+  await d.command('RCPT TO:<outage@example.org>');
+  t.match(await d.command('DATA'), /^354/);
+  d.write(message('From: news@subm.example').replace(/\n/g, '\r\n'));
+  relay.cut();
+  t.equal(await d.command('.'), '451 4.3.0 Temporary local problem, try again later');
+  t.same(await countOf(a), before, 'nothing accepted');
+  await relay.restore();
+  t.match(await submitRaw(d, ['outage@example.org'], message('From: news@subm.example')), /^250 2\.0\.0 Ok: queued as /, 'the same connection: the retry is accepted');
+  d.close();
+  t.same(await countOf(a), { messages: before.messages + 1, mails: before.mails + 1 });
   t.same(refusal(new DependencyUnavailable('postgres')), { code: 451, text: '4.3.0 Temporary local problem, try again later' });
-  t.same(refusal(new Error('boom')), { code: 451, text: '4.3.0 Temporary local problem, try again later' });
 });
+
+/** A TCP relay to host:port; `cut` closes it and every connection through it, `restore` listens again on the same port. */
+async function tcpRelay(host: string, port: number): Promise<{ port: number; cut(): void; restore(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(port, host);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => {});
+      s.on('close', () => (sockets.delete(s), client.destroy(), upstream.destroy()));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  const listen = (p: number) => new Promise<void>((ready) => server.listen(p, '127.0.0.1', ready));
+  await listen(0);
+  const relayPort = (server.address() as AddressInfo).port;
+  t.teardown(() => new Promise<void>((done) => (sockets.forEach((s) => s.destroy()), server.close(() => done()))));
+  return {
+    port: relayPort,
+    cut() {
+      server.close();
+      for (const s of sockets) s.destroy();
+    },
+    restore: () => listen(relayPort),
+  };
+}
