@@ -29,6 +29,10 @@ export const SHARDING_KEYS: Readonly<Record<string, string>> = {
   // FINAL merges the copies and a domain's sources are summed where they lie.
   dmarc_reports: 'cityHash64(instance_id, domain)',
   dmarc_records: 'cityHash64(instance_id, domain)',
+  // The per-provider counts (010): a bucket's row, and all its copies, on one shard, so FINAL
+  // keeps its newest; the marks are written by each node's views where their rows land.
+  count_marks: 'cityHash64(instance_id, source, bucket)',
+  provider_counts: 'cityHash64(instance_id, source, bucket)',
 };
 
 export const LOCAL_SUFFIX = '_local';

@@ -12,9 +12,10 @@
  *  - (issue 40) p50 / p95 of GET /v1/deliverability/providers and /providers/gmail/daily, the
  *    default range and 30 days, without and with `domain`, over a mirror of 10 M mails of an
  *    instance of its own (bench/analytics-providers.ts: the data, and the server's read rows per
- *    query from system.query_log); in each cell the SQL of counts.ts before it was measured
- *    (bench/deliverability-before.ts) is run beside the current one on the same data: same rows
- *    (checked) and both timings.
+ *    query from system.query_log); in each cell, counting live (every mail's newest snapshot: the
+ *    code before the kept counts of analytics/deliverability/rollup.ts) is run beside the kept
+ *    counts on the same data: same rows (checked) and both timings. The kept counts are those the
+ *    worker's minute job made after the load (the time it took is reported).
  * In the same run, as comparisons:
  *  - (a) the same grouped queries on Postgres (the service's own embedded Postgres) over the same
  *    events, copied from ClickHouse with COPY into a table of the benchmark's own (bench_events,

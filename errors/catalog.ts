@@ -201,7 +201,7 @@ const CODES = {
   value_error: { status: 422, where: SPEC_422, ...CLI },
   invalid_document: { status: 422, where: SPEC_422, ...CLI },
   template_html_too_large: { status: 422, where: SPEC_422, ...CLI },
-  idempotency_key_reused: { status: 422, where: ours('docs/forms.md') },
+  idempotency_key_reused: { status: 422, where: ours('docs/forms.md, docs/sending.md') },
   // 429, 431, 500, 503
   rate_limit_exceeded: { status: 429, where: SPEC_LIST },
   request_header_fields_too_large: { status: 431, where: ours('docs/api-conventions.md, Errors') },
@@ -362,7 +362,7 @@ const FIELD_CODES = {
   url_credentials: ours('docs/webhooks.md'),
   url_not_public: ours('docs/webhooks.md, docs/security.md'),
   // forms (docs/forms.md)
-  'value_error.idempotency_key': ours('api/routes/forms.ts'),
+  'value_error.idempotency_key': ours('api/http/idempotency-key.ts'),
   'value_error.item_not_found': ours('domain/forms/definition.ts'),
   'value_error.field_not_found': ours('domain/forms/definition.ts'),
   'value_error.field_duplicated': ours('domain/forms/definition.ts'),

@@ -9,6 +9,11 @@ import { FAST_RETRIES, mailApi } from './helpers/send-stack.js';
 import { waitFor } from './helpers/wait.js';
 import { startTestWeb } from './helpers/web.js';
 import { loadConfig } from '../config/config.js';
+import { readChecked } from '../analytics/activities/rows.js';
+import { staleBucketsQuery } from '../analytics/deliverability/buckets.js';
+import { rollUpProviderCounts } from '../analytics/deliverability/rollup.js';
+import { createClickHouseClient } from '../analytics/client.js';
+import { dashboardRange } from '../domain/panel/dashboard-range.js';
 import { PROVIDER_MX_QUEUE } from '../domain/job-queue.js';
 import { purgeRecipientDomains } from '../domain/mail/recipient-mx.js';
 import { PREFETCH_SECONDS } from '../domain/tracking/machine.js';
@@ -248,6 +253,49 @@ t.test('bad input is a clear 4xx, never a 500; the scope is mail:read', async (t
   t.equal((await api('/v1/deliverability/providers?start_date=2026-01-01&end_date=2026-12-31')).status, 422, 'over 92 days');
   t.equal((await api('/v1/deliverability/providers', noRead)).status, 403);
   t.equal((await jsonCall(url, 'GET', '/v1/deliverability/providers', undefined, {})).status, 401);
+});
+
+t.test('kept counts (provider_counts): the same figures once counted, a changed bucket read live until counted again', async (t) => {
+  const ch = createClickHouseClient(dbs.clickhouseUrl);
+  t.teardown(() => ch.close());
+  const paths = ['/v1/deliverability/providers', `/v1/deliverability/providers?domain=alt-${a.slug}.example`, '/v1/deliverability/providers/yahoo/daily'];
+  const answers = async () => Promise.all(paths.map(async (p) => (await api(p)).body));
+  const live = await answers();
+  const range = dashboardRange({}, null);
+  const stale = async () => (await readChecked(ch, staleBucketsQuery(a.tenant, range))).length;
+  t.ok(await stale() > 0, 'nothing counted yet: every bucket is read live');
+
+  const run = await rollUpProviderCounts(ch, { graceMs: 0 });
+  t.ok(run.buckets > 0, `${run.buckets} buckets counted`);
+  t.equal(await stale(), 0, 'every bucket of the range is kept');
+  t.strictSame(await answers(), live, 'the kept counts give the same answers as counting live');
+
+  // The kept rows are what is read: a forged row (newer than any mark) shows through, and goes.
+  const [bucket] = (await readChecked(ch, {
+    name: 'test', sql: `SELECT toString(bucket) AS at FROM provider_counts WHERE instance_id = {i:UInt64} AND source = 'received' LIMIT 1`,
+    params: { i: a.tenant.instanceId }, columns: [{ name: 'at', kind: 'text' }],
+  })).map((r) => String(r.at));
+  const zeros = { delivered: [0], deferred: [0], bounced_hard: [0], bounced_soft: [0], complaints: [0], unsubscribed: [0], opened: [0], opened_human: [0] };
+  await ch.insert({ table: 'provider_counts', format: 'JSONEachRow', values: [{
+    instance_id: a.tenant.instanceId, source: 'received', bucket, covered: '2100-01-01 00:00:00.000', provider: ['gmail'], domain: ['forged.example'], sent: [1000], ...zeros,
+  }] });
+  const forged = (await api('/v1/deliverability/providers')).body.data.find((r: any) => r.provider === 'gmail');
+  t.equal(forged.sent, 1000, 'the newest row of the bucket replaces its counts');
+  await ch.command({ query: `DELETE FROM provider_counts WHERE covered > '2099-01-01'` });
+  t.strictSame(await answers(), live);
+
+  // A new open changes an old mail's snapshot (its opens) and adds an event: both buckets are stale
+  // and counted live, equal to the listings, until the next run counts them.
+  await open('reader@outlook.com', BROWSER);
+  await waitFor('the open shipped', async () => ((await pool.query(`SELECT count(*)::int AS n FROM event_outbox WHERE stage < 2`)).rows[0].n === 0 ? true : undefined));
+  t.ok(await stale() > 0, 'the changed buckets are stale');
+  const changed = await api('/v1/deliverability/providers');
+  const listed = await listingFigures(a, { start_date: changed.body.start_date, end_date: changed.body.end_date, tz: changed.body.tz });
+  t.equal(changed.body.data.find((r: any) => r.provider === 'microsoft').opened, listed.get('microsoft').opened, 'the new open counted, live');
+  t.equal(listed.get('microsoft').opened, live[0].data.find((r: any) => r.provider === 'microsoft').opened + 1);
+  await rollUpProviderCounts(ch, { graceMs: 0 });
+  t.equal(await stale(), 0);
+  t.strictSame((await api('/v1/deliverability/providers')).body, changed.body, 'counted again: the same answer');
 });
 
 t.test('an expired verdict is still used, and its refresh queued once; verdicts unused 30 days after expiry are purged', async (t) => {

@@ -5,9 +5,9 @@ import { createPurpose } from '../domain/consent/purposes.js';
 import { addTermVersion, createTerm, setCurrentVersion, setTermActive } from '../domain/consent/terms.js';
 import { createDataset } from '../domain/datasets/datasets.js';
 import { createField } from '../domain/fields/catalog.js';
-import { createForm, setFormActive } from '../domain/forms/definition.js';
+import { createForm, setFormActive, updateForm } from '../domain/forms/definition.js';
 import { feedDataset } from '../domain/forms/feed.js';
-import { MAX_IDEMPOTENCY_KEY } from '../domain/forms/submit.js';
+import { MAX_IDEMPOTENCY_KEY } from '../domain/idempotency-key.js';
 import { sendSubmissionMail } from '../domain/forms/mails.js';
 import { setInstanceLimits } from '../domain/tenancy/instances.js';
 import { jobQueue } from '../workers/machinery/queue.js';
@@ -17,7 +17,7 @@ import { mailApi, readMailbox, startSendStack, waitFor } from './helpers/send-st
 /**
  * Forms (issue 15) over HTTP, end to end: GET /v1/forms and its filters, the submission rules
  * (every error code, several at once in one 422), idempotency (retry, reuse, 20 concurrent
- * duplicates), a deactivated form, the double confirmation read from the real mailbox and
+ * duplicates, a retry after the form changed), a deactivated form, the double confirmation read from the real mailbox and
  * followed (then the resolver allows and the dataset has the contact), the auto-reply and team
  * notice of a form without confirmation, and the plan quota counting every mail generated.
  */
@@ -335,4 +335,56 @@ t.test('the OpenAPI document declares the Idempotency-Key header with its bounds
   t.match(header, { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY } });
   const tooLong = await submit(instant.id, { items: [] }, 'k'.repeat(MAX_IDEMPOTENCY_KEY + 1));
   t.same([tooLong.status, tooLong.body.errors[0].code], [422, 'value_error.idempotency_key'], 'a longer key is refused as the document says');
+});
+
+t.test('a retry answers the original 200 even after the form changed: a new term version, a field item removed, an item made required', async (t) => {
+  const term = await createTerm(a.tenant, pool, { name: 'Retry terms', type: 'marketing', purposeIds: [N], channels: ['mail'] });
+  await addTermVersion(a.tenant, pool, term.id, { version: '1', body: 'First wording.' });
+  await setCurrentVersion(a.tenant, pool, term.id, '1');
+  const shownVersion = (await pool.query('SELECT id FROM consent_term_versions WHERE term_id = $1', [term.id])).rows[0].id as number;
+  const definition = {
+    name: 'Retry after change', kind: 'advanced' as const, type: 'registration' as const, auto_reply_sender_id: senderId!,
+    items: [
+      { type: 'field' as const, field_key: 'email', required: true },
+      { type: 'field' as const, field_key: 'first_name' },
+      { type: 'field' as const, field_key: 'age' },
+      { type: 'consent' as const, term_id: term.id },
+    ],
+  };
+  const form = await createForm(a.tenant, pool, definition);
+  const [emailItem, nameItem, ageItem, consentItem] = form.items.map((i) => i.id) as [number, number, number, number];
+  const body = {
+    items: [
+      { item_id: emailItem, value: 'retry@example.org' },
+      { item_id: nameItem, value: null },
+      { item_id: ageItem, value: 41 },
+      { item_id: consentItem, value: true, term_version_id: shownVersion },
+    ],
+  };
+  const first = await submit(form.id, body, 'retry-after-change');
+  t.equal(first.status, 201);
+
+  // The form changes three ways, each of which refuses that body now.
+  await addTermVersion(a.tenant, pool, term.id, { version: '2', body: 'New wording.' });
+  await setCurrentVersion(a.tenant, pool, term.id, '2');
+  await updateForm(a.tenant, pool, form.id, {
+    ...definition,
+    items: [
+      { id: emailItem, type: 'field', field_key: 'email', required: true },
+      { id: nameItem, type: 'field', field_key: 'first_name', required: true },
+      { id: consentItem, type: 'consent', term_id: term.id },
+    ],
+  });
+  const control = await submit(form.id, body, 'retry-after-change-new');
+  t.equal(control.status, 422, 'control: the same body under a new key is refused now');
+  t.same(
+    control.body.errors.map((e: any) => e.code).sort(),
+    ['consent_term_version_stale', 'field_value_missing', 'item_unknown'],
+    'a new term version, an item made required, a field item removed',
+  );
+
+  const retry = await submit(form.id, { ...body, ip_address: '198.51.100.7' }, 'retry-after-change');
+  t.equal(retry.status, 200, 'the retry is answered as the first call was');
+  t.same(retry.body, first.body, 'the original body: same id and status');
+  t.equal((await pool.query('SELECT count(*)::int AS n FROM form_submissions WHERE form_id = $1', [form.id])).rows[0].n, 1, 'nothing new recorded');
 });

@@ -27,6 +27,7 @@ const QUEUE_NAMES = [
   'consent.confirmation-mail',
   'consent.expire-pending',
   'deliverability.alerts',
+  'deliverability.rollup',
   'domains.verify-dns',
   'form.dataset-feed',
   'form.submission-mail',

@@ -7,9 +7,10 @@ import { migration as bounceReason } from './006_bounce_reason.js';
 import { migration as humanCounts } from './007_human_counts.js';
 import { migration as dmarcReports } from './008_dmarc_reports.js';
 import { migration as providers } from './009_providers.js';
+import { migration as providerCounts } from './010_provider_counts.js';
 import type { Migration } from './migration.js';
 
 export type { Migration };
 
 /** Applied in this order; append only. A released migration is never edited, only followed. */
-export const migrations: readonly Migration[] = [init, mailEvents, mailsMirror, eventsByMessage, eventsByGroup, bounceReason, humanCounts, dmarcReports, providers];
+export const migrations: readonly Migration[] = [init, mailEvents, mailsMirror, eventsByMessage, eventsByGroup, bounceReason, humanCounts, dmarcReports, providers, providerCounts];

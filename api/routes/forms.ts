@@ -1,6 +1,7 @@
-import { NotFoundError, ValidationFailed } from '../../domain/errors.js';
+import { NotFoundError } from '../../domain/errors.js';
 import { FORM_KINDS, FORM_TYPES, getForm, listForms } from '../../domain/forms/read.js';
-import { MAX_IDEMPOTENCY_KEY, submitForm, type SubmissionInput } from '../../domain/forms/submit.js';
+import { submitForm, type SubmissionInput } from '../../domain/forms/submit.js';
+import { idempotencyKey, idempotencyKeyHeader } from '../http/idempotency-key.js';
 import { defineRoute } from '../http/route.js';
 import { listRoute, readRoute } from './reads.js';
 import { paginationQuery, resourceId } from '../schemas/common.js';
@@ -14,24 +15,6 @@ import { TAGS } from './tags.js';
  */
 
 const formId = { id: { ...resourceId, description: 'The form id.' } };
-
-const idempotencyKeyHeader = {
-  type: 'string',
-  minLength: 1,
-  maxLength: MAX_IDEMPOTENCY_KEY,
-  description: 'Optional. The same submission sent again under this key answers 200 with the original body and creates nothing (scoped to the form).',
-} as const;
-
-/** Idempotency-Key, read from the request (its bounds are idempotencyKeyHeader's, in the OpenAPI document). */
-function idempotencyKey(raw: string | undefined): string | undefined {
-  if (raw === undefined) return undefined;
-  if (raw.length < 1 || raw.length > MAX_IDEMPOTENCY_KEY) {
-    throw new ValidationFailed([
-      { pointer: '', code: 'value_error.idempotency_key', message: `The Idempotency-Key header must have 1 to ${MAX_IDEMPOTENCY_KEY} characters`, params: { max_length: MAX_IDEMPOTENCY_KEY } },
-    ]);
-  }
-  return raw;
-}
 
 export const formRoutes = [
   listRoute({
@@ -87,7 +70,11 @@ export const formRoutes = [
     tag: TAGS.forms,
     auth: { kind: 'api_key', scope: 'form:write' },
     params: formId,
-    requestHeaders: { 'Idempotency-Key': idempotencyKeyHeader },
+    requestHeaders: {
+      'Idempotency-Key': idempotencyKeyHeader(
+        'Optional. The same submission sent again under this key answers 200 with the original body and creates nothing (scoped to the form).',
+      ),
+    },
     body: submissionBodySchema,
     success: { status: 201, description: 'The new submission', schema: submissionResultSchema },
     alsoAnswers: { 200: { description: 'A retry under the same Idempotency-Key: the original body', body: 'success' } },

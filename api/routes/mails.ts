@@ -1,6 +1,8 @@
 import { acceptSend } from '../../domain/mail/accept.js';
+import { acceptSendOnce } from '../../domain/mail/idempotency.js';
 import { getMail, listMailLogs, listMails } from '../../domain/mail/mails.js';
 import type { PageRequest } from '../../domain/pagination.js';
+import { idempotencyKey, idempotencyKeyHeader } from '../http/idempotency-key.js';
 import { defineRoute } from '../http/route.js';
 import { listRoute, readRoute } from './reads.js';
 import { collectionSchema, paginationQuery } from '../schemas/common.js';
@@ -19,14 +21,26 @@ export const mailRoutes = [
     description:
       'Accepted whole or not at all: one Mail per recipient (status 1 received) sharing one msg_id, sent by the workers. ' +
       'Recipients with a restriction in force, or without consent when the sender requires it, are dropped (status 4) ' +
-      'and never contacted; mails over the monthly quota wait on hold (status 7).',
+      'and never contacted; mails over the monthly quota wait on hold (status 7). ' +
+      'Optional header Idempotency-Key (1-255 characters, scoped to the instance, kept 24 hours): the same body again under the key ' +
+      'answers the first 202 (same msg_id and mails) and sends nothing, even if the sender or template changed since; another body ' +
+      'under the key is 422 idempotency_key_reused.',
     tag: TAGS.mails,
     auth: { kind: 'api_key', scope: 'mail:send' },
+    requestHeaders: {
+      'Idempotency-Key': idempotencyKeyHeader(
+        'Optional. The same body sent again under this key within 24 hours answers the first 202 and sends nothing (scoped to the instance).',
+      ),
+    },
     body: sendBodySchema,
     maxBodyBytes: 10 * 1024 * 1024,
     success: { status: 202, description: 'Accepted', schema: sendAcceptedSchema },
     errors: [404, 409, 413, 429],
-    handler: ({ tenant, body, deps }) => acceptSend(tenant, deps.pool, deps.queue, body, deps.config.render),
+    handler: async ({ tenant, body, deps }, res) => {
+      const key = idempotencyKey(res.req.get('Idempotency-Key'));
+      if (key === undefined) return acceptSend(tenant, deps.pool, deps.queue, body, deps.config.render);
+      return (await acceptSendOnce(tenant, deps.pool, deps.queue, body, { door: 'api', key }, deps.config.render)).accepted;
+    },
   }),
   listRoute({
     path: '/v1/mails',

@@ -1,6 +1,5 @@
 import { MAX_PROOF_USER_AGENT } from '../../domain/consent/events.js';
 import { FORM_ITEM_TYPES, FORM_KINDS, FORM_TYPES } from '../../domain/forms/read.js';
-import { MAX_IDEMPOTENCY_KEY } from '../../domain/forms/submit.js';
 import type { JsonSchema } from '../../domain/validation.js';
 import { closedObject, dateTime, resourceId as id } from './common.js';
 import { formChannelSchema as channel, settingsSchema } from '../../domain/forms/definition-schema.js';
@@ -74,5 +73,3 @@ export const submissionResultSchema: JsonSchema = closedObject({
   id: { type: 'integer' },
   status: { type: 'string', enum: ['confirmed', 'pending'], description: 'pending: the confirmation mail is on its way and the consents are not in force until confirmed.' },
 });
-
-export const idempotencyKeySchema: JsonSchema = { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY };

@@ -61,9 +61,6 @@ export interface SubmissionResult {
   body: { id: number; status: SubmissionStatus };
 }
 
-/** Longest Idempotency-Key (the column's CHECK). */
-export const MAX_IDEMPOTENCY_KEY = 255;
-
 interface TermState {
   is_active: boolean;
   purpose_ids: number[];

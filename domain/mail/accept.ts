@@ -1,5 +1,5 @@
 import { assertSandboxRecipients } from '../domains/sandbox.js';
-import type { Pool } from '../../sql/pool.js';
+import type { Client, Pool } from '../../sql/pool.js';
 import { RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
 import { SEND_MAIL_QUEUE, type JobQueue, type SendMailJob } from '../job-queue.js';
 import type { Tenant } from '../tenancy/context.js';
@@ -155,6 +155,17 @@ function renderForAcceptance(req: SendRequest, content: SendContent): string[] {
 }
 
 /**
+ * A claim held by the acceptance's own transaction (domain/mail/idempotency.ts's key): taken
+ * first, before any gate, so a concurrent duplicate waits for this transaction and then answers
+ * as a retry; settled with the answer once everything is written. Throwing from either rolls the
+ * whole send back.
+ */
+export interface AcceptanceClaim {
+  take(c: Client): Promise<void>;
+  settle(c: Client, accepted: SendAccepted): Promise<void>;
+}
+
+/**
  * Accept a send: one messages row, one mails row per recipient (status 1 received, a shared
  * msg_id) with its first log row, and one send job per mail, all in one transaction, so the
  * send is accepted whole or not at all. Gates that depend on the recipient (restrictions,
@@ -166,6 +177,7 @@ export async function acceptSend(
   queue: JobQueue,
   req: SendRequest,
   limits: Pick<RenderLimits, 'maxBodyBytes'> = RENDER_LIMITS,
+  claim?: AcceptanceClaim,
 ): Promise<SendAccepted> {
   let content: SendContent;
   if (req.template_id === undefined) {
@@ -184,6 +196,7 @@ export async function acceptSend(
   const subjects = renderForAcceptance(req, content);
 
   return withTenant(pool, tenant, async (c) => {
+    await claim?.take(c);
     const sender = (
       await c.query<{ id: number; name: string; email_address: string; is_verified: boolean; is_sandbox: boolean; is_consent_required: boolean }>(
         `SELECT s.id, s.name, s.email_address, d.is_verified, d.is_sandbox, s.is_consent_required
@@ -243,6 +256,11 @@ export async function acceptSend(
         req.to.map((r) => JSON.stringify(r.variables ?? {})), subjects, recipients.providers,
       ],
     );
+    const accepted: SendAccepted = {
+      msg_id: msgId,
+      mails: mailIds.map((mail_id, i) => ({ mail_id, to: req.to[i]!.email.toLowerCase(), status: MailStatus.received })),
+    };
+    await claim?.settle(c, accepted);
     // Last in the transaction: the insert leaves the tenant role (see workers/machinery/queue.ts).
     await queue.insert(
       c,
@@ -251,10 +269,7 @@ export async function acceptSend(
         ...recipients.jobs,
       ],
     );
-    return {
-      msg_id: msgId,
-      mails: mailIds.map((mail_id, i) => ({ mail_id, to: req.to[i]!.email.toLowerCase(), status: MailStatus.received })),
-    };
+    return accepted;
   });
 }
 

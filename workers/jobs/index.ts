@@ -2,6 +2,7 @@ import { queuePolicy, type JobDefinition, type QueuePolicy, type QueueSettings }
 import { consentConfirmationMailJob } from './consent-confirmation-mail.js';
 import { consentExpiryJob } from './consent-expiry.js';
 import { deliverabilityAlertsJob } from './deliverability-alerts.js';
+import { deliverabilityRollupJob } from './deliverability-rollup.js';
 import { domainVerifyJob } from './domain-verify.js';
 import { formDatasetFeedJob } from './form-dataset-feed.js';
 import { formSubmissionMailJob } from './form-submission-mail.js';
@@ -36,6 +37,7 @@ export const JOBS: ReadonlyArray<JobDefinition<any>> = [
   domainVerifyJob,
   providerMxJob,
   deliverabilityAlertsJob,
+  deliverabilityRollupJob,
   webhookDeliverJob,
   webhookHousekeepingJob,
   webhookSweepJob,

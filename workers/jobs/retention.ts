@@ -1,11 +1,13 @@
 import { purgeDeliverabilityAlerts } from '../../domain/deliverability/alerts.js';
+import { purgeSendKeys } from '../../domain/mail/idempotency.js';
 import { purgeRecipientDomains } from '../../domain/mail/recipient-mx.js';
 import { purgeExpiredMails } from '../../domain/mail/retention.js';
 import { defineSchedule } from '../machinery/job.js';
 
 /**
  * Nightly: mails past the 3-month online window are purged, recipient domains' MX verdicts no
- * longer used, and deliverability alerts as old as those mails.
+ * longer used, deliverability alerts as old as those mails, and sends' idempotency keys past
+ * their 24 hours.
  */
 export const retentionJob = defineSchedule({
   name: 'mail.retention',
@@ -14,6 +16,7 @@ export const retentionJob = defineSchedule({
     const purged = await purgeExpiredMails(pool);
     const domains = await purgeRecipientDomains(pool);
     const alerts = await purgeDeliverabilityAlerts(pool);
-    logger.info({ ...purged, recipientDomains: domains, deliverabilityAlerts: alerts }, 'retention purge');
+    const sendKeys = await purgeSendKeys(pool);
+    logger.info({ ...purged, recipientDomains: domains, deliverabilityAlerts: alerts, sendKeys }, 'retention purge');
   },
 });
