@@ -12,13 +12,13 @@ import { CONFIG_SCHEMA, type ConfigValues } from './schema.js';
  * Not listed, because a process works without them: TRACKING_SECRET (generated once into
  * Postgres and shared from there), INTERNAL_TOKEN and INTERNAL_PORT (without them the operator's
  * endpoints are not served), SMTP_URL (a worker without it takes every job but sends none),
- * INBOUND_SMTP_PORT (no inbound listener).
+ * INBOUND_SMTP_PORT (no inbound listener), SUBMISSION_PORT (no submission listener).
  */
 export interface Need {
   name: string;
   /** Why the process needs it, completing "<NAME> is required (...)". */
   why: string;
-  missing(values: Pick<ConfigValues, 'databaseUrl' | 'clickhouseUrl' | 'domains'>): boolean;
+  missing(values: Pick<ConfigValues, 'databaseUrl' | 'clickhouseUrl' | 'domains' | 'submission'>): boolean;
 }
 
 const databaseUrl = (why: string): Need => ({ name: CONFIG_SCHEMA.databaseUrl.name, why, missing: (v) => !v.databaseUrl });
@@ -46,6 +46,13 @@ export const PROCESS_NEEDS = {
     databaseUrl('its jobs and their queue live in Postgres'),
     clickhouseUrl('the event pump ships tracking events there'),
     dkimKey("signing a mail opens its domain's DKIM private key with it"),
+    ...(['tlsCertFile', 'tlsKeyFile'] as const).map(
+      (file): Need => ({
+        name: CONFIG_SCHEMA.submission[file].name,
+        why: 'with SUBMISSION_PORT or SUBMISSIONS_PORT set, its submission listener offers STARTTLS and AUTH only over TLS',
+        missing: (v) => (v.submission.port !== undefined || v.submission.tlsPort !== undefined) && !v.submission[file],
+      }),
+    ),
   ],
 } as const satisfies Record<string, readonly Need[]>;
 

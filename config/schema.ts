@@ -98,6 +98,11 @@ function path(name: string, def: string, description: string): Variable<string> 
   return { name, type: 'path', default: def, allowed: 'a directory path (relative to the working directory or absolute)', description, parse: (raw) => raw };
 }
 
+/** An optional file path (a certificate, a key): read when the process starts. */
+function file(name: string, defaultText: string, description: string): Variable<string | undefined> {
+  return { name, type: 'path', default: undefined, defaultText, allowed: 'a file path (relative to the working directory or absolute)', description, parse: (raw) => raw };
+}
+
 /**
  * An optional identifier (letters, digits, underscores; not starting with a digit): a name that
  * goes into SQL and XML as it is, so nothing that would need quoting there is allowed.
@@ -261,7 +266,7 @@ export const CONFIG_SCHEMA = {
   // `npm start` only (runtime/start.ts): on a platform the Procfile's process types are scaled instead.
   dynos: {
     web: integer('WEB_DYNOS', 1, { min: 1, max: 64 }, '`npm start` runs this many web dynos, sharing PORT and INTERNAL_PORT (Node cluster; docs/operations.md, Many dynos)'),
-    worker: integer('WORKER_DYNOS', 1, { min: 1, max: 64 }, '`npm start` runs this many worker dynos, sharing INBOUND_SMTP_PORT (docs/operations.md, Many dynos)'),
+    worker: integer('WORKER_DYNOS', 1, { min: 1, max: 64 }, '`npm start` runs this many worker dynos, sharing INBOUND_SMTP_PORT and SUBMISSION_PORT (docs/operations.md, Many dynos)'),
   },
   internalPort: port('INTERNAL_PORT', undefined, 'the web dyno also serves /healthz, /readyz and /metrics there; unset, no internal listener', 'unset (`npm start`: a free port)'),
   internalHost: host('INTERNAL_HOST', '127.0.0.1', "the internal listener's address"),
@@ -273,6 +278,19 @@ export const CONFIG_SCHEMA = {
     maxRecipients: integer('INBOUND_MAX_RECIPIENTS', 50, { min: 1 }, 'RCPT TO per inbound message; one more is answered 452 4.5.3'),
     maxMessagesPerConnection: integer('INBOUND_MAX_MESSAGES_PER_CONNECTION', 100, { min: 1 }, 'messages per inbound connection; one more is answered 421 and closed'),
     ratePerMinute: integer('INBOUND_RATE_PER_MINUTE', 600, { min: 1 }, 'inbound messages per client address per minute, one budget shared by every worker dyno\'s listener (counted in Postgres, table rate_limits; in each process while Postgres is unreachable); past it 421 4.7.0'),
+  },
+  // The submission listener (RFC 6409): programs that speak SMTP send through it (smtp/submission/; docs/sending.md, Send over SMTP).
+  submission: {
+    port: port('SUBMISSION_PORT', undefined, 'the worker listens there for mail submission (SMTP with STARTTLS and AUTH: the instance slug and an API key with mail:send); unset, it does not listen', 'unset (`npm start`: a free port)'),
+    tlsPort: port('SUBMISSIONS_PORT', undefined, 'also listen there for submission over implicit TLS (RFC 8314, usually 465); unset, only SUBMISSION_PORT', 'unset'),
+    host: host('SUBMISSION_HOST', '127.0.0.1', "the submission listener's address; 0.0.0.0 for programs on other hosts"),
+    tlsCertFile: file('SUBMISSION_TLS_CERT_FILE', 'unset (`npm start`: a self-signed certificate made once in DATA_DIR)', "the submission listener's TLS certificate chain (PEM); required by a worker given SUBMISSION_PORT or SUBMISSIONS_PORT"),
+    tlsKeyFile: file('SUBMISSION_TLS_KEY_FILE', 'unset (`npm start`: made once in DATA_DIR, mode 0600)', "the private key of SUBMISSION_TLS_CERT_FILE (PEM)"),
+    maxConnections: integer('SUBMISSION_MAX_CONNECTIONS', 100, { min: 1 }, 'simultaneous SMTP connections to one submission listener; one more is answered 421'),
+    authFailuresPerAddress: integer('SUBMISSION_AUTH_FAILURES_PER_ADDRESS', 20, { min: 1 }, 'failed submission AUTH attempts from one client address (an IPv4 address, an IPv6 /64) within SUBMISSION_AUTH_FAILURE_WINDOW_SECONDS, whatever the slug; past them every AUTH from it is answered 535 5.7.8 until the window ends; one budget shared by every worker dyno (table rate_limits)'),
+    authFailuresPerSlug: integer('SUBMISSION_AUTH_FAILURES_PER_SLUG', 5, { min: 1 }, 'failed submission AUTH attempts for one instance slug from one client address within the window; past them that address is answered 535 5.7.8 for that slug, while an address that has not failed still authenticates'),
+    authFailuresPerSlugTotal: integer('SUBMISSION_AUTH_FAILURES_PER_SLUG_TOTAL', 100, { min: 1 }, 'failed submission AUTH attempts for one instance slug from all addresses together within the window; past them each address has one attempt at that slug per window (as the panel logins, docs/panel.md)'),
+    authFailureWindowSeconds: integer('SUBMISSION_AUTH_FAILURE_WINDOW_SECONDS', 900, { min: 1, max: UNDER_A_DAY }, 'the window the submission AUTH failure budgets count in, from the first failure'),
   },
   trackingSecret: secret('TRACKING_SECRET', 1, 'generated', 'key that signs open, click, unsubscribe and consent confirmation links; unset, one is generated once into Postgres (service_secrets)'),
   trackingFastPath: oneOf('TRACKING_FAST_PATH', ['on', 'off'], 'on', 'on: the web dyno answers opens and clicks with a plain node:http handler ahead of Express, the same answers for less CPU (docs/tracking.md); off: Express answers them'),

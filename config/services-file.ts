@@ -18,6 +18,8 @@ export interface ServicesFile {
   smtp?: { port: number; url: string; pid?: number };
   /** The worker's inbound SMTP listener for bounces and complaints (INBOUND_SMTP_PORT), shared by every worker dyno. */
   inbound_smtp?: { port: number; url: string };
+  /** The worker's submission listener (SUBMISSION_PORT, STARTTLS and AUTH), shared by every worker dyno. */
+  submission_smtp?: { port: number; url: string };
   /** The public URL; pid: `npm start`'s process, which holds the socket every web dyno serves. */
   web?: { port: number; url: string; pid: number };
   /** The web dynos' internal listener on loopback (/healthz, /readyz, /metrics: INTERNAL_PORT). */

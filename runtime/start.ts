@@ -13,6 +13,7 @@ import { DataDirModeError, PRIVATE_UMASK, secureDataDir } from '../config/data-d
 import { secretFile } from '../config/secret-file.js';
 import { readServices, writeServices, type ServicesFile } from '../config/services-file.js';
 import { superviseDynos, type DynoSupervisor } from './dynos.js';
+import { selfSignedCertificate } from '../smtp/submission/certificate.js';
 
 /** The mailbox simulator's AUTH password (user `cartero`), generated once. */
 const SIMULATOR_PASSWORD_FILE = 'mailbox-simulator.password';
@@ -68,8 +69,11 @@ async function main(): Promise<void> {
   let chCluster: EmbeddedClickHouseCluster | undefined;
   let simulator: MailboxSimulator | undefined;
   let inboundPort = 0;
+  let submissionPort = 0;
   // Every port this process picks for its services and dynos, so no two of them get the same one.
-  const picked = new Set<number>([config.port, config.inboundSmtpPort, config.internalPort].filter((p): p is number => p !== undefined));
+  const picked = new Set<number>(
+    [config.port, config.inboundSmtpPort, config.internalPort, config.submission.port, config.submission.tlsPort].filter((p): p is number => p !== undefined),
+  );
   try {
     if (!config.databaseUrl) {
       pgServer = await startEmbeddedPostgres({ dir: join(config.dataDir, 'postgres'), port: await preferredPort(recorded.postgres?.port, picked) });
@@ -99,6 +103,8 @@ async function main(): Promise<void> {
     // The worker's listener for bounces and complaints: the simulator reports to it, as remote
     // MTAs and feedback loops report to a real deployment's MX.
     inboundPort = config.inboundSmtpPort ?? (await preferredPort(recorded.inbound_smtp?.port, picked));
+    // The worker's submission listener, for programs that send over SMTP (docs/sending.md, Send over SMTP).
+    submissionPort = config.submission.port ?? (await preferredPort(recorded.submission_smtp?.port, picked));
     if (!config.smtpUrl) {
       simulator = await startMailboxSimulator({
         dir: join(config.dataDir, 'mailbox'),
@@ -118,6 +124,9 @@ async function main(): Promise<void> {
   const databaseUrl = config.databaseUrl ?? pgServer!.url;
   const clickhouseUrl = config.clickhouseUrl ?? `${chServer!.url}/${DEFAULT_DATABASE}`;
   const smtpUrl = config.smtpUrl ?? simulator!.url;
+  // Its certificate: the operator's files, else a self-signed one made once into DATA_DIR.
+  const { tlsCertFile, tlsKeyFile } = config.submission;
+  const selfSigned = tlsCertFile && tlsKeyFile ? undefined : selfSignedCertificate(config.dataDir);
   // Cluster mode: the embedded cluster (its DDL run node by node: no Keeper), else CLICKHOUSE_CLUSTER's (ON CLUSTER).
   const clickhouseCluster = chCluster
     ? { name: chCluster.name, nodes: chCluster.shards.map((s) => `${s.url}/${DEFAULT_DATABASE}`) }
@@ -137,6 +146,7 @@ async function main(): Promise<void> {
     // The simulator runs inside this process.
     ...(simulator ? { smtp: { port: simulator.port, url: smtpUrl, pid: process.pid } } : {}),
     inbound_smtp: { port: inboundPort, url: `smtp://127.0.0.1:${inboundPort}` },
+    submission_smtp: { port: submissionPort, url: `smtp://${config.submission.host}:${submissionPort}` },
     // This process: it holds the listening sockets the web dynos share.
     web: { port: config.port, url, pid: process.pid },
     web_internal: { port: internalPort, url: internalUrl },
@@ -162,6 +172,8 @@ async function main(): Promise<void> {
     // The embedded default's DKIM key encryption key, generated into DATA_DIR once (docs/domains.md).
     DKIM_KEY_ENCRYPTION_KEY: config.domains.keyEncryptionKey ?? dataDirKeySecret(config.dataDir),
     INBOUND_SMTP_PORT: String(inboundPort),
+    SUBMISSION_PORT: String(submissionPort),
+    ...(selfSigned ? { SUBMISSION_TLS_CERT_FILE: selfSigned.file, SUBMISSION_TLS_KEY_FILE: selfSigned.file } : {}),
     INTERNAL_PORT: String(internalPort),
     // WEBHOOK_ALLOW_PRIVATE is left as the operator set it (default false): the embedded default
     // runs Postgres, ClickHouse and SMTP on loopback, so a tenant's webhook must not reach there.
@@ -204,6 +216,8 @@ async function main(): Promise<void> {
     `\nCartero is running at ${url}\n` +
       `  data: ${config.dataDir}\n` +
       `  readiness and metrics (this machine only): ${internalUrl}/readyz ${internalUrl}/metrics\n` +
+      `  SMTP submission (STARTTLS, AUTH: instance slug + API key with mail:send): ${config.submission.host}:${submissionPort}\n` +
+      (selfSigned ? `    its self-signed certificate: ${selfSigned.file}, SHA-256 ${selfSigned.fingerprint}\n` : '') +
       `  first steps (a domain, a sender, a key, a send): README.md's quickstart\n` +
       `  Ctrl-C stops it; the next start reuses the data.\n\n`,
   );

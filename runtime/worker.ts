@@ -4,11 +4,13 @@ import type { Logger } from 'pino';
 import { createClickHouseClient } from '../analytics/client.js';
 import { createSmtpTransport } from '../smtp/transport.js';
 import { startInboundSmtp, type InboundSmtp } from '../smtp/inbound.js';
+import { startSubmissionSmtp, type SubmissionSmtp } from '../smtp/submission/listener.js';
+import { readFileSync } from 'node:fs';
 import { checkSchemaVersion } from '../sql/migrate.js';
 import { createPool } from '../sql/pool.js';
 import { registerJobs, renderThreads, softBounceNotifier, startDmarcShipper, startEventPump, startSendLease } from '../workers/index.js';
 import type { Config } from '../config/config.js';
-import { createBoss } from '../workers/machinery/queue.js';
+import { createBoss, jobQueue } from '../workers/machinery/queue.js';
 import { runDyno } from './main.js';
 import { required } from './shutdown.js';
 
@@ -16,6 +18,8 @@ export interface WorkerProcess {
   workerId: string;
   /** Where the inbound SMTP listener listens, when INBOUND_SMTP_PORT is set. */
   inboundSmtpPort: number | undefined;
+  /** Where the submission listener listens (STARTTLS, implicit TLS), when SUBMISSION_PORT / SUBMISSIONS_PORT are set. */
+  submissionPorts: { port: number | undefined; tlsPort: number | undefined } | undefined;
   stop(): Promise<void>;
 }
 
@@ -57,11 +61,31 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
     });
     logger.info({ port: inbound.port }, 'inbound SMTP listening for bounces and complaints');
   }
+  // The submission listener (smtp/submission/): programs that speak SMTP send through it.
+  let submission: SubmissionSmtp | undefined;
+  const sub = config.submission;
+  if (sub.port !== undefined || sub.tlsPort !== undefined) {
+    // config/needs.ts refused to start without both files.
+    submission = await startSubmissionSmtp({
+      pool,
+      queue: jobQueue(databaseUrl),
+      logger,
+      host: sub.host,
+      port: sub.port,
+      tlsPort: sub.tlsPort,
+      tls: { cert: readFileSync(sub.tlsCertFile!), key: readFileSync(sub.tlsKeyFile!) },
+      limits: sub,
+      render: config.render,
+    });
+    logger.info({ port: submission.port, tlsPort: submission.tlsPort }, 'submission SMTP listening');
+  }
   return {
     workerId,
     inboundSmtpPort: inbound?.port,
+    submissionPorts: submission ? { port: submission.port, tlsPort: submission.tlsPort } : undefined,
     async stop() {
       await inbound?.close();
+      await submission?.close();
       await pump.stop();
       await dmarcShipper.stop();
       // Graceful: running jobs finish (or are retried by another worker after expiry); the
@@ -81,5 +105,5 @@ export async function startWorker(config: Config, logger: Logger): Promise<Worke
 
 runDyno(import.meta.url, 'worker', async (config, logger) => {
   const worker = await startWorker(config, logger);
-  return { stop: () => worker.stop(), describe: { workerId: worker.workerId, inboundSmtpPort: worker.inboundSmtpPort } };
+  return { stop: () => worker.stop(), describe: { workerId: worker.workerId, inboundSmtpPort: worker.inboundSmtpPort, submissionPorts: worker.submissionPorts } };
 });

@@ -15,6 +15,7 @@ import { INBOUND_LIMIT_DEFAULTS, type InboundLimits } from '../config/config.js'
 import type { Pool } from '../sql/pool.js';
 import { sharedRateLimiter } from '../sql/rate-limits.js';
 import { readDmarcMail, type DmarcOptions } from './inbound-dmarc.js';
+import { listenSmtp, readData, smtpReply as reply } from './listening.js';
 
 /**
  * The inbound SMTP listener: where remote MTAs send bounces to a mail's VERP return path
@@ -69,9 +70,6 @@ export interface InboundSmtp {
 export const INBOUND_MAX_BYTES = 10 * 1024 * 1024;
 const CLOSE_GRACE_MS = 2_000;
 
-function reply(code: number, text: string): Error {
-  return Object.assign(new Error(text), { responseCode: code });
-}
 
 /** What the listener did with one message; `code` and `text` are its SMTP reply. */
 interface Handled {
@@ -114,17 +112,9 @@ export async function startInboundSmtp(opts: InboundSmtpOptions): Promise<Inboun
   };
 
   const onData = (stream: SMTPServerDataStream, session: SMTPServerSession, done: (err?: Error | null, message?: string) => void) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    stream.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= INBOUND_MAX_BYTES) chunks.push(chunk);
-    });
-    stream.once('error', () => {});
-    stream.once('end', () => {
-      if (stream.sizeExceeded || size > INBOUND_MAX_BYTES) return done(reply(552, `5.3.4 Message exceeds the ${INBOUND_MAX_BYTES} bytes limit`));
+    readData(stream, INBOUND_MAX_BYTES, (raw) => {
       const recipients = session.envelope.rcptTo.map((r) => r.address);
-      const work = handle(Buffer.concat(chunks), recipients, session.remoteAddress).then(
+      const work = handle(raw, recipients, session.remoteAddress).then(
         (r) => (r.code === 250 ? done(null, r.text) : done(reply(r.code, r.text))),
         (err) => {
           log.error({ err, recipients }, 'could not apply a report; answered 451 so the sender retries');
@@ -133,7 +123,7 @@ export async function startInboundSmtp(opts: InboundSmtpOptions): Promise<Inboun
       );
       inFlight.add(work);
       void work.finally(() => inFlight.delete(work));
-    });
+    }, () => done(reply(552, `5.3.4 Message exceeds the ${INBOUND_MAX_BYTES} bytes limit`)));
   };
 
   /** Rejections of this are database failures: the caller answers 451. */
@@ -261,21 +251,12 @@ export async function startInboundSmtp(opts: InboundSmtpOptions): Promise<Inboun
   server.on('error', (err) => log.warn({ err }, 'inbound smtp error'));
 
   const host = opts.host ?? '127.0.0.1';
-  await new Promise<void>((ready, fail) => {
-    const onError = (err: Error) => fail(err);
-    server.server.once('error', onError);
-    server.listen(opts.port, host, () => {
-      server.server.off('error', onError);
-      ready();
-    });
-  });
-  const address = server.server.address();
-  if (!address || typeof address === 'string') throw new Error('inbound smtp: no TCP address');
-  log.info({ host, port: address.port }, 'inbound smtp listening');
+  const port = await listenSmtp(server, opts.port, host, 'inbound smtp');
+  log.info({ host, port }, 'inbound smtp listening');
 
   let closing: Promise<void> | undefined;
   return {
-    port: address.port,
+    port,
     close: () =>
       (closing ??= (async () => {
         await new Promise<void>((closed) => server.close(() => closed()));

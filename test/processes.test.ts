@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { connect } from 'node:net';
@@ -7,6 +8,7 @@ import t, { type Test } from 'tap';
 import { clickHouseFetch, databaseOf } from '../analytics/client.js';
 import { freePort, portIsFree } from '../config/ports.js';
 import { readServices } from '../config/services-file.js';
+import { smtpDialog } from './helpers/smtp-dialog.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { sleep, waitFor } from './helpers/wait.js';
@@ -409,6 +411,19 @@ t.test('npm start: embedded default end to end, two side by side, Ctrl-C, restar
   const chPassword = readFileSync(secrets.clickhouse, 'utf8').trim();
   const smtpPassword = readFileSync(secrets.smtp, 'utf8').trim();
   for (const file of [...Object.values(secrets), join(dirA, 'services.json')]) t.equal(modeOf(file), 0o600, `${file} is mode 0600`);
+  // Issue 41: the workers' submission port, recorded and printed with the fingerprint of its
+  // self-signed certificate (made once into DATA_DIR, 0600), which is the one it presents.
+  const certFile = join(dirA, 'submission-tls.pem');
+  t.equal(modeOf(certFile), 0o600, `${certFile} is mode 0600`);
+  const fingerprint = new X509Certificate(readFileSync(certFile)).fingerprint256;
+  t.match(a.stdout(), `${svcA.submission_smtp?.port}`, 'npm start prints the submission port');
+  t.match(a.stdout(), `SHA-256 ${fingerprint}`, "and its certificate's fingerprint");
+  const submission = await waitFor('the submission listener', () => smtpDialog(svcA.submission_smtp!.port).catch(() => undefined), { ms: 60_000, every: 100 });
+  t.match(await submission.reply(), /^220 /);
+  t.match(await submission.command('EHLO processes.test'), /STARTTLS/);
+  await submission.starttls(readFileSync(certFile));
+  t.pass('STARTTLS presents the certificate of DATA_DIR/submission-tls.pem');
+  submission.close();
   t.equal(new URL(svcA.clickhouse!.url).password, chPassword, 'the recorded CLICKHOUSE_URL carries the ClickHouse password');
   t.equal(decodeURIComponent(new URL(svcA.smtp!.url).password), smtpPassword, 'the recorded SMTP_URL carries the simulator password');
   const anonymous = await fetch(`http://127.0.0.1:${svcA.clickhouse!.port}/?query=${encodeURIComponent('SELECT count() FROM cartero.schema_migrations')}`);

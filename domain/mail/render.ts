@@ -58,7 +58,7 @@ export interface RenderedMail {
   text?: string;
   /** Extra header fields in order (Cartero's, then the message's custom ones). */
   headers: Array<{ key: string; value: string }>;
-  attachments: Array<{ filename: string; contentType: string; content: Buffer }>;
+  attachments: Array<{ filename: string; contentType: string; content: Buffer; cid?: string }>;
 }
 
 export function renderMail(input: RenderInput, limits: RenderLimits = RENDER_LIMITS): RenderedMail {
@@ -153,9 +153,9 @@ function customHeaders(headers: Record<string, unknown>): Array<{ key: string; v
 
 // The recipients of one message share its attachments array (domain/mail/gates.ts loads the
 // message once per batch), so base64 is decoded once per batch, not once per recipient.
-const decoded = new WeakMap<unknown[], Array<{ filename: string; contentType: string; content: Buffer }>>();
+const decoded = new WeakMap<unknown[], Array<{ filename: string; contentType: string; content: Buffer; cid?: string }>>();
 
-function decodeAttachments(list: unknown[]): Array<{ filename: string; contentType: string; content: Buffer }> {
+function decodeAttachments(list: unknown[]): Array<{ filename: string; contentType: string; content: Buffer; cid?: string }> {
   let out = decoded.get(list);
   if (!out) {
     out = list.map(decodeAttachment);
@@ -164,13 +164,15 @@ function decodeAttachments(list: unknown[]): Array<{ filename: string; contentTy
   return out;
 }
 
-function decodeAttachment(a: unknown, i: number): { filename: string; contentType: string; content: Buffer } {
-  const v = (a ?? {}) as { filename?: unknown; content_type?: unknown; content?: unknown };
+function decodeAttachment(a: unknown, i: number): { filename: string; contentType: string; content: Buffer; cid?: string } {
+  const v = (a ?? {}) as { filename?: unknown; content_type?: unknown; content?: unknown; content_id?: unknown };
   if (typeof v.filename !== 'string' || typeof v.content !== 'string') throw new Error(`attachment ${i} has no filename or content`);
   return {
     filename: v.filename,
     contentType: typeof v.content_type === 'string' && v.content_type ? v.content_type : 'application/octet-stream',
     content: Buffer.from(v.content, 'base64'),
+    // An inline image: the html shows it as cid:<content_id> (a part of multipart/related).
+    ...(typeof v.content_id === 'string' && v.content_id ? { cid: v.content_id } : {}),
   };
 }
 

@@ -84,6 +84,13 @@ export const sendBodySchema = {
           filename: { type: 'string', minLength: 1, maxLength: 255 },
           content_type: { type: 'string', pattern: '^[\\w.+-]+/[\\w.+-]+$', maxLength: 127 },
           content: { type: 'string', pattern: '^[A-Za-z0-9+/\\r\\n]*={0,2}$', description: 'Base64' },
+          content_id: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 255,
+            pattern: '^[^<>\\s]+$',
+            description: 'Makes it an inline image (or other related part): the html shows it as cid:<content_id>, without angle brackets.',
+          },
         },
       },
     },

@@ -39,19 +39,40 @@ interface LoginLimits {
   account: RateLimiterPostgres;
 }
 
-// One set of limiters per pool and sizes (each web app; test apps of other sizes count apart).
+/**
+ * The three budgets of one door that takes passwords: the panel's logins here, the submission
+ * listener's AUTH (smtp/submission/, an instance slug for the account). Each door counts apart
+ * (its `door` prefixes its keys in rate_limits).
+ */
+export interface FailureBudgets {
+  door: string;
+  perAddress: number;
+  perAccount: number;
+  perAccountTotal: number;
+  windowSeconds: number;
+}
+
+const panelBudgets = (panel: Config['panel']): FailureBudgets => ({
+  door: 'panel_login',
+  perAddress: panel.loginFailuresPerAddress,
+  perAccount: panel.loginFailuresPerAccount,
+  perAccountTotal: panel.loginFailuresPerAccountTotal,
+  windowSeconds: panel.loginFailureWindowSeconds,
+});
+
+// One set of limiters per pool, door and sizes (each web app; test apps of other sizes count apart).
 const limiters = new WeakMap<Pool, Map<string, LoginLimits>>();
-function limitsOf(pool: Pool, panel: Config['panel']): LoginLimits {
+function limitsOf(pool: Pool, b: FailureBudgets): LoginLimits {
   let bySize = limiters.get(pool);
   if (!bySize) limiters.set(pool, (bySize = new Map()));
-  const window = panel.loginFailureWindowSeconds;
-  const size = `${panel.loginFailuresPerAccount}:${panel.loginFailuresPerAccountTotal}:${panel.loginFailuresPerAddress}:${window}`;
+  const window = b.windowSeconds;
+  const size = `${b.door}:${b.perAccount}:${b.perAccountTotal}:${b.perAddress}:${window}`;
   let limits = bySize.get(size);
   if (!limits) {
     limits = {
-      address: sharedRateLimiter(pool, 'panel_login_address', panel.loginFailuresPerAddress, window),
-      pair: sharedRateLimiter(pool, 'panel_login_account_address', panel.loginFailuresPerAccount, window),
-      account: sharedRateLimiter(pool, 'panel_login_account_total', panel.loginFailuresPerAccountTotal, window),
+      address: sharedRateLimiter(pool, `${b.door}_address`, b.perAddress, window),
+      pair: sharedRateLimiter(pool, `${b.door}_account_address`, b.perAccount, window),
+      account: sharedRateLimiter(pool, `${b.door}_account_total`, b.perAccountTotal, window),
     };
     bySize.set(size, limits);
   }
@@ -103,7 +124,12 @@ export interface LoginAttempt {
  * or the account is past its total and this address already tried it in the window.
  */
 export async function admitLogin(pool: Pool, panel: Config['panel'], email: string, ip: string | undefined): Promise<LoginAttempt> {
-  const limits = limitsOf(pool, panel);
+  return admitAttempt(pool, panelBudgets(panel), email, ip);
+}
+
+/** admitLogin for any door's budgets; `email` is the door's account name (an email address, a slug). */
+export async function admitAttempt(pool: Pool, budgets: FailureBudgets, email: string, ip: string | undefined): Promise<LoginAttempt> {
+  const limits = limitsOf(pool, budgets);
   const account = accountKey(email);
   const address = loginAddressKey(ip);
   const pair = `${account}@${address}`;

@@ -35,7 +35,18 @@ export async function authenticate(
 ): Promise<AuthOutcome> {
   // Auth scheme names are case-insensitive (RFC 9110 §11.1).
   const bearer = /^Bearer ([^\s]+)$/i.exec(request.authorization ?? '');
-  const parsed = bearer ? parseKey(bearer[1]!) : undefined;
+  return authenticateKey(pool, { key: bearer?.[1], slug: request.slug, ip: request.ip, scope: request.scope });
+}
+
+/**
+ * The same rules for a key given by other means than an Authorization header: the submission
+ * listener's AUTH (smtp/submission/), whose password is the key and user name the slug.
+ */
+export async function authenticateKey(
+  pool: Pool,
+  request: { key: string | undefined; slug: string | undefined; ip: string | null; scope: string | null },
+): Promise<AuthOutcome> {
+  const parsed = request.key ? parseKey(request.key) : undefined;
   if (!parsed || !request.slug) return { kind: 'unauthenticated' };
 
   const { rows } = await query<KeyRow>(
