@@ -1,4 +1,5 @@
 import { acceptSend } from '../../domain/mail/accept.js';
+import { acceptSendOnce } from '../../domain/mail/idempotency.js';
 import { sendBodySchema, type SendRequest } from '../../domain/mail/send-request.js';
 import { AppError, DependencyUnavailable, ValidationFailed, type FieldError } from '../../domain/errors.js';
 import type { JobQueue } from '../../domain/job-queue.js';
@@ -22,18 +23,29 @@ export interface SubmissionDeps {
 // The API's own schema, with its own validator: a submitted message meets the checks a JSON body does.
 const validSendRequest = compile<SendRequest>(sendBodySchema, 'json');
 
+// RFC 5322 bounds a header line at 998 characters: a longer Message-ID is no message's.
+const MAX_MESSAGE_ID = 998;
+
 /**
  * The one place a submitted message is handed to acceptance: the very acceptance of POST
  * /v1/mails/send (domain/mail/accept.ts: the same gates, limits, audit rows and jobs, in one
  * transaction), and its outcome as the SMTP reply. A 250 is answered only after that transaction
- * committed; anything else accepted nothing. `messageId` is the message's Message-ID, for a
- * retry after a lost reply to be answered with its first msg_id (issue 41, Idempotency: not
- * wired yet).
+ * committed; anything else accepted nothing.
+ *
+ * A message with a Message-ID is accepted once (docs/sending.md, Idempotency): the same
+ * Message-ID again from the instance within 24 h, a client's retry after a lost reply, is
+ * answered 250 with the first msg_id and sends nothing (domain/mail/idempotency.ts, the `smtp`
+ * door). Without one (a client that sets none; Postfix and the usual libraries always do), every
+ * message is a new send.
  */
 export async function acceptSubmission(tenant: Tenant, deps: SubmissionDeps, request: SendRequest, messageId: string | undefined): Promise<Reply> {
-  void messageId;
+  const key = messageId?.trim();
+  if (key !== undefined && key.length > MAX_MESSAGE_ID) return { code: 550, text: `5.6.0 Message-ID: longer than ${MAX_MESSAGE_ID} characters` };
   try {
-    const accepted = await acceptSend(tenant, deps.pool, deps.queue, validSendRequest(request), deps.render);
+    const valid = validSendRequest(request);
+    const accepted = key
+      ? (await acceptSendOnce(tenant, deps.pool, deps.queue, valid, { door: 'smtp', key }, deps.render)).accepted
+      : await acceptSend(tenant, deps.pool, deps.queue, valid, deps.render);
     return { code: 250, text: `2.0.0 Ok: queued as ${accepted.msg_id}` };
   } catch (err) {
     return refusal(err);
