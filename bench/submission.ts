@@ -156,7 +156,8 @@ async function main(): Promise<void> {
     const ratios = CONNECTIONS.map((c) => {
       const rate = (door: 'smtp' | 'api') => {
         const xs = phases.filter((p) => p.door === door && p.connections === c).map((p) => p.mails_per_s).sort((a, b) => a - b);
-        return xs[Math.floor(xs.length / 2)] ?? NaN;
+        const mid = xs.length / 2;
+        return round(xs.length % 2 ? xs[Math.floor(mid)]! : (xs[mid - 1]! + xs[mid]!) / 2, 1);
       };
       return { connections: c, smtp: rate('smtp'), api: rate('api'), ratio: round(rate('smtp') / rate('api'), 2) };
     });
