@@ -3,6 +3,7 @@ import { providerOf, type ReportHosts } from '../engines/bounces/providers.js';
 import { classifyFailure, smtpCommand } from '../engines/bounces/reason.js';
 import { outcomeOfError } from '../engines/bounces/smtp-reply.js';
 import { decodeOutcome } from './helpers/bounce-corpus.js';
+import { dsnReport } from './helpers/dsn-report.js';
 
 /**
  * The large receiving providers' own texts (engines/bounces/providers.ts), read as the reference
@@ -85,37 +86,7 @@ t.test('a sender-side status stays rejected, whatever the provider', async (t) =
 });
 
 const dsn = (from: string, perMessage: string[], fields: string[], human = 'I was unable to deliver your message to the following addresses.') =>
-  Buffer.from(
-    [
-      `From: Mail Delivery System <${from}>`,
-      'To: bounce+x@send.example',
-      'Subject: Mail Delivery Failure',
-      'MIME-Version: 1.0',
-      'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
-      '',
-      '--b1',
-      'Content-Type: text/plain',
-      '',
-      human,
-      '',
-      '--b1',
-      'Content-Type: message/delivery-status',
-      '',
-      ...perMessage,
-      '',
-      ...fields,
-      '',
-      '--b1',
-      'Content-Type: text/rfc822-headers',
-      '',
-      'From: News <news@send.example>',
-      'To: a@example.net',
-      'Subject: Hello',
-      '',
-      '--b1--',
-      '',
-    ].join('\r\n'),
-  );
+  dsnReport({ from: `Mail Delivery System <${from}>`, subject: 'Mail Delivery Failure', perMessage, fields, human, originalTo: 'a@example.net' });
 
 t.test("whole reports: the reporting MTA's provider reads its own words", async (t) => {
   const symantec = await decodeOutcome(

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { classifyFailure, smtpCommand } from '../engines/bounces/reason.js';
 import { decodeOutcome } from './helpers/bounce-corpus.js';
+import { dsnReport } from './helpers/dsn-report.js';
 
 /**
  * The reasons the reference analyser (Sisimai) gives where Cartero used to differ (issue 40):
@@ -42,37 +43,14 @@ t.test('a 5.4.4 whose words are a DNS or routing failure is networkerror (soft)'
 });
 
 const dsn = (fields: string[], human = 'The following message could not be delivered.') =>
-  Buffer.from(
-    [
-      'From: Mail Delivery System <MAILER-DAEMON@mx.example.jp>',
-      'To: bounce+x@send.example',
-      'Subject: Undelivered Mail Returned to Sender',
-      'MIME-Version: 1.0',
-      'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
-      '',
-      '--b1',
-      'Content-Type: text/plain',
-      '',
-      human,
-      '',
-      '--b1',
-      'Content-Type: message/delivery-status',
-      '',
-      'Reporting-MTA: dns; mx.example.jp',
-      '',
-      ...fields,
-      '',
-      '--b1',
-      'Content-Type: text/rfc822-headers',
-      '',
-      'From: News <news@send.example>',
-      'To: a@example.jp',
-      'Subject: Hello',
-      '',
-      '--b1--',
-      '',
-    ].join('\r\n'),
-  );
+  dsnReport({
+    from: 'Mail Delivery System <MAILER-DAEMON@mx.example.jp>',
+    subject: 'Undelivered Mail Returned to Sender',
+    perMessage: ['Reporting-MTA: dns; mx.example.jp'],
+    fields,
+    human,
+    originalTo: 'a@example.jp',
+  });
 
 t.test('a system error DSN is applied as a soft bounce whatever its Action field says', async (t) => {
   const missing = await decodeOutcome(dsn(['Final-Recipient: rfc822; a@example.jp', 'Status: 5.3.0', 'Diagnostic-Code: smtp; 554 5.3.0 Internal error, mail system failure']));
