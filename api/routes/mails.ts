@@ -6,7 +6,7 @@ import { idempotencyKey, idempotencyKeyHeader } from '../http/idempotency-key.js
 import { defineRoute } from '../http/route.js';
 import { listRoute, readRoute } from './reads.js';
 import { collectionSchema, paginationQuery } from '../schemas/common.js';
-import { mailLogSchema, mailSchema, sendAcceptedSchema, sendBodySchema, sentFilterQuery } from '../schemas/mails.js';
+import { mailLogSchema, mailSchema, SEND_MAX_BYTES, sendAcceptedSchema, sendBodySchema, sentFilterQuery } from '../schemas/mails.js';
 import { TAGS } from './tags.js';
 
 const mailIdParam = { mail_id: { type: 'string', minLength: 1, maxLength: 64 } };
@@ -33,7 +33,7 @@ export const mailRoutes = [
       ),
     },
     body: sendBodySchema,
-    maxBodyBytes: 10 * 1024 * 1024,
+    maxBodyBytes: SEND_MAX_BYTES,
     success: { status: 202, description: 'Accepted', schema: sendAcceptedSchema },
     errors: [404, 409, 413, 429],
     handler: async ({ tenant, body, deps }, res) => {

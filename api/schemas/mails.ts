@@ -5,7 +5,7 @@ const email: JsonSchema = { type: 'string', format: 'email', maxLength: 320 };
 const shortText = (max: number): JsonSchema => ({ type: 'string', maxLength: max });
 
 // The send body's schema is the domain's, with the type derived from it (domain/mail/send-request.ts).
-export { sendBodySchema } from '../../domain/mail/send-request.js';
+export { SEND_MAX_BYTES, sendBodySchema } from '../../domain/mail/send-request.js';
 
 export const sendAcceptedSchema: JsonSchema = {
   type: 'object',

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerAuthentication, type SMTPServerAuthenticationResponse, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
 import { RateLimited } from '../../domain/errors.js';
 import type { JobQueue } from '../../domain/job-queue.js';
-import { sendBodySchema } from '../../domain/mail/send-request.js';
+import { SEND_MAX_BYTES, sendBodySchema } from '../../domain/mail/send-request.js';
 import { admitAttempt, loginSucceeded, type FailureBudgets } from '../../domain/panel/login-limits.js';
 import { authenticateKey } from '../../domain/tenancy/authenticate.js';
 import type { Tenant } from '../../domain/tenancy/context.js';
@@ -62,8 +62,8 @@ export interface SubmissionSmtp {
   close(): Promise<void>;
 }
 
-/** The largest message, as the largest body POST /v1/mails/send takes (api/routes/mails.ts). */
-export const SUBMISSION_MAX_BYTES = 10 * 1024 * 1024;
+/** The largest message: the largest body POST /v1/mails/send takes. */
+export const SUBMISSION_MAX_BYTES = SEND_MAX_BYTES;
 /** Recipients of one message: the API's own limit. */
 export const SUBMISSION_MAX_RECIPIENTS = sendBodySchema.properties.to.maxItems;
 const CLOSE_GRACE_MS = 2_000;
