@@ -13,6 +13,7 @@ import { addDomain, setDomainChecks } from '../domain/domains/domains.js';
 import { keyRing } from '../domain/domains/key-encryption.js';
 import { createSender } from '../domain/senders/senders.js';
 import { revokeApiKey } from '../domain/tenancy/api-keys.js';
+import { setInstanceLimits } from '../domain/tenancy/instances.js';
 import { startWorker } from '../runtime/worker.js';
 import { refusal } from '../smtp/submission/accept.js';
 import { selfSignedCertificate } from '../smtp/submission/certificate.js';
@@ -264,7 +265,10 @@ t.test('AUTH: only after STARTTLS, and every refusal the same 535 5.7.8', async 
   const noScope = await makeTenant(dbs.pool, { scopes: ['mail:read'] });
   const revoked = await makeTenant(dbs.pool, { scopes });
   await revokeApiKey(dbs.pool, revoked.keyId);
+  const disabled = await makeTenant(dbs.pool, { scopes });
+  await dbs.pool.query('UPDATE instances SET enabled = false WHERE id = $1', [disabled.tenant.instanceId]);
   const cases: Array<[string, string, string]> = [
+    ['a disabled instance', disabled.slug, disabled.key],
     ['a wrong key', a.slug, 'cartero_' + randomBytes(20).toString('hex')],
     ["another instance's key", a.slug, b.key],
     ['an unknown slug', 'no-such-instance', a.key],
@@ -384,6 +388,20 @@ t.test("the instance's bandwidth limit: 451 4.7.1, and a message over its burst 
   t.match(await submitRaw(d, ['y@example.org', 'z@example.org'], m()), /^552 5\.3\.4 2 recipients exceed the instance's burst capacity of 1 mails$/);
   d.close();
   t.same(await countOf(slow), { messages: 1, mails: 1 }, 'only the first accepted');
+});
+
+t.test("over the instance's monthly quota: accepted (250), then held on hold (status 7), as through the API", async (t) => {
+  const held = await makeTenant(dbs.pool, { scopes });
+  await makeSenders(dbs.pool, held.tenant, { domain: 'held-subm.example', senders: [{ email: 'news', name: 'News' }] });
+  await setInstanceLimits(dbs.pool, held.slug, { monthly_quota: 0 });
+  const d = await signedIn(held);
+  const reply = await submitRaw(d, ['q@example.org'], message('From: news@held-subm.example'));
+  d.close();
+  const msgId = /^250 2\.0\.0 Ok: queued as (\S+)$/.exec(reply)?.[1];
+  if (!t.ok(msgId, reply)) return;
+  const heldApi = mailApi(stack.url, held.headers);
+  const listed = await heldApi.call('GET', `/v1/mails?msg_id=${msgId}`);
+  t.equal((await heldApi.waitFinal(listed.body.data[0].mail_id)).status, 7, 'on hold, not sent');
 });
 
 t.test('a connection cut during DATA accepts nothing', async (t) => {
