@@ -87,13 +87,8 @@ import { assertBuilt, checkStopped, cleanUp, cpuSnapshot, partsBetween, runBench
 import { benchTenant, verifiedDomain } from './fixtures.js';
 import { loadProviders, measureProviders, providersMarkdown, seedProviders, PROVIDER_MAILS, type ProviderCell, type ProvidersLoad } from './analytics-providers.js';
 import { createClickHouseClient } from '../analytics/client.js';
-import { loadavg } from './proc.js';
-import { coresBetween, machineLoad, memoryMiB, percentile, round, sleep, timedRuns } from './proc.js';
+import { coresBetween, intEnv, loadavg, machineLoad, memoryMiB, percentile, round, sleep, timedRuns } from './proc.js';
 
-const intEnv = (name: string, fallback: number) => {
-  const v = Number(process.env[name]);
-  return process.env[name] && Number.isInteger(v) && v > 0 ? v : fallback;
-};
 const numEnv = (name: string, fallback: number) => {
   const v = Number(process.env[name]);
   return process.env[name] && Number.isFinite(v) && v >= 0 ? v : fallback;

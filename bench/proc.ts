@@ -122,3 +122,9 @@ export async function timedRuns<T>(
   }
   return out;
 }
+
+/** A positive integer from the environment (a bench option), else the fallback. */
+export function intEnv(name: string, fallback: number): number {
+  const v = Number(process.env[name]);
+  return process.env[name] && Number.isInteger(v) && v > 0 ? v : fallback;
+}
