@@ -16,7 +16,7 @@ import { revokeApiKey } from '../domain/tenancy/api-keys.js';
 import { setInstanceLimits } from '../domain/tenancy/instances.js';
 import { startWorker } from '../runtime/worker.js';
 import { refusal } from '../smtp/submission/accept.js';
-import { selfSignedCertificate } from '../smtp/submission/certificate.js';
+import { selfSignedCertificate, serialNumber } from '../smtp/submission/certificate.js';
 import { startSubmissionSmtp, SUBMISSION_MAX_BYTES, SUBMISSION_MAX_RECIPIENTS } from '../smtp/submission/listener.js';
 import { createPool } from '../sql/pool.js';
 import { jobQueue } from '../workers/machinery/queue.js';
@@ -247,6 +247,18 @@ t.test("Debian's Postfix as an application host's relay: sendmail -> relayhost =
   t.equal(one.parsed.subject, 'Through Postfix');
   t.equal(await dkimResult(one.raw), `pass:${DOMAIN}`, 'DKIM-signed by the sender domain');
   t.match(String(one.parsed.html), new RegExp(`${PUBLIC_URL.replace(/[.]/g, '\\.')}/t/`), 'tracked: the links and the pixel go through Cartero');
+});
+
+t.test('the self-signed certificate: every serial a valid DER INTEGER (positive, minimal), so OpenSSL reads every certificate', async (t) => {
+  for (const first of [0x00, 0x01, 0x7f, 0x80, 0xff]) {
+    const serial = serialNumber(Buffer.from([first, 0x00, ...randomBytes(14)]));
+    t.ok(serial[0]! >= 0x40 && serial[0]! < 0x80, `first byte ${first} -> ${serial[0]}`);
+  }
+  // Certificates made one after another: each is read back (before the fix, 1 in 512 was refused).
+  for (let i = 0; i < 20; i++) {
+    const dir = tempDir(t, 'cartero-cert-').dir;
+    t.match(selfSignedCertificate(dir).fingerprint, /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
+  }
 });
 
 t.test('AUTH: only after STARTTLS, and every refusal the same 535 5.7.8', async (t) => {

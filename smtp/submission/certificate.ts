@@ -57,13 +57,22 @@ function time(d: Date): Buffer {
   return d.getUTCFullYear() < 2050 ? der(0x17, Buffer.from(iso.slice(2), 'ascii')) : der(0x18, Buffer.from(iso, 'ascii'));
 }
 
+/**
+ * A certificate serial from random bytes, as DER wants an INTEGER's content: positive (top bit
+ * clear) and minimal (a first byte of 0 before one below 0x80 is illegal padding, which OpenSSL
+ * refuses: 1 random serial in 512 was). So the first byte is 0x40-0x7f.
+ */
+export function serialNumber(random: Buffer): Buffer {
+  const serial = Buffer.from(random);
+  serial[0] = (serial[0]! & 0x3f) | 0x40;
+  return serial;
+}
+
 function makeSelfSigned(): string {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const ecdsaSha256 = seq(oid('1.2.840.10045.4.3.2'));
   const name = seq(set(seq(oid('2.5.4.3'), der(0x0c, Buffer.from('Cartero submission (self-signed)', 'utf8')))));
-  // A positive serial: 16 random bytes, the top bit cleared.
-  const serial = randomBytes(16);
-  serial[0] = serial[0]! & 0x7f;
+  const serial = serialNumber(randomBytes(16));
   const now = new Date();
   const notAfter = new Date(now);
   notAfter.setUTCFullYear(now.getUTCFullYear() + 10);
