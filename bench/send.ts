@@ -24,6 +24,9 @@
  *                            from max(sent_at), not from the poll, and the poll's count of every mail
  *                            is Postgres work the bare loop does not pay; issue 28)
  *   BENCH_TIMEOUT            seconds to wait for every mail to be sent (default 900)
+ *   BENCH_SINGLES            after the bulk, this many one-recipient sends one at a time, each
+ *                            waited for: a single mail's accept-to-delivered latency (default 20;
+ *                            0 skips; issue 42)
  *   SEND_BATCH_SIZE, SEND_CONCURRENCY   passed through to the worker (defaults 100 and 4)
  *   BENCH_CPU_PROF_DIR=DIR   the service's processes write DIR/<entry>.<pid>.cpuprofile when they
  *                            stop (via bench/cpu-profiler.ts); summarise with
@@ -80,6 +83,7 @@ const BASELINE_RAW = process.env.BENCH_BASELINE_RAW === '1';
 const BASELINE_SIGNED = process.env.BENCH_BASELINE_SIGNED !== '0';
 const TIMEOUT_S = intEnv('BENCH_TIMEOUT', 900);
 const POLL_MS = intEnv('BENCH_POLL_MS', 1000);
+const SINGLES = process.env.BENCH_SINGLES === '0' ? 0 : intEnv('BENCH_SINGLES', 20);
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
 const COUNT_QUERIES = process.env.BENCH_COUNT_QUERIES === '1';
 const PG_STATS = process.env.BENCH_PG_STATS === '1';
@@ -187,6 +191,32 @@ function perMail(a: QueryCounts | undefined, b: QueryCounts | undefined, n: numb
   return { round_trips: round((b.total - a.total) / n, 2), pool_checkouts: round((b.checkouts - a.checkouts) / n, 3), by_statement: sorted };
 }
 
+/**
+ * Rows pg-boss's tables took so far (pg_stat_user_tables: inserted, and inserted + updated +
+ * deleted), for the send queue's partition and for every queue together (issue 42: queue rows
+ * written per mail). The counters reach the view when a backend reports them (about once a
+ * second): read after a pause.
+ */
+async function queueWrites(pool: Pool): Promise<{ send: { ins: number; all: number }; every: { ins: number; all: number } }> {
+  await sleep(1_500);
+  const { rows } = await pool.query<{ send: boolean; ins: string; all: string }>(
+    `SELECT t.relname = (SELECT partition_name FROM pgboss.queue WHERE name = 'mail.send') AS send,
+            sum(n_tup_ins) AS ins, sum(n_tup_ins + n_tup_upd + n_tup_del) AS all
+       FROM pg_stat_user_tables t WHERE schemaname = 'pgboss' GROUP BY 1`,
+  );
+  const of = (r: { ins: string; all: string } | undefined) => ({ ins: Number(r?.ins ?? 0), all: Number(r?.all ?? 0) });
+  return { send: of(rows.find((r) => r.send)), every: { ins: rows.reduce((n, r) => n + Number(r.ins), 0), all: rows.reduce((n, r) => n + Number(r.all), 0) } };
+}
+function queueWritesPerMail(a: Awaited<ReturnType<typeof queueWrites>>, b: Awaited<ReturnType<typeof queueWrites>>, mails: number) {
+  const per = (x: number, y: number) => round((y - x) / mails, 4);
+  return {
+    send_queue_rows_inserted: per(a.send.ins, b.send.ins),
+    send_queue_row_writes: per(a.send.all, b.send.all),
+    all_queues_rows_inserted: per(a.every.ins, b.every.ins),
+    all_queues_row_writes: per(a.every.all, b.every.all),
+  };
+}
+
 /** CPU seconds of the live Postgres processes, by application_name (backends) or backend_type. */
 async function postgresCpuByRole(pool: Pool, service: Service): Promise<Record<string, number>> {
   const { rows } = await pool.query<{ pid: number; who: string }>(
@@ -261,6 +291,7 @@ async function runCartero(service: Service, pool: Pool, auth: { slug: string; ke
   const qWeb0 = await queryCounts(service, service.webPid);
 
   if (PG_STATS) await pool.query('SELECT pg_stat_statements_reset()');
+  const queue0 = await queueWrites(pool);
   const pgRoles0 = await postgresCpuByRole(pool, service);
   const cpu0 = cpuSnapshot(service);
   const t0 = performance.now();
@@ -334,6 +365,7 @@ async function runCartero(service: Service, pool: Pool, auth: { slug: string; ke
   const workerRssAfter = memoryMiB(service.workerPid);
   const qWorker1 = await queryCounts(service, service.workerPid);
   const qWeb1 = await queryCounts(service, service.webPid);
+  const queue1 = await queueWrites(pool);
 
   const db = (
     await pool.query<{ first_received: Date; last_received: Date; first_sent: Date; last_sent: Date; sent: number; p50: number; p99: number; max: number }>(
@@ -404,6 +436,8 @@ async function runCartero(service: Service, pool: Pool, auth: { slug: string; ke
     web_rss_mib: { max_sampled: maxWebRss, peak_vmhwm: memoryMiB(service.webPid)?.hwm ?? null },
     cpu_accept_phase: cpuBetween(cpu0, cpuAccept),
     cpu_end_to_end: cpuBetween(cpu0, cpu1),
+    /** pg-boss rows per mail accepted and sent (issue 42's target: send queue rows inserted ≤ 0.05). */
+    queue_rows_per_mail: queueWritesPerMail(queue0, queue1, MAILS),
     /** Postgres CPU seconds of the end-to-end phase by client (application_name) or process type. */
     postgres_cpu_seconds_by_client: cpuByRoleBetween(pgRoles0, pgRoles1),
     /** The progress poll itself (this benchmark's measuring cost, included in the figures). */
@@ -413,6 +447,39 @@ async function runCartero(service: Service, pool: Pool, auth: { slug: string; ke
       ? { pg_round_trips_per_mail: { worker: perMail(qWorker0, qWorker1, MAILS), web: perMail(qWeb0, qWeb1, MAILS) } }
       : {}),
   };
+}
+
+/**
+ * A single mail's latency on an idle queue: one-recipient sends one at a time, each waited for
+ * until sent. Accept-to-delivered is the mail's own `delay` (sent_at - received_at, in Postgres),
+ * the poll only tells when to send the next.
+ */
+async function runSingles(service: Service, pool: Pool, auth: { slug: string; key: string; from: string }, n: number) {
+  const headers = { authorization: `Bearer ${auth.key}`, 'x-instance-slug': auth.slug, 'content-type': 'application/json' };
+  const accept: number[] = [];
+  const delivered: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    const res = await fetch(`${service.url}/v1/mails/send`, { method: 'POST', headers, body: JSON.stringify({ from: auth.from, to: [recipient(MAILS + i)], subject: SUBJECT, html: HTML }) });
+    const body = (await res.json()) as { mails?: Array<{ mail_id: string }> };
+    accept.push(performance.now() - started);
+    const mailId = body.mails?.[0]?.mail_id;
+    if (res.status !== 202 || !mailId) throw new Error(`single send answered ${res.status}`);
+    for (const until = Date.now() + 30_000; ; ) {
+      const { rows } = await pool.query<{ delay: number | null }>('SELECT delay FROM mails WHERE mail_id = $1 AND status = 3', [mailId]);
+      if (rows[0]?.delay != null) {
+        delivered.push(rows[0].delay * 1000);
+        break;
+      }
+      if (Date.now() > until) throw new Error(`single mail ${mailId} not sent within 30 s`);
+      await sleep(20);
+    }
+  }
+  const stats = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return { p50: round(percentile(s, 50), 1), max: round(s[s.length - 1]!, 1) };
+  };
+  return { mails: n, accept_ms: stats(accept), accept_to_delivered_ms: stats(delivered) };
 }
 
 // ---------------------------------------------------------------- phase 3: the bare loop
@@ -551,6 +618,8 @@ async function main(): Promise<void> {
         `end to end ${cartero.end_to_end.mails_per_s} mails/s (${cartero.end_to_end.seconds} s), worker RSS max ${cartero.worker_rss_mib.max_sampled} MiB, ` +
         `${cartero.end_to_end.eml_files_written} .eml`,
     );
+    const singles = SINGLES ? await runSingles(service, pool, auth, SINGLES) : undefined;
+    if (singles) log(`single mails, one at a time: accept p50 ${singles.accept_ms.p50} ms, accept to delivered p50 ${singles.accept_to_delivered_ms.p50} ms (max ${singles.accept_to_delivered_ms.max})`);
     const signed = firstMailSigned(join(service.dataDir, 'mailbox'));
     if (signed !== DKIM) throw new Error(`BENCH_DKIM=${DKIM ? 'on' : 'off'} but the first stored mail is ${signed ? '' : 'not '}DKIM-signed`);
     const loadBetween = await machineLoad(3_000);
@@ -606,6 +675,7 @@ async function main(): Promise<void> {
       target_mails_per_s: TARGET_MAILS_PER_S,
       meets_target: cartero.end_to_end.mails_per_s >= TARGET_MAILS_PER_S,
       cartero,
+      ...(singles ? { single_mails: singles } : {}),
       baseline,
       ...(baselineRaw ? { baseline_raw: baselineRaw } : {}),
       ratio_cartero_e2e_to_bare_loop: ratio,

@@ -297,8 +297,8 @@ export const CONFIG_SCHEMA = {
   send: {
     // 4 loops of 100: while one loop waits on SMTP replies the others fetch and prepare, which
     // measured 7% faster end to end than 2 of 50 (docs/performance-history.md, bench/send).
-    batchSize: integer('SEND_BATCH_SIZE', 100, { min: 1 }, 'send jobs fetched per batch'),
-    concurrency: integer('SEND_CONCURRENCY', 4, { min: 1 }, 'send fetch loops per worker process'),
+    batchSize: integer('SEND_BATCH_SIZE', 100, { min: 1 }, 'mails per send batch (a send job holds up to 100 mails)'),
+    concurrency: integer('SEND_CONCURRENCY', 4, { min: 1 }, 'send batches in flight per worker process'),
     retryLimit: integer('SEND_RETRY_LIMIT', 6, { min: 0 }, 'retries of a deferred (4xx) mail; its last SMTP try makes it a soft bounce (applied to the queue by release)'),
     retryDelaySeconds: integer('SEND_RETRY_DELAY_SECONDS', 60, { min: 0 }, 'first retry delay of a deferred mail, doubled each time (applied to the queue by release)'),
     jobExpireSeconds: integer('SEND_JOB_EXPIRE_SECONDS', 600, { min: 1, max: UNDER_A_DAY }, 'a send job still active after this is retried elsewhere (applied to the queue by release)'),

@@ -6,7 +6,7 @@ import type { Client } from '../sql/pool.js';
  */
 export interface JobQueue {
   /** expireInSeconds: the job's own expiry instead of its queue's (how long an active job may run before a retry). */
-  insert(client: Client, jobs: Array<{ name: string; data: object; expireInSeconds?: number; priority?: number }>): Promise<void>;
+  insert(client: Client, jobs: Array<{ name: string; data: object; expireInSeconds?: number; priority?: number; startAfter?: Date }>): Promise<void>;
 }
 
 /*
@@ -17,13 +17,35 @@ export interface JobQueue {
  */
 
 /**
- * The send job: one per mail, enqueued with the mail's row by acceptance (accept.ts) and by the
- * on-hold release (onhold.ts), consumed by the send worker (workers/jobs/send-mail/).
+ * The send job: one per batch of up to SEND_JOB_MAILS mails of one instance, enqueued with the
+ * mails' rows by acceptance (accept.ts: a message's mails), by the on-hold release (onhold.ts), and
+ * by the send worker itself for the mails it must try again later (workers/jobs/send-mail/: a
+ * deferred mail's next try, at its `next_attempt_at`). Each mail's state, tries and next try are
+ * in its `mails` row, not in the job: the job only says which mails to look at, and when.
+ * Consumed by the send worker (workers/jobs/send-mail/), which also takes the one-mail jobs
+ * (`mail_id`) that code before issue 42 enqueued (sql/migrations/035_send_batches.sql moved the
+ * queued ones; a rolling upgrade's old dynos may still write some).
  */
 export const SEND_MAIL_QUEUE = 'mail.send';
 export interface SendMailJob {
   instance_id: number;
-  mail_id: string;
+  mail_ids: string[];
+}
+
+/**
+ * Mails per send job at most: the default SEND_BATCH_SIZE, so that a job is at most one of the
+ * worker's batches. A message's 500 recipients are 5 jobs; 1 queue row per 100 mails.
+ */
+export const SEND_JOB_MAILS = 100;
+
+/** The send jobs for these mails of one instance, in their order; `startAfter`: not before then (a retry). */
+export function sendMailJobs(instanceId: number, mailIds: readonly string[], startAfter?: Date): Array<{ name: string; data: SendMailJob; startAfter?: Date }> {
+  const jobs: Array<{ name: string; data: SendMailJob; startAfter?: Date }> = [];
+  for (let i = 0; i < mailIds.length; i += SEND_JOB_MAILS) {
+    const data: SendMailJob = { instance_id: instanceId, mail_ids: mailIds.slice(i, i + SEND_JOB_MAILS) };
+    jobs.push(startAfter ? { name: SEND_MAIL_QUEUE, data, startAfter } : { name: SEND_MAIL_QUEUE, data });
+  }
+  return jobs;
 }
 
 /**

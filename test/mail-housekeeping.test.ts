@@ -21,15 +21,19 @@ await makeSenders(dbs.pool, a.tenant, { domain: 'hk.example', senders: [{ email:
 const sendTo = (emails: string[]) =>
   acceptSend(a.tenant, dbs.pool, queue, { from: 'news@hk.example', to: emails.map((email) => ({ email })), subject: 's', text: 't' });
 const rows = async (sql: string, params: unknown[] = []) => (await dbs.pool.query(sql, params)).rows;
+/** How many of these mails a send job names (a job names up to 100 mails). */
 const jobsFor = async (mailIds: string[]) =>
-  Number((await rows("SELECT count(*) AS n FROM pgboss.job WHERE name = 'mail.send' AND data->>'mail_id' = ANY($1)", [mailIds]))[0].n);
+  Number((await rows(
+    "SELECT count(DISTINCT m) AS n FROM pgboss.job j, jsonb_array_elements_text(j.data->'mail_ids') m WHERE j.name = 'mail.send' AND m = ANY($1)",
+    [mailIds],
+  ))[0].n);
 
 t.test('mails on hold are released oldest first, as far as the quota allows', async (t) => {
   const sent = await sendTo(['h1@example.com', 'h2@example.com', 'h3@example.com']);
   const ids = sent.mails.map((m) => m.mail_id);
   // As the worker leaves them when the quota is used up.
   await dbs.pool.query("UPDATE mails SET status = 7 WHERE mail_id = ANY($1)", [ids]);
-  await dbs.pool.query("DELETE FROM pgboss.job WHERE data->>'mail_id' = ANY($1)", [ids]);
+  await dbs.pool.query("DELETE FROM pgboss.job WHERE data->'mail_ids' ?| $1::text[]", [ids]);
   await setInstanceLimits(dbs.pool, a.slug, { monthly_quota: 1 });
   await dbs.pool.query(
     `INSERT INTO quota_usage (instance_id, month, used) VALUES ($1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1)`,
@@ -70,12 +74,12 @@ t.test('set-limits refuses nonsense', async (t) => {
 });
 
 t.test('mails left without a send job are requeued, others are not', async (t) => {
-  const sent = await sendTo(['s1@example.com', 's2@example.com', 's3@example.com']);
-  const [stranded, withJob, fresh] = sent.mails.map((m) => m.mail_id) as [string, string, string];
+  // Three messages: a job for each.
+  const [stranded, withJob, fresh] = (await Promise.all(['s1@example.com', 's2@example.com', 's3@example.com'].map((to) => sendTo([to])))).map((s) => s.mails[0]!.mail_id) as [string, string, string];
   await dbs.pool.query("UPDATE mails SET status = 2, updated_at = now() - interval '20 minutes' WHERE mail_id = ANY($1)", [[stranded, withJob]]);
   await dbs.pool.query("UPDATE mails SET status = 2 WHERE mail_id = $1", [fresh]);
   // The stranded mail's job failed on its last try; the others still have live jobs.
-  await dbs.pool.query("UPDATE pgboss.job SET state = 'failed' WHERE data->>'mail_id' = $1", [stranded]);
+  await dbs.pool.query("UPDATE pgboss.job SET state = 'failed' WHERE data->'mail_ids' ? $1", [stranded]);
   const statusEvents = () => rows("SELECT status FROM event_outbox WHERE mail_id = $1 AND kind = 'status'", [stranded]);
   const eventsBefore = (await statusEvents()).length;
   t.equal(await requeueStrandedMails(dbs.pool, queue), 1);
@@ -85,10 +89,10 @@ t.test('mails left without a send job are requeued, others are not', async (t) =
   );
   t.equal((await statusEvents()).length, eventsBefore, 'a note, not a move: no status event');
   const live = await rows(
-    "SELECT data->>'mail_id' AS mail_id FROM pgboss.job WHERE name = 'mail.send' AND state = 'created' AND data->>'mail_id' = $1",
+    "SELECT data->'mail_ids' AS mail_ids FROM pgboss.job WHERE name = 'mail.send' AND state = 'created' AND data->'mail_ids' ? $1",
     [stranded],
   );
-  t.equal(live.length, 1, 'a new job for the stranded mail');
+  t.same(live.map((j) => j.mail_ids), [[stranded]], 'a new job for the stranded mail');
   t.equal(await jobsFor([withJob]), 1, 'a mail with a live job gets no second one');
   t.equal(await requeueStrandedMails(dbs.pool, queue), 0, 'requeued once, not at every sweep');
 });

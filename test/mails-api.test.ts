@@ -50,7 +50,12 @@ t.test('202: one Mail per recipient sharing msg_id, logs and jobs in one transac
   const rows = (await dbs.pool.query('SELECT msg_id, subject, status FROM mails WHERE msg_id = $1 ORDER BY id', [r.body.msg_id])).rows;
   t.same(rows.map((x) => [x.subject, x.status]), [['Hello Ann', 1], ['Hello ', 1]], 'subject merge tags filled per recipient');
   t.equal(await count('SELECT count(*) AS n FROM mail_logs WHERE mail_id = ANY($1)', [r.body.mails.map((m: any) => m.mail_id)]), 2);
-  t.equal(await count("SELECT count(*) AS n FROM pgboss.job WHERE name = 'mail.send'"), before + 2, 'one job per mail');
+  t.equal(await count("SELECT count(*) AS n FROM pgboss.job WHERE name = 'mail.send'"), before + 1, 'one send job for the message\'s mails');
+  t.same(
+    (await dbs.pool.query("SELECT data->'mail_ids' AS ids FROM pgboss.job WHERE name = 'mail.send' ORDER BY created_on DESC LIMIT 1")).rows[0].ids,
+    r.body.mails.map((m: any) => m.mail_id),
+    'naming every mail of the message, in order',
+  );
 
   const got = await call('GET', `/v1/mails/${r.body.mails[0].mail_id}`);
   t.equal(got.status, 200);

@@ -30,7 +30,7 @@ const rows = async <T>(sql: string, params: unknown[]): Promise<T[]> => (await d
 const statuses = (ids: string[]) => rows<{ status: number }>('SELECT status FROM mails WHERE mail_id = ANY ($1)', [ids]);
 const jobs = (ids: string[]) =>
   rows<{ state: string; retry_count: number }>(
-    `SELECT state, retry_count FROM pgboss.job WHERE name = 'mail.send' AND data->>'mail_id' = ANY ($1)`,
+    `SELECT state, retry_count FROM pgboss.job WHERE name = 'mail.send' AND data->'mail_ids' ?| $1::text[]`,
     [ids],
   );
 
@@ -105,7 +105,9 @@ t.test('a mail another live worker has at SMTP waits for it; once its lease laps
   await dbs.pool.query("UPDATE send_leases SET expires_at = now() - interval '1 second' WHERE worker_id = 'elsewhere'");
   await waitFor('the mail sent once the lease lapsed', async () => ((await statuses([id]))[0]?.status === 3 ? true : undefined), { ms: 30_000 });
   await waitFor('its job settled', async () => ((await jobs([id])).every((j) => ['completed', 'failed'].includes(j.state)) ? true : undefined), { ms: 30_000 });
-  t.strictSame((await jobs([id])).map((j) => j.state), ['completed']);
+  // The acceptance's job, and the held run's follow-up (the mail looked at again 10 s later): all completed.
+  const states = (await jobs([id])).map((j) => j.state);
+  t.ok(states.length >= 2 && states.every((s) => s === 'completed'), `every job of the mail completed (${states.join(', ')})`);
   t.equal(messagesOf(stack.mailboxDir, id).length, 1, 'delivered exactly once');
   await stop(worker);
 });

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { decideSendOutcome } from '../domain/mail/send-outcome.js';
+import { decideSendOutcome, retryDelaySeconds } from '../domain/mail/send-outcome.js';
 import type { SendOutcome } from '../engines/bounces/smtp-reply.js';
 import { MailStatus } from '../domain/mail/status.js';
 
@@ -26,16 +26,17 @@ const rows: Array<{
   to: number;
   bounceClass?: 'hard' | 'soft';
   reason?: string;
-  jobDone: boolean;
+  /** Deferred with tries left: tried again after the backoff of its try, written on the mail. */
+  retried: boolean;
 }> = [
-  { name: 'sent on the first try', outcome: sent, triesBefore: 0, to: MailStatus.sent, jobDone: true },
-  { name: 'sent on the last try', outcome: sent, triesBefore: LIMIT, to: MailStatus.sent, jobDone: true },
-  { name: 'hard bounce', outcome: hard, triesBefore: 0, to: MailStatus.bounced, bounceClass: 'hard', jobDone: true },
-  { name: 'hard bounce on the last try', outcome: hard, triesBefore: LIMIT, to: MailStatus.bounced, bounceClass: 'hard', jobDone: true },
-  { name: 'soft bounce', outcome: soft, triesBefore: 1, to: MailStatus.bounced, bounceClass: 'soft', jobDone: true },
-  { name: 'deferred, tries left', outcome: deferred, triesBefore: 0, to: MailStatus.deferred, jobDone: false },
-  { name: 'deferred, one try left', outcome: deferred, triesBefore: LIMIT - 1, to: MailStatus.deferred, jobDone: false },
-  { name: 'no reply (connection error), tries left', outcome: noReply, triesBefore: 1, to: MailStatus.deferred, jobDone: false },
+  { name: 'sent on the first try', outcome: sent, triesBefore: 0, to: MailStatus.sent, retried: false },
+  { name: 'sent on the last try', outcome: sent, triesBefore: LIMIT, to: MailStatus.sent, retried: false },
+  { name: 'hard bounce', outcome: hard, triesBefore: 0, to: MailStatus.bounced, bounceClass: 'hard', retried: false },
+  { name: 'hard bounce on the last try', outcome: hard, triesBefore: LIMIT, to: MailStatus.bounced, bounceClass: 'hard', retried: false },
+  { name: 'soft bounce', outcome: soft, triesBefore: 1, to: MailStatus.bounced, bounceClass: 'soft', retried: false },
+  { name: 'deferred, tries left', outcome: deferred, triesBefore: 0, to: MailStatus.deferred, retried: true },
+  { name: 'deferred, one try left', outcome: deferred, triesBefore: LIMIT - 1, to: MailStatus.deferred, retried: true },
+  { name: 'no reply (connection error), tries left', outcome: noReply, triesBefore: 1, to: MailStatus.deferred, retried: true },
   {
     name: 'deferred on the last try',
     outcome: deferred,
@@ -43,7 +44,7 @@ const rows: Array<{
     to: MailStatus.bounced,
     bounceClass: 'soft',
     reason: 'deferred_retries_exhausted',
-    jobDone: true,
+    retried: false,
   },
   {
     name: 'deferred past the limit (a limit lowered since)',
@@ -52,7 +53,7 @@ const rows: Array<{
     to: MailStatus.bounced,
     bounceClass: 'soft',
     reason: 'deferred_retries_exhausted',
-    jobDone: true,
+    retried: false,
   },
   {
     name: 'no reply on the last try',
@@ -61,7 +62,7 @@ const rows: Array<{
     to: MailStatus.bounced,
     bounceClass: 'soft',
     reason: 'deferred_retries_exhausted',
-    jobDone: true,
+    retried: false,
   },
   {
     name: 'deferred with no retries allowed',
@@ -71,13 +72,14 @@ const rows: Array<{
     to: MailStatus.bounced,
     bounceClass: 'soft',
     reason: 'deferred_retries_exhausted',
-    jobDone: true,
+    retried: false,
   },
 ];
 
 for (const row of rows) {
   t.test(row.name, async (t) => {
-    const { move, jobDone } = decideSendOutcome('m1', row.outcome, row.triesBefore, row.limit ?? LIMIT);
+    const policy = { limit: row.limit ?? LIMIT, delaySeconds: 60 };
+    const { move } = decideSendOutcome('m1', row.outcome, row.triesBefore, policy, 0.25);
     const reply = row.outcome.reply;
     t.same(move, {
       mailId: 'm1',
@@ -88,9 +90,19 @@ for (const row of rows) {
         from: [MailStatus.queued],
         smtpTry: true,
         ...(row.bounceClass ? { bounceClass: row.bounceClass, bounceReason: row.outcome.kind === 'bounced' ? row.outcome.reason : 'expired' } : {}),
+        // The backoff of this try (the tries recorded with it), with the batch's jitter.
+        ...(row.retried ? { retryInSeconds: retryDelaySeconds(policy, row.triesBefore + 1, 0.25) } : {}),
       },
       log: { smtpCode: reply.code ?? null, smtpEnhanced: reply.enhanced ?? null, smtpReply: reply.text, ...(row.reason ? { reason: row.reason } : {}) },
     });
-    t.equal(jobDone, row.jobDone, 'job verdict');
   });
 }
+
+t.test('the retry schedule: the delay doubles at each try, times 1 to 2 by the jitter', async (t) => {
+  const policy = { limit: 6, delaySeconds: 60 };
+  t.equal(retryDelaySeconds(policy, 1, 0), 60, 'after the first try: the delay');
+  t.equal(retryDelaySeconds(policy, 2, 0), 120, 'after the second: twice');
+  t.equal(retryDelaySeconds(policy, 3, 0.5), 360, 'after the third, jitter 0.5: 240 s x 1.5');
+  t.equal(retryDelaySeconds({ limit: 6, delaySeconds: 0 }, 4, 0.9), 0, 'no delay configured: at once');
+  t.equal(retryDelaySeconds(policy, 40, 0), 60 * 2 ** 16, 'the doubling stops at 2^16');
+});

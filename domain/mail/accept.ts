@@ -1,7 +1,7 @@
 import { assertSandboxRecipients } from '../domains/sandbox.js';
 import type { Client, Pool } from '../../sql/pool.js';
 import { RuleViolation, ValidationFailed, type FieldError } from '../errors.js';
-import { SEND_MAIL_QUEUE, type JobQueue, type SendMailJob } from '../job-queue.js';
+import { sendMailJobs, type JobQueue } from '../job-queue.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { takeSendTokens, type SendLimits } from './bandwidth.js';
@@ -265,7 +265,7 @@ export async function acceptSend(
     await queue.insert(
       c,
       [
-        ...mailIds.map((mail_id) => ({ name: SEND_MAIL_QUEUE, data: { instance_id: tenant.instanceId, mail_id } satisfies SendMailJob })),
+        ...sendMailJobs(tenant.instanceId, mailIds),
         ...recipients.jobs,
       ],
     );

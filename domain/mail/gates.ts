@@ -73,6 +73,10 @@ export interface SendState {
   attempts: number;
   to_email: string;
   sender_id: number | null;
+  /** A deferred mail's next try (its move to deferred set it; every other move clears it). */
+  next_attempt_at: Date | null;
+  /** Its next try has come (or it has none): a retry job that comes early, or a duplicate, leaves it for its own. */
+  due: boolean;
   /** The worker whose run moved this mail to queued last (workers/machinery/send-lease.ts). */
   held_by: string | null;
   /** Queued, held for less than the hold bound by a worker whose lease is live. */
@@ -94,7 +98,8 @@ export interface SendState {
  */
 export async function lockSendStates(tenant: Tenant, client: Client, mailIds: readonly string[], holdSeconds: number): Promise<SendState[]> {
   const { rows } = await client.query<SendState>(
-    `SELECT m.mail_id, m.status, m.attempts, m.to_email, m.sender_id, m.held_by,
+    `SELECT m.mail_id, m.status, m.attempts, m.to_email, m.sender_id, m.held_by, m.next_attempt_at,
+            coalesce(m.next_attempt_at <= now(), true) AS due,
             coalesce(m.status = ${MailStatus.queued} AND m.held_since > now() - make_interval(secs => $3)
               AND EXISTS (SELECT 1 FROM send_leases l WHERE l.worker_id = m.held_by AND l.expires_at > now()), false) AS held_by_live_worker,
             s.id IS NOT NULL AS sender_found, s.is_consent_required, d.name AS domain_name, d.is_verified AS domain_verified,
@@ -116,11 +121,11 @@ export async function lockSendStates(tenant: Tenant, client: Client, mailIds: re
 export type GateVerdict = { pass: true } | { pass: false; to: typeof MailStatus.dropped | typeof MailStatus.onhold; reason: string };
 
 /**
- * The send-time gates, in order; the first that fails decides the mail's move and its logged
- * reason. They run at every try (a restriction added while a mail was deferred still stops it),
- * but the quota is claimed only on the first pass (`claimQuota`): a retried mail has its unit.
+ * The send-time gates but the quota, in order; the first that fails decides the mail's move and
+ * its logged reason. They run at every try (a restriction added while a mail was deferred still
+ * stops it). The quota is claimed after them for the whole batch at once (claimMonthlyQuota).
  */
-export async function checkGates(tenant: Tenant, client: Client, ctx: SendState, opts: { claimQuota: boolean }): Promise<GateVerdict> {
+export async function checkGates(tenant: Tenant, client: Client, ctx: SendState): Promise<GateVerdict> {
   if (!ctx.sender_found) return { pass: false, to: MailStatus.dropped, reason: 'sender_not_found' };
   if (!ctx.domain_verified) return { pass: false, to: MailStatus.dropped, reason: 'sender_domain_unverified' };
   if (ctx.sandbox_outside) return { pass: false, to: MailStatus.dropped, reason: 'sandbox_relay_restricted' };
@@ -129,24 +134,31 @@ export async function checkGates(tenant: Tenant, client: Client, ctx: SendState,
     const consent = await consentAllows(tenant, client, { senderId: ctx.sender_id!, recipient: ctx.to_email.toLowerCase(), mailId: ctx.mail_id });
     if (!consent.allowed) return { pass: false, to: MailStatus.dropped, reason: consent.reason ?? 'no_consent' };
   }
-  if (opts.claimQuota && ctx.monthly_quota !== null && !(await claimMonthlyQuota(tenant, client, ctx.monthly_quota))) {
-    return { pass: false, to: MailStatus.onhold, reason: 'monthly_quota_exceeded' };
-  }
   return { pass: true };
 }
 
+/** The reason logged on a mail put on hold because the quota is used up. */
+export const QUOTA_HOLD_REASON = 'monthly_quota_exceeded';
+
 /**
- * Claims one mail of the instance's quota for the current UTC month, atomically across workers:
- * the row lock of the upsert serialises claimers and the WHERE refuses a claim past the quota.
- * A quota of 0 inserts nothing (the SELECT yields no row). False when none is left.
+ * Claims up to `wanted` mails of the instance's quota for the current UTC month, atomically across
+ * workers, and says how many it got (the first ones of the batch go; the rest wait on hold). Two
+ * statements whatever the batch's size: the upsert locks the month's row (serialising claimers
+ * until the commit) and reads its count; the update adds what is left of the quota, at most
+ * `wanted`. Only a mail's first pass claims (a retried mail has its unit).
  */
-export async function claimMonthlyQuota(tenant: Tenant, client: Client, quota: number): Promise<boolean> {
-  const { rowCount } = await client.query(
-    `INSERT INTO quota_usage AS q (instance_id, month, used)
-     SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 WHERE $2::int > 0
-     ON CONFLICT (instance_id, month) DO UPDATE SET used = q.used + 1 WHERE q.used < $2::int
+export async function claimMonthlyQuota(tenant: Tenant, client: Client, quota: number, wanted: number): Promise<number> {
+  if (wanted <= 0 || quota <= 0) return 0;
+  const month = "date_trunc('month', now() AT TIME ZONE 'UTC')::date";
+  const { rows } = await client.query<{ used: number }>(
+    `INSERT INTO quota_usage AS q (instance_id, month, used) VALUES ($1, ${month}, 0)
+     ON CONFLICT (instance_id, month) DO UPDATE SET used = q.used
      RETURNING used`,
-    [tenant.instanceId, quota],
+    [tenant.instanceId],
   );
-  return rowCount === 1;
+  const granted = Math.max(0, Math.min(wanted, quota - rows[0]!.used));
+  if (granted > 0) {
+    await client.query(`UPDATE quota_usage SET used = used + $2 WHERE instance_id = $1 AND month = ${month}`, [tenant.instanceId, granted]);
+  }
+  return granted;
 }

@@ -1,6 +1,6 @@
 import type { Pool } from '../../sql/pool.js';
 import { query } from '../../sql/pool.js';
-import { SEND_MAIL_QUEUE, type JobQueue } from '../job-queue.js';
+import { SEND_MAIL_QUEUE, sendMailJobs, type JobQueue } from '../job-queue.js';
 import type { Tenant } from '../tenancy/context.js';
 import { withTenant } from '../tenancy/context.js';
 import { MailStatus } from './status.js';
@@ -37,7 +37,7 @@ export async function releaseOnHold(tenant: Tenant, pool: Pool, queue: JobQueue,
        SELECT mail_id FROM released`,
       [tenant.instanceId, max],
     );
-    await queue.insert(c, rows.map((r) => ({ name: SEND_MAIL_QUEUE, data: { instance_id: tenant.instanceId, mail_id: r.mail_id } })));
+    await queue.insert(c, sendMailJobs(tenant.instanceId, rows.map((r) => r.mail_id)));
     return rows.length;
   });
 }
@@ -67,7 +67,7 @@ export async function requeueStrandedMails(pool: Pool, queue: JobQueue, staleMin
               WHERE status IN (${MailStatus.received}, ${MailStatus.queued}, ${MailStatus.deferred})
                 AND updated_at < now() - make_interval(mins => $1)
                 AND NOT EXISTS (SELECT 1 FROM pgboss.job j
-                                 WHERE j.name = $3 AND j.data->>'mail_id' = mails.mail_id
+                                 WHERE j.name = $3 AND (j.data->'mail_ids' ? mails.mail_id OR j.data->>'mail_id' = mails.mail_id)
                                    AND j.state IN ('created', 'retry', 'active'))
               LIMIT $2) m
        JOIN instances i ON i.id = m.instance_id
@@ -84,7 +84,7 @@ export async function requeueStrandedMails(pool: Pool, queue: JobQueue, staleMin
         [tenant.instanceId, r.mail_ids],
       );
       await c.query('UPDATE mails SET updated_at = now() WHERE instance_id = $1 AND mail_id = ANY($2)', [tenant.instanceId, r.mail_ids]);
-      await queue.insert(c, r.mail_ids.map((mail_id) => ({ name: SEND_MAIL_QUEUE, data: { instance_id: tenant.instanceId, mail_id } })));
+      await queue.insert(c, sendMailJobs(tenant.instanceId, r.mail_ids));
     });
     n += r.mail_ids.length;
   }

@@ -23,6 +23,12 @@ export interface MoveFields {
    * now; workers/machinery/send-lease.ts). Any move clears the claim unless it sets one.
    */
   heldBy?: string;
+  /**
+   * With a move to deferred (5): the mail is tried again this many seconds after the move
+   * (mails.next_attempt_at, counted from the move's own now(), which is its log row's time; the
+   * send worker's claim holds to it). Any move clears it unless it sets one.
+   */
+  retryInSeconds?: number;
 }
 
 export interface MoveLog {
@@ -43,6 +49,8 @@ export interface MovedMail {
   sent_at: Date | null;
   delay: number | null;
   updated_at: Date;
+  /** A deferred mail's next try (MoveFields.retryInSeconds); null otherwise. */
+  next_attempt_at: Date | null;
   log_id: number;
 }
 
@@ -56,8 +64,8 @@ export interface MovedMail {
  */
 const MOVE = `
 WITH r AS (
-  SELECT * FROM unnest($2::text[], $3::smallint[], $4::int[], $5::text[], $6::int[], $7::text[], $8::int[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[], $14::text[])
-    AS r(mail_id, status, smtp_try, bounce_class, from_mask, reason, smtp_code, smtp_enhanced, smtp_reply, attempt, bounce_source, held_by, bounce_reason)
+  SELECT * FROM unnest($2::text[], $3::smallint[], $4::int[], $5::text[], $6::int[], $7::text[], $8::int[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[], $14::text[], $15::float8[])
+    AS r(mail_id, status, smtp_try, bounce_class, from_mask, reason, smtp_code, smtp_enhanced, smtp_reply, attempt, bounce_source, held_by, bounce_reason, retry_in)
 ), locked AS (
   -- Row locks in mail_id order, as the event pump takes them (domain/outbox/pump.ts): two
   -- transactions moving overlapping mails never wait on each other in a cycle.
@@ -72,11 +80,12 @@ WITH r AS (
          bounce_class = CASE WHEN r.status = ${MailStatus.bounced} THEN r.bounce_class ELSE m.bounce_class END,
          held_by = r.held_by,
          held_since = CASE WHEN r.held_by IS NOT NULL THEN now() END,
+         next_attempt_at = now() + make_interval(secs => r.retry_in),
          updated_at = now()
     FROM r
    WHERE m.instance_id = $1 AND m.mail_id = r.mail_id AND (r.from_mask IS NULL OR (r.from_mask >> m.status) & 1 = 1)
      AND m.id IN (SELECT id FROM locked)
-  RETURNING m.mail_id, m.status, m.attempts, m.bounce_class, m.queued_at, m.sent_at, m.delay, m.updated_at, m.to_email,
+  RETURNING m.mail_id, m.status, m.attempts, m.bounce_class, m.queued_at, m.sent_at, m.delay, m.updated_at, m.to_email, m.next_attempt_at,
             r.smtp_try, r.reason, r.smtp_code, r.smtp_enhanced, r.smtp_reply, r.attempt, r.bounce_source, r.bounce_reason
 ), bounces AS (
   INSERT INTO mail_bounces (instance_id, mail_id, recipient, class, source, smtp_enhanced, diagnostic, reason)
@@ -97,7 +106,7 @@ WITH r AS (
   RETURNING id, mail_id
 )
 SELECT moved.mail_id, moved.status, moved.attempts, moved.bounce_class, moved.queued_at, moved.sent_at, moved.delay,
-       moved.updated_at, logged.id AS log_id
+       moved.updated_at, moved.next_attempt_at, logged.id AS log_id
   FROM moved JOIN logged USING (mail_id)`;
 
 export interface Move {
@@ -129,6 +138,7 @@ export async function moveMails(tenant: Tenant, client: Client, moves: readonly 
     col((m) => m.fields?.bounceSource ?? null),
     col((m) => m.fields?.heldBy ?? null),
     col((m) => (m.to === MailStatus.bounced ? (m.fields?.bounceReason ?? null) : null)),
+    col((m) => m.fields?.retryInSeconds ?? null),
   ] });
   return rows;
 }

@@ -13,7 +13,7 @@ import { classifyReply, parseSmtpReply, type SendOutcome } from '../../engines/b
 import type { Pool } from '../../sql/pool.js';
 import { startEventPump } from '../../workers/jobs/event-pump.js';
 import { claimMails, releaseLease } from '../../workers/jobs/send-mail/claim.js';
-import type { InstanceMails, SendJob, SendMailDeps } from '../../workers/jobs/send-mail/deps.js';
+import type { SendMailDeps } from '../../workers/jobs/send-mail/deps.js';
 import { OutcomeRecorder } from '../../workers/jobs/send-mail/outcome-recorder.js';
 import { loadBatchKeys } from '../../workers/jobs/send-mail/read-batch.js';
 import { recordOutcome } from '../../workers/jobs/send-mail/record.js';
@@ -76,20 +76,20 @@ export interface Delivered {
  * deferred mail is tried again at once, as its job's retries would after their backoff, until
  * it is final or its tries are spent (a soft bounce, SEND_RETRY_LIMIT as the queue was made
  * with): the mail's rows and logs are those of a worker, without the waits. Its send jobs are
- * read for their retry limits and left as they are (nobody works them without a worker, and a
+ * read for their retry limit and left as they are (nobody works them without a worker, and a
  * retry would find the mail final).
  */
 export async function deliver(tenant: Tenant, pool: Pool, mailIds: readonly string[], opts: DeliverOptions): Promise<Map<string, Delivered>> {
-  const { rows } = await pool.query<{ id: string; mail_id: string; retry_limit: number; retry_count: number }>(
-    `SELECT id, data->>'mail_id' AS mail_id, retry_limit, retry_count FROM pgboss.job WHERE name = $1 AND data->>'mail_id' = ANY ($2)`,
+  // The send jobs acceptance wrote (batches of a message's mails), for the queue's retry limit.
+  const { rows } = await pool.query<{ mail_id: string; retry_limit: number }>(
+    `SELECT m.mail_id, j.retry_limit FROM pgboss.job j, jsonb_array_elements_text(j.data->'mail_ids') AS m(mail_id)
+      WHERE j.name = $1 AND m.mail_id = ANY ($2)`,
     [SEND_MAIL_QUEUE, mailIds],
   );
-  const jobs = new Map<string, SendJob>();
-  for (const r of rows) {
-    jobs.set(r.mail_id, { id: r.id, name: SEND_MAIL_QUEUE, data: { instance_id: tenant.instanceId, mail_id: r.mail_id }, retryLimit: r.retry_limit, retryCount: r.retry_count } as SendJob);
-  }
-  const missing = mailIds.filter((id) => !jobs.has(id));
+  const limits = new Map(rows.map((r) => [r.mail_id, r.retry_limit]));
+  const missing = mailIds.filter((id) => !limits.has(id));
   if (missing.length) throw new Error(`no send job for ${missing.join(', ')}: not accepted mails of this database`);
+  const policy = { limit: Math.max(...limits.values()), delaySeconds: 0 };
 
   const dkimKey = opts.dkimKey ?? process.env.DKIM_KEY_ENCRYPTION_KEY ?? TEST_DKIM_KEY;
   const deps = {
@@ -108,18 +108,18 @@ export async function deliver(tenant: Tenant, pool: Pool, mailIds: readonly stri
   const outcome = opts.outcome ?? simulatorOutcome;
   const out = new Map<string, Delivered>(mailIds.map((mailId) => [mailId, { mailId, rendered: undefined }]));
 
-  const runs = Math.max(...[...jobs.values()].map((j) => j.retryLimit)) + 1;
+  const runs = policy.limit + 1;
   for (let run = 0, left = [...mailIds]; left.length; run++) {
     if (run === opts.maxTries) break;
     if (run === runs) throw new Error(`still not final after ${runs} tries: ${left.join(', ')}`);
-    const mails: InstanceMails = new Map(left.map((id) => [id, [{ ...jobs.get(id)!, retryCount: jobs.get(id)!.retryCount + run } as SendJob]]));
     const renderings = await renderMails(deps, tenant, keys.signing, left);
-    const { claimed } = await claimMails(deps, tenant, mails, renderings);
+    const { claimed } = await claimMails(deps, tenant, left, renderings);
     left = [];
     for (const mail of claimed) {
       try {
-        const verdict = await recordOutcome(deps, recorder, tenant, mail, outcome(mail.rendered.to.address, mail.attempts + 1));
-        if (!verdict.done) left.push(mail.mailId);
+        // A deferred mail's next try is now (its row says so): tried again at once, without the wait.
+        const retry = await recordOutcome(deps, recorder, tenant, mail, outcome(mail.rendered.to.address, mail.attempts + 1), policy, 0);
+        if (retry) left.push(mail.mailId);
       } finally {
         releaseLease(deps.lease, mail.mailId);
       }

@@ -260,30 +260,33 @@ export function mailboxCopies(dir: string): { stored: StoredMessage[]; copies: M
 }
 
 /**
- * Waits until none of these mails' send jobs is left to run (created, retry or active), then
- * their jobs' final states, live and archived together: `[{ state: 'completed', n }]` when each
- * mail's one job completed.
+ * Waits until none of the send jobs naming these mails is left to run (created, retry or active),
+ * then what became of them, live and archived together: the distinct states of those jobs
+ * (`['completed']` when none failed) and how many of the mails some job named (a job names up to
+ * 100 mails; a deferred or held mail is named again by its follow-up job).
  */
-export async function settledSendJobs(pool: Pool, mailIds: readonly string[], ms = 30_000): Promise<Array<{ state: string; n: number }>> {
+export async function settledSendJobs(pool: Pool, mailIds: readonly string[], ms = 30_000): Promise<{ states: string[]; mails: number }> {
   await waitFor(
     'no send job left to run',
     async () => {
       const { rows } = await pool.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'mail.send' AND data->>'mail_id' = ANY ($1) AND state IN ('created', 'retry', 'active')`,
+        `SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'mail.send' AND data->'mail_ids' ?| $1::text[] AND state IN ('created', 'retry', 'active')`,
         [mailIds],
       );
       return rows[0]!.n === 0 ? true : undefined;
     },
     { ms, every: 250 },
   );
-  const { rows } = await pool.query<{ state: string; n: number }>(
-    `SELECT state, count(*)::int AS n FROM (
+  const { rows } = await pool.query<{ states: string[]; mails: number }>(
+    `WITH j AS (
        SELECT state::text, data FROM pgboss.job WHERE name = 'mail.send'
        UNION ALL SELECT state::text, data FROM pgboss.archive WHERE name = 'mail.send'
-     ) j WHERE data->>'mail_id' = ANY ($1) GROUP BY state ORDER BY state`,
+     )
+     SELECT (SELECT coalesce(array_agg(DISTINCT state ORDER BY state), '{}') FROM j WHERE data->'mail_ids' ?| $1::text[]) AS states,
+            (SELECT count(DISTINCT m)::int FROM j, jsonb_array_elements_text(j.data->'mail_ids') m WHERE m = ANY ($1::text[])) AS mails`,
     [mailIds],
   );
-  return rows;
+  return rows[0]!;
 }
 
 /** How many of these mails have each log shape ("1,2,3": received, queued, sent), the kill tests' check that a resend was handed to SMTP again. */

@@ -28,8 +28,15 @@ export const CONSUMER_STOP_GRACE_MS = 4_000;
 
 export interface ConsumerOptions {
   batchSize: number;
-  /** Jobs fetched and not yet done, at most: the back-pressure on the queue. */
+  /** Jobs fetched and not yet done, at most (their weight, with `weigh`): the back-pressure on the queue. */
   maxActive: number;
+  /**
+   * What a job counts for against maxActive (the send queue: its mails). A fetch asks for as many
+   * jobs as the room left holds at the last fetch's mean weight (`firstWeight` before any), so
+   * jobs of 100 mails are fetched a few at a time and jobs of one mail a batch at a time.
+   */
+  weigh?: (job: PgBoss.Job<unknown>) => number;
+  firstWeight?: number;
   pollMs: number;
   logger: Logger;
 }
@@ -45,8 +52,11 @@ export function consumeJobs(
   opts: ConsumerOptions,
   dispatch: (jobs: PgBoss.Job<unknown>[]) => Promise<Array<Promise<void>>>,
 ): JobConsumer {
-  // The jobs fetched and not yet done.
-  const inHand = new Set<string>();
+  // The jobs fetched and not yet done, with their weights.
+  const inHand = new Map<string, number>();
+  let active = 0;
+  const weigh = opts.weigh ?? (() => 1);
+  let perJob = opts.firstWeight ?? 1;
   let stopping = false;
   let nudge: (() => void) | undefined;
   const nudged = (ms: number) =>
@@ -62,6 +72,8 @@ export function consumeJobs(
 
   const completed: string[] = [];
   const failed = new Map<string, string[]>();
+  // pg-boss fails several ids with one reason (its manager maps an array), though its types list the reason only beside one id.
+  const failJobs = boss.fail.bind(boss) as (name: string, ids: string[], data: object) => Promise<unknown>;
   let flushing: Promise<void> | undefined;
   const flush = async (): Promise<void> => {
     while (completed.length || failed.size) {
@@ -70,8 +82,8 @@ export function consumeJobs(
       failed.clear();
       try {
         if (done.length) await boss.complete(name, done);
-        // Failures are rare (a transaction that failed): one statement each keeps its reason.
-        for (const [message, ids] of fails) for (const id of ids) await boss.fail(name, id, { message });
+        // One statement per reason: a batch that failed as a whole (the send queue's) is one.
+        for (const [message, ids] of fails) await failJobs(name, ids, { message });
       } catch (err) {
         // Unwritten, the jobs expire and are retried: a duplicate job is harmless for the queues
         // that use this consumer.
@@ -81,7 +93,10 @@ export function consumeJobs(
   };
   const settle = (id: string, error?: unknown) => {
     // Already failed by the stop: its outcome is not this process's to write any more.
-    if (!inHand.delete(id)) return;
+    const weight = inHand.get(id);
+    if (weight === undefined) return;
+    inHand.delete(id);
+    active -= weight;
     if (error === undefined) completed.push(id);
     else {
       const message = error instanceof Error ? error.message : String(error);
@@ -102,14 +117,14 @@ export function consumeJobs(
 
   const loop = (async () => {
     while (!stopping) {
-      const room = opts.maxActive - inHand.size;
+      const room = opts.maxActive - active;
       if (room <= 0) {
         await nudged(opts.pollMs);
         continue;
       }
       let jobs: PgBoss.Job<unknown>[];
       try {
-        jobs = await boss.fetch<unknown>(name, { batchSize: Math.min(opts.batchSize, room) });
+        jobs = await boss.fetch<unknown>(name, { batchSize: Math.max(1, Math.min(opts.batchSize, Math.floor(room / perJob))) });
       } catch (err) {
         if (!stopping) opts.logger.warn({ err, queue: name }, 'could not fetch jobs; trying again');
         await nudged(opts.pollMs);
@@ -119,7 +134,14 @@ export function consumeJobs(
         await nudged(opts.pollMs);
         continue;
       }
-      for (const job of jobs) inHand.add(job.id);
+      let fetchedWeight = 0;
+      for (const job of jobs) {
+        const weight = Math.max(1, weigh(job));
+        inHand.set(job.id, weight);
+        active += weight;
+        fetchedWeight += weight;
+      }
+      perJob = fetchedWeight / jobs.length;
       let outcomes: Array<Promise<void>>;
       try {
         outcomes = await dispatch(jobs);
@@ -141,7 +163,7 @@ export function consumeJobs(
       while (inHand.size && Date.now() < until) await nudged(Math.min(100, until - Date.now()));
       // What is still running is failed now, as pg-boss's own stop does with its workers' jobs:
       // retried by its policy at once rather than after its expiry.
-      for (const id of [...inHand]) settle(id, new Error('the worker stopped while the job ran'));
+      for (const id of [...inHand.keys()]) settle(id, new Error('the worker stopped while the job ran'));
       await flushing;
       await flush();
     },

@@ -52,7 +52,7 @@ export interface HandledJob<T> extends JobBase<T> {
 }
 
 /**
- * A job that registers its own consumers (batches, several fetch loops): the send job, webhook
+ * A job that registers its own consumer (weighed batches, its own completion): the send job, webhook
  * deliveries. It may return its stop, which the worker runs before stopping the queue.
  */
 export interface WorkedJob<T> extends JobBase<T> {

@@ -1,4 +1,3 @@
-import type PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import type { RenderLimits } from '../../../config/defaults.js';
 import type { SendSettings } from '../../../config/config.js';
@@ -17,8 +16,8 @@ export interface SendMailDeps {
   logger: Logger;
   /** This process's mails at SMTP, published for the other runs' transaction A. */
   lease: SendLease;
-  /** SEND_BATCH_SIZE and SEND_CONCURRENCY. */
-  settings: Pick<SendSettings, 'batchSize' | 'concurrency'>;
+  /** SEND_BATCH_SIZE and SEND_CONCURRENCY; SEND_RETRY_LIMIT and SEND_RETRY_DELAY_SECONDS, a deferred mail's tries and their schedule. */
+  settings: Pick<SendSettings, 'batchSize' | 'concurrency' | 'retryLimit' | 'retryDelaySeconds'>;
   /** RENDER_MAX_BODY_BYTES and RENDER_MAX_MS. */
   render: RenderLimits;
   /** The process's render threads (RENDER_THREADS). */
@@ -32,9 +31,3 @@ export interface SendMailDeps {
    */
   dkim: { ring: () => KeyRing; returnPathSubdomain: string };
 }
-
-/** A send job as pg-boss hands it over in a batch (with its retry count and limit). */
-export type SendJob = PgBoss.JobWithMetadata<unknown>;
-
-/** One instance's mails in the batch, each with its jobs (a duplicate job for the same mail rides along with the first). */
-export type InstanceMails = Map<string, SendJob[]>;

@@ -1,41 +1,50 @@
 import type PgBoss from 'pg-boss';
 import { configuredKeyRing, type KeyRing } from '../../../domain/domains/key-encryption.js';
-import { SEND_MAIL_QUEUE } from '../../../domain/job-queue.js';
+import { SEND_JOB_MAILS, SEND_MAIL_QUEUE } from '../../../domain/job-queue.js';
+import type { RetryPolicy } from '../../../domain/mail/send-outcome.js';
 import type { Tenant } from '../../../domain/tenancy/context.js';
 import { CONFIG_SCHEMA } from '../../../config/schema.js';
 import type { Config } from '../../../config/config.js';
+import { CONSUMER_STOP_GRACE_MS, consumeJobs } from '../../machinery/job-consumer.js';
 import { defineJob } from '../../machinery/job.js';
+import { WeightedSlots } from '../../machinery/weighted-slots.js';
 import { softBounceNotifier } from '../soft-bounce-check.js';
-import { claimMails, releaseLease, type Claimed } from './claim.js';
-import type { InstanceMails, SendJob, SendMailDeps } from './deps.js';
+import { claimMails, LOOK_AGAIN_MS, releaseLease, type Claimed } from './claim.js';
+import type { SendMailDeps } from './deps.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
 import { groupJobs, loadBatchKeys, parseJobData, type BatchKeys } from './read-batch.js';
 import { recordOutcome } from './record.js';
 import { renderMails } from './render.js';
 import { sendOverSmtp } from './smtp.js';
-import { errorText, failUnfinishedJobs, settleMail, type JobVerdict, type Verdicts } from './verdicts.js';
+import { addFollowUp, enqueueFollowUps, type FollowUps } from './follow-ups.js';
 
 export type { SendMailDeps } from './deps.js';
 export { parseJobData } from './read-batch.js';
 
 /**
- * The send worker: one pg-boss job per mail (data SendMailJob), fetched in batches. A batch goes
- * through these steps, each in its own file of this folder:
+ * The send worker. A pg-boss job names up to SEND_JOB_MAILS mails of one instance (a message's
+ * mails at acceptance, a deferred batch's next try); each mail's state, tries and next try are in
+ * its row. Jobs are fetched up to SEND_BATCH_SIZE mails at a time, up to SEND_BATCH_SIZE x
+ * SEND_CONCURRENCY mails in hand (workers/machinery/job-consumer.ts, weighed by their mails). A
+ * batch goes through these steps, each in its own file of this folder:
  *
- *  1. read-batch.ts  the jobs grouped by instance and mail; the batch's tenants and signing keys.
+ *  1. read-batch.ts  the jobs' mails grouped by instance; the batch's tenants and signing keys.
  *  Then for each instance's mails, side by side, in the tenant's transactions:
  *  2. render.ts      R: the mails read without locks and rendered (and their DKIM keys found)
  *                    outside any transaction, within the render bounds.
- *  3. claim.ts       A: one transaction locks the mails, looks again, applies the gates, and
- *                    moves the sendable ones to queued (2), claimed by this worker and in its
- *                    send lease; a mail another live run has at SMTP, or that changed while R
- *                    rendered, is left for its job's retry.
+ *  3. claim.ts       A: one transaction locks the mails, looks again, applies the gates, claims
+ *                    the batch's quota in one go, and moves the sendable ones to queued (2),
+ *                    claimed by this worker and in its send lease; a mail another live run has at
+ *                    SMTP, that changed while R rendered, or whose next try has not come, is left
+ *                    for later.
  *  4. smtp.ts        each claimed mail to SMTP through the process's pooled transport, concurrently.
  *  5. record.ts      B: each reply moves its mail as soon as it arrives (sent, bounced or
- *                    deferred; outcome-recorder.ts writes them with group commit).
+ *                    deferred with its next try; outcome-recorder.ts writes them with group commit).
  *  6. claim.ts       the mail leaves the lease (releaseLease), recorded or not.
- *  7. verdicts.ts    each job settled on its own: deferred or not sendable now, it fails and
- *                    pg-boss retries it with the queue's backoff; the others complete.
+ *  7. follow-ups.ts   the mails left for later get jobs for then, one per instance and time, in one
+ *                    insert; then the batch's jobs are completed together. A deferred mail's
+ *                    backoff never holds back the other mails of its job, and lives in Postgres (its
+ *                    row and its follow-up job): a restart loses no retry.
  *
  * At-least-once: a worker killed after the server's 250 and before B commits leaves the mail
  * queued (2) and its job active; after SEND_JOB_EXPIRE_SECONDS pg-boss retries the job and the
@@ -44,46 +53,86 @@ export { parseJobData } from './read-batch.js';
  * window is about one Postgres round trip per reply, plus the in-process retries of B when
  * Postgres blips. At most the mails between their 250 and that write can be sent twice.
  */
-async function handleBatch(boss: PgBoss, deps: SendMailDeps, recorder: OutcomeRecorder, jobs: SendJob[]): Promise<void> {
+async function handleBatch(boss: PgBoss, deps: SendMailDeps, recorder: OutcomeRecorder, jobs: PgBoss.Job<unknown>[]): Promise<void> {
   const batch = groupJobs(deps.logger, jobs);
   if (!batch.size) return;
   const keys = await loadBatchKeys(deps, [...batch.keys()]);
-  const verdicts: Verdicts = new Map();
-  await Promise.all([...batch].map(([instanceId, mails]) => sendInstanceMails(deps, recorder, keys, verdicts, instanceId, mails)));
-  await failUnfinishedJobs(boss, jobs, verdicts);
+  const followUps: FollowUps = new Map();
+  // One draw per batch: its mails deferred on the same try at about the same time are due in the same second, one job for them.
+  const jitter = Math.random();
+  const policy: RetryPolicy = { limit: deps.settings.retryLimit, delaySeconds: deps.settings.retryDelaySeconds };
+  await Promise.all(
+    [...batch].map(([instanceId, mailIds]) =>
+      sendInstanceMails(deps, recorder, keys, instanceId, mailIds, policy, jitter, (mailId, at) => addFollowUp(followUps, instanceId, mailId, at)),
+    ),
+  );
+  // A throw here fails the batch's jobs: pg-boss retries them by the queue's policy.
+  await enqueueFollowUps(boss, followUps);
 }
 
-/** Steps 2 to 6 for one instance's mails of the batch; their jobs' verdicts go in `verdicts`. */
-async function sendInstanceMails(deps: SendMailDeps, recorder: OutcomeRecorder, keys: BatchKeys, verdicts: Verdicts, instanceId: number, mails: InstanceMails): Promise<void> {
-  const settle = (mailId: string, verdict: JobVerdict) => settleMail(verdicts, mails, mailId, verdict);
+/** Steps 2 to 6 for one instance's mails of the batch; each mail not finished here goes to `later`. */
+async function sendInstanceMails(
+  deps: SendMailDeps,
+  recorder: OutcomeRecorder,
+  keys: BatchKeys,
+  instanceId: number,
+  mailIds: string[],
+  policy: RetryPolicy,
+  jitter: number,
+  later: (mailId: string, at: Date) => void,
+): Promise<void> {
   const tenant = keys.tenants.get(instanceId);
   if (!tenant) {
-    deps.logger.error({ instanceId, mailIds: [...mails.keys()] }, 'send jobs for an unknown instance ignored');
+    deps.logger.error({ instanceId, mailIds }, 'send jobs for an unknown instance ignored');
     return;
   }
   let claimed: Claimed[];
   try {
-    const renderings = await renderMails(deps, tenant, keys.signing, [...mails.keys()]);
-    const claim = await claimMails(deps, tenant, mails, renderings);
+    const renderings = await renderMails(deps, tenant, keys.signing, mailIds);
+    const claim = await claimMails(deps, tenant, mailIds, renderings);
     claimed = claim.claimed;
-    for (const mailId of claim.held) settle(mailId, { done: false, error: 'held: another run still has this mail at SMTP' });
-    for (const mailId of claim.changed) settle(mailId, { done: false, error: 'changed while the batch was rendered; tried again' });
+    for (const l of claim.later) later(l.mailId, l.at);
   } catch (err) {
-    deps.logger.warn({ err, instanceId }, 'could not prepare send jobs; pg-boss retries them');
-    for (const mailId of mails.keys()) settle(mailId, { done: false, error: errorText(err) });
+    deps.logger.warn({ err, instanceId }, 'could not prepare send jobs; their mails are tried again shortly');
+    const soon = new Date(Date.now() + LOOK_AGAIN_MS);
+    for (const mailId of mailIds) later(mailId, soon);
     return;
   }
-  await Promise.all(claimed.map(async (mail) => settle(mail.mailId, await sendAndRecord(deps, recorder, tenant, mail))));
+  await Promise.all(
+    claimed.map(async (mail) => {
+      const at = await sendAndRecord(deps, recorder, tenant, mail, policy, jitter);
+      if (at) later(mail.mailId, at);
+    }),
+  );
 }
 
 /** Steps 4 to 6 for one claimed mail: to SMTP, its reply recorded, out of the lease whatever happened. */
-async function sendAndRecord(deps: SendMailDeps, recorder: OutcomeRecorder, tenant: Tenant, mail: Claimed): Promise<JobVerdict> {
+async function sendAndRecord(deps: SendMailDeps, recorder: OutcomeRecorder, tenant: Tenant, mail: Claimed, policy: RetryPolicy, jitter: number): Promise<Date | undefined> {
   try {
     const outcome = await sendOverSmtp(deps, mail);
-    return await recordOutcome(deps, recorder, tenant, mail, outcome);
+    return await recordOutcome(deps, recorder, tenant, mail, outcome, policy, jitter);
   } finally {
     releaseLease(deps.lease, mail.mailId);
   }
+}
+
+/** Consecutive jobs cut into batches of at most `size` mails (a job is never split; a larger one is a batch alone). */
+export function batchesOf(jobs: readonly PgBoss.Job<unknown>[], size: number): PgBoss.Job<unknown>[][] {
+  const batches: PgBoss.Job<unknown>[][] = [];
+  let current: PgBoss.Job<unknown>[] = [];
+  let mails = 0;
+  for (const job of jobs) {
+    const n = parseJobData(job.data)?.mail_ids.length ?? 1;
+    if (current.length && mails + n > size) {
+      batches.push(current);
+      current = [];
+      mails = 0;
+    }
+    current.push(job);
+    mails += n;
+  }
+  if (current.length) batches.push(current);
+  return batches;
 }
 
 /** The configured key ring, opened the first time a batch needs it (a worker whose domains have no key never reads or creates one). */
@@ -96,38 +145,56 @@ function lazyKeyRing(config: Config): () => KeyRing {
 export const SEND_DEFAULTS = { batchSize: CONFIG_SCHEMA.send.batchSize.default, loops: CONFIG_SCHEMA.send.concurrency.default } as const;
 
 /**
- * SEND_BATCH_SIZE jobs per fetch, SEND_CONCURRENCY fetch loops per process: up to their product
- * mails in flight, sharing the pool's SMTP connections and the process's Postgres pool.
+ * Batches of up to SEND_BATCH_SIZE mails, up to SEND_BATCH_SIZE x SEND_CONCURRENCY mails at work
+ * (WeightedSlots: a job larger than the batch size is a batch alone, and waits for room), sharing
+ * the pool's SMTP connections and the process's Postgres pool. Each job is completed (in
+ * one statement with the others done at the same time) when its batch ends; the answer stops the
+ * consumer (the worker's shutdown).
  */
-export async function registerSendMail(boss: PgBoss, deps: SendMailDeps): Promise<void> {
-  const { batchSize, concurrency: loops } = deps.settings;
+export function registerSendMail(boss: PgBoss, deps: SendMailDeps): () => Promise<void> {
+  const { batchSize, concurrency } = deps.settings;
   const logger = deps.logger.child({ queue: SEND_MAIL_QUEUE });
   // After a commit that recorded soft bounces, the threshold job (not this hot path) counts them.
   const recorder = new OutcomeRecorder(deps.pool, softBounceNotifier(boss, logger));
-  for (let i = 0; i < loops; i++) {
-    let workerId: string | undefined;
-    workerId = await boss.work<unknown>(
-      SEND_MAIL_QUEUE,
-      { includeMetadata: true, batchSize, pollingIntervalSeconds: 0.5 },
-      async (jobs) => {
-        await handleBatch(boss, { ...deps, logger }, recorder, jobs);
-        // A full batch means more are waiting: fetch again now instead of after the poll interval.
-        if (jobs.length === batchSize && workerId) boss.notifyWorker(workerId);
-      },
-    );
-  }
+  // The strict bound on mails at work (claimed, at SMTP, being recorded); fetching only aims at it.
+  const slots = new WeightedSlots(batchSize * concurrency);
+  const consumer = consumeJobs(
+    boss,
+    SEND_MAIL_QUEUE,
+    {
+      batchSize,
+      maxActive: batchSize * concurrency,
+      pollMs: 500,
+      logger,
+      weigh: (job) => parseJobData(job.data)?.mail_ids.length ?? 1,
+      firstWeight: SEND_JOB_MAILS,
+    },
+    async (jobs) =>
+      batchesOf(jobs, batchSize).flatMap((batch) => {
+        const mails = batch.reduce((n, job) => n + (parseJobData(job.data)?.mail_ids.length ?? 1), 0);
+        const done = slots.take(mails).then(async (give) => {
+          try {
+            await handleBatch(boss, { ...deps, logger }, recorder, batch);
+          } finally {
+            give();
+          }
+        });
+        return batch.map(() => done);
+      }),
+  );
+  return () => consumer.stop(CONSUMER_STOP_GRACE_MS);
 }
 
 /**
- * The send job (workers/jobs/index.ts lists it). It registers its own consumers: batches and several
- * fetch loops (registerSendMail above), the hot path. Its queue's policy comes from SEND_RETRY_*
- * and SEND_JOB_EXPIRE_SECONDS.
+ * The send job (workers/jobs/index.ts lists it). It registers its own consumer (registerSendMail
+ * above), the hot path. Its queue's policy comes from SEND_RETRY_* and SEND_JOB_EXPIRE_SECONDS.
  */
 export const sendMailJob = defineJob({
   name: SEND_MAIL_QUEUE,
   policy: ({ send }) => ({
-    // Deferred (4xx) mails are retried with exponential backoff; after the last try the
-    // mail becomes a soft bounce. SEND_RETRY_* make tests fast; defaults suit real MTAs.
+    // A deferred (4xx) mail's tries are its own (its row and a follow-up job: record.ts); these
+    // retries are the batch job's, when its run could not end (a killed worker's expired job,
+    // Postgres unreachable when the follow-ups were written). SEND_RETRY_* make tests fast.
     retryLimit: send.retryLimit,
     retryDelay: send.retryDelaySeconds,
     retryBackoff: true,
@@ -144,12 +211,16 @@ export const sendMailJob = defineJob({
       logger.error('SMTP_URL is not set: this worker does not send mail (mail.send jobs wait for one that does)');
       return;
     }
-    await registerSendMail(boss, {
+    // A deferred mail's tries and their schedule are the queue's policy, as release applied
+    // SEND_RETRY_* to it (read at start: a release restarts the dynos).
+    const queue = await boss.getQueue(SEND_MAIL_QUEUE);
+    const retry = { retryLimit: queue?.retryLimit ?? config.send.retryLimit, retryDelaySeconds: queue?.retryDelay ?? config.send.retryDelaySeconds };
+    return registerSendMail(boss, {
       pool,
       ...send,
       publicUrl: config.publicUrl,
       logger,
-      settings: config.send,
+      settings: { ...config.send, ...retry },
       render: config.render,
       trackingSecret: config.trackingSecret,
       dkim: { ring: lazyKeyRing(config), returnPathSubdomain: config.domains.returnPathSubdomain },

@@ -1,6 +1,6 @@
 import { DependencyUnavailable } from '../../../domain/errors.js';
 import { MailStatus } from '../../../domain/mail/status.js';
-import { moveMails, type Move } from '../../../domain/mail/transitions.js';
+import { moveMails, type Move, type MovedMail } from '../../../domain/mail/transitions.js';
 import { withTenant, type Tenant } from '../../../domain/tenancy/context.js';
 import type { Pool } from '../../../sql/pool.js';
 
@@ -12,7 +12,7 @@ import type { Pool } from '../../../sql/pool.js';
  * (RECORD_RETRY_MS), because giving up means the job's retry sends the mail again.
  */
 export class OutcomeRecorder {
-  private readonly pending = new Map<number, { tenant: Tenant; items: Array<{ move: Move; done: (err?: unknown) => void }> }>();
+  private readonly pending = new Map<number, { tenant: Tenant; items: Array<{ move: Move; done: (err: unknown, moved?: MovedMail) => void }> }>();
   private readonly flushing = new Set<number>();
 
   constructor(
@@ -21,12 +21,13 @@ export class OutcomeRecorder {
     private readonly onSoftBounce: (instanceId: number) => void = () => {},
   ) {}
 
-  record(tenant: Tenant, move: Move): Promise<void> {
+  /** Resolves with the mail as moved, or undefined when its `from` guard did not match (another run recorded it first). */
+  record(tenant: Tenant, move: Move): Promise<MovedMail | undefined> {
     return new Promise((resolve, reject) => {
       const id = tenant.instanceId;
       const queue = this.pending.get(id) ?? { tenant, items: [] };
       this.pending.set(id, queue);
-      queue.items.push({ move, done: (err) => (err === undefined ? resolve() : reject(err)) });
+      queue.items.push({ move, done: (err, moved) => (err === undefined ? resolve(moved) : reject(err)) });
       if (!this.flushing.has(id)) void this.flush(id);
     });
   }
@@ -37,8 +38,8 @@ export class OutcomeRecorder {
       for (let queue = this.pending.get(id); queue?.items.length; queue = this.pending.get(id)) {
         this.pending.delete(id);
         try {
-          await this.write(queue.tenant, queue.items.map((i) => i.move));
-          for (const i of queue.items) i.done();
+          const moved = new Map((await this.write(queue.tenant, queue.items.map((i) => i.move))).map((m) => [m.mail_id, m]));
+          for (const i of queue.items) i.done(undefined, moved.get(i.move.mailId));
         } catch (err) {
           for (const i of queue.items) i.done(err ?? new Error('write failed'));
         }
@@ -48,13 +49,13 @@ export class OutcomeRecorder {
     }
   }
 
-  private async write(tenant: Tenant, moves: Move[]): Promise<void> {
+  private async write(tenant: Tenant, moves: Move[]): Promise<MovedMail[]> {
     const deadline = Date.now() + RECORD_RETRY_MS;
     for (let attempt = 0; ; attempt++) {
       try {
         const moved = await withTenant(this.pool, tenant, (c) => moveMails(tenant, c, moves));
         if (moved.some((m) => m.status === MailStatus.bounced && m.bounce_class === 'soft')) this.onSoftBounce(tenant.instanceId);
-        return;
+        return moved;
       } catch (err) {
         if (!(err instanceof DependencyUnavailable || isTransientConflict(err)) || Date.now() >= deadline) throw err;
         await new Promise((r) => setTimeout(r, RECORD_RETRY_PAUSES_MS[attempt] ?? RECORD_RETRY_PAUSES_MS.at(-1)!));
