@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 
 /**
  * Readable lines for a person at a terminal, JSON lines for everything else. A platform's log
@@ -11,9 +12,25 @@ export function wantsPrettyLogs(stdout: { isTTY?: boolean }): boolean {
   return stdout.isTTY === true;
 }
 
+/**
+ * pino-pretty, when installed. It is a development dependency (docs/dependencies.md): `npm install`
+ * and `npm start` have it, while an install without development dependencies (a platform's pruned
+ * build, whose log drain is no terminal anyway) leaves out it and its 13 packages, and then prints
+ * JSON lines on a terminal too. Loaded only for a terminal, so no other process loads its code.
+ */
+export function loadPinoPretty(load: (id: string) => unknown = createRequire(import.meta.url)): typeof PinoPretty | undefined {
+  try {
+    return load('pino-pretty') as typeof PinoPretty;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') return undefined;
+    throw err;
+  }
+}
+
 export function createLogger(level: string, name: string, stdout: { isTTY?: boolean } = process.stdout): Logger {
   const options = { level, name, base: { dyno: name, pid: process.pid } };
-  if (!wantsPrettyLogs(stdout)) return pino(options);
+  const pretty = wantsPrettyLogs(stdout) ? loadPinoPretty() : undefined;
+  if (!pretty) return pino(options);
   // sync: a dyno that exits right after logging (a failed start, the end of a shutdown) must not
   // lose its last lines in a buffer; a terminal is slow enough that this costs nothing noticeable.
   // `dyno` repeats `name`, which pino-pretty already shows as "(web/1234)".

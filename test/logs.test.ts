@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import t from 'tap';
-import { wantsPrettyLogs } from '../runtime/logger.js';
+import { loadPinoPretty, wantsPrettyLogs } from '../runtime/logger.js';
 import { projectRoot } from '../config/paths.js';
 import { freePort } from '../config/ports.js';
 import { readServices } from '../config/services-file.js';
@@ -18,6 +18,26 @@ t.test('the decision: pretty only when stdout is a terminal', async (t) => {
   t.equal(wantsPrettyLogs({ isTTY: true }), true);
   t.equal(wantsPrettyLogs({ isTTY: false }), false);
   t.equal(wantsPrettyLogs({}), false, 'a pipe or a file has no isTTY at all');
+});
+
+t.test('pino-pretty is a development dependency: without it a terminal gets JSON lines, not a failed start', async (t) => {
+  t.type(loadPinoPretty(), 'function', 'installed here (npm install brings development dependencies)');
+  const missing = Object.assign(new Error("Cannot find module 'pino-pretty'"), { code: 'MODULE_NOT_FOUND' });
+  t.equal(
+    loadPinoPretty(() => {
+      throw missing;
+    }),
+    undefined,
+    'an install without development dependencies: no prettifier, so pino writes JSON',
+  );
+  t.throws(
+    () =>
+      loadPinoPretty(() => {
+        throw new TypeError('broken');
+      }),
+    TypeError,
+    'any other failure is not hidden',
+  );
 });
 
 const dbs = await testDatabases(t, 'logs');
