@@ -10,7 +10,7 @@ import { createApiKey } from '../domain/tenancy/api-keys.js';
 import type { Tenant } from '../domain/tenancy/context.js';
 import type { Pool } from '../sql/pool.js';
 import { benchTenant, verifiedDomain } from './fixtures.js';
-import { intEnv, percentile, round, sleep, timedRuns } from './proc.js';
+import { intEnv, latencyStats, round, sleep, timedRuns } from './proc.js';
 
 /**
  * bench/analytics's providers part (issue 40): GET /v1/deliverability/providers and
@@ -313,8 +313,7 @@ export interface ProviderCell {
 }
 
 function stats(ms: number[]) {
-  const s = [...ms].sort((a, b) => a - b);
-  return { n: s.length, p50: round(percentile(s, 50), 1), p95: round(percentile(s, 95), 1), max: round(s[s.length - 1] ?? NaN, 1) };
+  return latencyStats(ms, [50, 95]);
 }
 
 function timed<T>(call: () => Promise<T>): Promise<Array<{ ms: number; value: T }>> {

@@ -87,7 +87,7 @@ import { assertBuilt, checkStopped, cleanUp, cpuSnapshot, partsBetween, runBench
 import { benchTenant, verifiedDomain } from './fixtures.js';
 import { loadProviders, measureProviders, providersMarkdown, seedProviders, PROVIDER_MAILS, type ProviderCell, type ProvidersLoad } from './analytics-providers.js';
 import { createClickHouseClient } from '../analytics/client.js';
-import { coresBetween, intEnv, loadavg, machineLoad, memoryMiB, percentile, round, sleep, timedRuns } from './proc.js';
+import { coresBetween, intEnv, latencyStats, loadavg, machineLoad, memoryMiB, round, sleep, timedRuns } from './proc.js';
 
 const numEnv = (name: string, fallback: number) => {
   const v = Number(process.env[name]);
@@ -577,8 +577,7 @@ interface Stats {
   max: number;
 }
 function stats(ms: number[]): Stats {
-  const s = [...ms].sort((a, b) => a - b);
-  return { n: s.length, p50: round(percentile(s, 50), 1), p95: round(percentile(s, 95), 1), max: round(s[s.length - 1] ?? NaN, 1) };
+  return latencyStats(ms, [50, 95]);
 }
 
 interface HttpAnswer {

@@ -44,8 +44,8 @@ import type { Tenant } from '../domain/tenancy/context.js';
 import { projectRoot } from '../config/paths.js';
 import { readServices } from '../config/services-file.js';
 import type { Pool } from '../sql/pool.js';
-import { coresBetween, percentile, round } from './proc.js';
-import { assertBuilt, benchService, cpuSnapshot, loadBeforeStart, runBench, startService, type CpuSnapshot, type Service } from './service.js';
+import { percentile, round } from './proc.js';
+import { assertBuilt, benchService, coresByPart, cpuSnapshot, loadBeforeStart, runBench, startService, type CpuSnapshot, type Service } from './service.js';
 import { benchTenant } from './fixtures.js';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
@@ -64,16 +64,13 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
 /** Where the cores went between two snapshots: the service's parts, this process, and the rest. */
 function cores(s0: CpuSnapshot, s1: CpuSnapshot) {
-  const w = (s1.at - s0.at) / 1000;
-  const machine = coresBetween(s0.machine, s1.machine).busy;
-  const part = (k: 'web' | 'postgres' | 'bench' | 'worker' | 'clickhouse' | 'supervisor') => (s1[k] - s0[k]) / w;
-  const known = part('web') + part('postgres') + part('bench') + part('worker') + part('clickhouse') + part('supervisor');
+  const c = coresByPart(s0, s1);
   return {
-    postgres: round(part('postgres'), 2),
-    bench_process: round(part('bench'), 2),
-    web: round(part('web'), 2),
-    machine_busy: round(machine, 2),
-    other: round(machine - known, 2),
+    postgres: round(c.postgres, 2),
+    bench_process: round(c.bench, 2),
+    web: round(c.web, 2),
+    machine_busy: round(c.machine.busy, 2),
+    other: round(c.machine.busy - c.ours, 2),
   };
 }
 

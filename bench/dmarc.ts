@@ -58,8 +58,8 @@ import { smtpDeliver } from '../test/helpers/smtp-deliver.js';
 import { bigReport, dayReport, REPORTERS, reportMail, reportXml, type DayReport } from './dmarc-reports.js';
 import { rng } from './random.js';
 import { benchTenant, sentMails, verifiedDomain } from './fixtures.js';
-import { coresBetween, loadavg, machineLoad, percentile, round, sleep } from './proc.js';
-import { assertBuilt, benchService, cpuSnapshot, loadBeforeStart, machineInfo, runBench, startService, type CpuSnapshot, type Service } from './service.js';
+import { latencyStats, loadavg, machineLoad, percentile, round, sleep } from './proc.js';
+import { assertBuilt, benchService, coresByPart, cpuSnapshot, loadBeforeStart, machineInfo, roundedCores, runBench, startService, type CpuSnapshot, type Service } from './service.js';
 
 const list = (v: string | undefined, d: string) => (v ?? d).split(',').map(Number).filter((n) => n > 0);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -115,17 +115,8 @@ interface Cores {
   other: number;
 }
 function coresOf(a: CpuSnapshot, b: CpuSnapshot): Cores {
-  const wall = (b.at - a.at) / 1000;
-  const per = (k: 'worker' | 'web' | 'postgres' | 'clickhouse' | 'bench' | 'supervisor') => (b[k] - a[k]) / wall;
-  const ours = per('worker') + per('web') + per('postgres') + per('clickhouse') + per('bench') + per('supervisor');
-  return {
-    worker: round(per('worker'), 2),
-    web: round(per('web'), 2),
-    postgres: round(per('postgres'), 2),
-    clickhouse: round(per('clickhouse'), 2),
-    bench: round(per('bench'), 2),
-    other: round(Math.max(0, coresBetween(a.machine, b.machine).busy - ours), 2),
-  };
+  const cores = coresByPart(a, b);
+  return { ...roundedCores(cores, ['worker', 'web', 'postgres', 'clickhouse', 'bench']), other: round(Math.max(0, cores.machine.busy - cores.ours), 2) };
 }
 
 interface Latency {
@@ -136,9 +127,7 @@ interface Latency {
   max: number;
 }
 function latency(ms: number[]): Latency {
-  const s = [...ms].sort((a, b) => a - b);
-  const p = (q: number) => round(percentile(s, q), 1);
-  return { n: s.length, p50: p(50), p95: p(95), p99: p(99), max: round(s.at(-1) ?? NaN, 1) };
+  return latencyStats(ms, [50, 95, 99]);
 }
 
 // ---------------------------------------------------------------- part 1: the listener

@@ -24,6 +24,16 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
+/**
+ * A sample of durations in ms as the benches report it: how many, the percentiles asked (p50,
+ * p95, ...) and the largest, each to 0.1 ms.
+ */
+export function latencyStats<const P extends number>(ms: readonly number[], percentiles: readonly P[]): { n: number } & Record<`p${P}`, number> & { max: number } {
+  const s = [...ms].sort((a, b) => a - b);
+  const ps = Object.fromEntries(percentiles.map((p) => [`p${p}`, round(percentile(s, p), 1)]));
+  return { n: s.length, ...ps, max: round(s.at(-1) ?? NaN, 1) } as { n: number } & Record<`p${P}`, number> & { max: number };
+}
+
 /** Resident and peak resident memory (VmRSS, VmHWM) in MiB; undefined once the process is gone. */
 export function memoryMiB(pid: number): { rss: number; hwm: number } | undefined {
   try {

@@ -7,7 +7,7 @@ import { projectRoot } from '../config/paths.js';
 import { freePort } from '../config/ports.js';
 import { readServices } from '../config/services-file.js';
 import { createPool, type Pool } from '../sql/pool.js';
-import { childrenOf, cpuSeconds, machineJiffies, machineLoad, postgresCpuSeconds, round, sleep, type Jiffies } from './proc.js';
+import { childrenOf, coresBetween, cpuSeconds, machineJiffies, machineLoad, postgresCpuSeconds, round, sleep, type Jiffies } from './proc.js';
 
 /**
  * The service as a user starts it, for the benchmarks: `node dist/runtime/start.js` (embedded
@@ -276,6 +276,27 @@ function partPids(s: Service): Record<string, number> {
 /** CPU seconds of each part (CpuSnapshot.parts) between two snapshots. */
 export function partsBetween(a: CpuSnapshot, b: CpuSnapshot): Record<string, number> {
   return Object.fromEntries(Object.keys(b.parts).map((k) => [k, round((b.parts[k] ?? 0) - (a.parts[k] ?? 0), 2)]));
+}
+
+/** The parts of a CpuSnapshot whose CPU seconds are counted one by one. */
+export type CpuPart = 'web' | 'worker' | 'postgres' | 'clickhouse' | 'supervisor' | 'bench';
+const CPU_PARTS: readonly CpuPart[] = ['web', 'worker', 'postgres', 'clickhouse', 'supervisor', 'bench'];
+
+/**
+ * Where the cores went between two snapshots, as the benches that drive the whole service
+ * account for them: each part's cores (its CPU seconds over the wall seconds between the
+ * snapshots, unrounded), `ours` their sum, and the machine's busy cores. Each bench then reports
+ * the parts it names (roundedCores) and the busy cores charged to none of them.
+ */
+export function coresByPart(a: CpuSnapshot, b: CpuSnapshot): Record<CpuPart, number> & { ours: number; machine: ReturnType<typeof coresBetween> } {
+  const wall = (b.at - a.at) / 1000;
+  const cores = Object.fromEntries(CPU_PARTS.map((k) => [k, (b[k] - a[k]) / wall])) as Record<CpuPart, number>;
+  return { ...cores, ours: CPU_PARTS.reduce((sum, k) => sum + cores[k], 0), machine: coresBetween(a.machine, b.machine) };
+}
+
+/** The parts named, in that order, each to 0.01 core. */
+export function roundedCores<K extends CpuPart>(cores: Record<CpuPart, number>, parts: readonly K[]): Record<K, number> {
+  return Object.fromEntries(parts.map((k) => [k, round(cores[k], 2)])) as Record<K, number>;
 }
 
 /** One snapshot for every benchmark; each divides the difference of two by the wall time. */

@@ -61,9 +61,9 @@ import { clickToken, openToken } from '../domain/tracking/tokens.js';
 import { trackingSecret } from '../domain/tracking/secret.js';
 import { createPool, type Pool } from '../sql/pool.js';
 import { readServices } from '../config/services-file.js';
-import { assertBuilt, benchPreloads, checkStopped, cleanUp, cpuSnapshot, partsBetween, runBench, startService, stopService, type CpuSnapshot, type Service, type Stopped } from './service.js';
+import { assertBuilt, benchPreloads, checkStopped, cleanUp, coresByPart, cpuSnapshot, partsBetween, roundedCores, runBench, startService, stopService, type CpuSnapshot, type Service, type Stopped } from './service.js';
 import { benchTenant, verifiedDomain } from './fixtures.js';
-import { coresBetween, machineLoad, percentile, round, sleep } from './proc.js';
+import { machineLoad, percentile, round, sleep } from './proc.js';
 import { rng } from './random.js';
 
 const intEnv = (name: string, fallback: number) => {
@@ -135,21 +135,14 @@ const autocannon = autocannonUntyped as unknown as (opts: CannonOptions) => Prom
 
 type CpuCores = { web: number; worker: number; postgres: number; clickhouse: number; supervisor: number; bench_autocannon: number; machine_busy: number; other: number; steal: number; cpu_seconds_by_part: Record<string, number> };
 function coresUsed(a: CpuSnapshot, b: CpuSnapshot): CpuCores {
-  const wall = (b.at - a.at) / 1000;
-  const keys = ['web', 'worker', 'postgres', 'clickhouse', 'supervisor', 'bench'] as const;
-  const per = (k: (typeof keys)[number]) => (b[k] - a[k]) / wall;
-  const machine = coresBetween(a.machine, b.machine);
-  const ours = keys.reduce((s, k) => s + per(k), 0);
+  const cores = coresByPart(a, b);
+  const { machine } = cores;
   return {
-    web: round(per('web'), 2),
-    worker: round(per('worker'), 2),
-    postgres: round(per('postgres'), 2),
-    clickhouse: round(per('clickhouse'), 2),
-    supervisor: round(per('supervisor'), 2),
-    bench_autocannon: round(per('bench'), 2),
+    ...roundedCores(cores, ['web', 'worker', 'postgres', 'clickhouse', 'supervisor']),
+    bench_autocannon: round(cores.bench, 2),
     machine_busy: round(machine.busy, 2),
     // Busy cores charged to none of the above: kernel work outside processes, other sessions.
-    other: round(machine.busy - ours, 2),
+    other: round(machine.busy - cores.ours, 2),
     steal: round(machine.steal, 2),
     // Per dyno / shard when there are several (bench/service.ts).
     cpu_seconds_by_part: partsBetween(a, b),

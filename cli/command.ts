@@ -79,3 +79,20 @@ export function activationCommands<F extends { instance: Flag<string> } & Record
     });
   return { deactivate: command(false), activate: command(true) };
 }
+
+/**
+ * `<area> delete`: the flags that name the thing, and a removal that answers the thing as it was,
+ * which the command prints (the CLI's convention for every delete, said once in its description).
+ */
+export function deletionCommand<F extends { instance: Flag<string> } & Record<string, Flag<any>>>(
+  area: string,
+  spec: { flags: F; summary: string; remove: (tenant: Tenant, pool: Pool, flags: FlagValues<F>) => Promise<unknown> },
+): CliCommand {
+  return defineCommand({
+    name: `${area} delete`,
+    summary: spec.summary,
+    description: `Prints the ${area} as it was.`,
+    flags: spec.flags,
+    run: async (ctx, f) => spec.remove(await ctx.tenant(f.instance as string), ctx.pool, f),
+  });
+}

@@ -17,23 +17,26 @@ import { WEBHOOK_VARIABLES } from './webhooks.js';
  * (The schema itself is CONFIG_SCHEMA below; these first functions make its kinds of variable.)
  */
 
+/**
+ * The parse of the kinds below that read one word: `read` takes the trimmed value and gives what
+ * the variable holds, or undefined when it is not allowed, which stops the start naming `allowed`.
+ */
+function word<T>(name: string, allowed: string, read: (trimmed: string) => T | undefined): (raw: string) => T {
+  return (raw) => {
+    const value = read(raw.trim());
+    return value === undefined ? fail(name, allowed, raw) : value;
+  };
+}
+
+/** A variable's default, or none and the words the docs show for it instead. */
+const defaulted = <T>(def: T, defaultText?: string) => ({ default: def, ...(defaultText ? { defaultText } : {}) });
+
 function port(name: string, def: number, description: string): Variable<number>;
 function port(name: string, def: undefined, description: string, defaultText: string): Variable<number | undefined>;
 function port(name: string, def: number | undefined, description: string, defaultText?: string): Variable<number | undefined> {
   const allowed = 'a port number from 0 to 65535 (0: any free port)';
-  return {
-    name,
-    type: 'port',
-    default: def,
-    ...(defaultText ? { defaultText } : {}),
-    allowed,
-    description,
-    parse(raw) {
-      const n = Number(raw.trim());
-      if (!/^\d+$/.test(raw.trim()) || n > 65535) fail(name, allowed, raw);
-      return n;
-    },
-  };
+  const read = (v: string) => (/^\d+$/.test(v) && Number(v) <= 65535 ? Number(v) : undefined);
+  return { name, type: 'port', ...defaulted(def, defaultText), allowed, description, parse: word(name, allowed, read) };
 }
 
 function url(name: string, protocols: string[], defaultText: string, description: string): Variable<string | undefined> {
@@ -61,18 +64,7 @@ function url(name: string, protocols: string[], defaultText: string, description
 
 function oneOf<const V extends string>(name: string, values: readonly V[], def: V, description: string): Variable<V> {
   const allowed = `one of ${values.join(', ')}`;
-  return {
-    name,
-    type: 'enum',
-    default: def,
-    allowed,
-    description,
-    parse(raw) {
-      const v = raw.trim() as V;
-      if (!values.includes(v)) fail(name, allowed, raw);
-      return v;
-    },
-  };
+  return { name, type: 'enum', default: def, allowed, description, parse: word(name, allowed, (v) => values.find((value) => value === v)) };
 }
 
 // A DNS name: labels of letters, digits and inner hyphens.
@@ -80,18 +72,7 @@ const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9
 
 function host(name: string, def: string, description: string): Variable<string> {
   const allowed = 'an IP address (0.0.0.0 or :: for every interface) or a host name';
-  return {
-    name,
-    type: 'host',
-    default: def,
-    allowed,
-    description,
-    parse(raw) {
-      const v = raw.trim();
-      if (!isIP(v) && !HOSTNAME.test(v)) fail(name, allowed, raw);
-      return v;
-    },
-  };
+  return { name, type: 'host', default: def, allowed, description, parse: word(name, allowed, (v) => (isIP(v) || HOSTNAME.test(v) ? v : undefined)) };
 }
 
 function path(name: string, def: string, description: string): Variable<string> {
@@ -109,19 +90,8 @@ function file(name: string, defaultText: string, description: string): Variable<
  */
 function identifier(name: string, defaultText: string, description: string): Variable<string | undefined> {
   const allowed = 'letters, digits and underscores, not starting with a digit';
-  return {
-    name,
-    type: 'name',
-    default: undefined,
-    defaultText,
-    allowed,
-    description,
-    parse(raw) {
-      const v = raw.trim();
-      if (!/^[A-Za-z_][A-Za-z0-9_]{0,99}$/.test(v)) fail(name, allowed, raw);
-      return v;
-    },
-  };
+  const read = (v: string) => (/^[A-Za-z_][A-Za-z0-9_]{0,99}$/.test(v) ? v : undefined);
+  return { name, type: 'name', default: undefined, defaultText, allowed, description, parse: word(name, allowed, read) };
 }
 
 function secret(name: string, minLength: number, defaultText: string, description: string): Variable<string | undefined> {
@@ -213,19 +183,11 @@ function dnsName(name: string, def: string, description: string): Variable<strin
 function dnsName(name: string, def: undefined, description: string, defaultText: string): Variable<string | undefined>;
 function dnsName(name: string, def: string | undefined, description: string, defaultText?: string): Variable<string | undefined> {
   const allowed = 'a DNS name (letters, digits, inner hyphens, dots)';
-  return {
-    name,
-    type: 'host',
-    default: def,
-    ...(defaultText ? { defaultText } : {}),
-    allowed,
-    description,
-    parse(raw) {
-      const v = raw.trim().toLowerCase().replace(/\.$/, '');
-      if (!HOSTNAME.test(v) || isIP(v)) fail(name, allowed, raw);
-      return v;
-    },
+  const read = (trimmed: string) => {
+    const v = trimmed.toLowerCase().replace(/\.$/, '');
+    return HOSTNAME.test(v) && !isIP(v) ? v : undefined;
   };
+  return { name, type: 'host', ...defaulted(def, defaultText), allowed, description, parse: word(name, allowed, read) };
 }
 
 // pg-boss refuses a job expiry or maintenance interval of 24 hours or more.

@@ -2,12 +2,10 @@ import t from 'tap';
 import pino from 'pino';
 import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
-import { testDatabases } from './helpers/databases.js';
 import { startTestDnsServer } from './helpers/dns-server.js';
-import { backdate, complainAbout, deliver, startTestInbound, startTestPump, trackingLinks } from './helpers/delivered.js';
-import { FAST_RETRIES, mailApi } from './helpers/send-stack.js';
+import { backdate, complainAbout, deliver, deliveryBench, startTestPump, trackingLinks } from './helpers/delivered.js';
+import { mailApi } from './helpers/send-stack.js';
 import { waitFor } from './helpers/wait.js';
-import { startTestWeb } from './helpers/web.js';
 import { loadConfig } from '../config/config.js';
 import { readChecked } from '../analytics/activities/rows.js';
 import { staleBucketsQuery } from '../analytics/deliverability/buckets.js';
@@ -34,11 +32,7 @@ import type { JobContext } from '../workers/machinery/job.js';
  */
 
 const PUBLIC_URL = 'https://links.prov.test';
-Object.assign(process.env, FAST_RETRIES);
-const dbs = await testDatabases(t, 'providers');
-const { url } = await startTestWeb(t, dbs, { env: { PUBLIC_URL } });
-const pool = dbs.pool;
-const inboundPort = await startTestInbound(t, pool);
+const { dbs, url, pool, inboundPort } = await deliveryBench(t, 'providers', PUBLIC_URL);
 const dns = await startTestDnsServer(t);
 dns.mx('acme-corp.com', 'aspmx.l.google.com', 1);
 dns.mx('acme-corp.com', 'alt1.aspmx.l.google.com', 5);

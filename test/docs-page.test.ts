@@ -10,7 +10,7 @@ import { projectRoot } from '../config/paths.js';
 import { testDatabases } from './helpers/databases.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { startTestWeb } from './helpers/web.js';
-import { axeViolations, isSerious, SCREENSHOTS, useChromium, watchPage } from './helpers/chromium.js';
+import { axeViolations, isSerious, SCREENSHOTS, useChromium, watchedPage } from './helpers/chromium.js';
 
 /**
  * The API reference (issue 29), against the real web app and Postgres: the live OpenAPI document
@@ -125,9 +125,7 @@ t.test('GET / leads to /docs; the page, its scripts and its stylesheet come from
 const chromium = useChromium(t, 'the /docs page in a browser');
 if (chromium) {
   t.test('in Chromium: every tag and operation, "try it out" with a typed key and slug, nothing from elsewhere', async (t) => {
-    const page = await chromium.browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    const origin = new URL(web.url).origin;
-    const { requests, complaints } = watchPage(page);
+    const { page, origin, requests, complaints } = await watchedPage(chromium.browser, web.url, { width: 1400, height: 1000 });
 
     const started = Date.now();
     await page.goto(`${web.url}/docs`);

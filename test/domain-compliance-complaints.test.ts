@@ -2,11 +2,9 @@ import t from 'tap';
 import { complaintCheck } from '../domain/domains/compliance/complaint-rate.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
-import { testDatabases } from './helpers/databases.js';
-import { complainAbout, deliver, startTestInbound, startTestPump } from './helpers/delivered.js';
-import { FAST_RETRIES, mailApi } from './helpers/send-stack.js';
+import { complainAbout, deliver, deliveryBench, startTestPump } from './helpers/delivered.js';
+import { mailApi } from './helpers/send-stack.js';
 import { waitFor } from './helpers/wait.js';
-import { startTestWeb } from './helpers/web.js';
 
 /**
  * The complaint_rate check of GET /v1/domains/{domain_name}/compliance (issue 40; docs/domains.md,
@@ -17,11 +15,7 @@ import { startTestWeb } from './helpers/web.js';
  * providers, or no mail, is unknown; all under 0.1 % passes.
  */
 const PUBLIC_URL = 'https://links.compliance.test';
-Object.assign(process.env, FAST_RETRIES);
-const dbs = await testDatabases(t, 'compliancecomplaints');
-const { url } = await startTestWeb(t, dbs, { env: { PUBLIC_URL } });
-const pool = dbs.pool;
-const inboundPort = await startTestInbound(t, pool);
+const { dbs, url, pool, inboundPort } = await deliveryBench(t, 'compliancecomplaints', PUBLIC_URL);
 const a = await makeTenant(pool, { scopes: ['mail:send', 'mail:read', 'domains:read'] });
 for (const domain of ['complained.example', 'clean.example', 'gmail-only.example', 'quiet.example']) {
   await makeSenders(pool, a.tenant, { domain, senders: [{ email: 'news', name: 'News' }] });

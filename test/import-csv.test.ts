@@ -47,6 +47,14 @@ function refused(t: Test, r: CliResult, code: string, what: string): void {
   t.match(r.stderr, new RegExp(`: \\d{3} ${code}: `), `${what}: ${code}`);
 }
 
+/** A whole file refused as invalid CSV: the refusal saying `why`, no rejects file beside it, and the dataset still with `kept` records. */
+async function fileRefused(t: Test, r: CliResult, file: string, datasetId: number, kept: number, what: string, why: string): Promise<void> {
+  refused(t, r, 'dataset_import_csv_invalid', what);
+  t.match(r.stderr, why);
+  t.notOk(existsSync(`${file}.rejected.csv`), 'no rejects file from a refused file');
+  t.equal(await records(datasetId), kept, 'nothing imported from it');
+}
+
 /**
  * 100,000 data rows. Bad rows at fixed strides, each refused for the first rule it breaks (in
  * checkContact's order), and repeated identifiers merged into their first row: the expected
@@ -214,10 +222,7 @@ t.test('a cell that is not UTF-8 text, or holds NUL: its row refused with its li
   const header = join(dir, 'latin1-header.csv');
   writeFileSync(header, Buffer.concat([Buffer.from('email,first_name,'), Buffer.from([0xe2, 0x67, 0x65]), Buffer.from('\nann@example.com,Ann,1\n')]));
   const whole = await cli('dataset', 'import', '--instance', a.slug, '--id', String(target.id), '--file', header);
-  refused(t, whole, 'dataset_import_csv_invalid', 'a header that is not UTF-8');
-  t.match(whole.stderr, "line 1: the header's cell 3 is not valid UTF-8 text");
-  t.notOk(existsSync(`${header}.rejected.csv`), 'no rejects file from a refused file');
-  t.equal(await records(target.id), 3, 'nothing imported from it');
+  await fileRefused(t, whole, header, target.id, 3, 'a header that is not UTF-8', "line 1: the header's cell 3 is not valid UTF-8 text");
 });
 
 t.test('CSV_MAX_CELL_BYTES and CSV_MAX_RECORD_BYTES bound the CLI as the panel: a row refused for a large cell, a file for a large record', async (t) => {
@@ -239,10 +244,7 @@ t.test('CSV_MAX_CELL_BYTES and CSV_MAX_RECORD_BYTES bound the CLI as the panel: 
   const wide = join(dir, 'wide.csv');
   writeFileSync(wide, ['email,first_name,age,plan', 'cy@example.com,Cy,30,free', `wide@example.com,${'y'.repeat(2000)},${'1'.repeat(2000)},${'z'.repeat(2000)},${'w'.repeat(2000)},${'v'.repeat(2000)}`, 'dee@example.com,Dee,40,pro', ''].join('\n'));
   const whole = await bounded('dataset', 'import', '--instance', a.slug, '--id', String(target.id), '--file', wide);
-  refused(t, whole, 'dataset_import_csv_invalid', 'a record over the bound');
-  t.match(whole.stderr, 'the record starting at line 3 is over 8192 bytes (CSV_MAX_RECORD_BYTES)');
-  t.notOk(existsSync(`${wide}.rejected.csv`), 'no rejects file from a refused file');
-  t.equal(await records(target.id), 2, 'nothing imported from it');
+  await fileRefused(t, whole, wide, target.id, 2, 'a record over the bound', 'the record starting at line 3 is over 8192 bytes (CSV_MAX_RECORD_BYTES)');
 });
 
 t.test('the rejects file: every cell and header through the formula guard exports apply', async (t) => {

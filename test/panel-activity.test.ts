@@ -1,7 +1,7 @@
 import t from 'tap';
 import { testDatabases } from './helpers/databases.js';
 import { PREFETCH_SECONDS } from '../domain/tracking/machine.js';
-import { backdate, deliver, startTestPump, trackingLinks, type Delivered } from './helpers/delivered.js';
+import { backdate, deliver, outboxDrained, startTestPump, trackingLinks, type Delivered } from './helpers/delivered.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
@@ -77,10 +77,7 @@ await waitFor('the events in the listings', async () => {
   const c = await publicGet('/v1/activities/clicks?page_size=1');
   return o.body.pagination.total_items === OPENS && c.body.pagination.total_items === CLICKS ? true : undefined;
 }, { ms: 30_000 });
-await waitFor('the machine flags to settle', async () => {
-  const left = await pool.query(`SELECT count(*)::int AS n FROM event_outbox WHERE instance_id = $1 AND stage < 2`, [a.tenant.instanceId]);
-  return left.rows[0].n === 0 ? true : undefined;
-}, { ms: 30_000 });
+await waitFor('the machine flags to settle', () => outboxDrained(pool, a.tenant.instanceId), { ms: 30_000 });
 await waitFor('the mirror to hold the final statuses', async () => {
   const rows = (await publicGet('/v1/activities/sent?page_size=100')).body.data as any[];
   return rows.length === sent.length && rows.every((r) => [3, 6].includes(r.status)) ? true : undefined;

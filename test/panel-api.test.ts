@@ -32,6 +32,10 @@ const onlyB = await makePanelUser(pool, [{ instanceId: b.tenant.instanceId, role
  * 0.75 s of CPU).
  */
 const otherWeb = (t: Teardown, env: Record<string, string>) => startTestWeb(t, dbs, { env: { TEMPLATE_RENDER_THREADS: '1', ...env } });
+/** Two such web apps on the same database: a login limit must hold across web dynos (it lives in Postgres). */
+const twoWebs = async (t: Teardown, env: Record<string, string>) => [await otherWeb(t, env), await otherWeb(t, env)] as const;
+/** The headers of a request from client address `ip` (behind TRUST_PROXY=loopback). */
+const from = (ip: string) => ({ 'x-forwarded-for': ip });
 
 const login = (body: unknown, headers: Record<string, string> = {}, at = url) => rawCall(at + '/v1/private/sessions', headers, { method: 'POST', body });
 const call = (method: string, path: string, token: string, slug?: string, body?: unknown) => jsonCall(url, method, path, body, panelHeaders(token, slug));
@@ -304,8 +308,7 @@ t.test('issue 37: the maximum age bounds the first expiry too, and a lowered one
 
 t.test('failed logins per account from one address: past the budget 429 with Retry-After, on every web app, even with the right password', async (t) => {
   const env = { PANEL_LOGIN_FAILURES_PER_ACCOUNT: '3', PANEL_LOGIN_FAILURES_PER_ADDRESS: '1000' };
-  const one = await otherWeb(t, env);
-  const two = await otherWeb(t, env);
+  const [one, two] = await twoWebs(t, env);
   const user = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
   const other = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
   for (let i = 0; i < 3; i++) {
@@ -337,10 +340,8 @@ t.test('failed logins per account from one address: past the budget 429 with Ret
 
 t.test('failed logins per client address: past the budget 429 for any account from it, others unaffected', async (t) => {
   const env = { TRUST_PROXY: 'loopback', PANEL_LOGIN_FAILURES_PER_ACCOUNT: '1000', PANEL_LOGIN_FAILURES_PER_ADDRESS: '3' };
-  const one = await otherWeb(t, env);
-  const two = await otherWeb(t, env);
+  const [one, two] = await twoWebs(t, env);
   const user = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'viewer' }]);
-  const from = (ip: string) => ({ 'x-forwarded-for': ip });
   for (let i = 0; i < 3; i++) {
     const res = await login({ email: `guess-${i}@example.org`, password: 'wrong-password' }, from('203.0.113.7'), i % 2 ? two.url : one.url);
     t.equal(res.status, 401, `failure ${i + 1}, a different address each time: 401`);
@@ -353,10 +354,8 @@ t.test('failed logins per client address: past the budget 429 for any account fr
 
 t.test('issue 37: wrong passwords from some addresses lock those addresses, not the account: the owner signs in from another', async (t) => {
   const env = { TRUST_PROXY: 'loopback', PANEL_LOGIN_FAILURES_PER_ACCOUNT: '3', PANEL_LOGIN_FAILURES_PER_ADDRESS: '1000' };
-  const one = await otherWeb(t, env);
-  const two = await otherWeb(t, env);
+  const [one, two] = await twoWebs(t, env);
   const owner = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'owner' }]);
-  const from = (ip: string) => ({ 'x-forwarded-for': ip });
   const attackers = ['198.51.100.1', '198.51.100.2', '2001:db8:1:2::1'];
   for (const [n, ip] of attackers.entries()) {
     for (let i = 0; i < 3; i++) {
@@ -381,7 +380,6 @@ t.test('issue 37: a spray past the account total gives each address one attempt;
   const env = { TRUST_PROXY: 'loopback', PANEL_LOGIN_FAILURES_PER_ACCOUNT: '3', PANEL_LOGIN_FAILURES_PER_ACCOUNT_TOTAL: '4', PANEL_LOGIN_FAILURES_PER_ADDRESS: '1000' };
   const web = await otherWeb(t, env);
   const user = await makePanelUser(pool, [{ instanceId: a.tenant.instanceId, role: 'owner' }]);
-  const from = (ip: string) => ({ 'x-forwarded-for': ip });
   const guess = (ip: string, password = 'wrong-password') => login({ email: user.email, password }, from(ip), web.url);
   // Two addresses spend 2 failures each: the account's total of 4 is reached, no address is past its 3.
   for (const ip of ['198.51.100.21', '198.51.100.22']) for (let i = 0; i < 2; i++) t.equal((await guess(ip)).status, 401, `${ip}: 401`);

@@ -7,9 +7,8 @@ import { restrict } from '../domain/restrictions/restrictions.js';
 import { makeSenders, makeTenant, type TestTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
-import { testDatabases } from './helpers/databases.js';
 import { PREFETCH_SECONDS } from '../domain/tracking/machine.js';
-import { backdate, complainAbout, deliver, startTestInbound, startTestPump, trackingLinks } from './helpers/delivered.js';
+import { backdate, complainAbout, deliver, deliveryBench, outboxDrained, startTestPump, trackingLinks } from './helpers/delivered.js';
 import { FAST_RETRIES, mailApi } from './helpers/send-stack.js';
 import { sleep, waitFor } from './helpers/wait.js';
 import { startTestWeb } from './helpers/web.js';
@@ -27,12 +26,8 @@ import { startTestWeb } from './helpers/web.js';
 
 const PUBLIC_URL = 'https://links.dash.test';
 const TZ = 'Pacific/Kiritimati'; // UTC+14: its local day is rarely the UTC day, so a wrong zone shows
-// The soft bounce's tries as a worker made them with these retries (read when the queues are made).
-Object.assign(process.env, FAST_RETRIES);
-const dbs = await testDatabases(t, 'paneldash');
-const { url } = await startTestWeb(t, dbs, { env: { PUBLIC_URL } });
-const pool = dbs.pool;
-const inboundPort = await startTestInbound(t, pool);
+// The soft bounce's tries as a worker made them with FAST_RETRIES (read when the queues are made).
+const { dbs, url, pool, inboundPort } = await deliveryBench(t, 'paneldash', PUBLIC_URL);
 
 const scopes = ['mail:send', 'mail:read'];
 const a = await makeTenant(pool, { scopes, tz: TZ });
@@ -117,10 +112,7 @@ await waitFor('the mirror to hold the final statuses', async () => {
   const rows = await all(a, '/v1/activities/sent', {});
   return rows.length === sent.length && rows.every((r) => r.status === finals.get(r.to)) ? true : undefined;
 }, { ms: 30_000 });
-await waitFor('the machine flags to settle (nothing left in the outbox)', async () => {
-  const left = await pool.query(`SELECT count(*)::int AS n FROM event_outbox WHERE instance_id = $1 AND stage < 2`, [a.tenant.instanceId]);
-  return left.rows[0].n === 0 ? true : undefined;
-}, { ms: 30_000 });
+await waitFor('the machine flags to settle (nothing left in the outbox)', () => outboxDrained(pool, a.tenant.instanceId), { ms: 30_000 });
 
 /** The public listings' counts for one range (local dates in `tz`): what the dashboard must equal. */
 async function listingFigures(who: TestTenant, start: string, end: string, tz: string) {

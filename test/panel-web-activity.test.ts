@@ -1,14 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { assertAxeClean, SCREENSHOTS, signInToPanel, useChromium, watchPage, settled } from './helpers/chromium.js';
+import { assertAxeClean, downloaded, SCREENSHOTS, settled, signInToPanel, useChromium, watchPage } from './helpers/chromium.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser } from './helpers/panel.js';
 import { testDatabases } from './helpers/databases.js';
 import { PREFETCH_SECONDS } from '../domain/tracking/machine.js';
-import { backdate, deliver, startTestPump, trackingLinks } from './helpers/delivered.js';
+import { backdate, deliver, outboxDrained, startTestPump, trackingLinks } from './helpers/delivered.js';
 import { mailApi } from './helpers/send-stack.js';
 import { waitFor } from './helpers/wait.js';
 import { startTestWeb } from './helpers/web.js';
@@ -56,10 +55,7 @@ await hit(r2.clicks[0]!, BROWSER);
 const publicGet = (path: string) => jsonCall(url, 'GET', path, undefined, a.headers);
 await waitFor('the events in the listings', async () =>
   (await publicGet('/v1/activities/opens?page_size=1')).body.pagination.total_items === 2 && (await publicGet('/v1/activities/clicks?page_size=1')).body.pagination.total_items === 3 ? true : undefined, { ms: 30_000 });
-await waitFor('the machine flags to settle', async () => {
-  const left = await dbs.pool.query(`SELECT count(*)::int AS n FROM event_outbox WHERE instance_id = $1 AND stage < 2`, [a.tenant.instanceId]);
-  return left.rows[0].n === 0 ? true : undefined;
-}, { ms: 30_000 });
+await waitFor('the machine flags to settle', () => outboxDrained(dbs.pool, a.tenant.instanceId), { ms: 30_000 });
 await waitFor('the mirror to hold the final statuses', async () => {
   const rows = (await publicGet('/v1/activities/sent?page_size=100')).body.data as any[];
   return rows.length === mails.length && rows.every((r) => [3, 6].includes(r.status)) ? true : undefined;
@@ -179,15 +175,14 @@ if (chromium) {
 
     // Exports: the downloaded bytes are the API's export for the same filters.
     for (const [format, button] of [['csv', 'Export Clicks as CSV'], ['json', 'Export Clicks as JSON']] as const) {
-      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: button }).click()]);
-      const bytes = readFileSync((await download.path())!);
+      const { name, bytes } = await downloaded(page, button);
       const res = await fetch(`${url}/v1/activities/clicks/export?group_by=msg_id&format=${format}`, { headers: a.headers });
       const api = Buffer.from(await res.arrayBuffer());
       t.ok(bytes.equals(api), `${format.toUpperCase()}: the downloaded ${bytes.length} bytes are the API's ${api.length}`);
-      t.equal(download.suggestedFilename(), /filename="([^"]+)"/.exec(res.headers.get('content-disposition')!)![1], 'named as the API names it');
-      await page.getByText(`${download.suggestedFilename()} saved`).waitFor();
+      t.equal(name, /filename="([^"]+)"/.exec(res.headers.get('content-disposition')!)![1], 'named as the API names it');
+      await page.getByText(`${name} saved`).waitFor();
     }
-    t.ok(readFileSync((await (await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export Clicks as JSON' }).click()]))[0].path())!).length > 2, 'not an empty array');
+    t.ok((await downloaded(page, 'Export Clicks as JSON')).bytes.length > 2, 'not an empty array');
 
     // Unopened.
     await said(page, () => page.getByLabel('Unopened', { exact: true }).check());
@@ -195,9 +190,9 @@ if (chromium) {
     t.equal(want.cells.length, 2, 'reader3 and reader4: delivered, not opened');
     t.strictSame(await shownTable(page), { columns: want.columns, cells: want.cells }, 'Unopened');
     t.equal(await page.getByLabel('Group by').isVisible(), false, 'no group_by for Unopened');
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export Unopened as CSV' }).click()]);
+    const unopened = await downloaded(page, 'Export Unopened as CSV');
     const api = Buffer.from(await (await fetch(`${url}/v1/activities/unopened/export?format=csv`, { headers: a.headers })).arrayBuffer());
-    t.ok(readFileSync((await download.path())!).equals(api), 'the unopened CSV is the API\'s');
+    t.ok(unopened.bytes.equals(api), 'the unopened CSV is the API\'s');
     await assertAxeClean(t, page, 'activity: unopened');
 
     // A mail's logs: the bounce, from Sent.

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import t from 'tap';
 import { setDomainChecks } from '../domain/domains/domains.js';
-import { assertAxeClean, assertStayedHome, openPanelAs, SCREENSHOTS, useChromium } from './helpers/chromium.js';
+import { assertAxeClean, assertStayedHome, openDomainSection, SCREENSHOTS, useChromium } from './helpers/chromium.js';
 import { startTestDnsServer } from './helpers/dns-server.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
@@ -45,12 +45,8 @@ const WORD: Record<string, string> = { pass: 'Pass', warn: 'Warning', fail: 'Fai
 const chromium = useChromium(t, 'the sender rules checklist of a domain page in a browser');
 if (chromium) {
   t.test("in Chromium: a domain's checklist is the API's checks, and Check again reads them anew", async (t) => {
-    const watched = await openPanelAs(chromium.browser, url, viewer, a.slug);
-    const { page } = watched;
-    await page.getByRole('link', { name: 'Domains' }).click();
-    await page.getByRole('link', { name: domain }).click();
-    await page.getByRole('heading', { level: 1, name: `Domain ${domain}` }).waitFor();
-    const section = page.getByRole('region', { name: 'Sender rules checklist' });
+    const watched = await openDomainSection(chromium.browser, url, viewer, a.slug, domain, 'Sender rules checklist');
+    const { page, section } = watched;
     await section.getByRole('list').waitFor();
     const shown = () =>
       section.locator('ul.checklist > li').evaluateAll((lis) =>

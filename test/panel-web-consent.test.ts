@@ -1,14 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
-import { createInstance } from '../domain/tenancy/instances.js';
-import { assertAxeClean, assertStayedHome, openPanelAs, SCREENSHOTS, settled, shown, useChromium } from './helpers/chromium.js';
-import { testDatabases } from './helpers/databases.js';
+import { assertAxeClean, assertStayedHome, downloaded, openAsViewer, openFromMenu, openPanelAs, SCREENSHOTS, settled, shown, useChromium } from './helpers/chromium.js';
 import { jsonCall } from './helpers/http.js';
-import { makePanelUser } from './helpers/panel.js';
-import { startTestWeb } from './helpers/web.js';
+import { panelWebBench } from './helpers/panel.js';
 
 /**
  * The Consent pages in Chromium (issue 31, docs/panel.md "Consent"), against the real web app
@@ -21,13 +16,8 @@ import { startTestWeb } from './helpers/web.js';
  * artifacts/screenshots/panel-consent*.png.
  */
 
-const dbs = await testDatabases(t, 'panelwebconsent');
-const pool = dbs.pool;
-const web = await startTestWeb(t, dbs);
-const tag = randomBytes(3).toString('hex');
-const acme = await createInstance(pool, { slug: `acme-${tag}`, name: 'Acme newsletters' });
-const admin = await makePanelUser(pool, [{ instanceId: acme.id, role: 'admin' }]);
-const viewer = await makePanelUser(pool, [{ instanceId: acme.id, role: 'viewer' }]);
+const { pool, web, acme, users } = await panelWebBench(t, 'panelwebconsent', { name: 'Acme newsletters' }, ['admin', 'viewer']);
+const { admin, viewer } = users;
 const key = await createApiKey(pool, { instanceSlug: acme.slug, scopes: ['consent:read', 'consent:write'] });
 const keyHeaders = { authorization: `Bearer ${key.key}`, 'x-instance-slug': acme.slug };
 const publicCall = (method: string, path: string, body?: unknown) => jsonCall(web.url, method, path, body, keyHeaders);
@@ -50,8 +40,7 @@ if (chromium) {
   t.test('in Chromium, an admin: purposes, a term, its versions, activation; a contact looked up and its proof downloaded', async (t) => {
     const { context, page, origin, requests, complaints, read } = await openPanelAs(chromium.browser, web.url, admin, acme.slug);
 
-    await page.getByRole('link', { name: 'Consent', exact: true }).click();
-    await page.getByRole('heading', { name: 'Consent of Acme newsletters' }).waitFor();
+    await openFromMenu(page, 'Consent', 'Consent of Acme newsletters');
     t.ok(await shown(page.getByText('Create a purpose first')), 'no purpose yet: the term form says what comes first');
     await assertAxeClean(t, page, 'consent (empty)');
 
@@ -142,9 +131,9 @@ if (chromium) {
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-consent.png'), fullPage: true });
 
     // The proof, as a file: the API's document.
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download proof' }).click()]);
-    t.match(download.suggestedFilename(), /^consent-proof-reader@example\.org-\d{4}-\d{2}-\d{2}\.json$/, 'named after the contact and the day');
-    const saved = JSON.parse(await readFile((await download.path())!, 'utf8')) as Record<string, unknown>;
+    const proof = await downloaded(page, 'Download proof');
+    t.match(proof.name, /^consent-proof-reader@example\.org-\d{4}-\d{2}-\d{2}\.json$/, 'named after the contact and the day');
+    const saved = JSON.parse(proof.bytes.toString('utf8')) as Record<string, unknown>;
     const fromApi = (await publicCall('GET', `/v1/consent-events/proof?contact=${encodeURIComponent(stored)}`)).body as Record<string, unknown>;
     t.ok(saved['generated_at'], 'a proof document');
     t.same({ ...saved, generated_at: 0 }, { ...fromApi, generated_at: 0 }, "the file equals the public API's proof (generated_at aside)");
@@ -156,9 +145,7 @@ if (chromium) {
 
   t.test('in Chromium, a viewer: the same pages, no control but the look-up and the proof', async (t) => {
     const { context, page } = await openPanelAs(chromium.browser, web.url, viewer);
-    await page.getByRole('link', { name: 'Consent', exact: true }).click();
-    await page.getByRole('heading', { name: 'Consent of Acme newsletters' }).waitFor();
-    await page.getByText('Your role here is viewer').waitFor();
+    await openAsViewer(page, 'Consent', 'Consent of Acme newsletters');
     for (const name of ['Create purpose', 'Create term']) t.equal(await page.getByRole('button', { name }).count(), 0, `no ${name}`);
     t.equal(await page.getByLabel('Purpose name').count(), 0, 'no purpose form');
     await page.getByLabel('Contact', { exact: true }).fill(contact);

@@ -1,14 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { readFile, writeFile, mkdtemp } from 'node:fs/promises';
+import { writeFile, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { createInstance } from '../domain/tenancy/instances.js';
-import { assertAxeClean, assertStayedHome, openPanelAs, SCREENSHOTS, shown, useChromium } from './helpers/chromium.js';
-import { testDatabases } from './helpers/databases.js';
+import { assertAxeClean, assertStayedHome, downloaded, openPanelAs, SCREENSHOTS, shown, useChromium } from './helpers/chromium.js';
 
-import { makePanelUser } from './helpers/panel.js';
-import { startTestWeb } from './helpers/web.js';
+import { panelWebBench } from './helpers/panel.js';
 
 /**
  * The Fields, Datasets and CSV lists pages in Chromium (issue 31, docs/panel.md "Datasets,
@@ -20,13 +16,8 @@ import { startTestWeb } from './helpers/web.js';
  * checked through the API; axe on every view; screenshots artifacts/screenshots/panel-datasets*.png.
  */
 
-const dbs = await testDatabases(t, 'panelwebdatasets');
-const pool = dbs.pool;
-const web = await startTestWeb(t, dbs);
-const tag = randomBytes(3).toString('hex');
-const acme = await createInstance(pool, { slug: `acme-${tag}`, name: 'Acme shop' });
-const admin = await makePanelUser(pool, [{ instanceId: acme.id, role: 'admin' }]);
-const viewer = await makePanelUser(pool, [{ instanceId: acme.id, role: 'viewer' }]);
+const { pool, web, acme, users } = await panelWebBench(t, 'panelwebdatasets', { name: 'Acme shop' }, ['admin', 'viewer']);
+const { admin, viewer } = users;
 
 const dir = await mkdtemp(join(tmpdir(), 'panel-web-datasets-'));
 const csvPath = join(dir, 'customers.csv');
@@ -87,9 +78,9 @@ if (chromium) {
     await assertAxeClean(t, page, 'dataset after an import');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-datasets.png'), fullPage: true });
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download rejects' }).click()]);
-    t.equal(download.suggestedFilename(), `dataset-${id}-rejects.csv`);
-    const saved = (await readFile((await download.path())!, 'utf8')).trim().split('\n');
+    const rejects = await downloaded(page, 'Download rejects');
+    t.equal(rejects.name, `dataset-${id}-rejects.csv`);
+    const saved = rejects.bytes.toString('utf8').trim().split('\n');
     t.equal(saved.length, 5, 'the header and four refused rows');
     t.match(saved[1], /^4,field_value_invalid,email,.*,broken-3,'-cmd,x$/, 'the formula-looking cell guarded');
 
@@ -138,9 +129,9 @@ if (chromium) {
     t.ok(await shown(page.getByRole('row').filter({ hasText: 'VIP' }).filter({ hasText: '9997 of at most' })), 'the table read again, the summary still shown');
     await assertAxeClean(t, page, 'lists after an upload');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-datasets-lists.png'), fullPage: true });
-    const [listDownload] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download rejects' }).click()]);
-    t.equal(listDownload.suggestedFilename(), `list-${listId}-rejects.csv`);
-    const listRejects = (await readFile((await listDownload.path())!, 'utf8')).trim().split('\n');
+    const listDownload = await downloaded(page, 'Download rejects');
+    t.equal(listDownload.name, `list-${listId}-rejects.csv`);
+    const listRejects = listDownload.bytes.toString('utf8').trim().split('\n');
     t.equal(listRejects.length, 4, 'the header and three refused rows');
     t.equal(listRejects[0], 'row,code,field,rule,detail');
     t.match(listRejects[1], /^\d+,field_value_invalid,email,.*,'=not-an-address$/, 'the refused cell, formula-guarded');

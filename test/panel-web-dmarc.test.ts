@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { chDateTime, createClickHouseClient } from '../analytics/client.js';
 import { setDomainChecks } from '../domain/domains/domains.js';
-import { assertAxeClean, assertStayedHome, openPanelAs, SCREENSHOTS, settled, useChromium } from './helpers/chromium.js';
+import { assertAxeClean, assertStayedHome, openDomainSection, SCREENSHOTS, settled, useChromium } from './helpers/chromium.js';
 import { makeTenant } from './helpers/fixtures.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
@@ -135,12 +135,8 @@ async function listing(what: 'reports' | 'sources', range: { start_date: string;
 const chromium = useChromium(t, 'the DMARC section of a domain page in a browser');
 if (chromium) {
   t.test("in Chromium: a domain's DMARC sources (Cartero's mail apart) and reports, for the range chosen", async (t) => {
-    const watched = await openPanelAs(chromium.browser, url, viewer, a.slug);
-    const { page } = watched;
-    await page.getByRole('link', { name: 'Domains' }).click();
-    await page.getByRole('link', { name: domain }).click();
-    await page.getByRole('heading', { level: 1, name: `Domain ${domain}` }).waitFor();
-    const section = page.getByRole('region', { name: 'DMARC reports' });
+    const watched = await openDomainSection(chromium.browser, url, viewer, a.slug, domain, 'DMARC reports');
+    const { page, section } = watched;
     await section.getByRole('heading', { level: 3, name: 'Sources of mail Cartero signed' }).waitFor();
 
     // The first range: the last 30 UTC days, today included.

@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import t from 'tap';
@@ -7,14 +5,11 @@ import { addTermVersion, createTerm, setCurrentVersion } from '../domain/consent
 import { createPurpose } from '../domain/consent/purposes.js';
 import { createDataset } from '../domain/datasets/datasets.js';
 import { createApiKey } from '../domain/tenancy/api-keys.js';
-import { createInstance } from '../domain/tenancy/instances.js';
 import type { Tenant } from '../domain/tenancy/context.js';
 import { deleteTemplate, importExternalTemplate, setTemplateStatus } from '../domain/templates/templates.js';
-import { assertAxeClean, assertStayedHome, openPanelAs, SCREENSHOTS, shown, useChromium } from './helpers/chromium.js';
-import { testDatabases } from './helpers/databases.js';
+import { assertAxeClean, assertStayedHome, downloaded, openAsViewer, openFromMenu, openPanelAs, SCREENSHOTS, shown, useChromium } from './helpers/chromium.js';
 import { jsonCall } from './helpers/http.js';
-import { makePanelUser } from './helpers/panel.js';
-import { startTestWeb } from './helpers/web.js';
+import { panelWebBench } from './helpers/panel.js';
 
 /**
  * The Forms pages in Chromium (issue 31, docs/panel.md "Forms"), against the real web app and
@@ -26,14 +21,9 @@ import { startTestWeb } from './helpers/web.js';
  * artifacts/screenshots/panel-forms*.png.
  */
 
-const dbs = await testDatabases(t, 'panelwebforms');
-const pool = dbs.pool;
-const web = await startTestWeb(t, dbs);
-const tag = randomBytes(3).toString('hex');
-const acme = await createInstance(pool, { slug: `acme-${tag}`, name: 'Acme newsletters' });
+const { pool, web, acme, users } = await panelWebBench(t, 'panelwebforms', { name: 'Acme newsletters' }, ['admin', 'viewer']);
 const tenant: Tenant = { instanceId: acme.id, slug: acme.slug, tz: null };
-const admin = await makePanelUser(pool, [{ instanceId: acme.id, role: 'admin' }]);
-const viewer = await makePanelUser(pool, [{ instanceId: acme.id, role: 'viewer' }]);
+const { admin, viewer } = users;
 const key = await createApiKey(pool, { instanceSlug: acme.slug, scopes: ['consent:read', 'form:read'] });
 const keyHeaders = { authorization: `Bearer ${key.key}`, 'x-instance-slug': acme.slug };
 const publicCall = (method: string, path: string, body?: unknown) => jsonCall(web.url, method, path, body, keyHeaders);
@@ -67,8 +57,7 @@ if (chromium) {
   t.test('in Chromium, an admin builds a form, a rule refusal explained, saves, activates; the hosted page submitted; the submission seen', async (t) => {
     const { context, page, origin, requests, complaints, read } = await openPanelAs(chromium.browser, web.url, admin, acme.slug);
 
-    await page.getByRole('link', { name: 'Forms', exact: true }).click();
-    await page.getByRole('heading', { name: 'Forms of Acme newsletters' }).waitFor();
+    await openFromMenu(page, 'Forms', 'Forms of Acme newsletters');
     await assertAxeClean(t, page, 'forms (empty)');
     await page.getByRole('link', { name: 'New form' }).click();
     await page.getByRole('heading', { name: 'New form' }).waitFor();
@@ -157,9 +146,9 @@ if (chromium) {
     const eventId = Number(/event (\d+)/.exec(row)![1]);
     const events = (await publicCall('GET', `/v1/consent-events?term_id=${term.id}`)).body.data as Array<{ id: number; source: string; form_id: number }>;
     t.match(events.find((e) => e.id === eventId), { source: 'form', form_id: formId }, 'the consent event, as the public API lists it');
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
-    t.equal(download.suggestedFilename(), `form-${formId}-submissions.csv`);
-    t.match(await readFile((await download.path())!, 'utf8'), /reader@example\.org/, 'the CSV has the submission');
+    const submissionsCsv = await downloaded(page, 'Download CSV');
+    t.equal(submissionsCsv.name, `form-${formId}-submissions.csv`);
+    t.match(submissionsCsv.bytes.toString('utf8'), /reader@example\.org/, 'the CSV has the submission');
     await assertAxeClean(t, page, 'form page with a submission');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-forms.png'), fullPage: true });
 
@@ -239,9 +228,7 @@ if (chromium) {
 
   t.test('in Chromium, a viewer: the forms and a form, no write control', async (t) => {
     const { context, page } = await openPanelAs(chromium.browser, web.url, viewer);
-    await page.getByRole('link', { name: 'Forms', exact: true }).click();
-    await page.getByRole('heading', { name: 'Forms of Acme newsletters' }).waitFor();
-    await page.getByText('Your role here is viewer').waitFor();
+    await openAsViewer(page, 'Forms', 'Forms of Acme newsletters');
     t.equal(await page.getByRole('link', { name: 'New form' }).count(), 0, 'no New form');
     await assertAxeClean(t, page, 'forms list (viewer)');
     await page.getByRole('link', { name: 'Weekly signup' }).click();

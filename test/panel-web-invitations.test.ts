@@ -2,11 +2,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { listMembers } from '../domain/panel/members.js';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { randomBytes } from 'node:crypto';
-import { assertAxeClean, assertStayedHome, openPanelAs, SCREENSHOTS, shown, signInToPanel, useChromium } from './helpers/chromium.js';
-import { testDatabases } from './helpers/databases.js';
-import { makePanelUser } from './helpers/panel.js';
-import { startTestWeb } from './helpers/web.js';
+import { assertAxeClean, assertStayedHome, openFromMenu, openPanelAs, SCREENSHOTS, shown, signInToPanel, useChromium } from './helpers/chromium.js';
+import { makePanelUser, panelWebBench } from './helpers/panel.js';
 
 /**
  * Issue 37 in the browser (docs/panel.md, Invitations): an owner invites from the Members page
@@ -16,13 +13,9 @@ import { startTestWeb } from './helpers/web.js';
  * API's reason. Debian's Chromium through playwright-core, axe-core on each new page.
  */
 
-const dbs = await testDatabases(t, 'panelwebinvite');
-const pool = dbs.pool;
-const web = await startTestWeb(t, dbs);
-const tag = randomBytes(3).toString('hex');
-const acme = await createInstance(pool, { slug: `acme-${tag}`, name: 'Acme newsletters' });
+const { pool, web, tag, acme, users } = await panelWebBench(t, 'panelwebinvite', { name: 'Acme newsletters' }, ['owner']);
+const { owner } = users;
 const bravo = await createInstance(pool, { slug: `bravo-${tag}`, name: 'Bravo shop' });
-const owner = await makePanelUser(pool, [{ instanceId: acme.id, role: 'owner' }]);
 const ownerOfBravo = await makePanelUser(pool, [{ instanceId: bravo.id, role: 'owner' }]);
 const invitee = await makePanelUser(pool);
 
@@ -33,8 +26,7 @@ if (chromium) {
   t.test('in Chromium: invite, the invitee declines one and accepts another, leaves; the last owner cannot leave', async (t) => {
     // Acme's owner invites the invitee as admin; Bravo's owner invites it too.
     const { context, page, origin, requests, complaints } = await openPanelAs(chromium.browser, web.url, owner);
-    await page.getByRole('link', { name: 'Members', exact: true }).click();
-    await page.getByRole('heading', { name: 'Members of Acme newsletters' }).waitFor();
+    await openFromMenu(page, 'Members', 'Members of Acme newsletters');
     await page.getByLabel('Email', { exact: true }).fill(invitee.email);
     await page.getByLabel('Role', { exact: true }).selectOption('admin');
     await page.getByRole('button', { name: 'Invite', exact: true }).click();
@@ -82,8 +74,7 @@ if (chromium) {
     await assertAxeClean(t, page, 'instances after accepting');
 
     // It leaves: at once, back to no instance.
-    await page.getByRole('link', { name: 'Members', exact: true }).click();
-    await page.getByRole('heading', { name: 'Members of Acme newsletters' }).waitFor();
+    await openFromMenu(page, 'Members', 'Members of Acme newsletters');
     await assertAxeClean(t, page, 'members (admin, with Leave)');
     await page.getByRole('button', { name: 'Leave Acme newsletters' }).click();
     await page.getByRole('heading', { name: 'No instance yet' }).waitFor();

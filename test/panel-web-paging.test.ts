@@ -1,14 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import t from 'tap';
 import { createField } from '../domain/fields/catalog.js';
 import { restrict } from '../domain/restrictions/restrictions.js';
 import { withTenant, type Tenant } from '../domain/tenancy/context.js';
-import { createInstance } from '../domain/tenancy/instances.js';
-import { assertAxeClean, openPanelAs, SCREENSHOTS, settled, useChromium } from './helpers/chromium.js';
-import { testDatabases } from './helpers/databases.js';
-import { makePanelUser } from './helpers/panel.js';
-import { startTestWeb } from './helpers/web.js';
+import { assertAxeClean, openFromMenu, openPanelAs, SCREENSHOTS, settled, useChromium } from './helpers/chromium.js';
+import { panelWebBench } from './helpers/panel.js';
 
 /**
  * Listings longer than a page in Chromium (issue 31, docs/panel.md "The web panel": the pager of
@@ -20,14 +16,9 @@ import { startTestWeb } from './helpers/web.js';
  * listing with its total). axe on the paged views; screenshots panel-paging*.png.
  */
 
-const dbs = await testDatabases(t, 'panelwebpaging');
-const pool = dbs.pool;
-const web = await startTestWeb(t, dbs);
-const tag = randomBytes(3).toString('hex');
-const acme = await createInstance(pool, { slug: `acme-${tag}`, name: 'Acme shop' });
+const { pool, web, acme, users } = await panelWebBench(t, 'panelwebpaging', { name: 'Acme shop' }, ['admin', 'viewer']);
 const tenant: Tenant = { instanceId: acme.id, slug: acme.slug, tz: acme.tz };
-const admin = await makePanelUser(pool, [{ instanceId: acme.id, role: 'admin' }]);
-const viewer = await makePanelUser(pool, [{ instanceId: acme.id, role: 'viewer' }]);
+const { admin, viewer } = users;
 
 const RESTRICTIONS = 230;
 await withTenant(pool, tenant, async (c) => {
@@ -79,8 +70,7 @@ if (chromium) {
     t.ok(await page.getByRole('table', { name: last }).isVisible(), 'still page 3 after the redraw');
 
     // Elsewhere and back: the page is kept while the panel is open.
-    await page.getByRole('link', { name: 'Senders', exact: true }).click();
-    await page.getByRole('heading', { name: 'Senders of Acme shop' }).waitFor();
+    await openFromMenu(page, 'Senders', 'Senders of Acme shop');
     await page.getByRole('link', { name: 'Restrictions', exact: true }).click();
     await page.getByRole('table', { name: last }).waitFor();
     t.pass('coming back shows page 3 again');

@@ -2,12 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import t from 'tap';
 import { listApiKeys, SCOPES } from '../domain/tenancy/api-keys.js';
-import { createInstance } from '../domain/tenancy/instances.js';
 import { assertAxeClean, assertStayedHome, openPanelAs, SCREENSHOTS, shown, useChromium } from './helpers/chromium.js';
-import { testDatabases } from './helpers/databases.js';
 import { jsonCall } from './helpers/http.js';
-import { makePanelUser } from './helpers/panel.js';
-import { startTestWeb } from './helpers/web.js';
+import { panelWebBench } from './helpers/panel.js';
 
 /**
  * The panel's resource pages in Chromium (issue 30, docs/panel.md "The web panel"), against the
@@ -19,14 +16,11 @@ import { startTestWeb } from './helpers/web.js';
  * every page; screenshots under artifacts/screenshots/panel-*.png.
  */
 
-const dbs = await testDatabases(t, 'panelwebres');
-const pool = dbs.pool;
 // Creating a sender adds its domain and a DKIM key, stored encrypted: the web dyno needs the key's key.
-const web = await startTestWeb(t, dbs, { env: { DKIM_KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex') } });
-const tag = randomBytes(3).toString('hex');
-const acme = await createInstance(pool, { slug: `acme-${tag}`, name: 'Acme newsletters', tz: 'Europe/Madrid' });
-const owner = await makePanelUser(pool, [{ instanceId: acme.id, role: 'owner' }]);
-const viewer = await makePanelUser(pool, [{ instanceId: acme.id, role: 'viewer' }]);
+const { pool, web, tag, acme, users } = await panelWebBench(t, 'panelwebres', { name: 'Acme newsletters', tz: 'Europe/Madrid' }, ['owner', 'viewer'], {
+  DKIM_KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+});
+const { owner, viewer } = users;
 
 const chromium = useChromium(t, 'the panel resource pages in a browser');
 if (chromium) {

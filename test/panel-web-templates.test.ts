@@ -5,7 +5,7 @@ import t from 'tap';
 import type { Page } from 'playwright-core';
 import { createInstance } from '../domain/tenancy/instances.js';
 import { importExternalTemplate } from '../domain/templates/templates.js';
-import { assertAxeClean, SCREENSHOTS, shown, signInToPanel, useChromium, settled } from './helpers/chromium.js';
+import { assertAxeClean, openFromMenu, SCREENSHOTS, settled, shown, signInToPanel, useChromium } from './helpers/chromium.js';
 import { corpusPath } from './helpers/corpus.js';
 import { jsonCall } from './helpers/http.js';
 import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
@@ -64,8 +64,7 @@ if (chromium) {
     page.on('dialog', (d) => void d.accept());
     await signInToPanel(page, url, admin);
 
-    await page.getByRole('link', { name: 'Templates', exact: true }).click();
-    await page.getByRole('heading', { name: 'Templates of Acme newsletters' }).waitFor();
+    await openFromMenu(page, 'Templates', 'Templates of Acme newsletters');
     t.ok(await shown(page.getByText('0 templates')), 'none yet');
     await assertAxeClean(t, page, 'templates (empty)');
 
@@ -183,16 +182,14 @@ if (chromium) {
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-templates-sent.png'), fullPage: true });
 
     // The list: a copy, then the list with its controls.
-    await page.getByRole('link', { name: 'Templates', exact: true }).click();
-    await page.getByRole('heading', { name: 'Create a template' }).waitFor();
+    await openFromMenu(page, 'Templates', 'Create a template');
     await page.getByLabel('Name', { exact: true }).fill('Welcome copy');
     await page.getByLabel('Start from').selectOption('copy');
     await page.getByRole('button', { name: 'Create template' }).click();
     await page.getByRole('heading', { name: 'Template Welcome copy' }).waitFor();
     await bothShow(page, marker);
     t.pass('a copy, with the same design');
-    await page.getByRole('link', { name: 'Templates', exact: true }).click();
-    await page.getByRole('heading', { name: 'Templates of Acme newsletters' }).waitFor();
+    await openFromMenu(page, 'Templates', 'Templates of Acme newsletters');
     t.ok(await shown(page.getByText('2 templates')), 'two listed');
     await assertAxeClean(t, page, 'templates (admin)');
     await page.screenshot({ path: join(SCREENSHOTS, 'panel-templates.png'), fullPage: true });
@@ -240,14 +237,12 @@ if (chromium) {
     const context = await chromium.browser.newContext({ viewport: { width: 1400, height: 1000 } });
     const page = await context.newPage();
     await signInToPanel(page, url, viewer);
-    await page.getByRole('link', { name: 'Templates', exact: true }).click();
-    await page.getByRole('heading', { name: 'Templates of Acme newsletters' }).waitFor();
+    await openFromMenu(page, 'Templates', 'Templates of Acme newsletters');
     t.ok(await shown(page.getByText('Your role here is viewer')), 'told who may act');
     t.equal(await page.getByRole('main').getByRole('button').count(), 0, 'no button on the list');
     t.equal(await page.getByRole('main').getByRole('textbox').count(), 0, 'no create form');
     await assertAxeClean(t, page, 'templates (viewer)');
-    await page.getByRole('link', { name: 'Welcome', exact: true }).click();
-    await page.getByRole('heading', { name: 'Template Welcome' }).waitFor();
+    await openFromMenu(page, 'Welcome', 'Template Welcome');
     await bothShow(page, 'Edited in the panel');
     const buttons = await page.getByRole('main').getByRole('button').allTextContents();
     t.same(buttons.filter((b) => !/^(warning|suggestion|error): /.test(b)), [], `no control but the findings (${buttons.length})`);

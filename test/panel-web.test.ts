@@ -1,14 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import t from 'tap';
 import { PANEL_CSP } from '../api/pages/panel-page.js';
 import { listMembers } from '../domain/panel/members.js';
 import { createInstance } from '../domain/tenancy/instances.js';
-import { assertAxeClean, SCREENSHOTS, shown, useChromium, watchPage } from './helpers/chromium.js';
-import { testDatabases } from './helpers/databases.js';
+import { assertAxeClean, openFromMenu, SCREENSHOTS, shown, useChromium, watchedPage } from './helpers/chromium.js';
 import { jsonCall } from './helpers/http.js';
-import { makePanelUser, panelHeaders, panelLogin } from './helpers/panel.js';
-import { startTestWeb } from './helpers/web.js';
+import { makePanelUser, panelHeaders, panelLogin, panelWebBench } from './helpers/panel.js';
 
 /**
  * The operator panel in a browser (issue 30, docs/panel.md "The web panel"), against the real web
@@ -21,11 +18,7 @@ import { startTestWeb } from './helpers/web.js';
  * in storage (the panel keeps it in memory: no CSRF). Screenshots under artifacts/screenshots/.
  */
 
-const dbs = await testDatabases(t, 'panelweb');
-const pool = dbs.pool;
-const web = await startTestWeb(t, dbs);
-const tag = randomBytes(3).toString('hex');
-const acme = await createInstance(pool, { slug: `acme-${tag}`, name: 'Acme newsletters' });
+const { pool, web, tag, acme } = await panelWebBench(t, 'panelweb', { name: 'Acme newsletters' }, []);
 const bravo = await createInstance(pool, { slug: `bravo-${tag}`, name: 'Bravo shop' });
 const owner = await makePanelUser(pool, [
   { instanceId: acme.id, role: 'owner' },
@@ -88,9 +81,7 @@ t.test('the session is a bearer token the page holds: no cookie, so a cross-site
 const chromium = useChromium(t, 'the panel in a browser');
 if (chromium) {
   t.test('in Chromium: sign in, instances, switch, members (viewer, owner), another page, sign out', async (t) => {
-    const page = await chromium.browser.newPage({ viewport: { width: 1280, height: 800 } });
-    const origin = new URL(web.url).origin;
-    const { requests, complaints } = watchPage(page);
+    const { page, origin, requests, complaints } = await watchedPage(chromium.browser, web.url, { width: 1280, height: 800 });
     page.on('dialog', (d) => void d.accept());
 
     // Usable: the form is drawn and the Email field has the focus.
@@ -139,8 +130,7 @@ if (chromium) {
     await page.getByRole('button', { name: 'Work on Bravo shop' }).click();
     await page.getByRole('status').getByText('Now working in Bravo shop').waitFor();
     t.equal(await page.getByLabel('Instance', { exact: true }).inputValue(), bravo.slug, 'the switcher follows');
-    await page.getByRole('link', { name: 'Members', exact: true }).click();
-    await page.getByRole('heading', { name: 'Members of Bravo shop' }).waitFor();
+    await openFromMenu(page, 'Members', 'Members of Bravo shop');
     t.ok(await shown(page.getByRole('cell', { name: colleague.email, exact: true })), "Bravo's members are listed");
     t.equal(await page.getByRole('button', { name: 'Add member' }).count(), 0, 'a viewer gets no Add member');
     t.equal(await page.getByRole('button', { name: /^Remove / }).count(), 0, 'nor Remove');

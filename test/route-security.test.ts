@@ -166,14 +166,24 @@ type PathIdFactory = { code: string; make(w: World): Promise<string | number> };
 type Tenantless = { tenantless: string; value: string };
 
 /**
+ * The ids a domain with one sender gives (its sender's id, its id, its name), made the same way
+ * and refused with the same codes in the public walk (World) and the panel's (PanelWorld).
+ */
+function sendingIds<W extends { sending(): Promise<{ domain: string; domainId: number; senderId: number }> }>() {
+  return {
+    'senders/{id}': { code: 'sender_not_found', make: async (w: W) => (await w.sending()).senderId },
+    'domains/{id}': { code: 'domain_not_found', make: async (w: W) => (await w.sending()).domainId },
+    'domains/{domain_name}': { code: 'domain_not_found', make: async (w: W) => (await w.sending()).domain },
+  };
+}
+
+/**
  * Every path parameter of the API, by "<segment before it>/{name}" (so {id} of senders and {id}
  * of webhooks are told apart): how to make one in an instance, and the 404 code another instance
  * gets for it. A route with a parameter missing here fails the test until one is added.
  */
 const PATH_IDS: Record<string, PathIdFactory | Tenantless> = {
-  'senders/{id}': { code: 'sender_not_found', make: async (w) => (await w.sending()).senderId },
-  'domains/{id}': { code: 'domain_not_found', make: async (w) => (await w.sending()).domainId },
-  'domains/{domain_name}': { code: 'domain_not_found', make: async (w) => (await w.sending()).domain },
+  ...sendingIds<World>(),
   'mails/{mail_id}': {
     code: 'mail_not_found',
     make: async (w) => {
@@ -311,10 +321,8 @@ const PANEL_PATH_IDS: Record<string, { code: string; fresh?: true; make(w: Panel
     },
   },
   'keys/{key_id}': { code: 'api_key_not_found', make: async (w) => (await createApiKey(pool, { instanceSlug: w.who.slug, scopes: ['mail:read'] })).key_id },
-  'senders/{id}': { code: 'sender_not_found', make: async (w) => (await w.sending()).senderId },
-  'domains/{id}': { code: 'domain_not_found', make: async (w) => (await w.sending()).domainId },
-  // The DMARC listings, mirrored from /v1/domains/{domain_name}/dmarc-*: a domain by its name.
-  'domains/{domain_name}': { code: 'domain_not_found', make: async (w) => (await w.sending()).domain },
+  // With the DMARC listings, mirrored from /v1/domains/{domain_name}/dmarc-*: a domain by its name.
+  ...sendingIds<PanelWorld>(),
   'restrictions/{id}': {
     code: 'restriction_not_found',
     make: async (w) => {

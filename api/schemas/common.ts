@@ -21,6 +21,19 @@ export function closedObject(properties: Record<string, JsonSchema>): JsonSchema
   return { type: 'object', required: Object.keys(properties), additionalProperties: false, properties };
 }
 
+/**
+ * `base`, an object schema, with `extra` properties after its own, each required: one answer of
+ * a resource that shows more than its listing (a domain with its records, a created sender, a
+ * webhook with its secret), so the extra fields are named once, with their schemas.
+ */
+export function withRequired(base: JsonSchema, extra: Record<string, JsonSchema>): JsonSchema {
+  return {
+    ...base,
+    required: [...(base.required as string[]), ...Object.keys(extra)],
+    properties: { ...(base.properties as Record<string, JsonSchema>), ...extra },
+  };
+}
+
 export const paginationSchema: JsonSchema = {
   type: 'object',
   required: ['page', 'page_size', 'has_more', 'total_items', 'total_pages'],

@@ -1,6 +1,6 @@
 import { DATASET_CHANNELS } from '../../domain/datasets/declaration.js';
 import type { JsonSchema } from '../../domain/validation.js';
-import { closedObject, dateTime } from './common.js';
+import { closedObject, dateTime, withRequired } from './common.js';
 
 const summaryProperties: Record<string, JsonSchema> = {
   id: { type: 'integer', description: 'The {id} contacts are added to and records read from.' },
@@ -20,33 +20,22 @@ const summaryProperties: Record<string, JsonSchema> = {
 };
 
 /** The Dataset resource of the spec as the listing shows it: no identifier, no columns. */
-export const datasetSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: Object.keys(summaryProperties),
-  properties: summaryProperties,
-};
+export const datasetSchema: JsonSchema = closedObject(summaryProperties);
 
 /** GET /v1/datasets/{id}: the listing's fields plus the identifier and the column declaration. */
-export const datasetDetailSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: [...Object.keys(summaryProperties), 'identity_field', 'columns'],
-  properties: {
-    ...summaryProperties,
-    identity_field: { type: 'string', description: 'The field_key contacts are recognised by (upserted on).' },
-    columns: {
-      type: 'array',
-      description: 'Declared columns in order, named by the field_key of the catalog.',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['field_key', 'required'],
-        properties: { field_key: { type: 'string' }, required: { type: 'boolean' } },
-      },
+export const datasetDetailSchema: JsonSchema = withRequired(datasetSchema, {
+  identity_field: { type: 'string', description: 'The field_key contacts are recognised by (upserted on).' },
+  columns: {
+    type: 'array',
+    description: 'Declared columns in order, named by the field_key of the catalog.',
+    items: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['field_key', 'required'],
+      properties: { field_key: { type: 'string' }, required: { type: 'boolean' } },
     },
   },
-};
+});
 
 const storedValue: JsonSchema = { type: ['string', 'number', 'boolean'] };
 

@@ -1,4 +1,4 @@
-import { closedObject, dateTime } from './common.js';
+import { closedObject, dateTime, withRequired } from './common.js';
 import type { JsonSchema } from '../../domain/validation.js';
 import { CHECK_STATUSES, COMPLIANCE_RULES, RULE_PROVIDERS } from '../../domain/domains/compliance/check.js';
 
@@ -41,22 +41,17 @@ const dnsRecordSchema: JsonSchema = {
 };
 
 /** The single-domain read: the spec's fields plus what to publish in DNS (docs/domains.md). */
-export const domainWithRecordsSchema: JsonSchema = {
-  ...domainSchema,
-  required: [...(domainSchema.required as string[]), 'return_path_domain', 'dkim_selector', 'dns_checked_at', 'checks_overridden', 'is_sandbox', 'dns_records'],
-  properties: {
-    ...(domainSchema.properties as Record<string, JsonSchema>),
-    return_path_domain: { type: 'string', description: 'Host of the bounce+<id>@ return path (MAIL FROM): RETURN_PATH_SUBDOMAIN.<domain>.' },
-    dkim_selector: { type: ['string', 'null'], description: 'Selector of the key that signs mail now; null when the domain has no key.' },
-    dns_checked_at: { ...dateTime, type: ['string', 'null'], description: 'When the records were last resolved; null: never.' },
-    checks_overridden: { type: 'boolean', description: 'The checks were set by the operator without DNS; the scheduled verification skips the domain.' },
-    is_sandbox: {
-      type: 'boolean',
-      description: "The instance's sandbox domain, <slug>.<SANDBOX_DOMAIN>: owned and vouched for by the service, its records the operator's; its senders send only to the instance's members.",
-    },
-    dns_records: { type: 'array', items: dnsRecordSchema },
+export const domainWithRecordsSchema: JsonSchema = withRequired(domainSchema, {
+  return_path_domain: { type: 'string', description: 'Host of the bounce+<id>@ return path (MAIL FROM): RETURN_PATH_SUBDOMAIN.<domain>.' },
+  dkim_selector: { type: ['string', 'null'], description: 'Selector of the key that signs mail now; null when the domain has no key.' },
+  dns_checked_at: { ...dateTime, type: ['string', 'null'], description: 'When the records were last resolved; null: never.' },
+  checks_overridden: { type: 'boolean', description: 'The checks were set by the operator without DNS; the scheduled verification skips the domain.' },
+  is_sandbox: {
+    type: 'boolean',
+    description: "The instance's sandbox domain, <slug>.<SANDBOX_DOMAIN>: owned and vouched for by the service, its records the operator's; its senders send only to the instance's members.",
   },
-};
+  dns_records: { type: 'array', items: dnsRecordSchema },
+});
 
 /** GET /v1/domains/{domain_name}/compliance (docs/domains.md, Compliance). */
 export const complianceCheckSchema: JsonSchema = closedObject({

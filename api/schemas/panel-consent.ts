@@ -51,10 +51,3 @@ export const currentVersionSchema: JsonSchema = {
   additionalProperties: false,
   properties: { version: { type: 'string', minLength: 1, maxLength: 64, description: 'The label of a published version of the term (404 consent_term_version_not_found).' } },
 };
-
-export const termPatchSchema: JsonSchema = {
-  type: 'object',
-  required: ['is_active'],
-  additionalProperties: false,
-  properties: { is_active: { type: 'boolean', description: 'false: the term receives no new consents (409 consent_term_inactive); true: it does again.' } },
-};

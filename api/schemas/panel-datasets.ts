@@ -34,13 +34,6 @@ export const fieldCreateSchema: JsonSchema = {
   },
 };
 
-export const fieldPatchSchema: JsonSchema = {
-  type: 'object',
-  required: ['is_active'],
-  additionalProperties: false,
-  properties: { is_active: { type: 'boolean', description: 'false: it keeps validating the columns that declare it but cannot be declared anew (a system field: 409 field_is_system).' } },
-};
-
 const channel: JsonSchema = {
   type: ['array', 'null'],
   minItems: 1,

@@ -5,7 +5,8 @@ import { closedObject, dateTime, nullableDateTime, resourceId } from './common.j
 /**
  * The panel-only form operations' bodies (docs/panel.md, Forms): the definition file of `cartero
  * form create|update --file` (domain/forms/definition-schema.ts), plus the command's
- * --align-dataset-columns as a body property; `form activate|deactivate` as is_active.
+ * --align-dataset-columns as a body property (`form activate|deactivate` is the is_active body of
+ * api/routes/panel/activation.ts, shared with terms and fields).
  */
 
 const definitionProperties = (formDefinitionSchema as { properties: Record<string, JsonSchema> }).properties;
@@ -20,13 +21,6 @@ export const formWriteSchema: JsonSchema = {
         'Make the items the fed dataset requires required (adding those absent, at the end) instead of refusing with 409 form_dataset_columns_not_collected.',
     },
   },
-};
-
-export const formActiveSchema: JsonSchema = {
-  type: 'object',
-  required: ['is_active'],
-  additionalProperties: false,
-  properties: { is_active: { type: 'boolean', description: 'false: submissions answer 404 form_not_found, as for a missing form.' } },
 };
 
 export const formDeletedSchema: JsonSchema = closedObject({ id: resourceId, deleted: { type: 'boolean', enum: [true] } });

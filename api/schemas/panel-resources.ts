@@ -1,7 +1,7 @@
 import { SCOPES } from '../../domain/tenancy/api-keys.js';
 import { RESTRICTION_REASONS } from '../../domain/restrictions/restrictions.js';
 import type { JsonSchema } from '../../domain/validation.js';
-import { closedObject, dateTime, nullableDateTime } from './common.js';
+import { closedObject, dateTime, nullableDateTime, withRequired } from './common.js';
 import { senderSchema } from './senders.js';
 
 /**
@@ -57,24 +57,14 @@ export const keyCreateSchema: JsonSchema = {
 export const revokedKeySchema: JsonSchema = closedObject({ key_id: keyFields.key_id, revoked_at: dateTime });
 
 /** A created sender: the public API's sender, and whether its domain was added (pending) with it. */
-export const createdSenderSchema: JsonSchema = {
-  ...senderSchema,
-  required: [...(senderSchema.required as string[]), 'domain_created'],
-  properties: {
-    ...(senderSchema.properties as Record<string, JsonSchema>),
-    domain_created: { type: 'boolean', description: 'The instance lacked the address’s domain: it was added, pending, with a DKIM key' },
-  },
-};
+export const createdSenderSchema: JsonSchema = withRequired(senderSchema, {
+  domain_created: { type: 'boolean', description: 'The instance lacked the address’s domain: it was added, pending, with a DKIM key' },
+});
 
 /** A sender in the panel's listing: the public Sender, and whether it is the sandbox's. */
-export const panelSenderSchema: JsonSchema = {
-  ...senderSchema,
-  required: [...(senderSchema.required as string[]), 'is_sandbox'],
-  properties: {
-    ...(senderSchema.properties as Record<string, JsonSchema>),
-    is_sandbox: { type: 'boolean', description: "On the instance's sandbox domain: sends only to the instance's members (409 sandbox_relay_restricted otherwise)" },
-  },
-};
+export const panelSenderSchema: JsonSchema = withRequired(senderSchema, {
+  is_sandbox: { type: 'boolean', description: "On the instance's sandbox domain: sends only to the instance's members (409 sandbox_relay_restricted otherwise)" },
+});
 
 export const senderCreateSchema = {
   type: 'object',

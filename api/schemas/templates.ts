@@ -1,6 +1,6 @@
 import { TEMPLATE_LIMITS, TEMPLATE_STATUSES } from '../../domain/templates/templates.js';
 import type { JsonSchema } from '../../domain/validation.js';
-import { closedObject, dateTime } from './common.js';
+import { closedObject, dateTime, withRequired } from './common.js';
 
 const nullableText = (max: number, description: string): JsonSchema => ({ type: ['string', 'null'], maxLength: max, description });
 
@@ -31,25 +31,14 @@ const summaryProperties: Record<string, JsonSchema> = {
 };
 
 /** A template in a listing: no html, config or findings. */
-export const templateSummarySchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: Object.keys(summaryProperties),
-  properties: summaryProperties,
-};
+export const templateSummarySchema: JsonSchema = closedObject(summaryProperties);
 
 /** A template as a read, create or PATCH answers it. */
-export const templateSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: [...Object.keys(summaryProperties), 'html', 'config', 'findings'],
-  properties: {
-    ...summaryProperties,
-    html: { type: ['string', 'null'], description: 'Generated from config (and preheader); never accepted as input.' },
-    config: { type: ['object', 'null'], description: 'The design document as stored (its compact JSON), at most 262144 bytes.' },
-    findings: { type: 'array', items: findingSchema, description: 'Warnings and suggestions about the stored document.' },
-  },
-};
+export const templateSchema: JsonSchema = withRequired(templateSummarySchema, {
+  html: { type: ['string', 'null'], description: 'Generated from config (and preheader); never accepted as input.' },
+  config: { type: ['object', 'null'], description: 'The design document as stored (its compact JSON), at most 262144 bytes.' },
+  findings: { type: 'array', items: findingSchema, description: 'Warnings and suggestions about the stored document.' },
+});
 
 /**
  * The fields a write sets. Only those present change; null empties (name excepted: null is 422

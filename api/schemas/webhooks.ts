@@ -1,6 +1,6 @@
 import { webhookEventsSchema } from '../../domain/webhooks/input.js';
 import type { JsonSchema } from '../../domain/validation.js';
-import { closedObject, dateTime, nullableDateTime, paginationQuery } from './common.js';
+import { closedObject, dateTime, nullableDateTime, paginationQuery, withRequired } from './common.js';
 
 // The request bodies' schemas are the domain's, with their types (domain/webhooks/input.ts).
 export { webhookCreateSchema, webhookPatchSchema } from '../../domain/webhooks/input.js';
@@ -25,14 +25,9 @@ export const webhookSchema: JsonSchema = closedObject({
 });
 
 /** Creation and rotation answers: the webhook plus its signing secret, shown only there. */
-export const webhookWithSecretSchema: JsonSchema = {
-  ...webhookSchema,
-  required: [...(webhookSchema.required as string[]), 'secret'],
-  properties: {
-    ...(webhookSchema.properties as Record<string, JsonSchema>),
-    secret: { type: 'string', description: 'The signing secret (whsec_<base64>): shown only in this response, not recoverable.' },
-  },
-};
+export const webhookWithSecretSchema: JsonSchema = withRequired(webhookSchema, {
+  secret: { type: 'string', description: 'The signing secret (whsec_<base64>): shown only in this response, not recoverable.' },
+});
 
 export const rotateSecretSchema = {
   type: 'object',

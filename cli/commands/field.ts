@@ -1,5 +1,5 @@
 import { FIELD_TYPES } from '../../domain/fields/types.js';
-import { activationCommands, defineCommand } from '../command.js';
+import { activationCommands, defineCommand, deletionCommand } from '../command.js';
 import { oneOf, optional, positiveInteger, required, UsageError, type Parse } from '../flags.js';
 
 const instance = required('slug', 'the instance');
@@ -56,11 +56,9 @@ export const fieldCommands = [
   }),
   activation.deactivate,
   activation.activate,
-  defineCommand({
-    name: 'field delete',
+  deletionCommand('field', {
     summary: 'Delete a field: its name is free again, its key reserved forever (not a system field, nor one a dataset or list declares)',
-    description: 'Prints the field as it was.',
     flags: { instance, key },
-    run: async (ctx, f) => (await catalog()).deleteField(await ctx.tenant(f.instance), ctx.pool, f.key),
+    remove: async (tenant, pool, f) => (await catalog()).deleteField(tenant, pool, f.key),
   }),
 ];

@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { UPLOAD_MODES } from '../../domain/lists/modes.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, deletionCommand } from '../command.js';
 import { runCsvFile } from '../csv-run.js';
 import { oneOf, optional, positiveInteger, required, toggle, UsageError, type Parse } from '../flags.js';
 
@@ -71,11 +71,9 @@ export const listCommands = [
     flags: { instance, id },
     run: async (ctx, f) => (await lists()).getList(await ctx.tenant(f.instance), ctx.pool, f.id),
   }),
-  defineCommand({
-    name: 'list delete',
+  deletionCommand('list', {
     summary: 'Delete a list and its rows (its name is free again)',
-    description: 'Prints the list as it was.',
     flags: { instance, id },
-    run: async (ctx, f) => (await lists()).deleteList(await ctx.tenant(f.instance), ctx.pool, f.id),
+    remove: async (tenant, pool, f) => (await lists()).deleteList(tenant, pool, f.id),
   }),
 ];

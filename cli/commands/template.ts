@@ -1,5 +1,5 @@
 import { AppError } from '../../domain/errors.js';
-import { defineCommand } from '../command.js';
+import { defineCommand, deletionCommand } from '../command.js';
 import { positiveInteger, required } from '../flags.js';
 import { readText } from '../read-text.js';
 
@@ -26,12 +26,10 @@ export const templateCommands = [
     flags: { instance, id },
     run: async (ctx, f) => (await templates()).setTemplateStatus(await ctx.tenant(f.instance), ctx.pool, f.id, 'draft'),
   }),
-  defineCommand({
-    name: 'template delete',
+  deletionCommand('template', {
     summary: 'Delete a template (its name is free again; sends already accepted keep their content)',
-    description: 'Prints the template as it was.',
     flags: { instance, id },
-    run: async (ctx, f) => (await templates()).deleteTemplate(await ctx.tenant(f.instance), ctx.pool, f.id),
+    remove: async (tenant, pool, f) => (await templates()).deleteTemplate(tenant, pool, f.id),
   }),
   defineCommand({
     name: 'template import-external',

@@ -99,6 +99,12 @@ export async function assertAxeClean(t: Test, page: Page, what: string): Promise
   t.same(violations.filter(isSerious).map((v) => v.id), [], `axe-core on ${what}: no serious or critical violation`);
 }
 
+/** A new page of `browser` for the service at `base`, its requests and console complaints watched (what assertStayedHome reads). */
+export async function watchedPage(browser: Browser, base: string, viewport: { width: number; height: number }) {
+  const page = await browser.newPage({ viewport });
+  return { page, origin: new URL(base).origin, ...watchPage(page) };
+}
+
 /** Signs in to the panel at `base` through its form and waits for the first page. */
 export async function signInToPanel(page: Page, base: string, user: { email: string; password: string }): Promise<void> {
   await page.goto(`${base}/panel`);
@@ -123,6 +129,37 @@ export async function openPanelAs(browser: Browser, base: string, user: { email:
   let token: Promise<string> | undefined;
   const read = async (path: string) => (await jsonCall(base, 'GET', path, undefined, panelHeaders(await (token ??= panelLogin(base, user)), slug))).body;
   return { context, page, origin: new URL(base).origin, requests, complaints, read };
+}
+
+/**
+ * A member's browser on the page of `domain` (Domains, then the domain's link, its heading
+ * shown) and `section`, the region of that page named `region`: where the panel tests of a
+ * domain's sections (the checklist, DMARC) begin.
+ */
+export async function openDomainSection(browser: Browser, base: string, user: { email: string; password: string }, slug: string, domain: string, region: string) {
+  const watched = await openPanelAs(browser, base, user, slug);
+  await watched.page.getByRole('link', { name: 'Domains' }).click();
+  await watched.page.getByRole('link', { name: domain }).click();
+  await watched.page.getByRole('heading', { level: 1, name: `Domain ${domain}` }).waitFor();
+  return { ...watched, section: watched.page.getByRole('region', { name: region }) };
+}
+
+/** Goes to the panel page that the menu's `link` opens, and waits for its `heading`. */
+export async function openFromMenu(page: Page, link: string, heading: string): Promise<void> {
+  await page.getByRole('link', { name: link, exact: true }).click();
+  await page.getByRole('heading', { name: heading }).waitFor();
+}
+
+/** A viewer's browser on the page that the menu's `link` opens (openFromMenu), with the note telling a viewer what it cannot do there. */
+export async function openAsViewer(page: Page, link: string, heading: string): Promise<void> {
+  await openFromMenu(page, link, heading);
+  await page.getByText('Your role here is viewer').waitFor();
+}
+
+/** What pressing the button named `button` downloads: the file's suggested name and its bytes. */
+export async function downloaded(page: Page, button: string): Promise<{ name: string; bytes: Buffer }> {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: button }).click()]);
+  return { name: download.suggestedFilename(), bytes: readFileSync((await download.path())!) };
 }
 
 /**

@@ -19,9 +19,11 @@ import { loadBatchKeys } from '../../workers/jobs/send-mail/read-batch.js';
 import { recordOutcome } from '../../workers/jobs/send-mail/record.js';
 import { renderMails } from '../../workers/jobs/send-mail/render.js';
 import renderTask from '../../workers/jobs/send-mail/render-task.js';
-import type { TestDatabases } from './databases.js';
+import { testDatabases, type TestDatabases } from './databases.js';
+import { FAST_RETRIES } from './send-stack.js';
 import { TEST_DKIM_KEY } from './spawn.js';
 import type { Teardown } from './wait.js';
+import { startTestWeb } from './web.js';
 
 /**
  * Delivered mails for tests whose subject is not sending (listings, exports, dashboards, the
@@ -176,6 +178,19 @@ export function trackingLinks(rendered: RenderedMail | undefined): { pixel: stri
   return { pixel: html.match(/src="([^"]+\/t\/o\/[^"]+)"/)![1]!, clicks: [...html.matchAll(/href="([^"]+\/t\/c\/[^"]+)"/g)].map((m) => m[1]!) };
 }
 
+/**
+ * The bench of a test that delivers mail itself and reads what comes back (bounces, complaints):
+ * FAST_RETRIES in this process's environment (a soft bounce's tries as a worker with them makes
+ * them), its databases, the web app with PUBLIC_URL `publicUrl`, and the inbound listener's port.
+ */
+export async function deliveryBench(t: Teardown, label: string, publicUrl: string) {
+  Object.assign(process.env, FAST_RETRIES);
+  const dbs = await testDatabases(t, label);
+  const { url } = await startTestWeb(t, dbs, { env: { PUBLIC_URL: publicUrl } });
+  const inboundPort = await startTestInbound(t, dbs.pool);
+  return { dbs, url, pool: dbs.pool, inboundPort };
+}
+
 /** The inbound listener (smtp/inbound.ts) in this process, as a worker dyno runs it, on a free port; closed at teardown. */
 export async function startTestInbound(t: Teardown, pool: Pool): Promise<number> {
   const inbound = await startInboundSmtp({ pool, port: 0, logger: pino({ level: 'silent' }) });
@@ -200,4 +215,13 @@ export async function complainAbout(port: number, mail: Delivered): Promise<void
   } finally {
     transport.close();
   }
+}
+
+/**
+ * A waitFor probe: true once every tracking event of the instance is judged (machine flags) and
+ * shipped, nothing of it left in the outbox below stage 2; undefined before.
+ */
+export async function outboxDrained(pool: Pool, instanceId: number): Promise<true | undefined> {
+  const left = await pool.query(`SELECT count(*)::int AS n FROM event_outbox WHERE instance_id = $1 AND stage < 2`, [instanceId]);
+  return left.rows[0].n === 0 ? true : undefined;
 }

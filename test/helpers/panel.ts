@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { addMember } from '../../domain/panel/members.js';
 import type { PanelRole } from '../../domain/panel/roles.js';
 import { createUser } from '../../domain/panel/users.js';
+import { createInstance } from '../../domain/tenancy/instances.js';
 import type { Pool } from '../../sql/pool.js';
+import { testDatabases } from './databases.js';
 import { jsonCall } from './http.js';
 import type { Teardown } from './wait.js';
-import { startApiBench } from './web.js';
+import { startApiBench, startTestWeb } from './web.js';
 
 /** A panel user made through the same domain functions as `cartero user create` and `member add`. */
 export interface PanelUserFixture {
@@ -58,4 +60,27 @@ export async function panelApiBench(t: Teardown, label: string, scopes: string[]
   const cast = await panelCast(url, dbs.pool, a, b);
   const publicCall = (method: string, path: string, body?: unknown, headers = a.headers) => jsonCall(url, method, path, body, headers);
   return { dbs, pool: dbs.pool, url, a, b, ...cast, publicCall };
+}
+
+/**
+ * The bench of a panel page test: its databases, the real web app (`env` added to its
+ * configuration), the instance Acme (slug acme-<tag>, a fresh tag each run, with `name` and `tz`)
+ * and one panel user per role in `roles`, a member of Acme with that role. The seven panel-web
+ * files set up the same way; one place keeps them the same.
+ */
+export async function panelWebBench<R extends PanelRole>(
+  t: Teardown,
+  label: string,
+  instance: { name: string; tz?: string },
+  roles: readonly R[],
+  env?: Record<string, string>,
+) {
+  const dbs = await testDatabases(t, label);
+  const pool = dbs.pool;
+  const web = await startTestWeb(t, dbs, env ? { env } : {});
+  const tag = randomBytes(3).toString('hex');
+  const acme = await createInstance(pool, { slug: `acme-${tag}`, ...instance });
+  const users = {} as Record<R, PanelUserFixture>;
+  for (const role of roles) users[role] = await makePanelUser(pool, [{ instanceId: acme.id, role }]);
+  return { dbs, pool, web, tag, acme, users };
 }

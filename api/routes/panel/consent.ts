@@ -6,10 +6,11 @@ import { withTenant } from '../../../domain/tenancy/context.js';
 import { defineRoute, type ApiKeyRoute } from '../../http/route.js';
 import { resourceId } from '../../schemas/common.js';
 import { purposeSchema, termSchema } from '../../schemas/consent.js';
-import { currentVersionSchema, purposeCreateSchema, termCreateSchema, termPatchSchema, versionCreateSchema } from '../../schemas/panel-consent.js';
+import { currentVersionSchema, purposeCreateSchema, termCreateSchema, versionCreateSchema } from '../../schemas/panel-consent.js';
 import { consentRoutes } from '../consent.js';
 import { panelMirror } from './mirror.js';
 import { TAGS } from '../tags.js';
+import { activationRoute } from './activation.js';
 
 /**
  * Consent in the panel (docs/panel.md, Consent). Reads: the public consent listings, the proof
@@ -84,21 +85,18 @@ export const panelConsentRoutes = [
     errors: [404],
     handler: ({ tenant, params, deps }) => withTenant(deps.pool, tenant, (c) => readTerm(tenant, c, params.id)),
   }),
-  defineRoute<Record<string, never>, { id: number }, { is_active: boolean }>({
-    method: 'patch',
+  activationRoute<{ id: number }>({
     path: '/v1/private/consent-terms/{id}',
     operationId: 'updatePanelConsentTerm',
     summary: 'Activate or deactivate a consent term',
     description:
       'is_active false: the term receives no new consents (registering one answers 409 consent_term_inactive); the consents it has ' +
       'keep counting. true: it receives them again. Nothing else of a term changes. Admin or owner; `cartero term deactivate|activate`.',
-    tag,
-    auth: { kind: 'session', role: 'admin' },
     params: termId,
-    body: termPatchSchema,
-    success: { status: 200, description: 'The term', schema: termSchema },
+    meaning: 'false: the term receives no new consents (409 consent_term_inactive); true: it does again.',
+    answer: { description: 'The term', schema: termSchema },
     errors: [404],
-    handler: ({ tenant, params, body, deps }) => setTermActive(tenant, deps.pool, params.id, body.is_active),
+    set: (tenant, pool, params, active) => setTermActive(tenant, pool, params.id, active),
   }),
   defineRoute<Record<string, never>, { id: number }, { version: string; body: string; document_url?: string }>({
     method: 'post',

@@ -18,7 +18,6 @@ import {
   datasetPatchSchema,
   fieldCreateSchema,
   fieldKeyParam,
-  fieldPatchSchema,
   importKey,
   importProgressSchema,
   importQuery,
@@ -33,6 +32,7 @@ import { fieldRoutes } from '../fields.js';
 import { PANEL_IMPORT_MAX_BYTES, sendRejects, tracked, withSpooledBody } from './imports.js';
 import { panelMirror } from './mirror.js';
 import { TAGS } from '../tags.js';
+import { activationRoute } from './activation.js';
 
 /**
  * Datasets, fields and CSV lists in the panel (docs/panel.md, Datasets). Reads: the public
@@ -124,21 +124,18 @@ export const panelDatasetRoutes = [
         }),
       ),
   }),
-  defineRoute<Record<string, never>, { key: string }, { is_active: boolean }>({
-    method: 'patch',
+  activationRoute<{ key: string }>({
     path: '/v1/private/fields/{key}',
     operationId: 'updatePanelField',
     summary: 'Activate or deactivate a field',
     description:
       'A deactivated field keeps validating the columns that declare it but cannot be declared anew. 409 field_is_system for email and phone. ' +
       '404 field_not_found. Admin or owner; `cartero field deactivate|activate`.',
-    tag,
-    auth: { kind: 'session', role: 'admin' },
     params: { key: fieldKeyParam },
-    body: fieldPatchSchema,
-    success: { status: 200, description: 'The field', schema: fieldSchema },
+    meaning: 'false: it keeps validating the columns that declare it but cannot be declared anew (a system field: 409 field_is_system).',
+    answer: { description: 'The field', schema: fieldSchema },
     errors: [404, 409],
-    handler: ({ tenant, params, body, deps }) => setFieldActive(tenant, deps.pool, params.key, body.is_active),
+    set: (tenant, pool, params, active) => setFieldActive(tenant, pool, params.key, active),
   }),
   defineRoute<Record<string, never>, { key: string }>({
     method: 'delete',

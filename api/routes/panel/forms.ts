@@ -4,11 +4,12 @@ import { defineRoute, type ApiKeyRoute } from '../../http/route.js';
 import { collectionSchema, paginationQuery, resourceId } from '../../schemas/common.js';
 import { formSchema } from '../../schemas/forms.js';
 import { formPage } from '../../pages/form-page.js';
-import { formActiveSchema, formDeletedSchema, formPreviewSchema, formWriteSchema, mailSettingsSchema, submissionRowSchema } from '../../schemas/panel-forms.js';
+import { formDeletedSchema, formPreviewSchema, formWriteSchema, mailSettingsSchema, submissionRowSchema } from '../../schemas/panel-forms.js';
 import { pageFormOf } from '../form-pages.js';
 import { formRoutes } from '../forms.js';
 import { panelMirror } from './mirror.js';
 import { TAGS } from '../tags.js';
+import { activationRoute } from './activation.js';
 
 /**
  * Forms in the panel (docs/panel.md, Forms). Reads: GET /v1/forms and /v1/forms/{id} mirrored for
@@ -96,21 +97,18 @@ export const panelFormRoutes = [
     errors: [404, 409],
     handler: ({ tenant, params, body, deps }) => updateForm(tenant, deps.pool, params.id, ...split(body)),
   }),
-  defineRoute<Record<string, never>, { id: number }, { is_active: boolean }>({
-    method: 'patch',
+  activationRoute<{ id: number }>({
     path: '/v1/private/forms/{id}',
     operationId: 'setPanelFormActive',
     summary: 'Activate or deactivate a form',
     description:
       'is_active false: submissions (the API and the hosted page) answer 404 form_not_found, as for a missing form; true: accepted ' +
       'again. Nothing else changes. 404 form_not_found. Admin or owner; `cartero form activate|deactivate`.',
-    tag,
-    auth: { kind: 'session', role: 'admin' },
     params: formId,
-    body: formActiveSchema,
-    success: { status: 200, description: 'The form', schema: formSchema },
+    meaning: 'false: submissions answer 404 form_not_found, as for a missing form.',
+    answer: { description: 'The form', schema: formSchema },
     errors: [404],
-    handler: ({ tenant, params, body, deps }) => setFormActive(tenant, deps.pool, params.id, body.is_active),
+    set: (tenant, pool, params, active) => setFormActive(tenant, pool, params.id, active),
   }),
   defineRoute<Record<string, never>, { id: number }>({
     method: 'delete',

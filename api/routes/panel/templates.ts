@@ -3,7 +3,7 @@ import { sendTemplateTest } from '../../../domain/templates/test-send.js';
 import { deleteTemplate, setTemplateStatus, TEMPLATE_LIMITS } from '../../../domain/templates/templates.js';
 import type { JsonSchema } from '../../../domain/validation.js';
 import { defineRoute, type ApiKeyRoute } from '../../http/route.js';
-import { resourceId } from '../../schemas/common.js';
+import { resourceId, withRequired } from '../../schemas/common.js';
 import { sendAcceptedSchema } from '../../schemas/mails.js';
 import { templateSchema } from '../../schemas/templates.js';
 import { panelMirror } from './mirror.js';
@@ -42,11 +42,7 @@ const testSendSchema: JsonSchema = {
   },
 };
 
-const testSentSchema: JsonSchema = {
-  ...sendAcceptedSchema,
-  required: [...(sendAcceptedSchema.required as string[]), 'from'],
-  properties: { ...(sendAcceptedSchema.properties as Record<string, JsonSchema>), from: { type: 'string', description: 'The sender’s address.' } },
-};
+const testSentSchema = withRequired(sendAcceptedSchema, { from: { type: 'string', description: 'The sender’s address.' } });
 
 const status = (operationId: string, verb: 'publish' | 'unpublish', to: 'public' | 'draft', summary: string, description: string) =>
   defineRoute<Record<string, never>, Id>({

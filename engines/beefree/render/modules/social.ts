@@ -19,16 +19,13 @@ export const social: ModuleBuilder = (m, lines) => {
       lines.leaf(
         'mj-social-element',
         {
-          src,
-          ...linkAttributes(image),
-          alt: text(image.alt),
-          title: str(image.title),
+          ...iconImage(src, image),
           padding: padding && isPaddingShorthand(padding) ? padding : '0px',
           'border-radius': '0px',
           'icon-size': `${size}px`,
         },
         textContent(text(icon.text)),
-        { uuid: m.origin.uuid, pointer: `${m.origin.pointer}/descriptor/iconsList/icons/${i}` },
+        iconOrigin(m, i),
       ),
     ];
   });
@@ -61,10 +58,7 @@ export const icons: ModuleBuilder = (m, lines) => {
       lines.leaf(
         'mj-social-element',
         {
-          src,
-          ...linkAttributes(icon),
-          alt: text(icon.alt),
-          title: str(icon.title),
+          ...iconImage(src, icon),
           'icon-size': `${Math.round(width)}px`,
           'icon-height': `${Math.round(height)}px`,
           'icon-position': icon.textPosition === 'left' ? 'right' : 'left',
@@ -76,13 +70,26 @@ export const icons: ModuleBuilder = (m, lines) => {
           'font-weight': str(m.style['font-weight']),
         },
         textContent(text(icon.text)),
-        { uuid: m.origin.uuid, pointer: `${m.origin.pointer}/descriptor/iconsList/icons/${i}` },
+        iconOrigin(m, i),
       ),
     ];
   });
   if (elements.length === 0) return [];
   return [lines.node('mj-social', { mode: 'horizontal', align: align(m.style['text-align']), ...paddingAttributes(m.style) }, elements, m.origin)];
 };
+
+/**
+ * The image an mj-social-element shows, with its link: the same attributes, in the same order,
+ * for the icons of social and of icons (both descriptors name them src, href, target, alt, title).
+ */
+function iconImage(src: string, node: Record<string, unknown>) {
+  return { src, ...linkAttributes(node), alt: text(node.alt), title: str(node.title) };
+}
+
+/** Where the i-th icon of either module stands in the document (a finding about it points there). */
+function iconOrigin(m: Parameters<ModuleBuilder>[0], i: number) {
+  return { uuid: m.origin.uuid, pointer: `${m.origin.pointer}/descriptor/iconsList/icons/${i}` };
+}
 
 /** 1 to 4 lengths (`0 5px 5px 0`): what mj-social-element's padding takes. */
 function isPaddingShorthand(value: string): boolean {
