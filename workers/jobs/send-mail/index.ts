@@ -164,7 +164,10 @@ export function registerSendMail(boss: PgBoss, deps: SendMailDeps): () => Promis
     {
       batchSize,
       maxActive: batchSize * concurrency,
-      pollMs: 500,
+      // An idle worker looks for new mails 5 times a second (pg-boss's own loops: twice a second
+      // each, 4 loops): a lone mail waits 100 ms on average. Completions wake the loop, which
+      // then sleeps a whole period: at 500 ms a mail sent just after was seen ~0.5 s later.
+      pollMs: 200,
       logger,
       weigh: (job) => parseJobData(job.data)?.mail_ids.length ?? 1,
       firstWeight: SEND_JOB_MAILS,
