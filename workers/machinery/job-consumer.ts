@@ -69,6 +69,13 @@ export function consumeJobs(
       };
     });
   const poke = () => nudge?.();
+  // What the loop waits for: room (a job done frees it: fetch at once) or jobs (the queue was
+  // empty: a job done elsewhere says nothing of new ones, so the poll keeps its own cadence and a
+  // lone job written just after a completion waits pollMs / 2 on average, not a whole pollMs).
+  let waitingFor: 'room' | 'jobs' | undefined;
+  const roomFreed = () => {
+    if (waitingFor !== 'jobs') poke();
+  };
 
   const completed: string[] = [];
   const failed = new Map<string, string[]>();
@@ -102,7 +109,7 @@ export function consumeJobs(
       const message = error instanceof Error ? error.message : String(error);
       (failed.get(message) ?? failed.set(message, []).get(message)!).push(id);
     }
-    poke();
+    roomFreed();
     scheduleFlush();
   };
   // Outcomes settled in the same turn share a statement; those settled during a flush, the next.
@@ -119,7 +126,9 @@ export function consumeJobs(
     while (!stopping) {
       const room = opts.maxActive - active;
       if (room <= 0) {
+        waitingFor = 'room';
         await nudged(opts.pollMs);
+        waitingFor = undefined;
         continue;
       }
       let jobs: PgBoss.Job<unknown>[];
@@ -131,7 +140,9 @@ export function consumeJobs(
         continue;
       }
       if (!jobs.length) {
+        waitingFor = 'jobs';
         await nudged(opts.pollMs);
+        waitingFor = undefined;
         continue;
       }
       let fetchedWeight = 0;
