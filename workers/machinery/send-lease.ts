@@ -15,9 +15,9 @@ import type { Pool } from '../../sql/pool.js';
  *    job expiry if longer: a hung send does not keep its mail forever, a slow one keeps it);
  *  - by this process, while one of its runs has the mail in `inFlight` (a run that ended without
  *    recording a reply, e.g. Postgres failed, no longer has it: the retry sends).
- * Its job fails, so pg-boss tries again after its backoff: by then the mail is settled (the retry
- * finds it final), or its holder died and its lease lapsed, or the hold bound passed (the retry
- * sends). A dead worker's lease lapses a quarter of the job expiry after its last refresh, at most
+ * The mail is looked at again 10 s later, by a job for then (workers/jobs/send-mail/claim.ts,
+ * HELD_LOOK_AGAIN_MS), and again until it is settled (that look finds it final), or its holder
+ * died and its lease lapsed, or the hold bound passed (that look sends). A dead worker's lease lapses a quarter of the job expiry after its last refresh, at most
  * a minute, well before its own jobs expire.
  */
 export interface SendLease {
