@@ -9,7 +9,8 @@ import type { Pool } from '../../../sql/pool.js';
  * in flight; replies arriving meanwhile wait for that write and then go together in one
  * statement. No timer: under light load every reply is its own write, under heavy load writes
  * grow instead of queueing up. Connection failures are retried in-process for up to two minutes
- * (RECORD_RETRY_MS), because giving up means the mail is looked at again (workers/jobs/send-mail/record.ts) and sent again.
+ * (RECORD_RETRY_MS), because giving up means the mail is looked at again
+ * (workers/jobs/send-mail/record.ts) and sent again.
  */
 export class OutcomeRecorder {
   private readonly pending = new Map<number, { tenant: Tenant; items: Array<{ move: Move; done: (err: unknown, moved?: MovedMail) => void }> }>();
