@@ -11,38 +11,58 @@ export interface ConsentVerdict {
 }
 
 /**
- * Whether a sender that requires consent (senders.is_consent_required) may mail a recipient:
+ * Whether a sender that requires consent (senders.is_consent_required) may mail each recipient:
  * the resolver must answer `allowed` for the recipient's address on channel mail for every
  * purpose the send declared (message_purposes, required at acceptance for such senders).
  * Asked by the send worker at every try (domain/mail/gates.ts), inside its tenant transaction,
- * so a revocation registered while a mail waits stops it. Callers ask only for senders that
- * require consent.
+ * so a revocation registered while a mail waits stops it, for a batch's mails at once: one read
+ * of their purposes, and one resolver query per distinct set of purposes (a batch is usually one
+ * message's mails: one). Callers ask only for senders that require consent.
  *
  * The drop reason names each purpose that failed with its verdict, e.g.
  * `no_consent:2=denied,3=no_consent`; a mail accepted before its sender required consent
  * declares no purposes and is dropped as `no_consent:no_purposes` (nothing to check it against).
  */
-export async function consentAllows(
+export async function consentVerdicts(
   tenant: Tenant,
   client: Client,
-  query: { senderId: number; recipient: string; mailId: string },
-): Promise<ConsentVerdict> {
-  const { rows } = await client.query<{ purpose_ids: number[] | null }>(
-    `SELECT to_json(p.purpose_ids) AS purpose_ids
+  mails: ReadonlyArray<{ mailId: string; recipient: string }>,
+): Promise<Map<string, ConsentVerdict>> {
+  const verdicts = new Map<string, ConsentVerdict>();
+  if (!mails.length) return verdicts;
+  const { rows } = await client.query<{ mail_id: string; purpose_ids: number[] | null }>(
+    `SELECT m.mail_id, to_json(p.purpose_ids) AS purpose_ids
        FROM mails m JOIN message_purposes p ON p.instance_id = m.instance_id AND p.message_id = m.message_id
-      WHERE m.instance_id = $1 AND m.mail_id = $2`,
-    [tenant.instanceId, query.mailId],
+      WHERE m.instance_id = $1 AND m.mail_id = ANY ($2::text[])`,
+    [tenant.instanceId, mails.map((m) => m.mailId)],
   );
-  const purposeIds = rows[0]?.purpose_ids ?? [];
-  if (!purposeIds.length) return { allowed: false, reason: 'no_consent:no_purposes' };
-  const items = await resolveIn(tenant, client, {
-    channel: 'mail',
-    contacts: [{ contact: query.recipient, contact_type: 'email_address' }],
-    purpose_ids: purposeIds,
-  });
-  const failed = items.filter((i) => i.verdict !== 'allowed');
-  if (!failed.length) return { allowed: true };
-  return { allowed: false, reason: `no_consent:${failed.map((i) => `${i.purpose_id}=${i.verdict}`).join(',')}` };
+  const purposesOf = new Map(rows.map((r) => [r.mail_id, r.purpose_ids ?? []]));
+  // The mails by their purposes: one resolver query for each set, all its recipients at once.
+  const bySet = new Map<string, { purposeIds: number[]; mails: Array<{ mailId: string; recipient: string }> }>();
+  for (const mail of mails) {
+    const purposeIds = purposesOf.get(mail.mailId) ?? [];
+    if (!purposeIds.length) {
+      verdicts.set(mail.mailId, { allowed: false, reason: 'no_consent:no_purposes' });
+      continue;
+    }
+    const key = JSON.stringify(purposeIds);
+    const group = bySet.get(key) ?? { purposeIds, mails: [] };
+    bySet.set(key, group);
+    group.mails.push(mail);
+  }
+  for (const { purposeIds, mails: group } of bySet.values()) {
+    const items = await resolveIn(tenant, client, {
+      channel: 'mail',
+      contacts: group.map((m) => ({ contact: m.recipient, contact_type: 'email_address' })),
+      purpose_ids: purposeIds,
+    });
+    // resolveIn answers each contact in order, each purpose in order.
+    group.forEach((mail, i) => {
+      const failed = items.slice(i * purposeIds.length, (i + 1) * purposeIds.length).filter((item) => item.verdict !== 'allowed');
+      verdicts.set(mail.mailId, failed.length ? { allowed: false, reason: `no_consent:${failed.map((f) => `${f.purpose_id}=${f.verdict}`).join(',')}` } : { allowed: true });
+    });
+  }
+  return verdicts;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Client } from '../../sql/pool.js';
-import { consentAllows } from '../consent/send-hook.js';
+import { consentVerdicts } from '../consent/send-hook.js';
 import type { Tenant } from '../tenancy/context.js';
 import type { Variables } from './merge-tags.js';
 import { MailStatus } from './status.js';
@@ -121,20 +121,36 @@ export async function lockSendStates(tenant: Tenant, client: Client, mailIds: re
 export type GateVerdict = { pass: true } | { pass: false; to: typeof MailStatus.dropped | typeof MailStatus.onhold; reason: string };
 
 /**
- * The send-time gates but the quota, in order; the first that fails decides the mail's move and
- * its logged reason. They run at every try (a restriction added while a mail was deferred still
- * stops it). The quota is claimed after them for the whole batch at once (claimMonthlyQuota).
+ * The send-time gates but the quota, in order, for a batch's mails; the first that fails decides a
+ * mail's move and its logged reason. They run at every try (a restriction added while a mail was
+ * deferred still stops it). The rows' own gates come from lockSendStates' one read; consent, for
+ * the mails whose sender requires it, from one batch call (domain/consent/send-hook.ts). The
+ * quota is claimed after them for the whole batch at once (claimMonthlyQuota).
  */
-export async function checkGates(tenant: Tenant, client: Client, ctx: SendState): Promise<GateVerdict> {
+export async function checkGates(tenant: Tenant, client: Client, states: readonly SendState[]): Promise<Map<string, GateVerdict>> {
+  const verdicts = new Map<string, GateVerdict>();
+  const consentAsked: SendState[] = [];
+  for (const ctx of states) {
+    const verdict = rowGates(ctx);
+    if (verdict) verdicts.set(ctx.mail_id, verdict);
+    else if (ctx.is_consent_required) consentAsked.push(ctx);
+    else verdicts.set(ctx.mail_id, { pass: true });
+  }
+  const consent = await consentVerdicts(tenant, client, consentAsked.map((ctx) => ({ mailId: ctx.mail_id, recipient: ctx.to_email.toLowerCase() })));
+  for (const ctx of consentAsked) {
+    const c = consent.get(ctx.mail_id)!;
+    verdicts.set(ctx.mail_id, c.allowed ? { pass: true } : { pass: false, to: MailStatus.dropped, reason: c.reason ?? 'no_consent' });
+  }
+  return verdicts;
+}
+
+/** The gates the locked row answers by itself; undefined when they all pass. */
+function rowGates(ctx: SendState): GateVerdict | undefined {
   if (!ctx.sender_found) return { pass: false, to: MailStatus.dropped, reason: 'sender_not_found' };
   if (!ctx.domain_verified) return { pass: false, to: MailStatus.dropped, reason: 'sender_domain_unverified' };
   if (ctx.sandbox_outside) return { pass: false, to: MailStatus.dropped, reason: 'sandbox_relay_restricted' };
   if (ctx.restriction_id !== null) return { pass: false, to: MailStatus.dropped, reason: `restricted:${ctx.restriction_reason ?? 'unspecified'}` };
-  if (ctx.is_consent_required) {
-    const consent = await consentAllows(tenant, client, { senderId: ctx.sender_id!, recipient: ctx.to_email.toLowerCase(), mailId: ctx.mail_id });
-    if (!consent.allowed) return { pass: false, to: MailStatus.dropped, reason: consent.reason ?? 'no_consent' };
-  }
-  return { pass: true };
+  return undefined;
 }
 
 /** The reason logged on a mail put on hold because the quota is used up. */

@@ -101,6 +101,7 @@ async function lockGateAndMove(deps: SendMailDeps, tenant: Tenant, mails: readon
     const later: Later[] = [];
     const soon = new Date(Date.now() + LOOK_AGAIN_MS);
     const afterHold = new Date(Date.now() + HELD_LOOK_AGAIN_MS);
+    const gated: Array<{ state: SendState; rendering: Rendering }> = [];
     for (const state of states) {
       const mailId = state.mail_id;
       if (FINAL_STATUSES.includes(state.status) || state.status === MailStatus.onhold) continue;
@@ -119,7 +120,13 @@ async function lockGateAndMove(deps: SendMailDeps, tenant: Tenant, mails: readon
         later.push({ mailId, at: soon, why: 'changed' });
         continue;
       }
-      const verdict = await checkGates(tenant, c, state);
+      gated.push({ state, rendering });
+    }
+    // The gates for all of them at once (the consent reads in one call).
+    const verdicts = await checkGates(tenant, c, gated.map((g) => g.state));
+    for (const { state, rendering } of gated) {
+      const mailId = state.mail_id;
+      const verdict = verdicts.get(mailId)!;
       if (!verdict.pass) {
         moves.push({ mailId, to: verdict.to, log: { reason: verdict.reason } });
         continue;
