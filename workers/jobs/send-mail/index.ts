@@ -41,7 +41,7 @@ export { parseJobData } from './read-batch.js';
  *  5. record.ts      B: each reply moves its mail as soon as it arrives (sent, bounced or
  *                    deferred with its next try; outcome-recorder.ts writes them with group commit).
  *  6. claim.ts       the mail leaves the lease (releaseLease), recorded or not.
- *  7. follow-ups.ts   the mails left for later get jobs for then, one per instance and time, in one
+ *  7. follow-ups.ts  the mails left for later get jobs for then, one per instance and time, in one
  *                    insert; then the batch's jobs are completed together. A deferred mail's
  *                    backoff never holds back the other mails of its job, and lives in Postgres (its
  *                    row and its follow-up job): a restart loses no retry.
