@@ -64,7 +64,7 @@ import { SEND_DEFAULTS } from '../workers/jobs/send-mail/index.js';
 import { assertBuilt, benchPreloads, checkStopped, cleanUp, cpuSnapshot, partsBetween, machineInfo, runBench, startService, readQueryCounts, stopService, type CpuSnapshot, type QueryCounts, type Service, type Stopped } from './service.js';
 import { benchTenant, verifiedDomain } from './fixtures.js';
 import { renderInput } from '../test/helpers/render-input.js';
-import { coresBetween, cpuSeconds, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
+import { coresBetween, cpuSeconds, latencyStats, machineLoad, memoryMiB, percentile, round, sleep } from './proc.js';
 
 const intEnv = (name: string, fallback: number) => {
   const v = Number(process.env[name]);
@@ -475,11 +475,7 @@ async function runSingles(service: Service, pool: Pool, auth: { slug: string; ke
       await sleep(20);
     }
   }
-  const stats = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return { p50: round(percentile(s, 50), 1), max: round(s[s.length - 1]!, 1) };
-  };
-  return { mails: n, accept_ms: stats(accept), accept_to_delivered_ms: stats(delivered) };
+  return { mails: n, accept_ms: latencyStats(accept, [50]), accept_to_delivered_ms: latencyStats(delivered, [50]) };
 }
 
 // ---------------------------------------------------------------- phase 3: the bare loop

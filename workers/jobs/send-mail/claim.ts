@@ -37,11 +37,10 @@ export interface Claimed {
   attempts: number;
 }
 
-/** A mail neither sent nor moved by this run, to be looked at again at `at`, and why. */
+/** A mail neither sent nor moved by this run, to be looked at again at `at`. */
 export interface Later {
   mailId: string;
   at: Date;
-  why: 'held' | 'changed' | 'not_due';
 }
 
 export interface Claim {
@@ -106,18 +105,18 @@ async function lockGateAndMove(deps: SendMailDeps, tenant: Tenant, mails: readon
       const mailId = state.mail_id;
       if (FINAL_STATUSES.includes(state.status) || state.status === MailStatus.onhold) continue;
       if (!state.due) {
-        later.push({ mailId, at: state.next_attempt_at!, why: 'not_due' });
+        later.push({ mailId, at: state.next_attempt_at! });
         continue;
       }
       if (isHeld(deps, state)) {
         deps.logger.warn({ mailId }, 'send job retried while another run still has its mail at SMTP; not sent again');
-        later.push({ mailId, at: afterHold, why: 'held' });
+        later.push({ mailId, at: afterHold });
         continue;
       }
       const rendering = renderings.get(mailId);
       // Skipped by R (final, on hold or not due then), or its sender's domain changed since: not rendered for what is sent now.
       if (!rendering || (rendering.ok && rendering.domain !== state.domain_name)) {
-        later.push({ mailId, at: soon, why: 'changed' });
+        later.push({ mailId, at: soon });
         continue;
       }
       gated.push({ state, rendering });

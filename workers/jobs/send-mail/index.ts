@@ -116,13 +116,18 @@ async function sendAndRecord(deps: SendMailDeps, recorder: OutcomeRecorder, tena
   }
 }
 
+/** The mails a job names: what it weighs in a batch and against the bound (a malformed job counts as one). */
+function mailsOf(job: PgBoss.Job<unknown>): number {
+  return parseJobData(job.data)?.mail_ids.length ?? 1;
+}
+
 /** Consecutive jobs cut into batches of at most `size` mails (a job is never split; a larger one is a batch alone). */
 export function batchesOf(jobs: readonly PgBoss.Job<unknown>[], size: number): PgBoss.Job<unknown>[][] {
   const batches: PgBoss.Job<unknown>[][] = [];
   let current: PgBoss.Job<unknown>[] = [];
   let mails = 0;
   for (const job of jobs) {
-    const n = parseJobData(job.data)?.mail_ids.length ?? 1;
+    const n = mailsOf(job);
     if (current.length && mails + n > size) {
       batches.push(current);
       current = [];
@@ -168,12 +173,12 @@ export function registerSendMail(boss: PgBoss, deps: SendMailDeps): () => Promis
       // loops did (twice a second each, 4 loops): a lone mail waits 50 ms on average.
       pollMs: 100,
       logger,
-      weigh: (job) => parseJobData(job.data)?.mail_ids.length ?? 1,
+      weigh: mailsOf,
       firstWeight: SEND_JOB_MAILS,
     },
     async (jobs) =>
       batchesOf(jobs, batchSize).flatMap((batch) => {
-        const mails = batch.reduce((n, job) => n + (parseJobData(job.data)?.mail_ids.length ?? 1), 0);
+        const mails = batch.reduce((n, job) => n + mailsOf(job), 0);
         const done = slots.take(mails).then(async (give) => {
           try {
             await handleBatch(boss, { ...deps, logger }, recorder, batch);
