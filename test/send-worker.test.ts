@@ -22,7 +22,9 @@ import { SEND_MAIL_QUEUE } from '../domain/job-queue.js';
 import { testDatabases } from './helpers/databases.js';
 import { startTestMailbox } from './helpers/mailbox.js';
 import { makeSenders, makeTenant } from './helpers/fixtures.js';
-import { mailLogRows, waitFor } from './helpers/send-stack.js';
+import { mailLogRows, sleep, waitFor } from './helpers/send-stack.js';
+import { claimMonthlyQuota } from '../domain/mail/gates.js';
+import { withTenant } from '../domain/tenancy/context.js';
 
 const PUBLIC_URL = 'https://cartero.test';
 
@@ -226,6 +228,15 @@ t.test('defer: 451 on the first try, sent on the retry', async (t) => {
   t.equal(l[2]!.smtp_enhanced, '4.3.0');
   t.equal(l[4]!.smtp_code, 250);
   t.equal(emlFiles(defer).length, 1, 'delivered once');
+  // Its job named the whole message (bounce, softbounce, defer, blocked): the deferral's backoff
+  // held back none of the others (issue 42): the hard bounce was final before the retry began.
+  const at = async (id: string, status: number) =>
+    (await dbs.pool.query<{ at: Date }>('SELECT min(created_at) AS at FROM mail_logs WHERE mail_id = $1 AND status = $2', [id, status])).rows[0]!.at;
+  const { rows: named } = await dbs.pool.query("SELECT 1 FROM pgboss.job WHERE name = 'mail.send' AND data->'mail_ids' ?& $1::text[]", [[bounce, softbounce, defer, blocked]]);
+  t.equal(named.length, 1, 'one job named the four mails');
+  const retried = (await dbs.pool.query<{ at: Date }>('SELECT max(created_at) AS at FROM mail_logs WHERE mail_id = $1 AND status = 2', [defer])).rows[0]!.at;
+  t.ok((await at(bounce, 6)).getTime() < retried.getTime(), 'the hard bounce recorded before the deferred mail was tried again');
+  t.ok(retried.getTime() - (await at(defer, 5)).getTime() >= 1_000, 'the retry waited its backoff (SEND_RETRY_DELAY_SECONDS=1)');
 });
 
 t.test('gates: restricted, consent, unverified domain, quota', async (t) => {
@@ -353,4 +364,29 @@ t.test('a malformed job is completed without effect', async (t) => {
   } finally {
     await dbs.pool.query('UPDATE mails SET status = 3 WHERE mail_id = $1', [id]);
   }
+});
+
+t.test('the quota of a batch is claimed atomically across workers: two batches at once never pass it', async (t) => {
+  const q = await makeTenant(dbs.pool);
+  let claimedA!: () => void;
+  const aClaimed = new Promise<void>((r) => (claimedA = r));
+  let releaseA!: () => void;
+  const aReleased = new Promise<void>((r) => (releaseA = r));
+  // Batch A claims 4 of 5 and keeps its transaction open; batch B asks for 4 meanwhile.
+  const a = withTenant(dbs.pool, q.tenant, async (c) => {
+    const granted = await claimMonthlyQuota(q.tenant, c, 5, 4);
+    claimedA();
+    await aReleased;
+    return granted;
+  });
+  await aClaimed;
+  let bDone = false;
+  const b = withTenant(dbs.pool, q.tenant, (c) => claimMonthlyQuota(q.tenant, c, 5, 4)).finally(() => (bDone = true));
+  await sleep(300);
+  t.notOk(bDone, 'B waits for A on the month\'s row');
+  releaseA();
+  t.same(await Promise.all([a, b]), [4, 1], 'A got 4, B the 1 left');
+  const { rows } = await dbs.pool.query<{ used: number }>('SELECT used FROM quota_usage WHERE instance_id = $1', [q.tenant.instanceId]);
+  t.same(rows.map((r) => r.used), [5], 'used: exactly the quota');
+  t.equal(await withTenant(dbs.pool, q.tenant, (c) => claimMonthlyQuota(q.tenant, c, 5, 3)), 0, 'none left for the next batch');
 });
