@@ -15,6 +15,8 @@ export interface MailToRender {
   mail_id: string;
   message_id: number;
   status: number;
+  /** A deferred mail's next try has come (or it has none): one not due yet is not rendered. */
+  due: boolean;
   to_email: string;
   to_name: string | null;
   recipient_variables: Variables;
@@ -44,7 +46,7 @@ export type RenderContext = MailToRender & MessageContent;
 /** The mails as they stand, with their messages' content, without locks. */
 export async function loadMailsToRender(tenant: Tenant, client: Client, mailIds: readonly string[]): Promise<RenderContext[]> {
   const { rows } = await client.query<MailToRender>(
-    `SELECT m.mail_id, m.message_id, m.status, m.to_email, m.to_name, m.variables AS recipient_variables, m.subject,
+    `SELECT m.mail_id, m.message_id, m.status, coalesce(m.next_attempt_at <= now(), true) AS due, m.to_email, m.to_name, m.variables AS recipient_variables, m.subject,
             g.from_email, g.from_name, g.track_opens, g.track_clicks, d.name AS domain_name
        FROM mails m
        JOIN messages g ON g.instance_id = m.instance_id AND g.id = m.message_id

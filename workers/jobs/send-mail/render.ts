@@ -37,8 +37,8 @@ export async function renderMails(deps: SendMailDeps, tenant: Tenant, keys: Sign
 }
 
 /**
- * Renders the mails the claim may send. A final or on-hold mail is not rendered (the claim
- * leaves it alone). When one mail of a message runs over the time bound, the message's other
+ * Renders the mails the claim may send. A final, on-hold or not yet due mail is not rendered
+ * (the claim leaves it alone). When one mail of a message runs over the time bound, the message's other
  * mails in the batch are not tried: they would cost as much for the same answer (so a batch's
  * mails are rendered one after another; the batches of the process's fetch loops share the threads).
  */
@@ -52,7 +52,8 @@ async function renderBatch(
   const renderings = new Map<string, Rendering>();
   const tooSlow = new Map<number, string>();
   for (const ctx of contexts) {
-    if (FINAL_STATUSES.includes(ctx.status) || ctx.status === MailStatus.onhold) continue;
+    // The claim leaves these alone (a deferred mail not due yet gets a job for its time): no work for them here.
+    if (FINAL_STATUSES.includes(ctx.status) || ctx.status === MailStatus.onhold || !ctx.due) continue;
     const slow = tooSlow.get(ctx.message_id);
     if (slow) {
       renderings.set(ctx.mail_id, { ok: false, error: new RenderLimitExceeded(`not tried after another mail of its message: ${slow}`) });
