@@ -28,12 +28,15 @@ export const CONSUMER_STOP_GRACE_MS = 4_000;
 
 export interface ConsumerOptions {
   batchSize: number;
-  /** Jobs fetched and not yet done, at most (their weight, with `weigh`): the back-pressure on the queue. */
+  /** Jobs fetched and not yet done, at most: the back-pressure on the queue (with `weigh`, their weight: an aim, see there). */
   maxActive: number;
   /**
    * What a job counts for against maxActive (the send queue: its mails). A fetch asks for as many
    * jobs as the room left holds at the last fetch's mean weight (`firstWeight` before any), so
-   * jobs of 100 mails are fetched a few at a time and jobs of one mail a batch at a time.
+   * jobs of 100 mails are fetched a few at a time and jobs of one mail a batch at a time. A job's
+   * weight is known only once fetched, so a fetch of jobs heavier than the last ones overshoots
+   * maxActive (no fetch while nothing is left of it); a strict bound is the caller's
+   * (workers/machinery/weighted-slots.ts, as the send worker does).
    */
   weigh?: (job: PgBoss.Job<unknown>) => number;
   firstWeight?: number;
