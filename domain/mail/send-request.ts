@@ -11,10 +11,10 @@ import type { FromSchema } from 'json-schema-to-ts';
 const email = { type: 'string', format: 'email', maxLength: 320 } as const;
 const shortText = <const N extends number>(max: N) => ({ type: 'string', maxLength: max }) as const;
 
-/** POST /v1/mails/send (the shape; unknown fields are refused so typos are not silent). */
 /** The largest send: a POST /v1/mails/send body, and a message submitted over SMTP (smtp/submission/). */
 export const SEND_MAX_BYTES = 10 * 1024 * 1024;
 
+/** POST /v1/mails/send (the shape; unknown fields are refused so typos are not silent). */
 export const sendBodySchema = {
   type: 'object',
   additionalProperties: false,
