@@ -8,7 +8,6 @@ import { withTenant, type Tenant } from '../../../domain/tenancy/context.js';
 import type { SendLease } from '../../machinery/send-lease.js';
 import type { SendMailDeps } from './deps.js';
 import type { Rendering } from './render.js';
-import { errorText } from './follow-ups.js';
 
 /*
  * Step A of a send batch (workers/jobs/send-mail/index.ts): one transaction locks the batch's
@@ -35,6 +34,11 @@ export interface Claimed {
   dkim: SigningKey | undefined;
   /** SMTP tries recorded before this one. */
   attempts: number;
+}
+
+/** An error as the reason of a mail dropped because it cannot be rendered. */
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** A mail neither sent nor moved by this run, to be looked at again at `at`. */

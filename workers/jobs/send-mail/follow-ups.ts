@@ -24,8 +24,3 @@ export async function enqueueFollowUps(boss: PgBoss, followUps: FollowUps): Prom
   const jobs = [...followUps].flatMap(([instanceId, byTime]) => [...byTime].flatMap(([ms, mailIds]) => sendMailJobs(instanceId, mailIds, new Date(ms))));
   if (jobs.length) await boss.insert(jobs);
 }
-
-/** An error as the message of a failed job or the reason of a drop. */
-export function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
